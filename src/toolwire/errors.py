@@ -1,0 +1,145 @@
+"""Every error toolwire raises, split by whose fault it is.
+
+The split follows h11's LocalProtocolError / RemoteProtocolError: the class tells the
+reader who must act. ``fault`` is one of ``"caller"`` (you used the API wrongly),
+``"provider"`` (the server broke its protocol or returned an error), ``"model"`` (the model
+produced output that cannot be used) or ``"tool"`` (a tool failed). ``hint`` says what to
+do about it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+Fault = Literal["caller", "provider", "model", "tool"]
+
+__all__ = [
+    "CallerError",
+    "DecoderStateError",
+    "Fault",
+    "HistoryError",
+    "ModelOutputError",
+    "ProtocolError",
+    "ProviderAPIError",
+    "ProviderError",
+    "RepairError",
+    "ToolExecutionError",
+    "ToolwireError",
+    "TurnError",
+]
+
+
+class ToolwireError(Exception):
+    """Base class of every error toolwire raises."""
+
+    fault: ClassVar[Fault] = "caller"
+    default_hint: ClassVar[str] = ""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        hint = f": {self.hint}" if self.hint else ""
+        return f"{self._located()} ({self.fault} fault{hint})"
+
+    def _located(self) -> str:
+        return self.message
+
+
+class CallerError(ToolwireError):
+    """The caller misused the API: wrong argument type, wrong order of calls."""
+
+    fault: ClassVar[Fault] = "caller"
+
+
+class DecoderStateError(CallerError):
+    """A decoder was used after it was closed."""
+
+    default_hint = "create a new decoder for each model turn"
+
+
+class HistoryError(CallerError):
+    """A conversation history breaks the one-result-per-call rule or the message model."""
+
+    default_hint = "give every tool call exactly one tool result, placed after its assistant message"
+
+    def __init__(self, message: str, *, call_id: str | None = None, hint: str | None = None) -> None:
+        self.call_id = call_id
+        super().__init__(message, hint=hint)
+
+
+class ProviderError(ToolwireError):
+    """The provider (server, SDK or stream) did something its protocol does not allow."""
+
+    fault: ClassVar[Fault] = "provider"
+
+
+class ProtocolError(ProviderError):
+    """A stream or response broke the provider's wire protocol.
+
+    ``where`` locates the problem (event number, byte offset, field path). ``partial``
+    holds what was assembled before the failure (a ``Turn``) when there was any, so a
+    cut stream loses nothing.
+    """
+
+    default_hint = "the provider sent data toolwire cannot interpret; report it with the recorded stream"
+
+    def __init__(self, message: str, *, where: str = "", hint: str | None = None, partial: Any = None) -> None:
+        self.where = where
+        self.partial = partial
+        super().__init__(message, hint=hint)
+
+    def _located(self) -> str:
+        return f"{self.message} at {self.where}" if self.where else self.message
+
+
+class TurnError(ProtocolError):
+    """The assembled turn is unusable: a tool call lacks an id or a name, or ids repeat.
+
+    ``index`` is the provider's index of the offending call; ``problem`` is one of
+    ``"missing_id"``, ``"missing_name"``, ``"duplicate_id"``, ``"missing_index"``.
+    """
+
+    default_hint = "retry the request; if it repeats, the provider or its tool-call parser is at fault"
+
+    def __init__(self, message: str, *, index: int | None, problem: str) -> None:
+        self.index = index
+        self.problem = problem
+        super().__init__(message, where=f"tool call index {index}" if index is not None else "")
+
+
+class ProviderAPIError(ProviderError):
+    """The provider reported an error (an ``error`` event or an HTTP error status)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_type: str | None = None,
+        status: int | None = None,
+        body: Any = None,
+        hint: str | None = None,
+    ) -> None:
+        self.error_type = error_type
+        self.status = status
+        self.body = body
+        super().__init__(message, hint=hint)
+
+
+class ModelOutputError(ToolwireError):
+    """The model produced output that cannot be used as it is."""
+
+    fault: ClassVar[Fault] = "model"
+    default_hint = "send the reason back to the model and let it try again"
+
+
+class RepairError(ModelOutputError):
+    """Malformed JSON from which nothing sensible could be recovered."""
+
+
+class ToolExecutionError(ToolwireError):
+    """A tool raised, timed out, or returned something that cannot be sent back."""
+
+    fault: ClassVar[Fault] = "tool"

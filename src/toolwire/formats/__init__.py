@@ -1,0 +1,108 @@
+"""Streaming-safe parsers for the tool-call formats of open-weight models.
+
+Open-weight models write tool calls as text with special markers; these parsers turn
+that text into content, reasoning and tool calls on the client, with the same result
+however the text is split::
+
+    from toolwire import formats
+
+    fmt = formats.for_model("Qwen/Qwen3-8B", tools=tools,
+                            generation_prompt="<|im_start|>assistant\\n<think>\\n")
+    result = fmt.parse(output_text)          # .content, .reasoning, .tool_calls
+    stream = fmt.stream()
+    for delta in deltas:
+        for event in stream.feed(delta):
+            send(formats.to_openai_delta(event))
+    stream.close()
+
+The family table and model-id rules live in :mod:`toolwire.formats.registry`; the
+shared machinery (marker hold-back, incremental JSON, schema typing) in
+:mod:`toolwire.formats.base`; one module per family.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Format, FormatError, FormatStream, ParsedCall, ParseResult, to_openai_delta
+from .registry import FAMILIES, make_format, resolve_model
+
+__all__ = [
+    "FamilySummary",
+    "Format",
+    "FormatError",
+    "FormatStream",
+    "ParseResult",
+    "ParsedCall",
+    "families",
+    "for_model",
+    "get",
+    "to_openai_delta",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class FamilySummary:
+    """One row of ``toolwire formats``.
+
+    Attributes:
+        name: The family name, as :func:`get` takes it.
+        variants: Its variants; the first is the default.
+        model_patterns: Regular expressions of the model ids that select it (searched
+            in the lower-cased id without its organisation).
+        description: One line about the format.
+    """
+
+    name: str
+    variants: tuple[str, ...]
+    model_patterns: tuple[str, ...]
+    description: str
+
+
+def for_model(
+    model: str,
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    generation_prompt: str | None = None,
+) -> Format:
+    """Return the tool-call format of a Hugging Face model id.
+
+    Args:
+        model: A model id such as ``"Qwen/Qwen3-8B"`` or ``"openai/gpt-oss-20b"``
+            (case-insensitive; the organisation is optional).
+        tools: OpenAI-style tool definitions, used to type argument values that the
+            format carries as text.
+        generation_prompt: The text the chat template appended after the last message
+            (``add_generation_prompt``); when it opens a reasoning block (``<think>\\n``),
+            the output is parsed as starting inside reasoning.
+
+    Raises:
+        CallerError: The model matches no known family (the message lists them).
+    """
+    family, variant = resolve_model(model)
+    return make_format(family, variant, tools=tools, generation_prompt=generation_prompt)
+
+
+def get(
+    family: str,
+    variant: str | None = None,
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    generation_prompt: str | None = None,
+) -> Format:
+    """Return a format by family name (and variant; the family's default if ``None``).
+
+    Raises:
+        CallerError: Unknown family or variant (the message lists the known ones).
+    """
+    return make_format(family, variant, tools=tools, generation_prompt=generation_prompt)
+
+
+def families() -> list[FamilySummary]:
+    """List every family with its variants and model-id patterns."""
+    return [
+        FamilySummary(info.name, info.variants, info.model_patterns, info.description)
+        for info in FAMILIES
+    ]

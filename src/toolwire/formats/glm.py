@@ -1,0 +1,201 @@
+"""GLM tool-call format: ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...``.
+
+Strategy: the shared marker machinery of :mod:`toolwire.formats.deepseek`
+(:class:`~toolwire.formats.deepseek.ThinkStream`, one method per state, only a possible
+marker prefix held back) and :class:`~toolwire.formats.deepseek.ArgumentWriter`,
+which turns key/value pairs into an arguments JSON object as they stream.
+
+Layouts (sources: the official chat templates mirrored in ggml-org/llama.cpp
+``models/templates/glm_4_5.jinja`` and ``GLM-4.6.jinja``; GLM-4.7's layout from
+sgl-project/sglang ``python/sglang/srt/function_call/glm47_moe_detector.py`` and
+vllm-project/vllm ``tests/tool_parsers/test_glm47_moe_tool_parser.py``):
+
+* ``glm-4.5`` (also 4.6): the template writes ``\\n<think>R</think>``, ``\\nCONTENT`` and
+  ``\\n<tool_call>NAME`` then ``\\n<arg_key>K</arg_key>\\n<arg_value>V</arg_value>`` per
+  argument and ``\\n</tool_call>``; the generation prompt is ``<|assistant|>`` (the
+  model opens ``<think>`` itself).
+* ``glm-4.7`` (also GLM-5): the same tags without the newlines, and the generation
+  prompt pre-fills ``<think>`` (``</think>`` when thinking is off).
+
+Values are text: each is typed by the tool's JSON Schema
+(:func:`~toolwire.formats.base.coerce_value`: ``3`` is an integer only if the schema
+says so); a value whose schema allows only a string, or has no schema, streams as it
+arrives, a typed one is converted when it closes. Whitespace between the tags is
+layout and ignored in both variants; the template's newline right before
+``<tool_call>`` and right after ``</think>`` is dropped (the template adds it and
+strips content, so it never belongs to the answer). Anything else is content verbatim.
+
+Decisions: output ending inside a call raises
+:class:`~toolwire.formats.base.FormatError` (truncated); unexpected text between the
+tags of a call, a call without a name, or a duplicate key raises FormatError. Only
+``</arg_value>`` ends a value, so ``<tool_call>`` or ``<arg_key>`` inside a value is
+part of it. End-of-turn tokens (``<|observation|>``, ``<|user|>``, ``<|endoftext|>``)
+are dropped if a server passes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from ..errors import CallerError
+from .base import Format, FormatStream, MarkerSet, opens_reasoning
+from .deepseek import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
+
+__all__ = ["VARIANTS", "GlmFormat", "make"]
+
+VARIANTS: tuple[str, ...] = ("glm-4.5", "glm-4.7")
+
+CALL_OPEN = "<tool_call>"
+CALL_CLOSE = "</tool_call>"
+KEY_OPEN = "<arg_key>"
+KEY_CLOSE = "</arg_key>"
+VALUE_OPEN = "<arg_value>"
+VALUE_CLOSE = "</arg_value>"
+END_OF_TURN = ("<|observation|>", "<|user|>", "<|endoftext|>")
+
+DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
+    "glm-4.5": "<|assistant|>",
+    "glm-4.7": "<|assistant|><think>",
+}
+
+
+class _GlmStream(ThinkStream):
+    after_think: ClassVar[str] = "\n"
+
+    def __init__(self, fmt: GlmFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
+        super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
+        self._tools = fmt.tools
+        self._content_markers = MarkerSet(["\n" + CALL_OPEN, CALL_OPEN, *END_OF_TURN])
+        self._name_markers = MarkerSet([KEY_OPEN, CALL_CLOSE, VALUE_OPEN, CALL_OPEN, KEY_CLOSE])
+        self._key_markers = MarkerSet([KEY_CLOSE, KEY_OPEN, VALUE_OPEN, CALL_CLOSE])
+        self._value_end = MarkerSet([VALUE_CLOSE])
+        self._head: list[str] = []
+        self._name = ""
+        self._key = ""
+        self._writer = ArgumentWriter(self._arguments)
+
+    def _st_content(self) -> bool:
+        chunk, marker = self._until(self._content_markers)
+        self._text(chunk)
+        if marker is not None and marker not in END_OF_TURN:
+            self._head = []
+            self._state = self._st_name
+        return marker is not None
+
+    def _st_name(self) -> bool:
+        chunk, marker = self._until(self._name_markers)
+        self._head.append(chunk)
+        if marker is None:
+            return False
+        if marker not in (KEY_OPEN, CALL_CLOSE):
+            raise self._error(
+                f"unexpected {marker!r} in a call name", f"tool call {self.call_count}"
+            )
+        self._name = "".join(self._head).strip()
+        self._head = []
+        if not self._name:
+            raise self._error("a tool call has no function name", f"tool call {self.call_count}")
+        self._begin_call(self._name)
+        self._writer = ArgumentWriter(self._arguments)
+        self._state = self._st_key if marker == KEY_OPEN else self._st_content
+        if marker == CALL_CLOSE:
+            self._writer.close()
+        return True
+
+    def _st_key(self) -> bool:
+        chunk, marker = self._until(self._key_markers)
+        self._head.append(chunk)
+        if marker is None:
+            return False
+        if marker != KEY_CLOSE:
+            raise self._error(f"unexpected {marker!r} in an argument key", self._where())
+        self._key = "".join(self._head).strip()
+        self._head = []
+        if not self._writer.key(self._key):
+            raise self._error(f"duplicate argument {self._key!r}", self._where())
+        self._state = self._st_before_value
+        return True
+
+    def _st_before_value(self) -> bool:
+        if self._expect((VALUE_OPEN,), VALUE_OPEN) is None:
+            return False
+        self._writer.begin_typed(self._tools.property_schema(self._name, self._key))
+        self._state = self._st_value
+        return True
+
+    def _st_value(self) -> bool:
+        chunk, marker = self._until(self._value_end)
+        self._writer.piece(chunk)
+        if marker is None:
+            return False
+        self._writer.end_value()
+        self._state = self._st_between
+        return True
+
+    def _st_between(self) -> bool:
+        seen = self._expect((KEY_OPEN, CALL_CLOSE), f"{KEY_OPEN} or {CALL_CLOSE}")
+        if seen is None:
+            return False
+        if seen == KEY_OPEN:
+            self._state = self._st_key
+        else:
+            self._writer.close()
+            self._state = self._st_content
+        return True
+
+    def _finish(self) -> None:
+        if not self._at_rest():
+            raise self._error("the output ended inside a tool call (truncated?)", self._where())
+
+
+class GlmFormat(Format):
+    """The GLM tool-call format of one variant (see the module docstring)."""
+
+    family: ClassVar[str] = "glm"
+
+    def __init__(
+        self,
+        variant: str,
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        generation_prompt: str | None = None,
+    ) -> None:
+        if variant not in VARIANTS:
+            raise CallerError(
+                f"unknown glm variant {variant!r}; known variants: {', '.join(VARIANTS)}"
+            )
+        super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
+        prompt = generation_prompt
+        if prompt is None:
+            prompt = DEFAULT_GENERATION_PROMPTS[variant]
+        self.reasoning_open = opens_reasoning(prompt, THINK_OPEN, THINK_CLOSE)
+        self.markers = (
+            THINK_OPEN,
+            THINK_CLOSE,
+            CALL_OPEN,
+            CALL_CLOSE,
+            KEY_OPEN,
+            KEY_CLOSE,
+            VALUE_OPEN,
+            VALUE_CLOSE,
+            *END_OF_TURN,
+        )
+
+    def stream(self, *, id_prefix: str | None = None) -> FormatStream:
+        """Start an incremental parse of one output."""
+        return _GlmStream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)
+
+
+def make(
+    variant: str,
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    generation_prompt: str | None = None,
+) -> GlmFormat:
+    """Build the GLM format of ``variant`` (one of :data:`VARIANTS`).
+
+    Raises:
+        CallerError: Unknown variant, or malformed ``tools``.
+    """
+    return GlmFormat(variant, tools=tools, generation_prompt=generation_prompt)

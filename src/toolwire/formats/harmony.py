@@ -1,0 +1,367 @@
+"""gpt-oss Harmony: messages with channels, tool calls addressed to ``functions.NAME``.
+
+Sources: ``openai/harmony`` ``docs/format.md`` and ``tests/test_harmony.py``; the
+``openai/gpt-oss-20b`` Hugging Face ``chat_template.jinja``; llama.cpp
+``tests/test-chat.cpp`` (gpt-oss section); vLLM ``tests/tool_parsers/test_openai_tool_parser.py``.
+
+A Harmony output is a run of messages ``<|start|>{header}<|message|>{body}{end}`` where
+the header holds the role, ``<|channel|>NAME``, an optional recipient ``to=RECIPIENT``
+(written before *or* after the channel) and an optional content type
+(``<|constrain|>json``, or a bare ``json`` as the Hugging Face template renders it), and
+``{end}`` is ``<|end|>``, ``<|call|>`` (a tool call) or ``<|return|>`` (the final
+answer). Generation starts after the prompt ``<|start|>assistant``, so the first header
+arrives without its ``<|start|>`` (sometimes as `` to=functions.f<|channel|>...``).
+
+Strategy: a small state machine over four modes (between messages, in a header, in a
+text body, in a tool-call body). A header is buffered until ``<|message|>`` (headers
+are a few words) and then classified: a recipient makes the body a tool call
+(``functions.`` is stripped from the name; built-in recipients such as ``python`` or
+``browser.search`` keep their full name), the ``analysis`` channel is reasoning, and
+everything else (``final``, a ``commentary`` preamble without recipient, no channel) is
+content. Bodies stream as soon as they cannot be the start of a marker. The generation
+prompt is run through the same machine first, so ``<|start|>assistant`` (the default),
+``<|start|>assistant<|channel|>final<|message|>`` or an empty prompt all set the start
+state without special cases.
+
+Tool-call bodies are kept verbatim as the arguments. A body that starts with ``{``,
+``[`` or ``"`` is scanned as JSON and markers are not looked for until the JSON value
+closes, so marker-like text inside an argument value stays part of the value. A body
+that ends without ``<|call|>`` (servers strip stop tokens) is complete when its JSON
+value closed. An empty body becomes ``"{}"``.
+
+Decisions:
+
+* **Truncated output** (the token limit hit inside a call's header or its arguments
+  JSON): :class:`~toolwire.formats.base.FormatError` at ``close()``, never a partial call
+  presented as complete. A truncated header of a non-call message carries no text and
+  is dropped.
+* **Malformed calls**: a recipient without a name (``to=functions.``) or a call header
+  cut by ``<|end|>`` before ``<|message|>`` raise FormatError. A body that is not valid
+  JSON but was ended by ``<|call|>`` is passed through verbatim (Harmony allows other
+  content types such as ``code``; the assembler records the JSON failure for that call
+  only).
+* Stray text between messages is content, verbatim. Output without any marker stays
+  buffered as a would-be header until ``close()``, then is emitted as content.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .base import Format, FormatStream, JsonScanner, MarkerSet
+
+__all__ = ["VARIANTS", "HarmonyFormat", "HarmonyStream", "make"]
+
+VARIANTS: tuple[str, ...] = ("gpt-oss",)
+
+START = "<|start|>"
+END = "<|end|>"
+MESSAGE = "<|message|>"
+CHANNEL = "<|channel|>"
+CONSTRAIN = "<|constrain|>"
+RETURN = "<|return|>"
+CALL = "<|call|>"
+
+_MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL))
+_MESSAGE_ENDS = frozenset((END, RETURN, CALL))
+# The generation prompt every gpt-oss chat template appends (add_generation_prompt).
+DEFAULT_GENERATION_PROMPT = "<|start|>assistant"
+_FUNCTIONS = "functions."
+# ``to=`` must start a word, so ``auto=x`` in a role name is not a recipient.
+_RECIPIENT = re.compile(r"(?<![\w.])to=([^\s<]*)")
+_CHANNEL_NAME = re.compile(r"<\|channel\|>\s*([^\s<]*)")
+_JSON_OPENERS = frozenset('{["')
+
+
+class _Mode(enum.Enum):
+    BETWEEN = "between"
+    HEADER = "header"
+    CONTENT = "content"
+    REASONING = "reasoning"
+    ARGS = "args"
+
+
+class HarmonyStream(FormatStream):
+    """Incremental parser of one gpt-oss Harmony output (see the module docstring)."""
+
+    def __init__(self, fmt: HarmonyFormat, *, id_prefix: str | None = None) -> None:
+        super().__init__(fmt, id_prefix=id_prefix)
+        self._buf = ""
+        self._mode = _Mode.BETWEEN
+        self._header: list[str] = []
+        self._header_generated_from = 0  # where the output's own header text begins
+        self._header_from_prompt = False  # the header was opened by the prompt
+        self._scanner: JsonScanner | None = None
+        self._plain_args = False
+        self._args_emitted = False
+        self._prime(fmt.generation_prompt)
+
+    # ---- priming with the generation prompt
+
+    def _prime(self, prompt: str | None) -> None:
+        # Run the prompt through the machine and forget its events: the state it leaves
+        # (in a header, in a final body, between messages) is where the output starts.
+        self._feed(DEFAULT_GENERATION_PROMPT if prompt is None else prompt)
+        self._out = []
+        self._call_count = 0
+        self._header_generated_from = sum(len(piece) for piece in self._header) + len(self._buf)
+        if self._mode is _Mode.HEADER:
+            self._header.append(self._buf)
+            self._buf = ""
+            self._header_from_prompt = True
+
+    # ---- FormatStream hooks
+
+    def _feed(self, delta: str) -> None:
+        self._buf += delta
+        while self._step():
+            pass
+
+    def _close(self) -> None:
+        handler = {
+            _Mode.BETWEEN: self._close_text,
+            _Mode.CONTENT: self._close_text,
+            _Mode.REASONING: self._close_text,
+            _Mode.HEADER: self._close_header,
+            _Mode.ARGS: self._close_args,
+        }[self._mode]
+        handler()
+
+    # ---- dispatch
+
+    def _step(self) -> bool:
+        """Consume what the current mode can; return whether to run again."""
+        if not self._buf:
+            return False
+        if self._mode is _Mode.HEADER:
+            return self._step_header()
+        if self._mode is _Mode.ARGS:
+            return self._step_args()
+        return self._step_text()
+
+    def _emit(self, text: str) -> None:
+        if self._mode is _Mode.REASONING:
+            self._reasoning(text)
+        elif self._mode is _Mode.ARGS:
+            if text:
+                self._args_emitted = True
+            self._arguments(text)
+        else:
+            self._text(text)
+
+    def _emit_safe(self) -> bool:
+        """No marker in the buffer: emit all but a possible marker beginning."""
+        held = _MARKERS.holdback(self._buf)
+        cut = len(self._buf) - held
+        self._emit(self._buf[:cut])
+        self._buf = self._buf[cut:]
+        return False
+
+    # ---- text bodies and the space between messages
+
+    def _step_text(self) -> bool:
+        found = _MARKERS.search(self._buf)
+        if found is None:
+            return self._emit_safe()
+        pos, marker = found
+        self._emit(self._buf[:pos])
+        self._buf = self._buf[pos + len(marker) :]
+        self._on_marker(marker)
+        return True
+
+    def _on_marker(self, marker: str) -> None:
+        if marker == START:
+            self._open_header("")
+        elif marker == CHANNEL:
+            # A message that skipped <|start|> (or <|end|>): the header begins here.
+            self._open_header(CHANNEL)
+        elif marker in _MESSAGE_ENDS:
+            self._mode = _Mode.BETWEEN
+        elif marker == MESSAGE and self._mode is _Mode.BETWEEN:
+            self._mode = _Mode.CONTENT
+        # <|constrain|>, or <|message|> inside a body, carry nothing there: dropped.
+
+    # ---- headers
+
+    def _open_header(self, initial: str) -> None:
+        self._mode = _Mode.HEADER
+        self._header = [initial]
+        self._header_generated_from = 0
+        self._header_from_prompt = False
+
+    def _step_header(self) -> bool:
+        found = _MARKERS.search(self._buf)
+        if found is None:
+            held = _MARKERS.holdback(self._buf)
+            cut = len(self._buf) - held
+            self._header.append(self._buf[:cut])
+            self._buf = self._buf[cut:]
+            return False
+        pos, marker = found
+        head, self._buf = self._buf[:pos], self._buf[pos + len(marker) :]
+        if marker == MESSAGE:
+            self._header.append(head)
+            self._open_body("".join(self._header))
+        elif marker == START:
+            self._open_header("")
+        elif marker in _MESSAGE_ENDS:
+            self._header.append(head)
+            self._abandon_header("".join(self._header), marker)
+        else:
+            self._header.append(head + marker)
+        return True
+
+    def _abandon_header(self, header: str, marker: str) -> None:
+        if _recipient(header) is not None:
+            raise self._error(
+                f"tool call header {header!r} ended with {marker} before any arguments",
+                where=f"tool call {self._call_count}",
+            )
+        self._mode = _Mode.BETWEEN
+
+    def _open_body(self, header: str) -> None:
+        recipient = _recipient(header)
+        if recipient is not None and recipient not in ("assistant", "user"):
+            self._open_call(recipient)
+            return
+        channel = _channel(header)
+        self._mode = _Mode.REASONING if channel == "analysis" else _Mode.CONTENT
+
+    # ---- tool-call bodies
+
+    def _open_call(self, recipient: str) -> None:
+        name = recipient[len(_FUNCTIONS) :] if recipient.startswith(_FUNCTIONS) else recipient
+        if not name:
+            raise self._error(
+                f"tool call recipient {recipient!r} has no function name",
+                where=f"tool call {self._call_count}",
+            )
+        self._begin_call(name)
+        self._mode = _Mode.ARGS
+        self._scanner = None
+        self._plain_args = False
+        self._args_emitted = False
+
+    def _step_args(self) -> bool:
+        if self._scanner is None and not self._plain_args and not self._choose_args_kind():
+            return False
+        scanner = self._scanner
+        if scanner is not None and not scanner.done:
+            end = scanner.feed(self._buf)
+            if end < 0:
+                self._emit(self._buf)
+                self._buf = ""
+                return False
+            self._emit(self._buf[:end])
+            self._buf = self._buf[end:]
+        found = _MARKERS.search(self._buf)
+        if found is None:
+            return self._emit_safe()
+        pos, marker = found
+        self._emit(self._buf[:pos])
+        self._buf = self._buf[pos + len(marker) :]
+        self._end_call()
+        self._on_marker(marker)
+        if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
+            self._mode = _Mode.BETWEEN
+        return True
+
+    def _choose_args_kind(self) -> bool:
+        """Decide JSON or plain arguments at the first non-space character."""
+        stripped = self._buf.lstrip()
+        if not stripped:
+            self._emit(self._buf)
+            self._buf = ""
+            return False
+        if stripped[0] in _JSON_OPENERS:
+            self._scanner = JsonScanner()
+        else:
+            self._plain_args = True
+        return True
+
+    def _end_call(self) -> None:
+        if not self._args_emitted:
+            self._arguments("{}")
+        self._scanner = None
+        self._plain_args = False
+
+    # ---- end of output
+
+    def _close_text(self) -> None:
+        # Whatever was held back could only have been a marker's beginning; the output
+        # ended, so it is plain text after all.
+        self._emit(self._buf)
+        self._buf = ""
+
+    def _close_header(self) -> None:
+        header = "".join(self._header) + self._buf
+        if _recipient(header) is not None:
+            raise self._error(
+                f"output ended inside the header of a tool call ({header!r}); "
+                "it was probably cut off by the token limit",
+                where=f"tool call {self._call_count}",
+            )
+        generated = header[self._header_generated_from :]
+        if self._header_from_prompt and "<|" not in generated:
+            # The output never left the prompt's header and holds no Harmony structure:
+            # it was plain text. A header the output opened itself is structure: dropped.
+            self._text(generated)
+
+    def _close_args(self) -> None:
+        scanner = self._scanner
+        unfinished = scanner is not None and not scanner.done
+        if unfinished or (scanner is None and not self._plain_args):
+            raise self._error(
+                "output ended inside the arguments of tool call "
+                f"{self._call_count - 1}; it was probably cut off by the token limit",
+                where=f"tool call {self._call_count - 1}",
+            )
+        if self._plain_args:
+            self._emit(self._buf)
+        self._buf = ""
+
+
+def _recipient(header: str) -> str | None:
+    match = _RECIPIENT.search(header)
+    return match.group(1) if match else None
+
+
+def _channel(header: str) -> str | None:
+    match = _CHANNEL_NAME.search(header)
+    return match.group(1) if match else None
+
+
+class HarmonyFormat(Format):
+    """The gpt-oss Harmony format (one variant, ``"gpt-oss"``)."""
+
+    family = "harmony"
+    markers = (START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL)
+
+    def stream(self, *, id_prefix: str | None = None) -> HarmonyStream:
+        """Start an incremental parse of one output.
+
+        Args:
+            id_prefix: Prefix of generated call ids; random per stream when ``None``.
+        """
+        return HarmonyStream(self, id_prefix=id_prefix)
+
+
+def make(
+    variant: str,
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    generation_prompt: str | None = None,
+) -> HarmonyFormat:
+    """Build the Harmony format (the registry's entry point).
+
+    Args:
+        variant: ``"gpt-oss"``.
+        tools: OpenAI-style tool definitions (Harmony arguments are JSON, so they are
+            not needed for typing).
+        generation_prompt: The text after the last message; ``None`` means the
+            standard ``<|start|>assistant``.
+    """
+    return HarmonyFormat(variant, tools=tools, generation_prompt=generation_prompt)

@@ -1,0 +1,353 @@
+"""Mistral ``[TOOL_CALLS]``: v3 JSON array, v11 ``NAME[CALL_ID]ID[ARGS]{json}``, v13.
+
+Sources: ``mistralai/mistral-common`` ``src/mistral_common/tokens/tokenizers/instruct.py``
+(``InstructTokenizerV3`` / ``V7`` / ``V11`` / ``V13``), ``.../tokenizers/tools.py``
+(``decode_tool_calls``), ``tests/data/expected/*/expected.json`` (rendered
+conversations); the Hugging Face ``chat_template.jinja`` of Mistral-Small-3.1 (v7 JSON
+array, copy in llama.cpp ``models/templates/``) and Mistral-Small-3.2 / Magistral / Devstral
+(``'[TOOL_CALLS]' + name + '[ARGS]' + arguments``); vLLM
+``tests/tool_parsers/test_mistral_tool_parser.py`` and ``vllm/reasoning/mistral_reasoning_parser.py``.
+
+The tokenizer versions write a call three ways:
+
+* v2-v7: ``[TOOL_CALLS] [{"name": ..., "arguments": {...}, "id": "..."}, ...]`` (one JSON
+  array; the id, and sometimes the name, come after the arguments);
+* v11: ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}`` per call, ``[CALL_ID]ID`` optional;
+* v13 (and v15, which only adds ``[MODEL_SETTINGS]`` to the prompt): what changed is that
+  the call id is no longer written, neither in calls (``[TOOL_CALLS]NAME[ARGS]{...}``) nor
+  in results (``[TOOL_RESULTS]content[/TOOL_RESULTS]``), and the tool list moved to the
+  first user message. v13 also brings ``[THINK]...[/THINK]`` reasoning (Magistral).
+
+Strategy: every variant accepts every shape, decided per call by the first character
+after ``[TOOL_CALLS]`` (``[`` or ``{`` starts the JSON form; anything else is a name),
+because the variant guessed from a model id is not always right and the shapes cannot
+be confused. The variant only names the model generation. A name ends at ``[ARGS]``,
+``[CALL_ID]`` or at ``{`` (servers that drop special tokens from the text turn
+``NAME[ARGS]{..}`` into ``NAME{..}``). Arguments stream as they arrive; a call is
+complete the moment its JSON object closes (there is no end marker: the next
+``[TOOL_CALLS]``, the end of output or ``</s>`` follows). Markers inside the arguments
+JSON are part of its strings. In the JSON-array form a call is announced when its
+array element closes, because the name and the id may follow the arguments; the
+arguments are then emitted as the exact text the model wrote.
+
+Decisions:
+
+* **Truncated output** (ends inside a name, an id or an unclosed arguments object or
+  array): :class:`~toolwire.formats.base.FormatError` at ``close()``.
+* **Malformed calls** (an empty name, arguments that are not a JSON object, an array
+  element that is not an object with a string ``name``): FormatError.
+* Text after a call's JSON closes is content, verbatim; ``</s>`` ends the turn and is
+  dropped. A generation prompt ending inside ``[THINK]`` starts the output in reasoning.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from json.decoder import scanstring
+from typing import Any
+
+from .base import Format, FormatStream, JsonScanner, MarkerSet, opens_reasoning
+
+__all__ = ["VARIANTS", "MistralFormat", "MistralStream", "make"]
+
+VARIANTS: tuple[str, ...] = ("v11", "v3", "v13")
+
+TOOL_CALLS = "[TOOL_CALLS]"
+ARGS = "[ARGS]"
+CALL_ID = "[CALL_ID]"
+THINK = "[THINK]"
+END_THINK = "[/THINK]"
+EOS = "</s>"
+
+_MARKERS = MarkerSet((TOOL_CALLS, ARGS, CALL_ID, THINK, END_THINK, EOS))
+_NAME_ENDS = MarkerSet((ARGS, CALL_ID, "{"))
+_ID_ENDS = MarkerSet((ARGS, "{"))
+_SPACE = " \t\r\n"
+_DECODER = json.JSONDecoder()
+
+
+class _Mode(enum.Enum):
+    CONTENT = "content"
+    REASONING = "reasoning"
+    CALL_START = "call_start"
+    NAME = "name"
+    CALL_ID = "call_id"
+    ARGS = "args"
+    ARRAY = "array"
+
+
+class MistralStream(FormatStream):
+    """Incremental parser of one Mistral output (see the module docstring)."""
+
+    def __init__(self, fmt: MistralFormat, *, id_prefix: str | None = None) -> None:
+        super().__init__(fmt, id_prefix=id_prefix)
+        self._buf = ""
+        reasoning = opens_reasoning(fmt.generation_prompt, THINK, END_THINK)
+        self._mode = _Mode.REASONING if reasoning else _Mode.CONTENT
+        self._name: list[str] = []
+        self._id: list[str] = []
+        self._scanner = JsonScanner()
+        self._array: list[str] = []
+
+    # ---- FormatStream hooks
+
+    def _feed(self, delta: str) -> None:
+        self._buf += delta
+        while self._buf and self._step():
+            pass
+
+    def _close(self) -> None:
+        if self._mode in (_Mode.CONTENT, _Mode.REASONING):
+            # A held-back marker beginning is plain text once the output has ended.
+            self._emit_text(self._buf)
+            self._buf = ""
+            return
+        where = f"tool call {self._call_count}"
+        if self._mode is _Mode.ARGS:
+            where = f"tool call {self._call_count - 1}"
+        raise self._error(
+            f"output ended inside a tool call ({self._mode.value}); it was probably cut off "
+            "by the token limit",
+            where=where,
+        )
+
+    # ---- dispatch
+
+    def _step(self) -> bool:
+        step = {
+            _Mode.CONTENT: self._step_text,
+            _Mode.REASONING: self._step_text,
+            _Mode.CALL_START: self._step_call_start,
+            _Mode.NAME: self._step_name,
+            _Mode.CALL_ID: self._step_call_id,
+            _Mode.ARGS: self._step_args,
+            _Mode.ARRAY: self._step_array,
+        }[self._mode]
+        return step()
+
+    def _emit_text(self, text: str) -> None:
+        if self._mode is _Mode.REASONING:
+            self._reasoning(text)
+        else:
+            self._text(text)
+
+    # ---- content and reasoning
+
+    def _step_text(self) -> bool:
+        found = _MARKERS.search(self._buf)
+        if found is None:
+            held = _MARKERS.holdback(self._buf)
+            cut = len(self._buf) - held
+            self._emit_text(self._buf[:cut])
+            self._buf = self._buf[cut:]
+            return False
+        pos, marker = found
+        self._emit_text(self._buf[:pos])
+        self._buf = self._buf[pos + len(marker) :]
+        if marker == TOOL_CALLS:
+            self._mode = _Mode.CALL_START
+        elif marker == THINK:
+            self._mode = _Mode.REASONING
+        elif marker == END_THINK:
+            self._mode = _Mode.CONTENT
+        # [ARGS], [CALL_ID] outside a call and </s> carry no text: dropped.
+        return True
+
+    # ---- the two call shapes
+
+    def _step_call_start(self) -> bool:
+        stripped = self._buf.lstrip(_SPACE)
+        if not stripped:
+            self._buf = ""
+            return False
+        if stripped[0] in "[{":
+            self._buf = stripped
+            self._mode = _Mode.ARRAY
+            self._scanner = JsonScanner()
+            self._array = []
+        else:
+            self._mode = _Mode.NAME
+            self._name = []
+            self._id = []
+        return True
+
+    def _step_name(self) -> bool:
+        return self._collect(self._name, _NAME_ENDS)
+
+    def _step_call_id(self) -> bool:
+        return self._collect(self._id, _ID_ENDS)
+
+    def _collect(self, into: list[str], ends: MarkerSet) -> bool:
+        """Collect name or id text up to its end marker."""
+        found = ends.search(self._buf)
+        if found is None:
+            held = ends.holdback(self._buf)
+            cut = len(self._buf) - held
+            into.append(self._buf[:cut])
+            self._buf = self._buf[cut:]
+            return False
+        pos, marker = found
+        into.append(self._buf[:pos])
+        self._buf = self._buf[pos + len(marker) :] if marker != "{" else self._buf[pos:]
+        if marker == CALL_ID:
+            self._mode = _Mode.CALL_ID
+        else:
+            self._start_named_call()
+        return True
+
+    def _start_named_call(self) -> None:
+        name = "".join(self._name).strip()
+        if not name or any(m in name for m in _MARKERS.markers):
+            raise self._error(
+                f"tool call name {name!r} is empty or malformed",
+                where=f"tool call {self._call_count}",
+            )
+        call_id = "".join(self._id).strip() or None
+        self._begin_call(name, call_id)
+        self._mode = _Mode.ARGS
+        self._scanner = JsonScanner()
+
+    def _step_args(self) -> bool:
+        if not self._scanner.started:
+            stripped = self._buf.lstrip(_SPACE)
+            if stripped and stripped[0] != "{":
+                raise self._error(
+                    f"arguments must be a JSON object, got {stripped[:20]!r}",
+                    where=f"tool call {self._call_count - 1}",
+                )
+        end = self._scanner.feed(self._buf)
+        if end < 0:
+            self._arguments(self._buf)
+            self._buf = ""
+            return False
+        self._arguments(self._buf[:end])
+        self._buf = self._buf[end:]
+        self._mode = _Mode.CONTENT
+        return True
+
+    def _step_array(self) -> bool:
+        end = self._scanner.feed(self._buf)
+        if end < 0:
+            self._array.append(self._buf)
+            self._buf = ""
+            return False
+        self._array.append(self._buf[:end])
+        self._buf = self._buf[end:]
+        self._emit_array("".join(self._array))
+        self._mode = _Mode.CONTENT
+        return True
+
+    def _emit_array(self, text: str) -> None:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError) as error:
+            raise self._error(
+                f"[TOOL_CALLS] JSON is invalid: {error}", where=f"tool call {self._call_count}"
+            ) from None
+        elements = value if isinstance(value, list) else [value]
+        raw = _raw_elements(text) if isinstance(value, list) else [text.strip()]
+        for element, element_text in zip(elements, raw):
+            self._emit_element(element, element_text)
+
+    def _emit_element(self, element: Any, text: str) -> None:
+        where = f"tool call {self._call_count}"
+        if not isinstance(element, dict) or not isinstance(element.get("name"), str):
+            raise self._error("each [TOOL_CALLS] element needs a string 'name'", where=where)
+        name = element["name"].strip()
+        if not name:
+            raise self._error("tool call name is empty", where=where)
+        call_id = element.get("id")
+        self._begin_call(name, call_id if isinstance(call_id, str) and call_id else None)
+        self._arguments(_arguments_text(element, _raw_members(text), where, self))
+
+
+def _skip_space(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _SPACE:
+        pos += 1
+    return pos
+
+
+def _raw_elements(text: str) -> list[str]:
+    """The exact text of each element of a JSON array (already known to be valid)."""
+    pos = _skip_space(text, 0) + 1
+    out: list[str] = []
+    while True:
+        pos = _skip_space(text, pos)
+        if text[pos] == "]":
+            return out
+        _, end = _DECODER.raw_decode(text, pos)
+        out.append(text[pos:end])
+        pos = _skip_space(text, end)
+        if text[pos] == ",":
+            pos += 1
+
+
+def _raw_members(text: str) -> dict[str, str]:
+    """The exact text of each top-level member value of a JSON object (valid JSON)."""
+    pos = _skip_space(text, 0) + 1
+    members: dict[str, str] = {}
+    while True:
+        pos = _skip_space(text, pos)
+        if text[pos] == "}":
+            return members
+        key, pos = scanstring(text, pos + 1)
+        pos = _skip_space(text, _skip_space(text, pos) + 1)  # past ':'
+        _, end = _DECODER.raw_decode(text, pos)
+        members[key] = text[pos:end]
+        pos = _skip_space(text, end)
+        if text[pos] == ",":
+            pos += 1
+
+
+def _arguments_text(
+    element: dict[str, Any], raw: dict[str, str], where: str, stream: MistralStream
+) -> str:
+    """The arguments as the model wrote them (a JSON-encoded string is unwrapped)."""
+    if "arguments" not in element:
+        return "{}"
+    value = element["arguments"]
+    if isinstance(value, dict):
+        return raw["arguments"]
+    if isinstance(value, str):
+        try:
+            decoded = json.loads(value)
+        except (ValueError, RecursionError):
+            decoded = None
+        if isinstance(decoded, dict):
+            return value
+    raise stream._error("tool call arguments must be a JSON object", where=where)
+
+
+class MistralFormat(Format):
+    """Mistral's ``[TOOL_CALLS]`` format (variants ``v11``, ``v3``, ``v13``)."""
+
+    family = "mistral"
+    markers = (TOOL_CALLS, ARGS, CALL_ID, THINK, END_THINK, EOS)
+
+    def stream(self, *, id_prefix: str | None = None) -> MistralStream:
+        """Start an incremental parse of one output.
+
+        Args:
+            id_prefix: Prefix of generated call ids (calls without a model-given id);
+                random per stream when ``None``.
+        """
+        return MistralStream(self, id_prefix=id_prefix)
+
+
+def make(
+    variant: str,
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    generation_prompt: str | None = None,
+) -> MistralFormat:
+    """Build the Mistral format (the registry's entry point).
+
+    Args:
+        variant: ``"v11"``, ``"v3"`` (also v2 and v7) or ``"v13"`` (also v15).
+        tools: OpenAI-style tool definitions (Mistral arguments are JSON already).
+        generation_prompt: The text after the last message; one ending inside
+            ``[THINK]`` starts the output in reasoning.
+    """
+    return MistralFormat(variant, tools=tools, generation_prompt=generation_prompt)

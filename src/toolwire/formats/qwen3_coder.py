@@ -1,0 +1,291 @@
+"""Qwen3-Coder XML tool calls, values typed by the tool's JSON Schema.
+
+The Qwen3-Coder chat template (``Qwen/Qwen3-Coder-30B-A3B-Instruct``
+``chat_template.jinja``) renders each call as::
+
+    <tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE\\n</parameter>\\n...</function>\\n</tool_call>
+
+with string values written raw and other values as JSON (``tojson``). Qwen3.5 uses
+the same calls with ``<think>`` reasoning, its template pre-filling ``<think>\\n``.
+Generated shapes are quoted from vLLM ``tests/tool_parsers/test_qwen3coder_tool_parser.py``
+(content glued to ``<tool_call>``, parallel calls, a ``<function=`` without the
+``<tool_call>`` wrapper).
+
+Strategy: a small state machine over the tags. A value is everything up to its
+``</parameter>``, less the one newline the template puts on each side; nothing else
+ends it, so ``<parameter=``, ``</function>`` or ``</tool_call>`` inside a value are
+part of the value. A value whose schema type is string (or unknown) streams as JSON
+string fragments as it arrives; any other value is typed when it closes by
+:func:`~toolwire.formats.base.coerce_value` (``3`` is an integer only if the schema
+says integer or number; a value that does not fit its type stays a string for the
+validator to report).
+
+Truncated and malformed output:
+
+* Output cut off inside a call raises :class:`FormatError` from ``close()``; a call
+  whose ``</function>`` arrived is complete even without ``</tool_call>``.
+* Text other than the expected tags inside a call, a parameter given twice, or a
+  name that spans a line raises :class:`FormatError` at once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .base import (
+    Format,
+    FormatStream,
+    MarkerSet,
+    opens_reasoning,
+    schema_types,
+    skip_whitespace,
+    value_to_json,
+)
+
+__all__ = ["VARIANTS", "Qwen3CoderFormat", "Qwen3CoderStream", "make"]
+
+VARIANTS: tuple[str, ...] = ("qwen3-coder", "qwen3.5")
+
+THINK_OPEN = "<think>"
+THINK_CLOSE = "</think>"
+CALL_OPEN = "<tool_call>"
+CALL_CLOSE = "</tool_call>"
+FUNCTION_OPEN = "<function="
+FUNCTION_CLOSE = "</function>"
+PARAM_OPEN = "<parameter="
+PARAM_CLOSE = "</parameter>"
+
+_VALUE_END = MarkerSet((PARAM_CLOSE,))
+_NAME_LIMIT = 512  # a tag name longer than this is not a name: fail instead of buffering
+
+
+class Qwen3CoderFormat(Format):
+    """The Qwen3-Coder / Qwen3.5 XML tool-call format."""
+
+    family = "qwen3_coder"
+
+    def __init__(
+        self,
+        variant: str,
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        generation_prompt: str | None = None,
+    ) -> None:
+        super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
+        self.has_reasoning = variant == "qwen3.5"
+        tags = (CALL_OPEN, CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN, PARAM_CLOSE)
+        self.markers = (THINK_OPEN, THINK_CLOSE, *tags) if self.has_reasoning else tags
+        self.starts_in_reasoning = self.has_reasoning and (
+            opens_reasoning(generation_prompt, THINK_OPEN, THINK_CLOSE)
+            if generation_prompt is not None
+            else True
+        )
+        opening = (CALL_OPEN, FUNCTION_OPEN)
+        self.content_markers = MarkerSet((*opening, THINK_OPEN) if self.has_reasoning else opening)
+        self.reasoning_markers = MarkerSet((THINK_CLOSE, CALL_OPEN))
+
+    def stream(self, *, id_prefix: str | None = None) -> Qwen3CoderStream:
+        """Start an incremental parse of one output."""
+        return Qwen3CoderStream(self, id_prefix=id_prefix)
+
+
+class Qwen3CoderStream(FormatStream):
+    """Incremental parser of one Qwen3-Coder output."""
+
+    format: Qwen3CoderFormat
+
+    def __init__(self, fmt: Qwen3CoderFormat, *, id_prefix: str | None = None) -> None:
+        super().__init__(fmt, id_prefix=id_prefix)
+        self._state = "reasoning" if fmt.starts_in_reasoning else "content"
+        self._buf = ""
+        self._wrapped = False  # inside <tool_call> (a bare <function= is not)
+        self._keys: set[str] = set()
+        self._name = ""
+        self._key = ""
+        self._streaming = False  # the current value streams as a JSON string
+        self._value: list[str] = []
+
+    # ---- driver
+
+    def _feed(self, delta: str) -> None:
+        text = self._buf + delta
+        self._buf = ""
+        pos = 0
+        while pos >= 0:
+            pos = getattr(self, f"_on_{self._state}")(text, pos)
+
+    def _hold(self, text: str, pos: int) -> int:
+        self._buf = text[pos:]
+        return -1
+
+    # ---- outside calls
+
+    def _on_content(self, text: str, pos: int) -> int:
+        return self._scan_text(text, pos, self.format.content_markers, self._text)
+
+    def _on_reasoning(self, text: str, pos: int) -> int:
+        return self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
+
+    def _scan_text(self, text: str, pos: int, markers: MarkerSet, emit: Any) -> int:
+        found = markers.search(text, pos)
+        if found is None:
+            held = markers.holdback(text, pos)
+            emit(text[pos : len(text) - held])
+            return self._hold(text, len(text) - held)
+        start, marker = found
+        emit(text[pos:start])
+        if marker == CALL_OPEN:
+            self._wrapped, self._state = True, "open"
+        elif marker == FUNCTION_OPEN:
+            self._wrapped, self._state = False, "function_name"
+        else:
+            self._state = "reasoning" if marker == THINK_OPEN else "content"
+        return start + len(marker)
+
+    # ---- tags inside a call
+
+    def _expect_tag(self, text: str, pos: int, tags: tuple[str, ...]) -> tuple[int, str]:
+        """Skip whitespace and match one of ``tags``: (end, tag), or (-1, "") held."""
+        pos = skip_whitespace(text, pos)
+        rest = text[pos:]
+        for tag in tags:
+            if rest.startswith(tag):
+                return pos + len(tag), tag
+        if any(tag.startswith(rest) for tag in tags):
+            return self._hold(text, pos), ""
+        raise self._error(
+            f"expected {' or '.join(tags)}, found {rest[:30]!r}",
+            where=f"tool call {self.call_count}",
+        )
+
+    def _on_open(self, text: str, pos: int) -> int:
+        end, tag = self._expect_tag(text, pos, (FUNCTION_OPEN,))
+        if tag:
+            self._state = "function_name"
+        return end
+
+    def _read_name(self, text: str, pos: int) -> tuple[int, str | None]:
+        end = text.find(">", pos)
+        if end < 0:
+            if len(text) - pos > _NAME_LIMIT or "\n" in text[pos:]:
+                raise self._error("unterminated tag name", where=f"tool call {self.call_count}")
+            return self._hold(text, pos), None
+        name = text[pos:end].strip()
+        if not name or "\n" in name or "<" in name:
+            raise self._error(f"invalid tag name {text[pos:end]!r}", f"tool call {self.call_count}")
+        return end + 1, name
+
+    def _on_function_name(self, text: str, pos: int) -> int:
+        end, name = self._read_name(text, pos)
+        if name is not None:
+            self._name = name
+            self._begin_call(name)
+            self._arguments("{")
+            self._keys = set()
+            self._state = "params"
+        return end
+
+    def _on_params(self, text: str, pos: int) -> int:
+        end, tag = self._expect_tag(text, pos, (PARAM_OPEN, FUNCTION_CLOSE))
+        if tag == PARAM_OPEN:
+            self._state = "param_name"
+        elif tag == FUNCTION_CLOSE:
+            self._arguments("}")
+            self._state = "after_function"
+        return end
+
+    def _on_param_name(self, text: str, pos: int) -> int:
+        end, key = self._read_name(text, pos)
+        if key is None:
+            return end
+        if key in self._keys:
+            raise self._error(f"parameter {key!r} given twice", f"tool call {self.call_count - 1}")
+        separator = ", " if self._keys else ""
+        self._keys.add(key)
+        self._key = key
+        self._arguments(f"{separator}{json.dumps(key, ensure_ascii=False)}: ")
+        self._streaming = self._is_string(key)
+        if self._streaming:
+            self._arguments('"')
+        self._value = []
+        self._state = "value_start"
+        return end
+
+    def _is_string(self, key: str) -> bool:
+        types = schema_types(self.format.tools.property_schema(self._name, key))
+        return not types or types == {"string"}
+
+    # ---- values
+
+    def _on_value_start(self, text: str, pos: int) -> int:
+        if pos >= len(text):
+            return -1
+        self._state = "value"
+        # The template writes one newline after the opening tag.
+        return pos + 1 if text[pos] == "\n" else pos
+
+    def _on_value(self, text: str, pos: int) -> int:
+        found = _VALUE_END.search(text, pos)
+        if found is None:
+            cut = len(text) - _VALUE_END.holdback(text, pos)
+            if cut > pos and text[cut - 1] == "\n":
+                cut -= 1  # may be the newline the template puts before </parameter>
+            self._value_piece(text[pos:cut])
+            return self._hold(text, cut)
+        start = found[0]
+        piece = text[pos:start]
+        self._value_piece(piece[:-1] if piece.endswith("\n") else piece)
+        self._finish_value()
+        self._state = "params"
+        return start + len(PARAM_CLOSE)
+
+    def _value_piece(self, piece: str) -> None:
+        if not piece:
+            return
+        if self._streaming:
+            self._arguments(json.dumps(piece, ensure_ascii=False)[1:-1])
+        else:
+            self._value.append(piece)
+
+    def _finish_value(self) -> None:
+        if self._streaming:
+            self._arguments('"')
+            return
+        schema = self.format.tools.property_schema(self._name, self._key)
+        self._arguments(value_to_json("".join(self._value), schema))
+        self._value = []
+
+    # ---- after </function>
+
+    def _on_after_function(self, text: str, pos: int) -> int:
+        if not self._wrapped:
+            self._state = "content"
+            return pos
+        end, tag = self._expect_tag(text, pos, (CALL_CLOSE, FUNCTION_OPEN))
+        if tag == CALL_CLOSE:
+            self._state = "content"
+        elif tag == FUNCTION_OPEN:
+            self._state = "function_name"
+        return end
+
+    def _close(self) -> None:
+        if self._state in ("content", "reasoning"):
+            (self._text if self._state == "content" else self._reasoning)(self._buf)
+        elif self._state != "after_function":
+            raise self._error(
+                "the output ended inside a tool call (cut off by the token limit?)",
+                where=f"tool call {max(self.call_count - 1, 0)}",
+            )
+        self._buf = ""
+
+
+def make(
+    variant: str,
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    generation_prompt: str | None = None,
+) -> Qwen3CoderFormat:
+    """Build the Qwen3-Coder format of ``variant`` (one of :data:`VARIANTS`)."""
+    return Qwen3CoderFormat(variant, tools=tools, generation_prompt=generation_prompt)

@@ -1,0 +1,429 @@
+"""Neutral history <-> Anthropic Messages, and the non-streaming decoder.
+
+Mapping (``to_anthropic``; ``from_anthropic`` reverses it):
+
+===================  ===========================================================
+neutral              Anthropic
+===================  ===========================================================
+SystemMessage        the ``system`` parameter: every system message's text, in
+                     order, joined by a blank line (Messages has no system role)
+UserMessage          a ``text`` block in a user turn
+AssistantMessage     an assistant turn with one block per part, in part order:
+                     ``thinking`` (text + ``signature``), ``redacted_thinking``
+                     (``data`` from ``redacted``), ``text``, ``tool_use`` with
+                     ``input`` = the arguments parsed (``""`` -> ``{}``)
+ToolResult           a ``tool_result`` block (``tool_use_id``, ``content``, and
+                     ``is_error: true`` for every status but ok)
+===================  ===========================================================
+
+Anthropic wants user and assistant turns to alternate and the results of a turn's
+calls in the next user turn, so consecutive messages on the same side merge into one
+turn: the results of one assistant message (and any user text after them) become ONE
+user turn. Left out, because Anthropic would reject them: reasoning another provider
+produced (a part with an ``id`` is OpenAI's; a part with neither ``signature`` nor
+``redacted`` carries no proof Anthropic accepts), empty assistant text parts, and an
+assistant message left with no block at all.
+
+Arguments that are not a JSON object (invalid JSON, or an array, string, number) cannot
+be a ``tool_use`` ``input``, which must be an object. Raising would end the
+conversation over a model mistake that the call's error result already reports, so the
+text is wrapped instead: ``input = {INVALID_ARGUMENTS_KEY: "<the text>"}``. The model
+sees what it sent; the decoder unwraps it to the original string.
+
+A round trip neutral -> Anthropic -> neutral is therefore lossless for histories with at
+most one system message, first; no two assistant messages in a row, none empty; reasoning parts
+that are either thinking (text + signature) or redacted (no text, no signature) and
+have no ``id``; arguments in the form ``json.dumps`` writes (Anthropic keeps the parsed
+object, so an exact string comes back re-serialized); and statuses ``ok`` or ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..messages import (
+    AssistantMessage,
+    Message,
+    Part,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    ToolStatus,
+    Usage,
+    UserMessage,
+)
+from ..turn import Turn
+from ..wire.assembler import Assembler
+from ._common import (
+    ErrorFactory,
+    as_list,
+    as_mapping,
+    history_error,
+    opt_int,
+    opt_str,
+    parse_object,
+    protocol_error,
+    raise_api_error,
+    req_str,
+    to_plain,
+)
+
+__all__ = [
+    "ANTHROPIC_STOP_REASONS",
+    "INVALID_ARGUMENTS_KEY",
+    "arguments_from_input",
+    "decode_anthropic_response",
+    "from_anthropic",
+    "input_from_arguments",
+    "to_anthropic",
+    "usage_from_anthropic",
+]
+
+JSONDict = dict[str, Any]
+
+ANTHROPIC_STOP_REASONS: dict[str, str] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "refusal": "content_filter",
+}
+"""``stop_reason`` -> finish reason (OpenAI Chat vocabulary).
+
+Source: the ``StopReason`` values of the ``anthropic`` SDK and Anthropic's "Handling stop
+reasons" guide. A value not in the table (``pause_turn``: a server-tool loop paused and
+the turn must be sent back to continue) passes through unchanged, so that nobody reads
+it as a finished answer.
+"""
+
+INVALID_ARGUMENTS_KEY = "_toolwire_invalid_arguments"
+"""The key under which arguments that are not a JSON object travel to Anthropic."""
+
+_SYSTEM_JOIN = "\n\n"
+
+
+# -- neutral -> Anthropic --------------------------------------------------------------
+
+
+def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[JSONDict]]:
+    """Encode a neutral history as Anthropic's ``system`` and ``messages``.
+
+    Args:
+        messages: The neutral history, oldest first.
+
+    Returns:
+        ``(system, turns)``: the system messages' text (``None`` if there are none) and
+        alternating user/assistant turns (see the module's table).
+
+    Raises:
+        HistoryError: an entry is not a toolwire message.
+    """
+    system: list[str] = []
+    turns: list[JSONDict] = []
+    for position, message in enumerate(messages):
+        if isinstance(message, SystemMessage):
+            system.append(message.content)
+            continue
+        role, blocks = _encode(position, message)
+        if not blocks:
+            continue  # an assistant message with nothing Anthropic accepts: it rejects empty turns
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    return (_SYSTEM_JOIN.join(system) if system else None), turns
+
+
+def _encode(position: int, message: Message) -> tuple[str, list[JSONDict]]:
+    if isinstance(message, UserMessage):
+        return "user", [{"type": "text", "text": message.content}]
+    if isinstance(message, ToolResult):
+        return "user", [_encode_result(message)]
+    if isinstance(message, AssistantMessage):
+        return "assistant", [
+            block for part in message.parts if (block := _encode_part(part)) is not None
+        ]
+    raise history_error(
+        f"a {type(message).__name__} is not a toolwire message", f"position {position}"
+    )
+
+
+def _encode_result(result: ToolResult) -> JSONDict:
+    block: JSONDict = {
+        "type": "tool_result",
+        "tool_use_id": result.call_id,
+        "content": result.content,
+    }
+    if result.status.is_error:
+        block["is_error"] = True
+    return block
+
+
+def _encode_part(part: Part) -> JSONDict | None:
+    if isinstance(part, ToolCall):
+        return {
+            "type": "tool_use",
+            "id": part.id,
+            "name": part.name,
+            "input": input_from_arguments(part.arguments),
+        }
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text} if part.text else None
+    return _encode_reasoning(part)
+
+
+def _encode_reasoning(part: ReasoningPart) -> JSONDict | None:
+    if part.id is not None:
+        return None  # an OpenAI Responses reasoning item: Anthropic cannot verify it
+    if part.signature is not None:
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    return None  # unsigned reasoning (another provider's): Anthropic would reject it
+
+
+def input_from_arguments(arguments: str) -> JSONDict:
+    """The ``tool_use`` ``input`` for a call's arguments text.
+
+    Args:
+        arguments: The arguments exactly as the model sent them.
+
+    Returns:
+        The parsed object (``{}`` for empty text), or ``{INVALID_ARGUMENTS_KEY: text}``
+        when the text is not a JSON object.
+    """
+    parsed = parse_object(arguments)
+    return parsed if parsed is not None else {INVALID_ARGUMENTS_KEY: arguments}
+
+
+def arguments_from_input(value: Any) -> str:
+    """The arguments text for a ``tool_use`` ``input`` (the inverse of the encoding).
+
+    Args:
+        value: The decoded ``input`` value.
+
+    Returns:
+        ``json.dumps(value, ensure_ascii=False)`` (the spacing Anthropic's own streamed
+        ``input_json_delta`` uses), or the original text of a wrapped invalid input.
+
+    Raises:
+        TypeError: ``value`` holds something that is not JSON data (possible only
+            with SDK objects); callers wrap it in their own toolwire error.
+    """
+    if isinstance(value, Mapping) and len(value) == 1:
+        wrapped = value.get(INVALID_ARGUMENTS_KEY)
+        if isinstance(wrapped, str):
+            return wrapped
+    return json.dumps(value, ensure_ascii=False)
+
+
+# -- Anthropic -> neutral --------------------------------------------------------------
+
+
+def from_anthropic(system: Any, messages: Sequence[Any]) -> list[Message]:
+    """Decode Anthropic ``system`` and ``messages`` into a neutral history.
+
+    Args:
+        system: The ``system`` parameter: ``None``, a string, or a list of ``text``
+            blocks (one SystemMessage each).
+        messages: The turns as dicts (or SDK objects).
+
+    Returns:
+        The neutral history: system messages first, then one message per user text
+        block, tool result and assistant turn, in order.
+
+    Raises:
+        HistoryError: a turn or block is malformed, of a kind toolwire's text-only
+            model cannot hold (images, documents, server tools), or a ``tool_result``
+            answers a ``tool_use`` no earlier turn made.
+    """
+    decoded = _decode_system(to_plain(system))
+    names: dict[str, str] = {}  # tool_use id -> tool name, to name the results
+    for position, raw in enumerate(as_list(to_plain(messages), "messages", history_error)):
+        where = f"messages[{position}]"
+        decoded.extend(_decode_turn(as_mapping(to_plain(raw), where, history_error), where, names))
+    return decoded
+
+
+def _decode_system(system: Any) -> list[Message]:
+    if system is None:
+        return []
+    if isinstance(system, str):
+        return [SystemMessage(system)]
+    blocks = as_list(system, "system", history_error)
+    return [SystemMessage(_block_text(block, f"system[{i}]")) for i, block in enumerate(blocks)]
+
+
+def _block_text(raw: Any, where: str) -> str:
+    block = as_mapping(raw, where, history_error)
+    if block.get("type") != "text":
+        raise history_error(
+            f"block type {block.get('type')!r} is not supported here (only 'text')", where
+        )
+    return req_str(block, "text", where, history_error)
+
+
+def _decode_turn(turn: Mapping[str, Any], where: str, names: dict[str, str]) -> list[Message]:
+    role = turn.get("role")
+    content = turn.get("content")
+    if role == "assistant":
+        assistant = AssistantMessage(_assistant_parts(content, f"{where}.content", history_error))
+        names.update((call.id, call.name) for call in assistant.tool_calls)
+        return [assistant]
+    if role == "user":
+        if isinstance(content, str):
+            return [UserMessage(content)]
+        blocks = as_list(content, f"{where}.content", history_error)
+        return [
+            _user_block(block, f"{where}.content[{i}]", names) for i, block in enumerate(blocks)
+        ]
+    raise history_error(f"role {role!r} is not 'user' or 'assistant'", where)
+
+
+def _user_block(raw: Any, where: str, names: dict[str, str]) -> Message:
+    block = as_mapping(raw, where, history_error)
+    if block.get("type") != "tool_result":
+        return UserMessage(_block_text(block, where))
+    call_id = req_str(block, "tool_use_id", where, history_error)
+    name = names.get(call_id)
+    if name is None:
+        raise history_error(
+            f"tool_result answers tool_use {call_id!r}, which no earlier turn made", where
+        )
+    status = ToolStatus.ERROR if block.get("is_error") is True else ToolStatus.OK
+    return ToolResult(call_id, name, _result_text(block.get("content"), f"{where}.content"), status)
+
+
+def _result_text(content: Any, where: str) -> str:
+    if content is None or isinstance(content, str):
+        return content or ""
+    blocks = as_list(content, where, history_error)
+    return "".join(_block_text(block, f"{where}[{i}]") for i, block in enumerate(blocks))
+
+
+def _assistant_parts(content: Any, where: str, err: ErrorFactory) -> list[Part]:
+    if isinstance(content, str):
+        return [TextPart(content)] if content else []
+    blocks = as_list(content, where, err)
+    return [
+        _assistant_part(as_mapping(raw, f"{where}[{i}]", err), f"{where}[{i}]", err)
+        for i, raw in enumerate(blocks)
+    ]
+
+
+def _assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> Part:
+    kind = block.get("type")
+    if kind == "text":
+        return TextPart(req_str(block, "text", where, err))
+    if kind == "thinking":
+        return ReasoningPart(
+            req_str(block, "thinking", where, err),
+            signature=opt_str(block, "signature", where, err),
+        )
+    if kind == "redacted_thinking":
+        return ReasoningPart("", redacted=req_str(block, "data", where, err))
+    if kind == "tool_use":
+        call_id, name = req_str(block, "id", where, err), req_str(block, "name", where, err)
+        return ToolCall(call_id, name, _arguments(block, where, err))
+    raise err(f"assistant block type {kind!r} is not supported", where)
+
+
+def _arguments(block: Mapping[str, Any], where: str, err: ErrorFactory) -> str:
+    value = block.get("input", {})
+    if not isinstance(value, Mapping):
+        raise err(f"tool_use input must be an object, got {type(value).__name__}", where)
+    try:
+        return arguments_from_input(value)
+    except (TypeError, ValueError) as exc:  # not JSON data (only possible from SDK objects)
+        raise err(f"tool_use input is not JSON data: {exc}", where) from None
+
+
+# -- non-streaming response -> Turn ----------------------------------------------------
+
+
+def decode_anthropic_response(response: Any) -> Turn:
+    """Decode a non-streaming Anthropic Messages response into a Turn.
+
+    Content blocks go, in order, through the same
+    :class:`~toolwire.wire.assembler.Assembler` as a stream (a call's index is its
+    block's position), so the same rules hold. ``tool_use`` ``input`` becomes the
+    arguments text via ``json.dumps`` (see :func:`arguments_from_input`). Blocks of
+    server tools (``server_tool_use``, ``web_search_tool_result``...) have no neutral
+    form: each is reported as a Notice of kind ``unsupported_block`` and skipped.
+
+    Args:
+        response: The response body as a dict, or the SDK's ``Message``.
+
+    Returns:
+        The Turn, ``stop_reason`` mapped by :data:`ANTHROPIC_STOP_REASONS`, usage by
+        :func:`usage_from_anthropic`.
+
+    Raises:
+        ProviderAPIError: the body is an error object.
+        ProtocolError: the body is not a Messages response.
+        TurnError: a ``tool_use`` block breaks the assembler's rules.
+    """
+    body = as_mapping(to_plain(response), "response", protocol_error)
+    raise_api_error(body)
+    content = as_list(body.get("content"), "response.content", protocol_error)
+    assembler = Assembler()
+    for index, raw in enumerate(content):
+        where = f"response.content[{index}]"
+        _feed_block(assembler, index, as_mapping(raw, where, protocol_error), where)
+    stop = opt_str(body, "stop_reason", "response", protocol_error)
+    if stop is not None:
+        assembler.finish(ANTHROPIC_STOP_REASONS.get(stop, stop))
+    usage = body.get("usage")
+    if isinstance(usage, Mapping):
+        assembler.set_usage(usage_from_anthropic(usage))
+    return assembler.close()
+
+
+def _feed_block(assembler: Assembler, index: int, block: Mapping[str, Any], where: str) -> None:
+    kind = block.get("type")
+    if kind == "tool_use":
+        call_id = opt_str(block, "id", where, protocol_error)
+        name = opt_str(block, "name", where, protocol_error)
+        assembler.tool_fragment(index, call_id, name, _arguments(block, where, protocol_error))
+    elif kind in ("text", "thinking", "redacted_thinking"):
+        part = _assistant_part(block, where, protocol_error)
+        if isinstance(part, TextPart):
+            assembler.text(part.text)
+        elif isinstance(part, ReasoningPart):
+            assembler.reasoning(part.text)
+            assembler.reasoning_meta(signature=part.signature, redacted=part.redacted)
+    else:
+        assembler.notice("unsupported_block", f"content block of type {kind!r} skipped", index)
+
+
+def usage_from_anthropic(usage: Mapping[str, Any]) -> Usage:
+    """Map Anthropic ``usage`` to :class:`~toolwire.messages.Usage`.
+
+    Anthropic's ``input_tokens`` excludes cached input; toolwire's, like OpenAI's,
+    includes it, so ``input_tokens`` here is ``input_tokens`` plus
+    ``cache_read_input_tokens`` plus ``cache_creation_input_tokens``. The two cache
+    counts also go to ``cache_read_tokens`` and ``cache_write_tokens``;
+    ``output_tokens_details.thinking_tokens`` (when sent) to ``reasoning_tokens``.
+
+    Args:
+        usage: The ``usage`` object of a response or of ``message_start`` /
+            ``message_delta`` stream events.
+
+    Returns:
+        The token counts.
+    """
+    read = opt_int(usage, "cache_read_input_tokens")
+    write = opt_int(usage, "cache_creation_input_tokens")
+    details = usage.get("output_tokens_details")
+    return Usage(
+        input_tokens=opt_int(usage, "input_tokens") + read + write,
+        output_tokens=opt_int(usage, "output_tokens"),
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        reasoning_tokens=opt_int(details, "thinking_tokens") if isinstance(details, Mapping) else 0,
+    )

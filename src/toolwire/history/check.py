@@ -1,0 +1,199 @@
+"""The one-result-per-call check, run on a history before every request.
+
+Providers reject a history where a tool call has no result, a result answers no call,
+or the results of one assistant turn are interrupted by another message (OpenAI Chat
+needs the ``tool`` messages right after the assistant message; Anthropic needs the
+``tool_result`` blocks first in the very next user turn). A 400 from the provider names
+none of this, so the check runs first and names the offending call and its position.
+
+The rule enforced, in one pass (linear time, one dictionary lookup per message):
+
+* the results of an assistant message's calls come right after it — each call answered
+  exactly once, in any order — before any user, system or assistant message;
+* every result answers a call made earlier; a result's tool name is its call's name;
+* no call id appears twice in the whole history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..errors import HistoryError
+from ..messages import (
+    AssistantMessage,
+    Message,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    ToolStatus,
+    UserMessage,
+)
+
+__all__ = ["check_history", "missing_results"]
+
+
+def check_history(messages: Sequence[Message]) -> None:
+    """Raise if ``messages`` breaks the one-result-per-call rule.
+
+    Args:
+        messages: The history about to be sent, oldest first.
+
+    Raises:
+        HistoryError: naming the orphan call or result (``call_id``) and its position:
+            a call without a result, a result without a call, a second result, a
+            repeated call id, a result whose tool name differs from its call's, a
+            message between a call and its result, or an entry that is not a message.
+    """
+    checker = _Checker()
+    for position, message in enumerate(messages):
+        checker.visit(position, message)
+    checker.require_answered(f"the end of the history (length {len(messages)})")
+
+
+def missing_results(messages: Sequence[Message]) -> list[ToolCall]:
+    """Return the calls that no later tool result answers, in history order.
+
+    A loop that resumes from a saved history (after a crash, say) answers these as
+    ``not_executed`` before sending the history again. Unlike :func:`check_history`
+    this does not judge the rest of the history: it only finds what is unanswered.
+
+    Args:
+        messages: A history, oldest first.
+
+    Returns:
+        The unanswered calls (the first of several calls sharing an id stands for all).
+
+    Raises:
+        HistoryError: an entry of ``messages`` is not a toolwire message.
+    """
+    made: dict[str, ToolCall] = {}
+    answered: set[str] = set()
+    for position, message in enumerate(messages):
+        if isinstance(message, AssistantMessage):
+            for call in message.tool_calls:
+                made.setdefault(call.id, call)
+        elif isinstance(message, ToolResult):
+            if message.call_id in made:
+                answered.add(message.call_id)
+        elif not isinstance(message, (UserMessage, SystemMessage)):
+            raise _not_a_message(position, message)
+    return [call for call_id, call in made.items() if call_id not in answered]
+
+
+@dataclass(slots=True)
+class _Checker:
+    """State of the single pass: which calls exist, which wait for a result."""
+
+    made: dict[str, int] = field(default_factory=dict)  # call id -> position of its call
+    answered: dict[str, int] = field(default_factory=dict)  # call id -> position of result
+    waiting: dict[str, ToolCall] = field(default_factory=dict)  # calls of the open turn
+    turn_position: int = -1  # position of the assistant message whose calls wait
+
+    def visit(self, position: int, message: object) -> None:
+        if isinstance(message, ToolResult):
+            self._result(position, message)
+        elif isinstance(message, AssistantMessage):
+            self.require_answered(f"the assistant message at position {position}")
+            self._calls(position, message)
+        elif isinstance(message, (UserMessage, SystemMessage)):
+            self.require_answered(f"the {message.role} message at position {position}")
+        else:
+            raise _not_a_message(position, message)
+
+    def require_answered(self, before: str) -> None:
+        """Raise for the first call of the open turn that still has no result."""
+        for call in self.waiting.values():
+            raise HistoryError(
+                f"tool call {call.id!r} ({call.name}) in the assistant message at position "
+                f"{self.turn_position} has no result before {before}",
+                call_id=call.id,
+            )
+
+    def _calls(self, position: int, message: AssistantMessage) -> None:
+        self.turn_position = position
+        for number, part in enumerate(message.parts):
+            if isinstance(part, ToolCall):
+                self._call(position, number, part)
+            elif not isinstance(part, (TextPart, ReasoningPart)):
+                raise HistoryError(
+                    f"part {number} of the assistant message at position {position} is a "
+                    f"{type(part).__name__}, not a TextPart, ReasoningPart or ToolCall"
+                )
+
+    def _call(self, position: int, number: int, call: ToolCall) -> None:
+        _check_call_fields(position, number, call)
+        earlier = self.made.get(call.id)
+        if earlier is not None:
+            raise HistoryError(
+                f"tool call id {call.id!r} at position {position} repeats the id of a call "
+                f"at position {earlier}",
+                call_id=call.id,
+                hint="call ids must be unique across the whole history",
+            )
+        self.made[call.id] = position
+        self.waiting[call.id] = call
+
+    def _result(self, position: int, result: ToolResult) -> None:
+        _check_result_fields(position, result)
+        call = self.waiting.pop(result.call_id, None)
+        if call is None:
+            raise self._orphan(position, result)
+        if result.name != call.name:
+            raise HistoryError(
+                f"tool result at position {position} names tool {result.name!r}, but call "
+                f"{call.id!r} called {call.name!r}",
+                call_id=call.id,
+            )
+        self.answered[call.id] = position
+
+    def _orphan(self, position: int, result: ToolResult) -> HistoryError:
+        call_id = result.call_id
+        if call_id in self.answered:
+            reason = f"is a second result for call {call_id!r} (answered at position "
+            reason += f"{self.answered[call_id]})"
+        else:
+            reason = f"answers call id {call_id!r}, which no earlier assistant message made"
+        return HistoryError(f"tool result at position {position} {reason}", call_id=call_id)
+
+
+def _check_call_fields(position: int, number: int, call: ToolCall) -> None:
+    """Reject a call whose id, name or arguments cannot be sent to any provider."""
+    for name in ("id", "name"):
+        value = getattr(call, name)
+        if not isinstance(value, str) or not value:
+            raise HistoryError(
+                f"tool call {number} of the assistant message at position {position} has "
+                f"{name} {value!r}; it must be a non-empty string",
+                call_id=call.id if isinstance(call.id, str) else None,
+            )
+    if not isinstance(call.arguments, str):
+        raise HistoryError(
+            f"tool call {call.id!r} at position {position} has arguments of type "
+            f"{type(call.arguments).__name__}; keep them as the JSON text the model sent",
+            call_id=call.id,
+        )
+
+
+def _check_result_fields(position: int, result: ToolResult) -> None:
+    """Reject a result whose fields have types no encoder can send."""
+    if not isinstance(result.call_id, str) or not isinstance(result.content, str):
+        raise HistoryError(
+            f"tool result at position {position} must have a string call_id and string "
+            f"content, got {type(result.call_id).__name__} and {type(result.content).__name__}"
+        )
+    if not isinstance(result.status, ToolStatus):
+        raise HistoryError(
+            f"tool result at position {position} has status {result.status!r}, not a ToolStatus",
+            call_id=result.call_id,
+        )
+
+
+def _not_a_message(position: int, value: object) -> HistoryError:
+    return HistoryError(
+        f"history entry at position {position} is a {type(value).__name__}, not a "
+        "SystemMessage, UserMessage, AssistantMessage or ToolResult",
+        hint="decode provider-shaped messages with toolwire.history.from_openai_chat and friends",
+    )

@@ -1,0 +1,335 @@
+"""Neutral history <-> OpenAI Chat Completions messages, and the non-streaming decoder.
+
+Mapping (``to_openai_chat``; ``from_openai_chat`` reverses it):
+
+===================  ===========================================================
+neutral              OpenAI Chat message
+===================  ===========================================================
+SystemMessage        ``{"role": "system", "content"}`` (``developer`` decodes too)
+UserMessage          ``{"role": "user", "content"}``
+AssistantMessage     ``{"role": "assistant", "content", "tool_calls"?,
+                     "reasoning_content"?}``: ``content`` is all text parts joined
+                     (``None`` when empty and there are calls, ``""`` otherwise);
+                     ``tool_calls`` is ``[{id, type: "function", function: {name,
+                     arguments}}]`` with ``arguments`` the verbatim string, left out
+                     when there are no calls (OpenAI rejects an empty list);
+                     reasoning text joined goes in ``reasoning_content``, the field
+                     vLLM, DeepSeek and SGLang use (``reasoning`` decodes too)
+ToolResult           ``{"role": "tool", "tool_call_id", "content"}``
+===================  ===========================================================
+
+What Chat cannot carry, and so what a round trip neutral -> Chat -> neutral keeps:
+an assistant message comes back as ``[reasoning?, text?, calls...]`` with at most one
+reasoning part (without signature, redacted data or id, which Chat has no field for)
+and one non-empty text part. A tool result has no error flag in Chat: its content is
+sent unchanged and decodes as ``ToolStatus.ERROR`` when it starts with
+:data:`TOOL_ERROR_PREFIX` (the executor's convention), else ``ToolStatus.OK``; the
+precise non-ok status (timeout, denied...) lives only in the neutral history. A tool
+message's tool name is recovered from the call it answers (or its own ``name`` field,
+which Mistral's API sends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..messages import (
+    AssistantMessage,
+    Message,
+    Part,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
+from ..turn import Turn
+from ..wire.assembler import Assembler
+from ._common import (
+    TOOL_ERROR_PREFIX,
+    ErrorFactory,
+    as_list,
+    as_mapping,
+    history_error,
+    opt_int,
+    opt_str,
+    protocol_error,
+    raise_api_error,
+    req_str,
+    status_from_text,
+    to_plain,
+)
+
+__all__ = [
+    "TOOL_ERROR_PREFIX",
+    "decode_openai_chat_response",
+    "from_openai_chat",
+    "to_openai_chat",
+    "usage_from_openai_chat",
+]
+
+JSONDict = dict[str, Any]
+
+
+# -- neutral -> Chat -------------------------------------------------------------------
+
+
+def to_openai_chat(messages: Sequence[Message]) -> list[JSONDict]:
+    """Encode a neutral history as OpenAI Chat Completions ``messages``.
+
+    Args:
+        messages: The neutral history, oldest first.
+
+    Returns:
+        One Chat message per neutral message, in order (see the module's table).
+
+    Raises:
+        HistoryError: an entry is not a toolwire message.
+    """
+    return [_encode(position, message) for position, message in enumerate(messages)]
+
+
+def _encode(position: int, message: Message) -> JSONDict:
+    if isinstance(message, (SystemMessage, UserMessage)):
+        return {"role": message.role, "content": message.content}
+    if isinstance(message, AssistantMessage):
+        return _encode_assistant(message)
+    if isinstance(message, ToolResult):
+        return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+    raise history_error(
+        f"a {type(message).__name__} is not a toolwire message", f"position {position}"
+    )
+
+
+def _encode_assistant(message: AssistantMessage) -> JSONDict:
+    calls = message.tool_calls
+    text = message.text
+    out: JSONDict = {"role": "assistant", "content": text if text or not calls else None}
+    if calls:
+        out["tool_calls"] = [_encode_call(call) for call in calls]
+    reasoning = message.reasoning
+    if reasoning:
+        out["reasoning_content"] = reasoning
+    return out
+
+
+def _encode_call(call: ToolCall) -> JSONDict:
+    function = {"name": call.name, "arguments": call.arguments}
+    return {"id": call.id, "type": "function", "function": function}
+
+
+# -- Chat -> neutral -------------------------------------------------------------------
+
+
+def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
+    """Decode OpenAI Chat Completions ``messages`` into a neutral history.
+
+    Args:
+        messages: Chat messages as dicts (or SDK objects with ``model_dump``).
+
+    Returns:
+        The neutral history (see the module's table for what comes back).
+
+    Raises:
+        HistoryError: a message is malformed, has a role or content part toolwire's
+            text-only model cannot hold (images, legacy ``function`` messages), or a
+            tool message answers a call no earlier assistant message made.
+    """
+    names: dict[str, str] = {}  # call id -> tool name, to name the tool results
+    decoded: list[Message] = []
+    for position, raw in enumerate(as_list(to_plain(messages), "messages", history_error)):
+        where = f"messages[{position}]"
+        message = as_mapping(to_plain(raw), where, history_error)
+        decoded.append(_decode(message, where, names))
+    return decoded
+
+
+def _decode(message: Mapping[str, Any], where: str, names: dict[str, str]) -> Message:
+    role = message.get("role")
+    if role in ("system", "developer"):
+        return SystemMessage(_text_of(message.get("content"), f"{where}.content", history_error))
+    if role == "user":
+        return UserMessage(_text_of(message.get("content"), f"{where}.content", history_error))
+    if role == "assistant":
+        assistant = AssistantMessage(_assistant_parts(message, where, history_error))
+        names.update((call.id, call.name) for call in assistant.tool_calls)
+        return assistant
+    if role == "tool":
+        return _decode_tool(message, where, names)
+    raise history_error(
+        f"role {role!r} is not one of system, developer, user, assistant, tool", where
+    )
+
+
+def _decode_tool(message: Mapping[str, Any], where: str, names: dict[str, str]) -> ToolResult:
+    call_id = req_str(message, "tool_call_id", where, history_error)
+    name = opt_str(message, "name", where, history_error) or names.get(call_id)
+    if name is None:
+        raise history_error(
+            f"tool message answers call {call_id!r}, which no earlier assistant message made", where
+        )
+    content = _text_of(message.get("content"), f"{where}.content", history_error)
+    return ToolResult(call_id, name, content, status_from_text(content))
+
+
+def _assistant_parts(message: Mapping[str, Any], where: str, err: ErrorFactory) -> list[Part]:
+    """The parts of a Chat assistant message (or response message): reasoning, text, calls."""
+    if message.get("function_call") is not None:
+        raise err("legacy 'function_call' has no call id; use 'tool_calls'", where)
+    parts: list[Part] = []
+    reasoning = opt_str(message, "reasoning_content", where, err) or opt_str(
+        message, "reasoning", where, err
+    )
+    if reasoning:
+        parts.append(ReasoningPart(reasoning))
+    text = _text_of(message.get("content"), f"{where}.content", err, allow_none=True)
+    if text:
+        parts.append(TextPart(text))
+    raw_calls = message.get("tool_calls")
+    if raw_calls is not None:
+        calls = as_list(raw_calls, f"{where}.tool_calls", err)
+        parts.extend(
+            _decode_call(call, f"{where}.tool_calls[{i}]", err) for i, call in enumerate(calls)
+        )
+    return parts
+
+
+def _decode_call(raw: Any, where: str, err: ErrorFactory) -> ToolCall:
+    call = as_mapping(raw, where, err)
+    kind = call.get("type", "function")
+    if kind != "function":
+        raise err(f"tool call type {kind!r} is not supported (only 'function')", where)
+    function = as_mapping(call.get("function"), f"{where}.function", err)
+    call_id = req_str(call, "id", where, err)
+    name = req_str(function, "name", f"{where}.function", err)
+    arguments = opt_str(function, "arguments", f"{where}.function", err)
+    return ToolCall(call_id, name, arguments or "")
+
+
+def _text_of(content: Any, where: str, err: ErrorFactory, *, allow_none: bool = False) -> str:
+    """The text of a Chat ``content``: a string, or a list of ``text``/``refusal`` parts."""
+    if isinstance(content, str):
+        return content
+    if content is None:
+        if allow_none:
+            return ""
+        raise err("content is missing", where)
+    pieces = []
+    for i, raw in enumerate(as_list(content, where, err)):
+        part = as_mapping(raw, f"{where}[{i}]", err)
+        kind = part.get("type")
+        if kind not in ("text", "refusal"):
+            raise err(
+                f"content part type {kind!r} has no place in toolwire's text-only messages",
+                f"{where}[{i}]",
+            )
+        pieces.append(req_str(part, str(kind), f"{where}[{i}]", err))
+    return "".join(pieces)
+
+
+# -- non-streaming response -> Turn ----------------------------------------------------
+
+
+def decode_openai_chat_response(response: Any) -> Turn:
+    """Decode a non-streaming Chat Completions response into a Turn.
+
+    The message goes through the same :class:`~toolwire.wire.assembler.Assembler` as a
+    stream, so the same rules hold: a call without an id or a name, or a repeated id,
+    raises ``TurnError``; arguments that are not JSON are recorded on that call. The
+    first choice is decoded; ``refusal`` text counts as answer text.
+
+    Args:
+        response: The response body as a dict, or the SDK's ``ChatCompletion``.
+
+    Returns:
+        The Turn, with ``finish_reason`` as the provider sent it and usage mapped by
+        :func:`usage_from_openai_chat`.
+
+    Raises:
+        ProviderAPIError: the body is an error object.
+        ProtocolError: the body is not a Chat Completions response.
+        TurnError: a tool call breaks the assembler's rules.
+    """
+    body = as_mapping(to_plain(response), "response", protocol_error)
+    raise_api_error(body)
+    choices = as_list(body.get("choices"), "response.choices", protocol_error)
+    if not choices:
+        raise protocol_error("the response has no choices", "response.choices")
+    choice = as_mapping(choices[0], "response.choices[0]", protocol_error)
+    message = as_mapping(choice.get("message"), "response.choices[0].message", protocol_error)
+    assembler = Assembler()
+    _feed_message(assembler, message, "response.choices[0].message")
+    finish = opt_str(choice, "finish_reason", "response.choices[0]", protocol_error)
+    if finish is not None:
+        assembler.finish(finish)
+    usage = body.get("usage")
+    if isinstance(usage, Mapping):
+        assembler.set_usage(usage_from_openai_chat(usage))
+    return assembler.close()
+
+
+def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) -> None:
+    refusal = opt_str(message, "refusal", where, protocol_error)
+    index = 0  # the call's position in ``tool_calls``, as a stream's ``index`` would be
+    for part in _response_parts(message, where):
+        if isinstance(part, ReasoningPart):
+            assembler.reasoning(part.text)
+        elif isinstance(part, TextPart):
+            assembler.text(part.text)
+        else:
+            assembler.tool_fragment(index, part.id or None, part.name or None, part.arguments)
+            index += 1
+    if refusal:
+        assembler.text(refusal)
+
+
+def _response_parts(message: Mapping[str, Any], where: str) -> list[Part]:
+    """Like ``_assistant_parts`` but lenient about a missing id or name: the assembler
+    judges those, so the error is the same ``TurnError`` a stream would raise."""
+    lenient = dict(message)
+    raw_calls = message.get("tool_calls")
+    calls = (
+        as_list(raw_calls, f"{where}.tool_calls", protocol_error) if raw_calls is not None else []
+    )
+    lenient["tool_calls"] = [
+        _with_placeholders(call, f"{where}.tool_calls[{i}]") for i, call in enumerate(calls)
+    ]
+    return _assistant_parts(lenient, where, protocol_error)
+
+
+def _with_placeholders(raw: Any, where: str) -> JSONDict:
+    call = dict(as_mapping(raw, where, protocol_error))
+    function = dict(as_mapping(call.get("function"), f"{where}.function", protocol_error))
+    call["id"] = opt_str(call, "id", where, protocol_error) or ""
+    function["name"] = opt_str(function, "name", f"{where}.function", protocol_error) or ""
+    call["function"] = function
+    return call
+
+
+def usage_from_openai_chat(usage: Mapping[str, Any]) -> Usage:
+    """Map Chat Completions ``usage`` to :class:`~toolwire.messages.Usage`.
+
+    ``input_tokens`` is ``prompt_tokens`` (which includes cached tokens),
+    ``cache_read_tokens`` is ``prompt_tokens_details.cached_tokens`` and
+    ``reasoning_tokens`` is ``completion_tokens_details.reasoning_tokens``. Missing or
+    non-integer counts read as 0.
+
+    Args:
+        usage: The ``usage`` object of a response or of the last stream chunk.
+
+    Returns:
+        The token counts.
+    """
+    prompt = usage.get("prompt_tokens_details")
+    completion = usage.get("completion_tokens_details")
+    return Usage(
+        input_tokens=opt_int(usage, "prompt_tokens"),
+        output_tokens=opt_int(usage, "completion_tokens"),
+        cache_read_tokens=opt_int(prompt, "cached_tokens") if isinstance(prompt, Mapping) else 0,
+        reasoning_tokens=opt_int(completion, "reasoning_tokens")
+        if isinstance(completion, Mapping)
+        else 0,
+    )

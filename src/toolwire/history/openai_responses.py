@@ -1,0 +1,430 @@
+"""Neutral history <-> OpenAI Responses API input items, and the non-streaming decoder.
+
+Mapping (``to_responses_input``; ``from_responses_input`` reverses it):
+
+===================  ===========================================================
+neutral              Responses input
+===================  ===========================================================
+SystemMessage        the first message of the history becomes ``instructions``;
+                     any later one stays in place as ``{"type": "message", "role":
+                     "system", "content"}`` (``developer`` decodes as system too)
+UserMessage          ``{"type": "message", "role": "user", "content"}``
+TextPart             ``{"type": "message", "role": "assistant", "content"}``, one
+                     item per part (``output_text`` and ``refusal`` content parts
+                     decode to one TextPart each)
+ReasoningPart        ``{"type": "reasoning", "id", "summary": [{"type":
+                     "summary_text", "text"}], "encrypted_content"?}``; a part
+                     without an ``id`` is left out: Responses accepts back only
+                     reasoning items it produced, which always have one
+ToolCall             ``{"type": "function_call", "call_id", "name", "arguments"}``
+ToolResult           ``{"type": "function_call_output", "call_id", "output"}``
+===================  ===========================================================
+
+Instructions go in ``instructions`` rather than a system item because that is where
+the API documents them; later system messages keep their place. Consecutive
+assistant-side items (messages, reasoning, function calls) decode into one
+AssistantMessage, in item order. Like Chat, a tool output has no error flag: the
+content is sent unchanged and decodes as ``ToolStatus.ERROR`` when it starts with
+:data:`~toolwire.history.openai_chat.TOOL_ERROR_PREFIX`.
+
+An assistant message with no part (after leaving out reasoning without an id) sends
+no item at all. So a round trip neutral -> Responses -> neutral is lossless for
+histories without two assistant messages in a row or an empty one, whose reasoning parts have an ``id`` and no
+``signature``, and whose tool results are ``ok``, or ``error`` with the prefix.
+A reasoning item's several summary parts decode joined by a blank line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn
+
+from ..errors import ProviderAPIError
+from ..messages import (
+    AssistantMessage,
+    Message,
+    Part,
+    ReasoningPart,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    Usage,
+    UserMessage,
+)
+from ..turn import Turn
+from ..wire.assembler import Assembler
+from ._common import (
+    ErrorFactory,
+    as_list,
+    as_mapping,
+    history_error,
+    opt_int,
+    opt_str,
+    protocol_error,
+    raise_api_error,
+    req_str,
+    status_from_text,
+    to_plain,
+)
+
+__all__ = [
+    "RESPONSES_INCOMPLETE_REASONS",
+    "decode_responses_response",
+    "from_responses_input",
+    "responses_finish_reason",
+    "to_responses_input",
+    "usage_from_responses",
+]
+
+JSONDict = dict[str, Any]
+
+RESPONSES_INCOMPLETE_REASONS: dict[str, str] = {
+    "max_output_tokens": "length",
+    "content_filter": "content_filter",
+}
+"""``incomplete_details.reason`` -> finish reason (OpenAI Chat vocabulary).
+
+A status ``completed`` maps to ``tool_calls`` when the output has a function call and
+``stop`` otherwise; an incomplete reason not in this table passes through unchanged, and
+``incomplete`` without a reason reads as ``length`` (the output was cut short).
+"""
+
+_SUMMARY_JOIN = "\n\n"
+
+
+# -- neutral -> Responses --------------------------------------------------------------
+
+
+def to_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[JSONDict]]:
+    """Encode a neutral history as Responses ``instructions`` and ``input`` items.
+
+    Args:
+        messages: The neutral history, oldest first.
+
+    Returns:
+        ``(instructions, items)``: the first message's text if it is a SystemMessage
+        (else ``None``), and the input items for the rest (see the module's table).
+
+    Raises:
+        HistoryError: an entry is not a toolwire message.
+    """
+    instructions: str | None = None
+    start = 0
+    if messages and isinstance(messages[0], SystemMessage):
+        instructions, start = messages[0].content, 1
+    items: list[JSONDict] = []
+    for position in range(start, len(messages)):
+        items.extend(_encode(position, messages[position]))
+    return instructions, items
+
+
+def _encode(position: int, message: Message) -> list[JSONDict]:
+    if isinstance(message, (SystemMessage, UserMessage)):
+        return [_message_item(message.role, message.content)]
+    if isinstance(message, AssistantMessage):
+        return [item for part in message.parts if (item := _encode_part(part)) is not None]
+    if isinstance(message, ToolResult):
+        return [
+            {"type": "function_call_output", "call_id": message.call_id, "output": message.content}
+        ]
+    raise history_error(
+        f"a {type(message).__name__} is not a toolwire message", f"position {position}"
+    )
+
+
+def _message_item(role: str, text: str) -> JSONDict:
+    return {"type": "message", "role": role, "content": text}
+
+
+def _encode_part(part: Part) -> JSONDict | None:
+    if isinstance(part, TextPart):
+        return _message_item("assistant", part.text)
+    if isinstance(part, ToolCall):
+        return {
+            "type": "function_call",
+            "call_id": part.id,
+            "name": part.name,
+            "arguments": part.arguments,
+        }
+    return _encode_reasoning(part)
+
+
+def _encode_reasoning(part: ReasoningPart) -> JSONDict | None:
+    if part.id is None:
+        return None  # not produced by Responses: it would reject the item
+    summary = [{"type": "summary_text", "text": part.text}] if part.text else []
+    item: JSONDict = {"type": "reasoning", "id": part.id, "summary": summary}
+    if part.redacted is not None:
+        item["encrypted_content"] = part.redacted
+    return item
+
+
+# -- Responses -> neutral --------------------------------------------------------------
+
+
+def from_responses_input(instructions: str | None, items: Sequence[Any]) -> list[Message]:
+    """Decode Responses ``instructions`` and ``input`` items into a neutral history.
+
+    Args:
+        instructions: The request's ``instructions``, or ``None``.
+        items: The input items as dicts (or SDK objects); a response's ``output``
+            items decode too.
+
+    Returns:
+        The neutral history (see the module's table).
+
+    Raises:
+        HistoryError: an item is malformed, of a type toolwire does not model (built-in
+            tool calls, item references, images), or a function output answers a call
+            no earlier item made.
+    """
+    decoder = _InputDecoder()
+    if instructions is not None:
+        if not isinstance(instructions, str):
+            raise history_error("instructions must be a string or None", "instructions")
+        decoder.messages.append(SystemMessage(instructions))
+    for position, raw in enumerate(as_list(to_plain(items), "input", history_error)):
+        where = f"input[{position}]"
+        decoder.item(as_mapping(to_plain(raw), where, history_error), where)
+    return decoder.messages
+
+
+class _InputDecoder:
+    """Collects consecutive assistant-side items into one AssistantMessage."""
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.names: dict[str, str] = {}  # call id -> tool name, to name the outputs
+        self.assistant: AssistantMessage | None = None
+
+    def item(self, item: Mapping[str, Any], where: str) -> None:
+        kind = item.get("type", "message")
+        if kind == "message":
+            self._message(item, where)
+        elif kind == "function_call_output":
+            self._output(item, where)
+        elif kind in ("reasoning", "function_call"):
+            self._part(_decode_part(item, where, history_error))
+        else:
+            raise history_error(f"input item type {kind!r} is not supported", where)
+
+    def _message(self, item: Mapping[str, Any], where: str) -> None:
+        role = item.get("role")
+        if role == "assistant":
+            for text in _texts(item.get("content"), f"{where}.content", history_error):
+                self._part(TextPart(text))
+            return
+        text = "".join(_texts(item.get("content"), f"{where}.content", history_error))
+        if role in ("system", "developer"):
+            self._append(SystemMessage(text))
+        elif role == "user":
+            self._append(UserMessage(text))
+        else:
+            raise history_error(
+                f"message role {role!r} is not one of system, developer, user, assistant", where
+            )
+
+    def _output(self, item: Mapping[str, Any], where: str) -> None:
+        call_id = req_str(item, "call_id", where, history_error)
+        name = self.names.get(call_id)
+        if name is None:
+            raise history_error(
+                f"function_call_output answers call {call_id!r}, which no earlier item made", where
+            )
+        content = "".join(_texts(item.get("output"), f"{where}.output", history_error))
+        self._append(ToolResult(call_id, name, content, status_from_text(content)))
+
+    def _part(self, part: Part) -> None:
+        if self.assistant is None:
+            self.assistant = AssistantMessage()
+            self.messages.append(self.assistant)
+        self.assistant.parts.append(part)
+        if isinstance(part, ToolCall):
+            self.names[part.id] = part.name
+
+    def _append(self, message: Message) -> None:
+        self.assistant = None
+        self.messages.append(message)
+
+
+def _decode_part(item: Mapping[str, Any], where: str, err: ErrorFactory) -> Part:
+    """A ``reasoning`` or ``function_call`` item as a neutral part."""
+    if item.get("type") == "function_call":
+        return _decode_call(item, where, err)
+    return _decode_reasoning(item, where, err)
+
+
+def _decode_call(item: Mapping[str, Any], where: str, err: ErrorFactory) -> ToolCall:
+    call_id = req_str(item, "call_id", where, err)
+    name = req_str(item, "name", where, err)
+    return ToolCall(call_id, name, opt_str(item, "arguments", where, err) or "")
+
+
+def _decode_reasoning(item: Mapping[str, Any], where: str, err: ErrorFactory) -> ReasoningPart:
+    return ReasoningPart(
+        _reasoning_text(item, where, err),
+        redacted=opt_str(item, "encrypted_content", where, err),
+        id=opt_str(item, "id", where, err),
+    )
+
+
+def _reasoning_text(item: Mapping[str, Any], where: str, err: ErrorFactory) -> str:
+    """The summary texts (OpenAI) or, without a summary, the ``reasoning_text`` content
+    (open-weight servers such as vLLM serving gpt-oss)."""
+    summary = item.get("summary")
+    texts = _part_texts(summary, f"{where}.summary", err, ("summary_text",)) if summary else []
+    if not texts and item.get("content"):
+        texts = _part_texts(item.get("content"), f"{where}.content", err, ("reasoning_text",))
+    return _SUMMARY_JOIN.join(texts)
+
+
+def _texts(content: Any, where: str, err: ErrorFactory) -> list[str]:
+    """A message's text pieces: a string, or a list of text content parts."""
+    if isinstance(content, str):
+        return [content]
+    kinds = ("input_text", "output_text", "text", "refusal")
+    return _part_texts(content, where, err, kinds)
+
+
+def _part_texts(content: Any, where: str, err: ErrorFactory, kinds: tuple[str, ...]) -> list[str]:
+    texts = []
+    for i, raw in enumerate(as_list(content, where, err)):
+        part = as_mapping(raw, f"{where}[{i}]", err)
+        kind = part.get("type")
+        if kind not in kinds:
+            raise err(
+                f"content part type {kind!r} has no place in toolwire's text-only messages",
+                f"{where}[{i}]",
+            )
+        texts.append(
+            req_str(part, "refusal" if kind == "refusal" else "text", f"{where}[{i}]", err)
+        )
+    return texts
+
+
+# -- non-streaming response -> Turn ----------------------------------------------------
+
+
+def decode_responses_response(response: Any) -> Turn:
+    """Decode a non-streaming Responses API response into a Turn.
+
+    Output items go, in order, through the same
+    :class:`~toolwire.wire.assembler.Assembler` as a stream (a function call's index is
+    its position in ``output``), so the same rules hold. Items of built-in tools (web
+    search, file search...) have no neutral form: each is reported as a Notice of kind
+    ``unsupported_item`` and otherwise skipped.
+
+    Args:
+        response: The response body as a dict, or the SDK's ``Response``.
+
+    Returns:
+        The Turn, finish reason from :func:`responses_finish_reason`, usage from
+        :func:`usage_from_responses`.
+
+    Raises:
+        ProviderAPIError: the response failed or was cancelled.
+        ProtocolError: the body is not a finished Responses API response.
+        TurnError: a function call breaks the assembler's rules.
+    """
+    body = as_mapping(to_plain(response), "response", protocol_error)
+    raise_api_error(body)
+    output = as_list(body.get("output", []), "response.output", protocol_error)
+    assembler = Assembler()
+    has_calls = False
+    for index, raw in enumerate(output):
+        where = f"response.output[{index}]"
+        has_calls |= _feed_item(assembler, index, as_mapping(raw, where, protocol_error), where)
+    finish = responses_finish_reason(body, has_tool_calls=has_calls)
+    if finish is not None:
+        assembler.finish(finish)
+    usage = body.get("usage")
+    if isinstance(usage, Mapping):
+        assembler.set_usage(usage_from_responses(usage))
+    return assembler.close()
+
+
+def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where: str) -> bool:
+    """Feed one output item; return True if it is a function call."""
+    kind = item.get("type")
+    if kind == "function_call":
+        call_id = opt_str(item, "call_id", where, protocol_error)
+        name = opt_str(item, "name", where, protocol_error)
+        assembler.tool_fragment(
+            index, call_id, name, opt_str(item, "arguments", where, protocol_error)
+        )
+        return True
+    if kind == "message":
+        for text in _texts(item.get("content"), f"{where}.content", protocol_error):
+            assembler.text(text)
+    elif kind == "reasoning":
+        part = _decode_reasoning(item, where, protocol_error)
+        assembler.reasoning(part.text)
+        assembler.reasoning_meta(redacted=part.redacted, id=part.id)
+    else:
+        assembler.notice("unsupported_item", f"output item of type {kind!r} skipped", index)
+    return False
+
+
+def responses_finish_reason(response: Mapping[str, Any], *, has_tool_calls: bool) -> str | None:
+    """The finish reason (OpenAI Chat vocabulary) of a finished Responses API response.
+
+    Args:
+        response: The response object (a non-streaming body, or the ``response`` of a
+            ``response.completed`` / ``response.incomplete`` stream event).
+        has_tool_calls: Whether the output holds a function call.
+
+    Returns:
+        ``tool_calls`` or ``stop`` for ``completed``, the mapped
+        ``incomplete_details.reason`` for ``incomplete`` (see
+        :data:`RESPONSES_INCOMPLETE_REASONS`), ``None`` when there is no status.
+
+    Raises:
+        ProviderAPIError: the status is ``failed`` or ``cancelled``.
+        ProtocolError: the status says the response is not finished, or is unknown.
+    """
+    status = response.get("status")
+    if status is None or status == "completed":
+        return None if status is None else ("tool_calls" if has_tool_calls else "stop")
+    if status == "incomplete":
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        return RESPONSES_INCOMPLETE_REASONS.get(str(reason), str(reason)) if reason else "length"
+    if status in ("failed", "cancelled"):
+        _raise_unfinished(response, str(status))
+    raise protocol_error(
+        f"response status {status!r} is not a finished response", "response.status"
+    )
+
+
+def _raise_unfinished(response: Mapping[str, Any], status: str) -> NoReturn:
+    """Raise the provider's error for a failed or cancelled response."""
+    raise_api_error(response)  # the response's own ``error`` says most
+    raise ProviderAPIError(f"the response {status}", error_type=status, body=dict(response))
+
+
+def usage_from_responses(usage: Mapping[str, Any]) -> Usage:
+    """Map Responses API ``usage`` to :class:`~toolwire.messages.Usage`.
+
+    ``input_tokens`` includes cached tokens (``input_tokens_details.cached_tokens``
+    becomes ``cache_read_tokens``, ``input_tokens_details.cache_write_tokens`` where the
+    API sends it ``cache_write_tokens``); ``output_tokens_details.reasoning_tokens``
+    becomes ``reasoning_tokens``. Missing or non-integer counts read as 0.
+
+    Args:
+        usage: The ``usage`` object of a response.
+
+    Returns:
+        The token counts.
+    """
+    inputs = usage.get("input_tokens_details")
+    outputs = usage.get("output_tokens_details")
+    return Usage(
+        input_tokens=opt_int(usage, "input_tokens"),
+        output_tokens=opt_int(usage, "output_tokens"),
+        cache_read_tokens=opt_int(inputs, "cached_tokens") if isinstance(inputs, Mapping) else 0,
+        cache_write_tokens=opt_int(inputs, "cache_write_tokens") if isinstance(inputs, Mapping) else 0,
+        reasoning_tokens=opt_int(outputs, "reasoning_tokens")
+        if isinstance(outputs, Mapping)
+        else 0,
+    )

@@ -1,0 +1,167 @@
+"""The provider-neutral conversation model.
+
+One history shape serves every provider; encoders in ``toolwire.history`` map it to
+and from OpenAI Chat, OpenAI Responses and Anthropic Messages. An assistant message
+keeps its parts in the order the model produced them (Anthropic and Responses
+interleave text, reasoning and tool calls), and a tool call keeps its arguments as
+the exact string the model sent, so what goes back to a provider is what it sent.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+__all__ = [
+    "AssistantMessage",
+    "Message",
+    "Part",
+    "ReasoningPart",
+    "SystemMessage",
+    "TextPart",
+    "ToolCall",
+    "ToolResult",
+    "ToolStatus",
+    "Usage",
+    "UserMessage",
+]
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool call exactly as the model sent it: the shape kept in history.
+
+    ``arguments`` is the verbatim JSON text (never re-serialised), which keeps the
+    history byte-identical for prompt caching and protocol-faithful for the provider.
+    """
+
+    id: str
+    name: str
+    arguments: str
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(slots=True)
+class TextPart:
+    """Visible answer text."""
+
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(slots=True)
+class ReasoningPart:
+    """Reasoning ("thinking") text, with whatever the provider needs to accept it back.
+
+    ``signature`` is Anthropic's thinking signature; ``redacted`` holds Anthropic's
+    redacted-thinking data or the Responses API's ``encrypted_content``; ``id`` is the
+    Responses API's reasoning item id.
+    """
+
+    text: str
+    signature: str | None = None
+    redacted: str | None = None
+    id: str | None = None
+    kind: Literal["reasoning"] = "reasoning"
+
+
+Part = Union[TextPart, ReasoningPart, ToolCall]
+
+
+class ToolStatus(str, enum.Enum):
+    """How a tool call ended. Every call in a history has exactly one result."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    DENIED = "denied"
+    NOT_EXECUTED = "not_executed"
+
+    @property
+    def is_error(self) -> bool:
+        """True for every status but ``ok``: providers mark these results as errors."""
+        return self is not ToolStatus.OK
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts reported by the provider (zero when it reported none)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+            self.reasoning_tokens + other.reasoning_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+@dataclass(slots=True)
+class SystemMessage:
+    """Instructions for the model."""
+
+    content: str
+    role: Literal["system"] = "system"
+
+
+@dataclass(slots=True)
+class UserMessage:
+    """A user turn."""
+
+    content: str
+    role: Literal["user"] = "user"
+
+
+@dataclass(slots=True)
+class AssistantMessage:
+    """One model turn: text, reasoning and tool calls, in the order produced."""
+
+    parts: list[Part] = field(default_factory=list)
+    role: Literal["assistant"] = "assistant"
+
+    @property
+    def text(self) -> str:
+        """All answer text, concatenated."""
+        return "".join(p.text for p in self.parts if isinstance(p, TextPart))
+
+    @property
+    def reasoning(self) -> str:
+        """All reasoning text, concatenated."""
+        return "".join(p.text for p in self.parts if isinstance(p, ReasoningPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls, in the order the model emitted them."""
+        return [p for p in self.parts if isinstance(p, ToolCall)]
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """The one answer to one tool call.
+
+    ``content`` is the text the model will read; ``status`` says how the call ended
+    (anything but ``ok`` is sent to the provider as an error result).
+    """
+
+    call_id: str
+    name: str
+    content: str
+    status: ToolStatus = ToolStatus.OK
+    role: Literal["tool"] = "tool"
+
+
+Message = Union[SystemMessage, UserMessage, AssistantMessage, ToolResult]

@@ -1,0 +1,276 @@
+"""Error feedback: failed calls become error results; budgets decide when to stop.
+
+An invalid or failed call is never a crash: it becomes that call's error
+:class:`~toolwire.messages.ToolResult`, whose content tells the model what went wrong
+and what the tool expects (the schema), and the model gets another turn. How many
+turns is bounded two ways, both pure and synchronous for the agent loop to call:
+
+* a retry budget per failure class for the whole run (:data:`DEFAULT_BUDGETS`): a
+  budget of N lets the model retry N times after failures of that class, and the
+  next failure stops the run;
+* a per-tool breaker: N consecutive failures of one tool (any class) stop the run,
+  even when no single class has run out.
+
+Stopping raises :class:`BudgetExceeded`, naming the tool, the class and the last
+message the model was sent.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar, Literal
+
+from ..errors import CallerError, Fault, ModelOutputError
+from ..messages import ToolResult, ToolStatus
+from .diagnostics import FAILURE_KINDS, FailureKind
+from .tool import Tool
+from .validate import Validation, schema_text
+
+__all__ = [
+    "DEFAULT_BREAKER",
+    "DEFAULT_BUDGETS",
+    "BudgetExceeded",
+    "FailureBudget",
+    "RetryPolicy",
+    "ToolBudgetExceeded",
+    "error_result",
+    "failure_content",
+    "failure_result",
+]
+
+DEFAULT_BUDGETS: Mapping[FailureKind, int] = MappingProxyType(
+    {
+        "invalid_json": 3,
+        "schema_violation": 3,
+        "missing_required": 3,
+        "unexpected_parameter": 3,
+        "empty_call": 2,
+        "unknown_tool": 1,
+        "loop": 1,
+        "tool_error": 3,
+        "timeout": 2,
+        "denied": 3,
+    }
+)
+"""Retries allowed per failure class in one run.
+
+Argument errors (JSON, schema, missing, hallucinated parameters) get 3: the error
+message carries the schema, and a model that has not fixed a call after three precise
+explanations rarely does. An unknown tool and a detected loop get 1: the closest
+names are listed once, and a repeated identical call means the model is stuck.
+"""
+
+DEFAULT_BREAKER = 5
+"""Consecutive failures of one tool, of any class, that stop the run."""
+
+_TOOL_KINDS = frozenset({"tool_error", "timeout"})
+
+
+class BudgetExceeded(ModelOutputError):
+    """The run stops: a failure class's budget or a tool's breaker is spent.
+
+    Attributes:
+        tool: The tool whose call failed last.
+        kind: The failure class of that call.
+        last_message: What the model was told about that call.
+        count: Failures counted (of the class, or consecutive for the tool).
+        limit: The budget or breaker threshold that was passed.
+        reason: ``"budget"`` or ``"breaker"``.
+    """
+
+    default_hint = "raise the budget in RetryPolicy, or fix the tool or its description"
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        kind: FailureKind,
+        last_message: str,
+        count: int,
+        limit: int,
+        reason: Literal["budget", "breaker"],
+    ) -> None:
+        self.tool = tool
+        self.kind = kind
+        self.last_message = last_message
+        self.count = count
+        self.limit = limit
+        self.reason = reason
+        if reason == "budget":
+            what = f"{count} {kind} failures in this run (budget: {limit} retries)"
+        else:
+            what = f"{count} consecutive failures of tool {tool!r} (breaker: {limit})"
+        super().__init__(
+            f"run stopped after {what}; last failure: tool {tool!r}, {kind}: "
+            f"{_first_line(last_message)}"
+        )
+
+
+class ToolBudgetExceeded(BudgetExceeded):
+    """:class:`BudgetExceeded` where the last failure was the tool's (raised, timed out)."""
+
+    fault: ClassVar[Fault] = "tool"
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How many failures the run tolerates.
+
+    Attributes:
+        budgets: Failure class → retries allowed in one run; classes left out use
+            :data:`DEFAULT_BUDGETS`.
+        breaker: Consecutive failures of one tool that stop the run (0 disables it).
+    """
+
+    budgets: Mapping[str, int] = field(default_factory=dict)
+    breaker: int = DEFAULT_BREAKER
+
+    def __post_init__(self) -> None:
+        for kind, value in self.budgets.items():
+            if kind not in FAILURE_KINDS:
+                raise CallerError(
+                    f"RetryPolicy: unknown failure class {kind!r}",
+                    hint=f"use one of {', '.join(FAILURE_KINDS)}",
+                )
+            _check_count(f"budget for {kind}", value)
+        _check_count("breaker", self.breaker)
+
+    def budget(self, kind: FailureKind) -> int:
+        """The retries allowed for ``kind``."""
+        return self.budgets.get(kind, DEFAULT_BUDGETS[kind])
+
+
+def _check_count(what: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise CallerError(f"RetryPolicy: {what} must be an int >= 0, got {value!r}")
+
+
+class FailureBudget:
+    """Counts failures of one run against a :class:`RetryPolicy`.
+
+    Call :meth:`record` for every failed call and :meth:`record_success` for every
+    call that succeeded (it resets that tool's breaker).
+    """
+
+    def __init__(self, policy: RetryPolicy | None = None) -> None:
+        self.policy = policy or RetryPolicy()
+        self._by_kind: Counter[str] = Counter()
+        self._streak: Counter[str] = Counter()
+
+    def record(self, kind: str, tool: str, message: str = "") -> None:
+        """Count one failure; raise when its class's budget or the tool's breaker is spent.
+
+        Raises:
+            BudgetExceeded: The run must stop (``ToolBudgetExceeded`` when the last
+                failure was the tool's own).
+            CallerError: ``kind`` is not a failure class.
+        """
+        if kind not in FAILURE_KINDS:
+            raise CallerError(f"unknown failure class {kind!r}")
+        checked: FailureKind = kind
+        self._by_kind[kind] += 1
+        self._streak[tool] += 1
+        limit = self.policy.budget(checked)
+        if self._by_kind[kind] > limit:
+            raise self._stop(
+                tool=tool,
+                kind=checked,
+                message=message,
+                count=self._by_kind[kind],
+                limit=limit,
+                reason="budget",
+            )
+        breaker = self.policy.breaker
+        if breaker and self._streak[tool] >= breaker:
+            raise self._stop(
+                tool=tool,
+                kind=checked,
+                message=message,
+                count=self._streak[tool],
+                limit=breaker,
+                reason="breaker",
+            )
+
+    def record_success(self, tool: str) -> None:
+        """A call of ``tool`` succeeded: its consecutive-failure count starts over."""
+        self._streak.pop(tool, None)
+
+    def used(self, kind: FailureKind) -> int:
+        """Failures of ``kind`` counted so far."""
+        return self._by_kind[kind]
+
+    def remaining(self, kind: FailureKind) -> int:
+        """Retries left for ``kind`` (0 means the next failure stops the run)."""
+        return max(0, self.policy.budget(kind) - self._by_kind[kind])
+
+    @staticmethod
+    def _stop(
+        *,
+        tool: str,
+        kind: FailureKind,
+        message: str,
+        count: int,
+        limit: int,
+        reason: Literal["budget", "breaker"],
+    ) -> BudgetExceeded:
+        cls = ToolBudgetExceeded if kind in _TOOL_KINDS else BudgetExceeded
+        return cls(
+            tool=tool, kind=kind, last_message=message, count=count, limit=limit, reason=reason
+        )
+
+
+# --- error results --------------------------------------------------------------------
+
+
+def error_result(call_id: str, validation: Validation) -> ToolResult:
+    """The error result for a call that failed validation (never executed).
+
+    Raises:
+        CallerError: ``validation`` is ok (a valid call has no error result).
+    """
+    if validation.ok:
+        raise CallerError("error_result() needs a failed validation; this call is valid")
+    return ToolResult(call_id, validation.tool, validation.message, ToolStatus.ERROR)
+
+
+def failure_content(name: str, error: BaseException | str, tool: Tool | None = None) -> str:
+    """The text the model reads when a call ran and failed.
+
+    Args:
+        name: The tool name.
+        error: The exception the tool raised, or a reason.
+        tool: The tool, to quote its schema (omitted when ``None``).
+    """
+    if isinstance(error, BaseException):
+        reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    else:
+        reason = error
+    if isinstance(error, TimeoutError) and tool is not None and tool.timeout:
+        reason = f"timed out after {tool.timeout:g} s"
+    lines = [f"Error: the call to `{name}` failed: {reason}"]
+    if tool is not None:
+        lines.append(f"Expected arguments (JSON Schema): {schema_text(tool.parameters)}")
+    lines.append("Correct the call and try again, or take a different approach.")
+    return "\n".join(lines)
+
+
+def failure_result(
+    call_id: str,
+    name: str,
+    error: BaseException | str,
+    *,
+    tool: Tool | None = None,
+    status: ToolStatus = ToolStatus.ERROR,
+) -> ToolResult:
+    """The error result for a call that ran and failed (or timed out: pass ``status``)."""
+    if status is ToolStatus.OK:
+        raise CallerError("failure_result() needs an error status, not ok")
+    return ToolResult(call_id, name, failure_content(name, error, tool), status)
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(no message)"
+    return line if len(line) <= 200 else line[:200] + "..."

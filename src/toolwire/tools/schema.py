@@ -1,0 +1,334 @@
+"""Function signature → pydantic model → JSON Schema, built once per tool.
+
+Strategy: every parameter becomes a field of a pydantic model created with
+``create_model`` at definition time, so validation later is one ``model_validate``
+call on a prebuilt validator. Fields get internal names (``p0``, ``p1``, ...) and the
+parameter's name as their alias: a parameter called ``json``, ``schema`` or
+``_private`` would otherwise clash with ``BaseModel``'s own attributes.
+
+A parameter whose annotation pydantic cannot validate or describe fails here, at
+definition time, with a :class:`ToolDefinitionError` naming the function and the
+parameter — not on the first call in production.
+
+:func:`strict_schema` rewrites a schema for OpenAI's strict mode (every object closed
+with ``additionalProperties: false``, every property required, optional ones
+nullable, no ``default`` and no ``$ref`` with siblings).
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+from pydantic.json_schema import GenerateJsonSchema
+
+from ..errors import CallerError
+
+__all__ = [
+    "ParamSpec",
+    "SignatureModel",
+    "ToolDefinitionError",
+    "build_signature_model",
+    "strict_schema",
+]
+
+_SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+
+
+class ToolDefinitionError(CallerError):
+    """A function cannot become a tool: unsupported annotation, bad name or option.
+
+    Attributes:
+        function: The function's qualified name.
+        parameter: The offending parameter, or ``None`` when the whole tool is at fault.
+    """
+
+    default_hint = "use JSON-compatible annotations (str, int, float, bool, list, dict, models)"
+
+    def __init__(
+        self, message: str, *, function: str, parameter: str | None = None, hint: str | None = None
+    ) -> None:
+        self.function = function
+        self.parameter = parameter
+        where = f"parameter {parameter!r} of {function}" if parameter else function
+        super().__init__(f"{where}: {message}", hint=hint)
+
+
+class _NoFieldTitles(GenerateJsonSchema):
+    """Drop the auto-generated ``title`` of each property: noise in the model's prompt."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    """One parameter of a typed tool.
+
+    Attributes:
+        name: The parameter's name (the JSON key the model sends).
+        field: The internal field name in the pydantic model.
+        required: Whether the function has no default for it.
+        accepts_none: Whether ``None`` is a valid value (used by strict mode, where the
+            model sends ``null`` for an omitted optional parameter).
+    """
+
+    name: str
+    field: str
+    required: bool
+    accepts_none: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SignatureModel:
+    """The prebuilt validator and schema of a typed tool.
+
+    Attributes:
+        model: The pydantic model whose fields are the function's parameters.
+        params: The parameters in signature order.
+        schema: The JSON Schema of the arguments object.
+    """
+
+    model: type[pydantic.BaseModel]
+    params: tuple[ParamSpec, ...]
+    schema: dict[str, Any]
+
+    def kwargs(self, instance: pydantic.BaseModel) -> dict[str, Any]:
+        """Turn a validated model instance back into keyword arguments.
+
+        Parameters the model did not send are left out, so the function's own default
+        applies (a mutable default is never shared through the model).
+        """
+        sent = instance.model_fields_set
+        return {p.name: getattr(instance, p.field) for p in self.params if p.field in sent}
+
+
+def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) -> SignatureModel:
+    """Build the validator and JSON Schema for ``fn``'s parameters.
+
+    Args:
+        fn: The tool function.
+        qualname: The function's name for error messages.
+        descriptions: Parameter name → description (from the docstring).
+
+    Returns:
+        The model, the parameter table and the schema.
+
+    Raises:
+        ToolDefinitionError: A parameter is variadic, positional-only, or has an
+            annotation pydantic cannot validate or describe as JSON Schema.
+    """
+    hints = _type_hints(fn, qualname)
+    fields: dict[str, Any] = {}
+    params: list[ParamSpec] = []
+    for index, param in enumerate(inspect.signature(fn).parameters.values()):
+        _check_kind(param, qualname)
+        annotation = hints.get(param.name, Any)
+        internal = f"p{index}"
+        fields[internal] = (annotation, _field(param, descriptions.get(param.name)))
+        required = param.default is inspect.Parameter.empty
+        accepts_none = _accepts_none(annotation, qualname, param.name)
+        params.append(ParamSpec(param.name, internal, required, accepts_none))
+    model = _create_model(qualname, fields, hints)
+    schema = _json_schema(model, qualname, hints)
+    return SignatureModel(model, tuple(params), schema)
+
+
+def _type_hints(fn: Any, qualname: str) -> dict[str, Any]:
+    """Resolve annotations (strings included); an unresolvable one is a definition error."""
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception as exc:  # NameError, TypeError: whatever evaluating an annotation raised
+        name = _unresolvable(target)
+        raise ToolDefinitionError(
+            f"cannot resolve the type hint ({exc})",
+            function=qualname,
+            parameter=name,
+            hint="define the annotation's type at module level, or import it there",
+        ) from exc
+
+
+def _unresolvable(target: Any) -> str | None:
+    """The first parameter whose string annotation does not evaluate in the module."""
+    namespace = getattr(target, "__globals__", {})
+    for name, annotation in getattr(target, "__annotations__", {}).items():
+        if not isinstance(annotation, str):
+            continue
+        try:
+            eval(annotation, namespace)  # the same evaluation get_type_hints performs
+        except Exception:
+            return str(name)
+    return None
+
+
+def _check_kind(param: inspect.Parameter, qualname: str) -> None:
+    """Tools are called with keyword arguments from a JSON object."""
+    if param.kind in _SKIPPED_KINDS:
+        raise ToolDefinitionError(
+            "*args and **kwargs cannot be described as JSON Schema",
+            function=qualname,
+            parameter=param.name,
+            hint="declare each argument explicitly",
+        )
+    if param.kind is inspect.Parameter.POSITIONAL_ONLY:
+        raise ToolDefinitionError(
+            "positional-only parameters cannot be passed from a JSON object",
+            function=qualname,
+            parameter=param.name,
+            hint="remove the '/' from the signature",
+        )
+
+
+def _field(param: inspect.Parameter, description: str | None) -> Any:
+    """A pydantic ``Field`` aliased to the parameter name, with default and description."""
+    default = ... if param.default is inspect.Parameter.empty else param.default
+    return pydantic.Field(default, alias=param.name, description=description or None)
+
+
+def _accepts_none(annotation: Any, qualname: str, name: str) -> bool:
+    """Whether ``None`` validates against the annotation; unsupported types fail here."""
+    try:
+        adapter: pydantic.TypeAdapter[Any] = pydantic.TypeAdapter(annotation)
+    except Exception as exc:  # PydanticSchemaGenerationError, PydanticUserError, TypeError
+        raise _unsupported(exc, qualname, name) from exc
+    try:
+        adapter.validate_python(None)
+    except pydantic.ValidationError:
+        return False
+    return True
+
+
+def _create_model(
+    qualname: str, fields: dict[str, Any], hints: dict[str, Any]
+) -> type[pydantic.BaseModel]:
+    """Create the arguments model: extra keys forbidden (hallucinated parameters)."""
+    config = pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False)
+    try:
+        return pydantic.create_model(_model_name(qualname), __config__=config, **fields)
+    except Exception as exc:
+        raise _locate(exc, qualname, hints) from exc
+
+
+def _json_schema(
+    model: type[pydantic.BaseModel], qualname: str, hints: dict[str, Any]
+) -> dict[str, Any]:
+    """The arguments schema, without the model's auto-generated titles."""
+    try:
+        schema = model.model_json_schema(by_alias=True, schema_generator=_NoFieldTitles)
+    except Exception as exc:  # PydanticInvalidForJsonSchema: e.g. a Callable annotation
+        raise _locate(exc, qualname, hints) from exc
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _locate(exc: Exception, qualname: str, hints: dict[str, Any]) -> ToolDefinitionError:
+    """Find which parameter's annotation is at fault by describing each one alone."""
+    for name, annotation in hints.items():
+        if name == "return":
+            continue
+        try:
+            pydantic.TypeAdapter(annotation).json_schema()
+        except Exception:
+            return _unsupported(exc, qualname, name)
+    return ToolDefinitionError(f"cannot build a schema ({exc})", function=qualname)
+
+
+def _unsupported(exc: Exception, qualname: str, name: str) -> ToolDefinitionError:
+    """The error for one parameter whose annotation cannot become a schema."""
+    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ToolDefinitionError(
+        f"unsupported annotation ({first_line})", function=qualname, parameter=name
+    )
+
+
+def _model_name(qualname: str) -> str:
+    """A valid class name for the arguments model."""
+    cleaned = "".join(ch if ch.isalnum() else "_" for ch in qualname)
+    return f"{cleaned}_arguments"
+
+
+# --- OpenAI strict mode -------------------------------------------------------------
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite a JSON Schema for OpenAI strict mode (structured outputs for tools).
+
+    Strict mode requires every object to list all its properties as required and to
+    set ``additionalProperties: false``; a property the function treats as optional
+    therefore becomes nullable, and the validator drops the ``null`` again so the
+    function's default applies. ``default`` is removed (strict mode rejects it) and a
+    ``$ref`` with sibling keywords is wrapped in ``allOf``.
+
+    Args:
+        schema: A schema (not modified).
+
+    Returns:
+        A new, strict schema.
+    """
+    result = copy.deepcopy(schema)
+    _strict_node(result)
+    return result
+
+
+_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
+_SCHEMA_VALUES = ("items", "not", "additionalProperties", "contains")
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def _strict_node(node: Any) -> None:
+    """Apply the strict rules to one schema node and recurse into its subschemas.
+
+    Only keywords that hold schemas are visited: ``enum``, ``const`` and ``examples``
+    hold data, which must not be rewritten.
+    """
+    if not isinstance(node, dict):
+        return
+    node.pop("default", None)
+    if "$ref" in node and len(node) > 1:
+        node["allOf"] = [{"$ref": node.pop("$ref")}]
+    if node.get("type") == "object" or "properties" in node:
+        _close_object(node)
+    for key in _SCHEMA_LISTS:
+        for sub in node.get(key, ()):
+            _strict_node(sub)
+    for key in _SCHEMA_VALUES:
+        _strict_node(node.get(key))
+    for key in _SCHEMA_MAPS:
+        for sub in (node.get(key) or {}).values():
+            _strict_node(sub)
+
+
+def _close_object(node: dict[str, Any]) -> None:
+    """All properties required; the formerly optional ones may be ``null``."""
+    properties: dict[str, Any] = node.setdefault("properties", {})
+    required = set(node.get("required", []))
+    for name, sub in properties.items():
+        if name not in required and not _nullable(sub):
+            properties[name] = _make_nullable(sub)
+    node["required"] = list(properties)
+    node["additionalProperties"] = False
+
+
+def _make_nullable(node: Any) -> dict[str, Any]:
+    """``anyOf [node, null]``, keeping the description where the model reads it first."""
+    inner = dict(node) if isinstance(node, dict) else {}
+    wrapped: dict[str, Any] = {"anyOf": [inner, {"type": "null"}]}
+    if "description" in inner:
+        wrapped = {"description": inner.pop("description"), **wrapped}
+    return wrapped
+
+
+def _nullable(node: Any) -> bool:
+    """Whether a schema already admits ``null``."""
+    if not isinstance(node, dict):
+        return False
+    kind = node.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_nullable(option) for option in node.get("anyOf", []))

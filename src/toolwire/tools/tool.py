@@ -1,0 +1,622 @@
+"""Tools: a plain function plus its schema and its execution policy.
+
+API in one paragraph (for the executor and the agent loop): ``@tool`` (bare, or
+``@tool(name=, description=, concurrency_safe=, timeout=, retries=, idempotent=,
+side_effects=, strict=)``) turns a sync or async function into a :class:`Tool`, still
+callable like the function. A tool has ``.name``, ``.description``, ``.parameters``
+(JSON Schema), ``.fn``, ``.is_async`` and the policy attributes;
+``.is_concurrency_safe(input)`` evaluates the bool-or-callable policy on the validated
+input; ``.definition()`` is the OpenAI Chat tool definition. ``.validate(raw_arguments)``
+(or ``.validate(parsed=value)`` when the arguments were already parsed) is pure and
+synchronous and returns a :class:`~toolwire.tools.validate.Validation`: ``.ok`` with
+``.input`` (for a typed tool, the kwargs dict), or not ok with ``.kind`` and a
+``.message`` to send back to the model as the call's error result; ``.repaired`` and
+``.original`` say whether JSON repair was used. ``tool.invoke(input)`` calls the
+function with a validated input (``fn(**input)`` for typed tools, ``fn(input)`` for
+raw-schema ones) and returns its result — a coroutine for async tools.
+``Tool.from_schema(name, description, parameters, fn, **policy)`` wraps a raw JSON
+Schema tool (MCP). :class:`Toolset` is the name → tool registry:
+``.get(name)``, ``.definitions()``, ``.validate(request)`` (unknown names get an
+``unknown_tool`` result listing the closest names), iteration and ``len``.
+
+Typed tools validate with a pydantic model built once, at definition time (see
+:mod:`toolwire.tools.schema`); raw-schema tools with a ``jsonschema`` validator, also
+built once. A definition the library cannot turn into a schema fails immediately
+with :class:`~toolwire.tools.schema.ToolDefinitionError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
+
+import pydantic
+
+from ..errors import CallerError, RepairError
+from .docstrings import parse_docstring
+from .repair import loads_lenient
+from .schema import SignatureModel, ToolDefinitionError, build_signature_model, strict_schema
+from .validate import (
+    MISSING,
+    Problem,
+    RepairPolicy,
+    SchemaExtraMissing,
+    Validation,
+    echo,
+    headline_for,
+    jsonschema_problems,
+    overall_kind,
+    pydantic_problems,
+    render_message,
+    short_value,
+)
+
+if TYPE_CHECKING:
+    from ..turn import ToolRequest
+
+__all__ = ["ConcurrencyPolicy", "Tool", "Toolset", "tool"]
+
+ConcurrencyPolicy: TypeAlias = bool | Callable[[Any], bool]
+
+# OpenAI and Anthropic both accept tool names matching this pattern.
+_NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_REPAIR_POLICIES = ("no_side_effects", "always", "never")
+
+
+class Tool:
+    """A function the model can call, with its schema and its execution policy.
+
+    Build one with :func:`tool` or :meth:`Tool.from_schema`; calling the tool calls
+    the function unchanged.
+
+    Attributes:
+        name: The name the model calls it by.
+        description: What the tool does, for the model.
+        parameters: The JSON Schema of the arguments object (strict form if ``strict``).
+        fn: The wrapped function.
+        is_async: Whether ``fn`` returns a coroutine.
+        concurrency_safe: A bool, or a function of the validated input returning one.
+        timeout: Seconds before the executor gives up on a call (``None``: no limit).
+        retries: How many times the executor re-runs a call that raised.
+        idempotent: Whether running the same call twice is harmless.
+        side_effects: Whether the tool changes anything outside itself. Repaired
+            arguments run automatically only when this is ``False``.
+        strict: Whether the definition asks for OpenAI strict mode.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        signature: SignatureModel | None,
+        validator: Any = None,
+        concurrency_safe: ConcurrencyPolicy = False,
+        timeout: float | None = None,
+        retries: int = 0,
+        idempotent: bool = False,
+        side_effects: bool = True,
+        strict: bool = False,
+    ) -> None:
+        _check_policy(name, concurrency_safe, timeout, retries)
+        self.fn = fn
+        self.name = name
+        self.description = description
+        self.parameters = parameters
+        self.is_async = _is_async(fn)
+        self.concurrency_safe = concurrency_safe
+        self.timeout = timeout
+        self.retries = retries
+        self.idempotent = idempotent
+        self.side_effects = side_effects
+        self.strict = strict
+        self._signature = signature
+        self._validator = validator
+        self._required = _required_names(signature, parameters)
+        self._field_names = (
+            {p.field: p.name for p in signature.params} if signature is not None else {}
+        )
+
+    # --- construction -----------------------------------------------------------
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        strict: bool = False,
+        **policy: Any,
+    ) -> Tool:
+        """Build a typed tool from a function's signature and docstring.
+
+        Args:
+            fn: A sync or async function with annotated parameters.
+            name: Overrides ``fn.__name__``.
+            description: Overrides the docstring's description.
+            strict: Emit an OpenAI strict-mode schema.
+            **policy: ``concurrency_safe``, ``timeout``, ``retries``, ``idempotent``,
+                ``side_effects``.
+
+        Returns:
+            The tool.
+
+        Raises:
+            ToolDefinitionError: The name is invalid or an annotation is unsupported.
+        """
+        qualname = getattr(fn, "__qualname__", None) or type(fn).__name__
+        tool_name: str = name or str(getattr(fn, "__name__", ""))
+        _check_name(tool_name, qualname)
+        doc = parse_docstring(inspect.getdoc(fn))
+        signature = build_signature_model(fn, qualname, doc.params)
+        parameters = strict_schema(signature.schema) if strict else signature.schema
+        text = description if description is not None else doc.description
+        return cls(
+            fn,
+            name=tool_name,
+            description=text,
+            parameters=parameters,
+            signature=signature,
+            strict=strict,
+            **policy,
+        )
+
+    @classmethod
+    def from_schema(
+        cls,
+        name: str,
+        description: str,
+        parameters: dict[str, Any],
+        fn: Callable[[dict[str, Any]], Any],
+        **policy: Any,
+    ) -> Tool:
+        """Wrap an external tool described by a raw JSON Schema (MCP and the like).
+
+        Validation uses ``jsonschema`` (the optional ``toolwire[schema]`` extra), with
+        format checking. ``fn`` is called with the arguments object as one dict.
+
+        Args:
+            name: The tool name.
+            description: What the tool does.
+            parameters: The JSON Schema of the arguments object.
+            fn: Called as ``fn(arguments)``; sync or async.
+            **policy: ``concurrency_safe``, ``timeout``, ``retries``, ``idempotent``,
+                ``side_effects``, ``strict``.
+
+        Returns:
+            The tool.
+
+        Raises:
+            SchemaExtraMissing: ``jsonschema`` is not installed.
+            ToolDefinitionError: The name or the schema is invalid.
+        """
+        _check_name(name, name)
+        validator = _jsonschema_validator(name, parameters)
+        return cls(
+            fn,
+            name=name,
+            description=description,
+            parameters=parameters,
+            signature=None,
+            validator=validator,
+            **policy,
+        )
+
+    # --- use --------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the wrapped function directly, bypassing validation."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool(name={self.name!r}, is_async={self.is_async})"
+
+    def invoke(self, value: Any) -> Any:
+        """Call the function with a validated input (``Validation.input``).
+
+        Returns:
+            The function's result; a coroutine for async tools.
+        """
+        if self._signature is not None:
+            return self.fn(**value)
+        return self.fn(value)
+
+    def is_concurrency_safe(self, value: Any) -> bool:
+        """Whether this call may run alongside others, given its validated input."""
+        policy = self.concurrency_safe
+        return bool(policy(value)) if callable(policy) else bool(policy)
+
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI Chat Completions tool definition."""
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
+        if self.strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
+
+    def validate(
+        self,
+        raw_arguments: str | None = None,
+        *,
+        parsed: Any = MISSING,
+        repair_policy: RepairPolicy = "no_side_effects",
+    ) -> Validation:
+        """Check a call's arguments; pure and synchronous, never executes anything.
+
+        Args:
+            raw_arguments: The arguments text as the model sent it. ``None`` or blank
+                is an empty call (valid only when nothing is required).
+            parsed: The arguments already parsed as JSON (skips parsing).
+            repair_policy: Whether repaired arguments may run (see ``RepairPolicy``).
+
+        Returns:
+            The validation outcome.
+        """
+        if parsed is not MISSING:
+            return self._check(parsed, repaired=False, original=raw_arguments)
+        if raw_arguments is None or not raw_arguments.strip():
+            return self._check({}, repaired=False, original=None, empty=True)
+        try:
+            value, repaired = loads_lenient(raw_arguments)
+        except RepairError as exc:
+            return self._invalid_json(raw_arguments, exc.message)
+        result = self._check(value, repaired=repaired, original=raw_arguments)
+        if result.ok and repaired and not _repair_allowed(self, repair_policy):
+            return self._repaired_rejected(raw_arguments, value)
+        return result
+
+    # --- validation steps -------------------------------------------------------
+
+    def _check(
+        self, value: Any, *, repaired: bool, original: str | None, empty: bool = False
+    ) -> Validation:
+        """Semantic validation of parsed arguments."""
+        if (empty or value == {}) and self._required:
+            return self._empty_call(repaired, original)
+        if not isinstance(value, dict):
+            problem = Problem(
+                "schema_violation",
+                "",
+                f"expected a JSON object of arguments; got {short_value(value)}",
+            )
+            return self._schema_failure([problem], repaired, original)
+        if self._signature is not None:
+            return self._check_typed(value, repaired, original)
+        return self._check_raw(value, repaired, original)
+
+    def _check_typed(
+        self, value: dict[str, Any], repaired: bool, original: str | None
+    ) -> Validation:
+        """Validate with the prebuilt pydantic model."""
+        assert self._signature is not None
+        if self.strict:
+            value = self._drop_strict_nulls(value)
+        try:
+            instance = self._signature.model.model_validate(value)
+        except pydantic.ValidationError as exc:
+            return self._schema_failure(
+                pydantic_problems(exc, self._field_names), repaired, original
+            )
+        kwargs = self._signature.kwargs(instance)
+        return Validation.success(self.name, kwargs, repaired=repaired, original=original)
+
+    def _drop_strict_nulls(self, value: dict[str, Any]) -> dict[str, Any]:
+        """In strict mode the model sends ``null`` for an omitted optional parameter."""
+        assert self._signature is not None
+        dropped = {
+            p.name
+            for p in self._signature.params
+            if not p.required and not p.accepts_none and value.get(p.name, 0) is None
+        }
+        return {k: v for k, v in value.items() if k not in dropped} if dropped else value
+
+    def _check_raw(self, value: dict[str, Any], repaired: bool, original: str | None) -> Validation:
+        """Validate with the prebuilt ``jsonschema`` validator."""
+        errors = sorted(self._validator.iter_errors(value), key=lambda e: list(e.absolute_path))
+        if errors:
+            return self._schema_failure(jsonschema_problems(errors), repaired, original)
+        return Validation.success(self.name, value, repaired=repaired, original=original)
+
+    # --- failures ---------------------------------------------------------------
+
+    def _schema_failure(
+        self, problems: list[Problem], repaired: bool, original: str | None
+    ) -> Validation:
+        kind = overall_kind(problems)
+        message = render_message(
+            self.name,
+            headline_for(kind, problems),
+            [p.render() for p in problems],
+            self.parameters,
+        )
+        return Validation.failure(
+            self.name, kind, message, problems=problems, repaired=repaired, original=original
+        )
+
+    def _empty_call(self, repaired: bool, original: str | None) -> Validation:
+        names = ", ".join(self._required)
+        message = render_message(
+            self.name,
+            f"it was called with no arguments, but it requires: {names}.",
+            [],
+            self.parameters,
+        )
+        return Validation.failure(
+            self.name, "empty_call", message, repaired=repaired, original=original
+        )
+
+    def _invalid_json(self, raw: str, reason: str) -> Validation:
+        message = render_message(
+            self.name,
+            "the arguments are not valid JSON and could not be recovered.",
+            [f"- problem: {reason}", f"- you sent: {echo(raw)}"],
+            self.parameters,
+        )
+        return Validation.failure(self.name, "invalid_json", message)
+
+    def _repaired_rejected(self, raw: str, value: Any) -> Validation:
+        message = render_message(
+            self.name,
+            "the arguments are not valid JSON. They could be read as "
+            f"{short_value(value)}, but this tool has side effects, so it is not run on a "
+            "guess.",
+            [f"- you sent: {echo(raw)}"],
+            self.parameters,
+        )
+        return Validation.failure(self.name, "invalid_json", message, repaired=True, original=raw)
+
+
+class Toolset:
+    """The tools offered to a model, by name.
+
+    Args:
+        tools: Tools, or plain functions (wrapped with :func:`tool`'s defaults).
+        repair_policy: Which repaired calls run without going back to the model.
+
+    Raises:
+        CallerError: Two tools share a name, or an entry is not callable.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        *,
+        repair_policy: RepairPolicy = "no_side_effects",
+    ) -> None:
+        if repair_policy not in _REPAIR_POLICIES:
+            raise CallerError(
+                f"unknown repair_policy {repair_policy!r}",
+                hint=f"use one of {', '.join(_REPAIR_POLICIES)}",
+            )
+        self.repair_policy: RepairPolicy = repair_policy
+        self._tools: dict[str, Tool] = {}
+        for entry in tools:
+            self.add(entry)
+
+    def add(self, entry: Tool | Callable[..., Any]) -> Tool:
+        """Register a tool (or a function, wrapped with defaults) and return it."""
+        if not isinstance(entry, Tool):
+            if not callable(entry):
+                raise CallerError(f"{entry!r} is neither a Tool nor a function")
+            entry = Tool.from_function(entry)
+        if entry.name in self._tools:
+            raise CallerError(
+                f"two tools are named {entry.name!r}", hint="pass name= to one of them"
+            )
+        self._tools[entry.name] = entry
+        return entry
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, or ``None``."""
+        return self._tools.get(name)
+
+    def __getitem__(self, name: str) -> Tool:
+        try:
+            return self._tools[name]
+        except KeyError:
+            raise CallerError(f"no tool named {name!r}") from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> list[str]:
+        """The tool names, in registration order."""
+        return list(self._tools)
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """OpenAI Chat tool definitions for every tool."""
+        return [t.definition() for t in self._tools.values()]
+
+    def closest(self, name: str, n: int = 3) -> list[str]:
+        """The registered names most similar to ``name`` (case-insensitive)."""
+        lowered = {k.lower(): k for k in self._tools}
+        matches = difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.5)
+        return [lowered[m] for m in matches]
+
+    def validate(self, request: ToolRequest) -> Validation:
+        """Validate an assembled request against the tool it names.
+
+        Arguments the assembler parsed are used as they are; arguments it could not
+        parse go through repair. An unknown name gets an ``unknown_tool`` result that
+        lists the closest names.
+        """
+        found = self._tools.get(request.name)
+        if found is None:
+            return self.unknown(request.name)
+        raw = request.raw_arguments
+        if request.error is None and isinstance(request.input, dict):
+            return found.validate(raw, parsed=request.input, repair_policy=self.repair_policy)
+        return found.validate(raw, repair_policy=self.repair_policy)
+
+    def unknown(self, name: str) -> Validation:
+        """The result for a call to a tool that does not exist."""
+        close = self.closest(name)
+        details = []
+        if close:
+            details.append(f"- did you mean: {', '.join(f'`{c}`' for c in close)}?")
+        details.append(f"- available tools: {', '.join(f'`{n}`' for n in self._tools) or 'none'}")
+        message = render_message(name, f"there is no tool named `{name}`.", details, None)
+        return Validation.failure(name, "unknown_tool", message)
+
+
+# --- the decorator --------------------------------------------------------------------
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    concurrency_safe: ConcurrencyPolicy = False,
+    timeout: float | None = None,
+    retries: int = 0,
+    idempotent: bool = False,
+    side_effects: bool = True,
+    strict: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    concurrency_safe: ConcurrencyPolicy = False,
+    timeout: float | None = None,
+    retries: int = 0,
+    idempotent: bool = False,
+    side_effects: bool = True,
+    strict: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a function into a :class:`Tool`; use bare (``@tool``) or with options.
+
+    Args:
+        fn: The function (when used bare).
+        name: The tool name; defaults to ``fn.__name__``.
+        description: Defaults to the docstring's description.
+        concurrency_safe: ``True`` if calls may run in parallel with others, or a
+            function of the validated input deciding per call.
+        timeout: Seconds per call; ``None`` for no limit.
+        retries: Re-runs of a call that raised (the executor's business).
+        idempotent: Running the same call twice is harmless.
+        side_effects: ``False`` for pure reads: their repaired arguments run directly.
+        strict: Emit an OpenAI strict-mode schema.
+
+    Returns:
+        The tool, or a decorator producing it.
+
+    Raises:
+        ToolDefinitionError: The function cannot become a tool.
+    """
+
+    def build(func: Callable[..., Any]) -> Tool:
+        return Tool.from_function(
+            func,
+            name=name,
+            description=description,
+            strict=strict,
+            concurrency_safe=concurrency_safe,
+            timeout=timeout,
+            retries=retries,
+            idempotent=idempotent,
+            side_effects=side_effects,
+        )
+
+    if fn is not None:
+        return build(fn)
+    return build
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Coroutine functions, including callable objects with an async ``__call__``."""
+    if inspect.iscoroutinefunction(fn):
+        return True
+    # A callable object: look at its class's __call__ (callable() says nothing of async).
+    call = getattr(type(fn), "__call__", None)  # noqa: B004
+    return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _check_name(name: str, qualname: str) -> None:
+    """Providers accept ``[A-Za-z0-9_-]{1,64}``; anything else fails at definition."""
+    if not _NAME_PATTERN.match(name):
+        raise ToolDefinitionError(
+            f"tool name {name!r} is not valid for providers",
+            function=qualname,
+            hint="use 1-64 letters, digits, '_' or '-'; pass name= to choose one",
+        )
+
+
+def _check_policy(name: str, concurrency_safe: object, timeout: object, retries: object) -> None:
+    """Reject nonsensical policy values at definition time."""
+    if not isinstance(concurrency_safe, bool) and not callable(concurrency_safe):
+        raise ToolDefinitionError(
+            "concurrency_safe must be a bool or a function of the input", function=name
+        )
+    is_number = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
+    if timeout is not None and (not is_number or timeout <= 0):  # type: ignore[operator]
+        raise ToolDefinitionError(
+            f"timeout must be a positive number, got {timeout!r}", function=name
+        )
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ToolDefinitionError(f"retries must be an int >= 0, got {retries!r}", function=name)
+
+
+def _required_names(signature: SignatureModel | None, parameters: dict[str, Any]) -> list[str]:
+    """Names the call cannot do without (an empty call then is ``empty_call``)."""
+    if signature is not None:
+        return [p.name for p in signature.params if p.required]
+    required = parameters.get("required", [])
+    return [str(r) for r in required] if isinstance(required, list) else []
+
+
+def _repair_allowed(found: Tool, policy: RepairPolicy) -> bool:
+    """Whether repaired arguments may run for this tool under the policy."""
+    if policy == "always":
+        return True
+    if policy == "never":
+        return False
+    return not found.side_effects
+
+
+def _jsonschema_validator(name: str, parameters: dict[str, Any]) -> Any:
+    """Build (once) a ``jsonschema`` validator with format checking."""
+    try:
+        # Imported here: jsonschema is the optional toolwire[schema] extra (untyped).
+        jsonschema: Any = importlib.import_module("jsonschema")
+    except ImportError as exc:
+        raise SchemaExtraMissing(
+            f"tool {name!r} has a raw JSON Schema, which needs the jsonschema package"
+        ) from exc
+    if not isinstance(parameters, dict):
+        raise ToolDefinitionError("parameters must be a JSON Schema object", function=name)
+    cls = jsonschema.validators.validator_for(parameters)
+    try:
+        cls.check_schema(parameters)
+    except jsonschema.exceptions.SchemaError as exc:
+        raise ToolDefinitionError(f"invalid JSON Schema ({exc.message})", function=name) from exc
+    return cls(parameters, format_checker=cls.FORMAT_CHECKER)

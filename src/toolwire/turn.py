@@ -1,0 +1,60 @@
+"""A finished model turn, in the two shapes of seed 000's third layer.
+
+``Turn.tool_calls`` are the protocol-faithful calls that go back into history verbatim;
+``Turn.requests`` are the execution requests (parsed input, or why parsing failed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .messages import AssistantMessage, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from .wire.events import Notice
+
+__all__ = ["ToolRequest", "Turn"]
+
+
+@dataclass(slots=True)
+class ToolRequest:
+    """One call, ready for execution.
+
+    ``input`` is the parsed arguments (``None`` when parsing failed), ``error`` is
+    ``None`` or the reason the arguments are not valid JSON, and ``raw_arguments`` is
+    the text exactly as received. ``index`` is the provider's index of the call.
+    """
+
+    id: str
+    name: str
+    raw_arguments: str
+    input: Any
+    error: str | None = None
+    index: int = 0
+
+
+@dataclass(slots=True)
+class Turn:
+    """Everything one model response produced."""
+
+    message: AssistantMessage
+    requests: list[ToolRequest]
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    notices: list[Notice] = field(default_factory=list)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The calls as the model sent them, in index order."""
+        return self.message.tool_calls
+
+    @property
+    def text(self) -> str:
+        """The answer text."""
+        return self.message.text
+
+    @property
+    def reasoning(self) -> str:
+        """The reasoning text."""
+        return self.message.reasoning

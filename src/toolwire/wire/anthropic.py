@@ -1,0 +1,124 @@
+"""Anthropic Messages stream decoder (``message_start`` … ``message_stop``).
+
+Content blocks share one index space: a ``tool_use`` block's ``index`` is the
+assembler's index, ``input_json_delta.partial_json`` fragments are its arguments, and
+``content_block_stop`` says they are final (so a tool without input is ready too).
+``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
+``redacted_thinking`` blocks are kept so the thinking can be sent back.
+``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
+(``STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderAPIError``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ProviderAPIError
+from ..messages import Usage
+from .stream import StreamDecoder
+
+__all__ = ["STOP_REASONS", "AnthropicStream", "anthropic_usage"]
+
+# Anthropic stop_reason -> the finish vocabulary every Turn uses.
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "pause_turn": "pause",
+    "refusal": "content_filter",
+}
+
+
+class AnthropicStream(StreamDecoder):
+    """Decodes one Anthropic Messages streamed response into a ``Turn``."""
+
+    provider = "Anthropic Messages"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._tool_blocks: set[int] = set()
+        self._usage = Usage()
+
+    def _handle(self, item: dict[str, Any]) -> None:
+        kind = item["type"]
+        if kind == "content_block_delta":
+            self._on_delta(item["index"], item["delta"])
+        elif kind == "content_block_start":
+            self._on_block_start(item["index"], item["content_block"])
+        elif kind == "content_block_stop":
+            if item["index"] in self._tool_blocks:
+                self._asm.tool_arguments_done(item["index"])
+        elif kind == "message_start":
+            self._on_usage(item["message"].get("usage"))
+        elif kind == "message_delta":
+            self._on_message_delta(item)
+        elif kind == "message_stop":
+            self._ended = True
+        elif kind == "error":
+            error = item.get("error") or {}
+            raise ProviderAPIError(str(error.get("message") or error), error_type=error.get("type"), body=item)
+        # "ping" and event types added later carry nothing for the turn.
+
+    def _on_delta(self, index: int, delta: dict[str, Any]) -> None:
+        kind = delta["type"]
+        asm = self._asm
+        if kind == "input_json_delta":
+            asm.tool_fragment(index, None, None, delta["partial_json"])
+        elif kind == "text_delta":
+            asm.text(delta["text"])
+        elif kind == "thinking_delta":
+            asm.reasoning(delta["thinking"])
+        elif kind == "signature_delta":
+            asm.reasoning_meta(signature=delta["signature"])
+
+    def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
+        kind = block["type"]
+        asm = self._asm
+        if kind == "tool_use":
+            self._tool_blocks.add(index)
+            start_input = block.get("input")
+            # Streaming sends input {} here and the JSON as deltas; a non-empty input
+            # here (seen from proxies that do not stream tool input) is the whole input.
+            args = json.dumps(start_input, ensure_ascii=False) if start_input else None
+            asm.tool_fragment(index, block["id"], block["name"], args)
+        elif kind == "text":
+            if block.get("text"):
+                asm.text(block["text"])
+        elif kind == "thinking":
+            asm.reasoning(block.get("thinking") or "")
+            if block.get("signature"):
+                asm.reasoning_meta(signature=block["signature"])
+        elif kind == "redacted_thinking":
+            asm.reasoning("")
+            asm.reasoning_meta(redacted=block["data"])
+
+    def _on_message_delta(self, item: dict[str, Any]) -> None:
+        self._on_usage(item.get("usage"))
+        reason = (item.get("delta") or {}).get("stop_reason")
+        if reason:
+            self._asm.finish(STOP_REASONS.get(reason, reason))
+
+    def _on_usage(self, usage: dict[str, Any] | None) -> None:
+        if usage:
+            self._usage = anthropic_usage(usage, self._usage)
+            self._asm.set_usage(self._usage)
+
+
+def anthropic_usage(usage: dict[str, Any], previous: Usage | None = None) -> Usage:
+    """Merge an Anthropic ``usage`` object (fields absent from it keep their previous value)."""
+    prev = previous or Usage()
+
+    def pick(key: str, old: int) -> int:
+        value = usage.get(key)
+        return old if value is None else int(value)
+
+    return Usage(
+        input_tokens=pick("input_tokens", prev.input_tokens),
+        output_tokens=pick("output_tokens", prev.output_tokens),
+        cache_read_tokens=pick("cache_read_input_tokens", prev.cache_read_tokens),
+        cache_write_tokens=pick("cache_creation_input_tokens", prev.cache_write_tokens),
+        reasoning_tokens=prev.reasoning_tokens,
+    )

@@ -1,0 +1,334 @@
+"""The one assembler: puts every provider's tool-call fragments back together.
+
+Decoders translate provider shapes into calls on this object (or into events passed to
+``apply``); it keeps seed 000's table ``index -> {id, name, arguments}``: the id is
+taken from its first appearance, name and argument fragments are concatenated. At the
+end of the turn it applies seed 000's rules in index order — a call without an id or a
+name, or a repeated id, breaks the turn (``TurnError``); arguments that are not valid
+JSON are recorded on that call only.
+
+While the stream runs, each call's arguments go through a ``ClosureScanner``, lazily:
+fragments are only scanned when one contains a closing bracket, so the common fragment
+costs an append and two substring tests. When the top-level object closes the call is
+parsed once and a ``ToolCallReady`` event goes out — before the stream ends.
+
+Events produced by each method are appended to ``events``; the stream decoders hand
+that list out and start a new one per ``feed``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ProtocolError, TurnError
+from ..messages import AssistantMessage, Part, ReasoningPart, TextPart, ToolCall, Usage
+from ..turn import ToolRequest, Turn
+from .events import (
+    Event,
+    Finished,
+    Notice,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+)
+from .jsonscan import ClosureScanner
+
+__all__ = ["Assembler", "parse_arguments"]
+
+_loads = json.loads
+
+
+def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
+    """Parse a call's arguments: ``(value, None)``, or ``(None, reason)`` when not JSON."""
+    if not text or text.isspace():
+        return {}, None
+    try:
+        return _loads(text), None
+    except ValueError as exc:
+        return None, f"Invalid JSON arguments for tool {name}: {exc}"
+    except RecursionError:
+        return None, f"Invalid JSON arguments for tool {name}: nested too deeply"
+
+
+class _Call:
+    """Assembly state of one tool call."""
+
+    __slots__ = ("done", "id", "index", "name", "parts", "ready", "request", "scanned", "scanner")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.id: str | None = None
+        self.name = ""
+        self.parts: list[str] = []
+        self.scanned = 0  # how many of ``parts`` the scanner has seen
+        self.scanner = ClosureScanner()
+        self.done = False  # the arguments are known to be final
+        self.ready = False  # ToolCallReady was emitted
+        self.request: ToolRequest | None = None
+
+
+class _Segment:
+    """A run of text or reasoning deltas, kept in the order it appeared."""
+
+    __slots__ = ("id", "kind", "pieces", "redacted", "signature")
+
+    def __init__(self, kind: str, text: str) -> None:
+        self.kind = kind
+        self.pieces = [text]
+        self.signature: str | None = None
+        self.redacted: str | None = None
+        self.id: str | None = None
+
+
+class Assembler:
+    """Builds one ``Turn`` from the events of one model response."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._calls: dict[int, _Call] = {}
+        self._order: list[_Segment | _Call] = []
+        self._finish: str | None = None
+        self._usage = Usage()
+        self._notices: list[Notice] = []
+
+    # -- text and reasoning ----------------------------------------------------------
+
+    def text(self, text: str) -> None:
+        """Add answer text."""
+        self._segment("text", text)
+        self.events.append(TextDelta(text))
+
+    def reasoning(self, text: str) -> None:
+        """Add reasoning text."""
+        self._segment("reasoning", text)
+        self.events.append(ReasoningDelta(text))
+
+    def reasoning_meta(self, *, signature: str | None = None, redacted: str | None = None, id: str | None = None) -> None:
+        """Attach provider data (signature, encrypted content, item id) to the last reasoning part."""
+        seg = self._last_reasoning()
+        if signature is not None:
+            seg.signature = (seg.signature or "") + signature
+        if redacted is not None:
+            seg.redacted = redacted
+        if id is not None:
+            seg.id = id
+
+    def _segment(self, kind: str, text: str) -> None:
+        order = self._order
+        last = order[-1] if order else None
+        if last.__class__ is _Segment and last.kind == kind:  # type: ignore[union-attr]
+            last.pieces.append(text)  # type: ignore[union-attr]
+        else:
+            order.append(_Segment(kind, text))
+
+    def _last_reasoning(self) -> _Segment:
+        for item in reversed(self._order):
+            if isinstance(item, _Segment) and item.kind == "reasoning":
+                return item
+        seg = _Segment("reasoning", "")
+        self._order.append(seg)
+        return seg
+
+    # -- tool calls ------------------------------------------------------------------
+
+    def tool_fragment(self, index: int | None, id: str | None, name: str | None, arguments: str | None) -> None:
+        """Add one fragment of the call at ``index``: any of id, name, arguments text."""
+        call = self._calls.get(index) if index is not None else self._unindexed(id, name)
+        if call is None:
+            call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
+            self.events.append(ToolCallStarted(call.index, id, name))
+        if id:
+            self._set_id(call, id)
+        if name:
+            call.name += name
+        if arguments:
+            call.parts.append(arguments)
+            self.events.append(ToolCallDelta(call.index, arguments))
+            if not call.ready and ("}" in arguments or "]" in arguments):
+                self._scan(call)
+        elif call.done and not call.ready and (id or name):
+            self._emit_ready(call)
+
+    def tool_arguments_done(self, index: int, arguments: str | None = None) -> None:
+        """The call's arguments are final; ``arguments`` (if given) is their full text."""
+        call = self._calls.get(index)
+        if call is None:
+            raise ProtocolError("arguments finished for a tool call that never started", where=f"index {index}")
+        if arguments is not None:
+            streamed = "".join(call.parts)
+            if streamed != arguments:
+                if streamed:
+                    self._notice(
+                        "arguments_mismatch", "final arguments differ from the streamed fragments; using the final text", index
+                    )
+                call.parts = [arguments]
+                call.request = None
+                if call.ready:
+                    call.ready = False  # the Turn will carry the corrected request
+        call.done = True
+        if not call.ready:
+            self._emit_ready(call)
+
+    def _open(self, index: int) -> _Call:
+        call = _Call(index)
+        self._calls[index] = call
+        self._order.append(call)
+        return call
+
+    def _unindexed(self, id: str | None, name: str | None) -> _Call:
+        """A fragment without an index: merge into the one open call, or start a new one."""
+        open_calls = [c for c in self._calls.values() if not c.ready]
+        if len(open_calls) == 1 and not (id and open_calls[0].id and id != open_calls[0].id):
+            call = open_calls[0]
+            self._notice("missing_index", "a tool-call fragment had no index; merged into the only open call", call.index)
+            return call
+        if not open_calls and (id or name):
+            index = max(self._calls, default=-1) + 1
+            self._notice("missing_index", "a tool-call fragment had no index; started a new call", index)
+            call = self._open(index)
+            self.events.append(ToolCallStarted(index, id, name))
+            return call
+        raise TurnError(
+            f"a tool-call fragment has no index and {len(open_calls)} calls are open; it cannot be placed",
+            index=None,
+            problem="missing_index",
+        )
+
+    def _set_id(self, call: _Call, id: str) -> None:
+        if call.id is None:
+            call.id = id
+        elif call.id != id:
+            self._notice("id_changed", f"tool call id changed from {call.id!r} to {id!r}; keeping the first", call.index)
+
+    def _scan(self, call: _Call) -> None:
+        parts = call.parts
+        start = call.scanned
+        text = parts[-1] if start == len(parts) - 1 else "".join(parts[start:])
+        call.scanned = len(parts)
+        if call.scanner.feed(text) >= 0:
+            call.done = True
+            self._emit_ready(call)
+
+    def _emit_ready(self, call: _Call) -> None:
+        if not call.id or not call.name:
+            return  # reported when the id or name arrives, or as a TurnError at close
+        arguments = "".join(call.parts)
+        request = self._request(call, arguments)
+        call.ready = True
+        self.events.append(ToolCallReady(call.index, ToolCall(call.id, call.name, _history_arguments(arguments)), request))
+
+    def _request(self, call: _Call, arguments: str) -> ToolRequest:
+        request = call.request
+        if request is None or request.raw_arguments != arguments or request.name != call.name:
+            value, error = parse_arguments(call.name, arguments)
+            request = ToolRequest(call.id or "", call.name, arguments, value, error, call.index)
+            call.request = request
+        return request
+
+    # -- end of turn -----------------------------------------------------------------
+
+    def finish(self, reason: str) -> None:
+        """Record the provider's finish reason (OpenAI vocabulary)."""
+        self._finish = reason
+        self.events.append(Finished(reason))
+
+    def set_usage(self, usage: Usage) -> None:
+        """Record token usage (providers report running totals)."""
+        self._usage = usage
+        self.events.append(UsageReported(usage))
+
+    @property
+    def finish_reason(self) -> str | None:
+        """The finish reason recorded so far."""
+        return self._finish
+
+    @property
+    def usage(self) -> Usage:
+        """The usage recorded so far."""
+        return self._usage
+
+    def notice(self, kind: str, message: str, index: int | None = None) -> None:
+        """Report something suspicious that does not break the turn."""
+        self._notice(kind, message, index)
+
+    def _notice(self, kind: str, message: str, index: int | None) -> None:
+        notice = Notice(kind, message, index)
+        self._notices.append(notice)
+        self.events.append(notice)
+
+    def apply(self, event: Event) -> None:
+        """Consume one event from a text-format parser (``toolwire.formats``)."""
+        if isinstance(event, ToolCallDelta):
+            self.tool_fragment(event.index, None, None, event.arguments)
+        elif isinstance(event, TextDelta):
+            self.text(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self.reasoning(event.text)
+        elif isinstance(event, ToolCallStarted):
+            self.tool_fragment(event.index, event.id, event.name, None)
+        elif isinstance(event, Finished):
+            self.finish(event.reason)
+        elif isinstance(event, UsageReported):
+            self.set_usage(event.usage)
+        elif isinstance(event, Notice):
+            self._notice(event.kind, event.message, event.index)
+
+    def close(self) -> Turn:
+        """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
+        parts: list[Part] = []
+        requests: list[ToolRequest] = []
+        calls = sorted(self._calls.values(), key=lambda c: c.index)
+        self._check_calls(calls)
+        call_iter = iter(calls)
+        for item in self._order:
+            if isinstance(item, _Segment):
+                parts.append(_segment_part(item))
+            else:
+                call = next(call_iter)  # calls take their slots in index order
+                arguments = "".join(call.parts)
+                requests.append(self._request(call, arguments))
+                parts.append(ToolCall(call.id or "", call.name, _history_arguments(arguments)))
+        self._check_finish(len(requests))
+        return Turn(AssistantMessage(parts), requests, self._finish, self._usage, self._notices)
+
+    def _check_calls(self, calls: list[_Call]) -> None:
+        seen: set[str] = set()
+        for call in calls:
+            if not call.id:
+                raise TurnError(f"tool call at index {call.index} did not include an id", index=call.index, problem="missing_id")
+            if not call.name:
+                raise TurnError(
+                    f"tool call {call.id} at index {call.index} did not include a name", index=call.index, problem="missing_name"
+                )
+            if call.id in seen:
+                raise TurnError(f"duplicate tool call id {call.id} at index {call.index}", index=call.index, problem="duplicate_id")
+            seen.add(call.id)
+
+    def _check_finish(self, n_calls: int) -> None:
+        finish = self._finish
+        if finish == "tool_calls" and n_calls == 0:
+            self._notices.append(Notice("empty_call", "finish reason is tool_calls but the turn has no tool call"))
+        elif n_calls and finish not in (None, "tool_calls"):
+            self._notices.append(
+                Notice("finish_reason_mismatch", f"the turn has {n_calls} tool call(s) but finish reason {finish!r}")
+            )
+
+
+def _segment_part(seg: _Segment) -> Part:
+    text = "".join(seg.pieces)
+    if seg.kind == "text":
+        return TextPart(text)
+    return ReasoningPart(text, seg.signature, seg.redacted, seg.id)
+
+
+def _history_arguments(arguments: str) -> str:
+    """Arguments as kept in history: verbatim, except that empty text becomes ``{}``.
+
+    Providers and chat templates reject an empty arguments string on the way back, and
+    an empty string means "no arguments" on the way in.
+    """
+    return arguments if arguments and not arguments.isspace() else "{}"

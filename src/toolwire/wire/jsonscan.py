@@ -1,0 +1,366 @@
+"""Incremental JSON scanning, linear in the total input.
+
+Two tools share one tokenizer (the regular expressions below, which let ``re`` walk
+string bodies in C instead of a Python loop per character):
+
+* ``ClosureScanner`` tracks only nesting depth and string state. The assembler feeds it
+  a call's argument fragments and learns the moment the top-level object closes, which
+  is when a call can start executing. It never re-reads text it has seen.
+* ``PartialJSON`` builds the value as it arrives, for streaming UIs: ``.value`` is one
+  object updated in place, readable after any delta, with an unfinished string showing
+  its partial content.
+
+Both process each character a constant number of times, so cost grows linearly with the
+text, where re-parsing the buffer on every delta (what most partial parsers do) grows
+quadratically.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..errors import ModelOutputError
+
+__all__ = ["ClosureScanner", "PartialJSON", "PartialJSONError"]
+
+# A whole string literal, or a bracket, or a lone quote (a string still open at the end).
+_STRUCT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]"]', re.S)
+# The body of a string up to (not including) its closing quote or a trailing lone backslash.
+_STR_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)
+
+
+class ClosureScanner:
+    """Reports where the top-level JSON object or array closes, incrementally.
+
+    ``feed(text)`` returns the offset just past the closing bracket within ``text``, or
+    -1 while the value is still open. A top-level value that is not an object or an
+    array (or text that is not JSON at all) is never reported closed: the caller learns
+    about it when the turn ends and the text is parsed.
+    """
+
+    __slots__ = ("_depth", "_escape", "_in_string", "_state")
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+        # 0: nothing seen yet, 1: inside a container, 2: closed, 3: gave up (not a container).
+        self._state = 0
+
+    @property
+    def closed(self) -> bool:
+        """True once the top-level object or array has closed."""
+        return self._state == 2
+
+    def feed(self, text: str) -> int:
+        """Scan the next piece of text; return the offset just past the close, or -1."""
+        state = self._state
+        if state >= 2:
+            return -1
+        pos = 0
+        if state == 0:
+            stripped = text.lstrip()
+            if not stripped:
+                return -1
+            if stripped[0] not in "{[":
+                self._state = 3
+                return -1
+            self._state = 1
+        elif self._in_string:
+            pos = self._string_tail(text, 0)
+            if pos < 0:
+                return -1
+        return self._scan(text, pos)
+
+    def _scan(self, text: str, pos: int) -> int:
+        depth = self._depth
+        search = _STRUCT.search
+        while (m := search(text, pos)) is not None:
+            start, pos = m.span()
+            char = text[start]
+            if char == '"':
+                if pos - start == 1:  # an open string runs to the end of this text
+                    self._in_string = True
+                    pos = self._string_tail(text, pos)
+                    if pos < 0:
+                        break
+            elif char in "{[":
+                depth += 1
+            else:
+                depth -= 1
+                if depth == 0:
+                    self._depth = 0
+                    self._state = 2
+                    return pos
+        self._depth = depth
+        return -1
+
+    def _string_tail(self, text: str, pos: int) -> int:
+        """Continue an open string from ``pos``; return the offset after it closes, or -1."""
+        if self._escape:
+            if pos >= len(text):
+                return -1
+            pos += 1
+            self._escape = False
+        end = _STR_BODY.match(text, pos).end()  # type: ignore[union-attr]  # always matches
+        if end < len(text):
+            if text[end] == '"':
+                self._in_string = False
+                return end + 1
+            self._escape = True  # a lone backslash ends this piece; its partner comes next
+        return -1
+
+
+class PartialJSONError(ModelOutputError):
+    """The text fed to ``PartialJSON`` cannot be the start of a JSON value."""
+
+
+# One token outside strings: optional whitespace, then a complete string, a string that
+# is still open, punctuation, a number, or a literal.
+_TOKEN = re.compile(
+    r"""[ \t\n\r]*(?:
+        (?P<str>"[^"\\]*(?:\\.[^"\\]*)*")
+      | (?P<open>")
+      | (?P<punct>[{}\[\]:,])
+      | (?P<num>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
+      | (?P<lit>true|false|null)
+    )""",
+    re.S | re.X,
+)
+_LITERALS = {"true": True, "false": False, "null": None}
+_MAYBE_PARTIAL = re.compile(r"[ \t\n\r]*(?:-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?|t|tr|tru|f|fa|fal|fals|n|nu|nul)\Z")
+_WS = frozenset(" \t\n\r")
+_NUM_MORE = frozenset(".eE+-0123456789")
+
+
+class _Frame:
+    """An open object or array on the parse stack."""
+
+    __slots__ = ("container", "expect", "key")
+
+    def __init__(self, container: dict[str, Any] | list[Any]) -> None:
+        self.container = container
+        self.key: str | None = None
+        # What may come next: "key", "colon", "value", "comma" (or the closing bracket).
+        self.expect = "key" if isinstance(container, dict) else "value"
+
+
+class PartialJSON:
+    """A best-effort JSON value, readable after every delta, in linear total time.
+
+    >>> p = PartialJSON()
+    >>> p.feed('{"query": "log')
+    >>> p.value
+    {'query': 'log'}
+    >>> p.feed('in", "n": 3}')
+    >>> p.value, p.complete
+    ({'query': 'login', 'n': 3}, True)
+
+    ``value`` is the same object after every feed, updated in place (``None`` until a
+    value starts). Numbers and literals appear once they are whole; keys once their
+    value starts. Malformed input raises ``PartialJSONError`` and the parser stays failed.
+    """
+
+    __slots__ = ("_complete", "_error", "_frames", "_pending", "_root", "_str_key", "_str_parts")
+
+    def __init__(self) -> None:
+        self._root: Any = None
+        self._frames: list[_Frame] = []
+        self._pending = ""  # text held back: a possibly unfinished number, literal or escape
+        self._str_parts: list[str] | None = None  # raw pieces of the string now open
+        self._str_key = False  # the open string is an object key
+        self._complete = False
+        self._error: PartialJSONError | None = None
+
+    @property
+    def complete(self) -> bool:
+        """True once a whole JSON value has been read."""
+        return self._complete
+
+    @property
+    def value(self) -> Any:
+        """The current best-effort value (the same object, updated in place)."""
+        if self._str_parts is not None and not self._str_key:
+            self._set_open_string()
+        return self._root
+
+    def feed(self, text: str) -> None:
+        """Add the next piece of JSON text."""
+        if self._error is not None:
+            raise self._error
+        if self._pending:
+            text = self._pending + text
+            self._pending = ""
+        pos = 0
+        if self._str_parts is not None:
+            pos = self._continue_string(text)
+            if pos < 0:
+                return
+        try:
+            self._tokens(text, pos)
+        except PartialJSONError as exc:
+            self._error = exc
+            raise
+
+    # -- strings -------------------------------------------------------------------
+
+    def _continue_string(self, text: str) -> int:
+        """Append to the open string; return where it closed (after the quote) or -1."""
+        parts = self._str_parts
+        assert parts is not None
+        if '"' not in text and "\\" not in text:  # the common case: plain string body
+            parts.append(text)
+            return -1
+        end = _STR_BODY.match(text).end()  # type: ignore[union-attr]
+        if end < len(text) and text[end] == '"':
+            parts.append(text[:end])
+            self._close_string()
+            return end + 1
+        parts.append(text[:end])
+        self._pending = text[end:]  # a trailing backslash waits for its partner
+        return -1
+
+    def _close_string(self) -> None:
+        parts = self._str_parts
+        assert parts is not None
+        raw = "".join(parts)
+        self._str_parts = None
+        value = _decode_string(raw, final=True)
+        if self._str_key:
+            self._frames[-1].key = value
+            self._frames[-1].expect = "colon"
+        else:
+            self._store(value, replace=True)
+
+    def _set_open_string(self) -> None:
+        parts = self._str_parts
+        assert parts is not None
+        if len(parts) > 1:  # join once per read, then keep the joined piece
+            parts[:] = ["".join(parts)]
+        self._store(_decode_string(parts[0] if parts else "", final=False), replace=True)
+
+    # -- tokens --------------------------------------------------------------------
+
+    def _tokens(self, text: str, pos: int) -> None:
+        n = len(text)
+        match = _TOKEN.match
+        while pos < n:
+            m = match(text, pos)
+            if m is None or (m.lastgroup == "num" and (m.end() == n or text[m.end()] in _NUM_MORE)):
+                self._hold_or_fail(text, pos)  # the number may go on in the next delta
+                return
+            kind = m.lastgroup
+            pos = m.end()
+            if kind == "str":
+                self._string_token(text[m.start("str") + 1 : pos - 1])
+            elif kind == "open":
+                self._open_string()
+                pos = self._continue_string(text[pos:])
+                if pos < 0:
+                    return
+                pos += m.end()
+            elif kind == "punct":
+                self._punct(text[pos - 1])
+            elif kind == "num":
+                num = m.group("num")
+                self._value(json.loads(num))
+            else:
+                self._value(_LITERALS[m.group("lit")])
+
+    def _hold_or_fail(self, text: str, pos: int) -> None:
+        rest = text[pos:]
+        if all(c in _WS for c in rest):
+            return
+        if _MAYBE_PARTIAL.match(rest):
+            self._pending = rest.lstrip(" \t\n\r")
+            return
+        raise PartialJSONError(f"not JSON: unexpected {rest[:20]!r}", hint="")
+
+    def _string_token(self, raw: str) -> None:
+        value = _decode_string(raw, final=True)
+        frame = self._frames[-1] if self._frames else None
+        if frame is not None and frame.expect == "key":
+            frame.key = value
+            frame.expect = "colon"
+        else:
+            self._value(value)
+
+    def _open_string(self) -> None:
+        frame = self._frames[-1] if self._frames else None
+        self._str_key = frame is not None and frame.expect == "key"
+        self._str_parts = []
+        if not self._str_key:
+            self._value("")  # reserve the slot so the partial string shows where it belongs
+
+    def _punct(self, char: str) -> None:
+        frame = self._frames[-1] if self._frames else None
+        if char in "{[":
+            container: dict[str, Any] | list[Any] = {} if char == "{" else []
+            self._value(container)
+            self._frames.append(_Frame(container))
+            return
+        if frame is None:
+            raise PartialJSONError(f"unexpected {char!r} outside an object or array")
+        expect = frame.expect
+        if char in "}]":
+            is_object = isinstance(frame.container, dict)
+            empty_ok = not frame.container and expect == ("key" if is_object else "value")
+            if (char == "}") != is_object or not (expect == "comma" or empty_ok):
+                raise PartialJSONError(f"unexpected {char!r}")
+            self._frames.pop()
+            if not self._frames:
+                self._complete = True
+        elif char == ":" and expect == "colon":
+            frame.expect = "value"
+        elif char == "," and expect == "comma":
+            frame.expect = "key" if isinstance(frame.container, dict) else "value"
+        else:
+            raise PartialJSONError(f"unexpected {char!r} where a {expect} was expected")
+
+    def _value(self, value: Any) -> None:
+        if self._complete:
+            raise PartialJSONError("extra data after a complete JSON value")
+        if not self._frames:
+            self._root = value
+            if not isinstance(value, (dict, list)):
+                self._complete = self._str_parts is None
+            return
+        frame = self._frames[-1]
+        if frame.expect != "value":
+            raise PartialJSONError(f"a value where a {frame.expect} was expected")
+        self._store(value, replace=False)
+        frame.expect = "comma"
+
+    def _store(self, value: Any, *, replace: bool) -> None:
+        """Put ``value`` into the innermost open container (or at the root)."""
+        if not self._frames:
+            self._root = value
+            if replace and self._str_parts is None:
+                self._complete = True
+            return
+        frame = self._frames[-1]
+        container = frame.container
+        if isinstance(container, dict):
+            if frame.key is None:
+                raise PartialJSONError("a value where an object key was expected")
+            container[frame.key] = value
+        elif replace and container:
+            container[-1] = value
+        else:
+            container.append(value)
+
+
+def _decode_string(raw: str, *, final: bool) -> str:
+    """Decode the body of a JSON string literal (without its quotes)."""
+    if "\\" not in raw:
+        return raw
+    try:
+        return json.loads('"' + raw + '"')  # type: ignore[no-any-return]
+    except ValueError:
+        if final:
+            raise PartialJSONError(f"invalid escape in string {raw[:40]!r}") from None
+    # An unfinished escape at the end (e.g. "\\u00"): show the text before it.
+    cut = raw.rfind("\\")
+    return _decode_string(raw[:cut], final=False) if cut >= 0 else raw

@@ -1,0 +1,112 @@
+"""OpenAI Chat Completions stream decoder (``chat.completion.chunk`` objects).
+
+Maps ``choices[0].delta`` to the assembler: ``content`` and ``refusal`` are answer text,
+``reasoning_content`` / ``reasoning`` (DeepSeek, vLLM, OpenRouter) are reasoning, and
+each ``tool_calls[]`` entry is a fragment keyed by its ``index``. A ``finish_reason``
+ends the turn; a usage-only chunk (``stream_options.include_usage``) may follow it.
+Only choice 0 is assembled (``n > 1`` is reported with a notice, once).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import ProtocolError, ProviderAPIError
+from ..messages import Usage
+from .stream import StreamDecoder
+
+__all__ = ["OpenAIChatStream", "openai_usage"]
+
+
+class OpenAIChatStream(StreamDecoder):
+    """Decodes one OpenAI Chat Completions streamed response into a ``Turn``."""
+
+    provider = "OpenAI Chat Completions"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._other_choices = False
+
+    def _handle(self, item: dict[str, Any]) -> None:
+        choices = item.get("choices")
+        if choices:
+            for choice in choices:
+                if choice.get("index", 0) == 0:
+                    self._choice(choice)
+                elif not self._other_choices:
+                    self._other_choices = True
+                    self._asm.notice("other_choices_ignored", "only choice 0 is assembled; ask for n=1")
+        elif "error" in item:
+            raise _api_error(item["error"])
+        usage = item.get("usage")
+        if usage:
+            self._asm.set_usage(openai_usage(usage))
+
+    def _choice(self, choice: dict[str, Any]) -> None:
+        delta = choice.get("delta")
+        if delta:
+            asm = self._asm
+            content = delta.get("content")
+            if content:
+                asm.text(_str(content, "delta.content"))
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                asm.reasoning(_str(reasoning, "delta.reasoning_content"))
+            refusal = delta.get("refusal")
+            if refusal:
+                asm.text(_str(refusal, "delta.refusal"))
+            tool_calls = delta.get("tool_calls")
+            if tool_calls:
+                fragment = asm.tool_fragment
+                for tc in tool_calls:
+                    fn = tc.get("function")
+                    if fn:
+                        args = fn.get("arguments")
+                        if args is not None and args.__class__ is not str:
+                            args = self._coerce_arguments(args)
+                        fragment(tc.get("index"), tc.get("id"), fn.get("name"), args)
+                    else:
+                        fragment(tc.get("index"), tc.get("id"), None, None)
+        finish = choice.get("finish_reason")
+        if finish:
+            self._asm.finish(_str(finish, "finish_reason"))
+            self._ended = True
+
+    def _coerce_arguments(self, args: Any) -> str:
+        """Some servers send arguments as an object; keep it, as JSON text, and say so."""
+        if isinstance(args, (dict, list)):
+            self._asm.notice("arguments_not_string", "tool-call arguments arrived as an object, not a JSON string")
+            return json.dumps(args, ensure_ascii=False)
+        raise ProtocolError(f"tool_calls[].function.arguments must be a string, got {type(args).__name__}")
+
+    def _on_done_marker(self) -> None:
+        if self._asm.finish_reason is None:
+            return  # [DONE] without a finish reason: still a truncated turn
+        self._ended = True
+
+
+def openai_usage(usage: dict[str, Any]) -> Usage:
+    """Chat Completions ``usage`` as a ``Usage``."""
+    prompt_details = usage.get("prompt_tokens_details") or {}
+    completion_details = usage.get("completion_tokens_details") or {}
+    return Usage(
+        input_tokens=usage.get("prompt_tokens") or 0,
+        output_tokens=usage.get("completion_tokens") or 0,
+        cache_read_tokens=prompt_details.get("cached_tokens") or 0,
+        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
+    )
+
+
+def _str(value: Any, field: str) -> str:
+    if value.__class__ is not str:
+        raise ProtocolError(f"{field} must be a string, got {type(value).__name__}")
+    return value  # type: ignore[no-any-return]
+
+
+def _api_error(error: Any) -> ProviderAPIError:
+    if isinstance(error, dict):
+        return ProviderAPIError(
+            str(error.get("message") or error), error_type=error.get("type") or error.get("code"), body=error
+        )
+    return ProviderAPIError(str(error), body=error)

@@ -1,0 +1,119 @@
+"""OpenAI Responses API stream decoder (``response.*`` events).
+
+A function call is an output item: ``response.output_item.added`` opens it (with
+``call_id`` and ``name``) at its ``output_index``, which is the assembler's index;
+``response.function_call_arguments.delta`` adds fragments and ``.done`` carries the
+full text (authoritative: it replaces the fragments if they differ, with a notice).
+Text comes from ``response.output_text.delta`` and ``response.refusal.delta``,
+reasoning from ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``
+(and a reasoning item's ``encrypted_content`` is kept so it can be sent back).
+``response.completed`` / ``response.incomplete`` end the turn; ``response.failed`` and
+``error`` raise ``ProviderAPIError``. Other event types are ignored by design: the API
+adds new ones (hosted tools, annotations) that carry nothing this layer needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ProviderAPIError
+from ..messages import Usage
+from .stream import StreamDecoder
+
+__all__ = ["OpenAIResponsesStream", "responses_usage"]
+
+_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+
+
+class OpenAIResponsesStream(StreamDecoder):
+    """Decodes one OpenAI Responses API streamed response into a ``Turn``."""
+
+    provider = "OpenAI Responses"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._has_calls = False
+
+    def _handle(self, item: dict[str, Any]) -> None:
+        kind = item["type"]
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, item)
+
+    def _on_args_delta(self, item: dict[str, Any]) -> None:
+        self._asm.tool_fragment(item["output_index"], None, None, item["delta"])
+
+    def _on_args_done(self, item: dict[str, Any]) -> None:
+        self._asm.tool_arguments_done(item["output_index"], item["arguments"])
+
+    def _on_item_added(self, item: dict[str, Any]) -> None:
+        out = item["item"]
+        if out["type"] == "function_call":
+            self._has_calls = True
+            self._asm.tool_fragment(item["output_index"], out.get("call_id"), out.get("name"), out.get("arguments") or None)
+
+    def _on_item_done(self, item: dict[str, Any]) -> None:
+        out = item["item"]
+        if out["type"] == "reasoning":
+            self._asm.reasoning_meta(redacted=out.get("encrypted_content"), id=out.get("id"))
+        elif out["type"] == "function_call" and out.get("arguments") is not None:
+            self._asm.tool_arguments_done(item["output_index"], out["arguments"])
+
+    def _on_text(self, item: dict[str, Any]) -> None:
+        self._asm.text(item["delta"])
+
+    def _on_reasoning(self, item: dict[str, Any]) -> None:
+        self._asm.reasoning(item["delta"])
+
+    def _on_completed(self, item: dict[str, Any]) -> None:
+        response = item["response"]
+        self._usage(response)
+        self._asm.finish("tool_calls" if self._has_calls else "stop")
+        self._ended = True
+
+    def _on_incomplete(self, item: dict[str, Any]) -> None:
+        response = item["response"]
+        self._usage(response)
+        reason = (response.get("incomplete_details") or {}).get("reason") or "length"
+        self._asm.finish(_INCOMPLETE.get(reason, reason))
+        self._ended = True
+
+    def _on_failed(self, item: dict[str, Any]) -> None:
+        error = item["response"].get("error") or {}
+        raise ProviderAPIError(
+            f"response failed: {error.get('message') or error}", error_type=error.get("code"), body=item
+        )
+
+    def _on_error(self, item: dict[str, Any]) -> None:
+        raise ProviderAPIError(str(item.get("message") or item), error_type=item.get("code"), body=item)
+
+    def _usage(self, response: dict[str, Any]) -> None:
+        usage = response.get("usage")
+        if usage:
+            self._asm.set_usage(responses_usage(usage))
+
+
+def responses_usage(usage: dict[str, Any]) -> Usage:
+    """Responses API ``usage`` as a ``Usage``."""
+    return Usage(
+        input_tokens=usage.get("input_tokens") or 0,
+        output_tokens=usage.get("output_tokens") or 0,
+        cache_read_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens") or 0,
+        reasoning_tokens=(usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
+    )
+
+
+_HANDLERS = {
+    "response.function_call_arguments.delta": OpenAIResponsesStream._on_args_delta,
+    "response.function_call_arguments.done": OpenAIResponsesStream._on_args_done,
+    "response.output_item.added": OpenAIResponsesStream._on_item_added,
+    "response.output_item.done": OpenAIResponsesStream._on_item_done,
+    "response.output_text.delta": OpenAIResponsesStream._on_text,
+    "response.refusal.delta": OpenAIResponsesStream._on_text,
+    "response.reasoning_summary_text.delta": OpenAIResponsesStream._on_reasoning,
+    "response.reasoning_text.delta": OpenAIResponsesStream._on_reasoning,
+    "response.completed": OpenAIResponsesStream._on_completed,
+    "response.incomplete": OpenAIResponsesStream._on_incomplete,
+    "response.failed": OpenAIResponsesStream._on_failed,
+    "error": OpenAIResponsesStream._on_error,
+}

@@ -1,0 +1,131 @@
+"""An incremental Server-Sent Events decoder (sans-I/O).
+
+Bytes go in split anywhere — inside a line, inside a UTF-8 sequence, between CR and
+LF — and complete events come out. It follows the WHATWG event-stream rules (``data``,
+``event``, ``id``, ``retry`` fields, ``:`` comments, CR / LF / CRLF line ends,
+multi-line data, a leading BOM) with one deliberate leniency: at ``close()`` a final
+event that lacks its blank line is still dispatched, because servers that forget the
+last newline are common and dropping their final chunk would lose data.
+
+Bytes are decoded once per feed with an incremental UTF-8 decoder and split into lines
+with ``str.split``; only whole lines are interpreted, so each byte is handled a constant
+number of times.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+from ..errors import DecoderStateError, ProtocolError
+
+__all__ = ["SSEDecoder", "SSEEvent"]
+
+
+@dataclass(slots=True)
+class SSEEvent:
+    """One dispatched event: its type (``message`` by default), data, last id and retry."""
+
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+class SSEDecoder:
+    """Turns a byte stream into ``SSEEvent`` objects, however the bytes are split."""
+
+    __slots__ = ("_bom_done", "_buf", "_closed", "_data", "_decoder", "_event", "_id", "_offset", "_retry")
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._buf = ""  # an unfinished line
+        self._data: list[str] = []
+        self._event = ""
+        self._id: str | None = None
+        self._retry: int | None = None
+        self._offset = 0  # bytes consumed, for error messages
+        self._bom_done = False
+        self._closed = False
+
+    def feed(self, data: bytes) -> list[SSEEvent]:
+        """Consume the next bytes; return the events they complete."""
+        if self._closed:
+            raise DecoderStateError("SSEDecoder.feed() called after close()")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise ProtocolError(f"SSE input must be bytes, got {type(data).__name__}", where=f"byte {self._offset}")
+        text = self._decode(bytes(data), final=False)
+        self._offset += len(data)
+        return self._lines(text, final=False)
+
+    def close(self) -> list[SSEEvent]:
+        """End of stream: dispatch what is still buffered (see the module docstring)."""
+        if self._closed:
+            return []
+        self._closed = True
+        text = self._decode(b"", final=True)
+        return self._lines(text, final=True)
+
+    def _decode(self, data: bytes, *, final: bool) -> str:
+        try:
+            text = self._decoder.decode(data, final)
+        except UnicodeDecodeError as exc:
+            self._closed = True
+            raise ProtocolError(
+                f"SSE stream is not valid UTF-8 ({exc.reason})", where=f"byte {self._offset + exc.start}"
+            ) from None
+        if not self._bom_done and text:
+            self._bom_done = True
+            if text[0] == "\ufeff":
+                text = text[1:]
+        return text
+
+    def _lines(self, text: str, *, final: bool) -> list[SSEEvent]:
+        text = self._buf + text
+        if "\r" in text:
+            # Keep a trailing CR back: its LF may be in the next piece.
+            hold = text.endswith("\r") and not final
+            if hold:
+                text = text[:-1]
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+            if hold:
+                text += "\r"
+        lines = text.split("\n")
+        self._buf = "" if final else lines.pop()
+        events: list[SSEEvent] = []
+        data = self._data
+        for line in lines:
+            if not line:
+                if data:
+                    events.append(self._dispatch())
+                    data = self._data
+                else:
+                    self._event = ""
+            elif line.startswith("data:"):
+                data.append(line[6:] if line[5:6] == " " else line[5:])
+            elif line[0] != ":":
+                self._field(line)
+        if final and data:
+            events.append(self._dispatch())
+        return events
+
+    def _field(self, line: str) -> None:
+        name, colon, value = line.partition(":")
+        if colon and value[:1] == " ":
+            value = value[1:]
+        if name == "event":
+            self._event = value
+        elif name == "data":
+            self._data.append(value)  # "data" without a colon: an empty data line
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+        elif name == "retry" and value.isascii() and value.isdigit():
+            self._retry = int(value)
+
+    def _dispatch(self) -> SSEEvent:
+        data = self._data
+        event = SSEEvent(data[0] if len(data) == 1 else "\n".join(data), self._event or "message", self._id, self._retry)
+        self._data = []
+        self._event = ""
+        return event

@@ -1,0 +1,167 @@
+"""What the three provider stream decoders share: input handling and failure rules.
+
+A decoder accepts decoded items (dicts, or official SDK objects, which are turned into
+dicts), or raw SSE bytes split anywhere. Whatever goes wrong inside a provider handler
+becomes a ``ProtocolError`` naming the item number; a decoder that failed stays failed
+and raises the same error again. Provider handlers stay small because of this: they
+index dicts directly, and a missing key or a wrong type surfaces here, with its place.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from ..errors import DecoderStateError, ProtocolError, ToolwireError
+from ..turn import Turn
+from .assembler import Assembler
+from .events import Event
+from .sse import SSEDecoder
+
+__all__ = ["StreamDecoder"]
+
+# The C scanner behind json.loads, called directly: it skips three Python-level
+# wrapper calls per event, which is most of the per-event cost for small chunks
+# (bench/bench_assembly.py measures it against a json.loads floor).
+_scan_once = json.JSONDecoder().scan_once
+
+
+def loads_payload(data: str) -> Any:
+    """Parse one SSE data payload as JSON (fast path, then json.loads for the error text)."""
+    try:
+        value, end = _scan_once(data, 0)
+        if end == len(data) or data[end:].isspace():
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    return json.loads(data)
+
+
+class StreamDecoder:
+    """Base class: one instance decodes one model turn."""
+
+    provider: ClassVar[str] = ""
+
+    def __init__(self) -> None:
+        self._asm = Assembler()
+        self._sse: SSEDecoder | None = None
+        self._items = 0
+        self._ended = False  # the provider's terminal signal arrived
+        self._closed = False
+        self._error: ToolwireError | None = None
+
+    # -- public API --------------------------------------------------------------------
+
+    def feed(self, item: Any) -> list[Event]:
+        """Consume one decoded chunk or event (a dict or an SDK object); return events."""
+        self._check_open()
+        asm = self._asm
+        out: list[Event] = []
+        asm.events = out
+        self._items += 1
+        try:
+            self._handle(item if item.__class__ is dict else _as_dict(item))
+        except Exception as exc:
+            raise self._fail(exc) from (None if isinstance(exc, ToolwireError) else exc)
+        return out
+
+    def feed_bytes(self, data: bytes) -> list[Event]:
+        """Consume raw SSE bytes, split anywhere; return the events they complete."""
+        self._check_open()
+        if self._sse is None:
+            self._sse = SSEDecoder()
+        try:
+            payloads = self._sse.feed(data)
+        except ToolwireError as exc:
+            raise self._fail(exc) from None
+        out: list[Event] = []
+        for payload in payloads:
+            out += self._feed_payload(payload.data)
+        return out
+
+    def close(self) -> Turn:
+        """End of the response: return the Turn, or raise the error that broke it."""
+        self._check_open()
+        if self._sse is not None:
+            tail = self._sse.close()
+            for payload in tail:
+                self._feed_payload(payload.data)
+        self._closed = True
+        if not self._ended:
+            raise self._fail(
+                ProtocolError(
+                    f"the {self.provider} stream ended before the turn finished (no terminal event)",
+                    where=f"after item {self._items}",
+                    hint="the connection was probably cut; retry the request",
+                    partial=self._partial_turn(),
+                )
+            )
+        try:
+            return self._asm.close()
+        except Exception as exc:
+            raise self._fail(exc) from (None if isinstance(exc, ToolwireError) else exc)
+
+    def _partial_turn(self) -> Turn | None:
+        """What was assembled so far, for an error report (None if it cannot be built)."""
+        try:
+            return self._asm.close()
+        except ToolwireError:
+            return None
+
+    @property
+    def assembler(self) -> Assembler:
+        """The assembler this decoder feeds (finish reason and usage so far)."""
+        return self._asm
+
+    # -- for subclasses ------------------------------------------------------------------
+
+    def _handle(self, item: dict[str, Any]) -> None:
+        raise NotImplementedError  # pragma: no cover - every provider overrides it
+
+    def _on_done_marker(self) -> None:
+        """An SSE ``[DONE]`` payload (OpenAI's end marker); others ignore it."""
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _feed_payload(self, data: str) -> list[Event]:
+        if data == "[DONE]":
+            self._on_done_marker()
+            return []
+        try:
+            item = loads_payload(data)
+        except (ValueError, RecursionError) as exc:
+            raise self._fail(
+                ProtocolError(f"SSE data is not JSON ({exc}): {data[:80]!r}", where=f"SSE event {self._items + 1}")
+            ) from None
+        if item.__class__ is not dict:
+            raise self._fail(
+                ProtocolError(f"SSE data is JSON but not an object: {data[:80]!r}", where=f"SSE event {self._items + 1}")
+            )
+        return self.feed(item)
+
+    def _check_open(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._closed:
+            raise DecoderStateError(f"{type(self).__name__} is closed; create a new one for each turn")
+
+    def _fail(self, exc: BaseException) -> ToolwireError:
+        if isinstance(exc, ProtocolError) and not exc.where:
+            exc.where = f"item {self._items}"
+        elif not isinstance(exc, ToolwireError):
+            exc = ProtocolError(
+                f"malformed {self.provider} item ({type(exc).__name__}: {exc})", where=f"item {self._items}"
+            )
+        self._error = exc
+        return exc
+
+
+def _as_dict(item: Any) -> dict[str, Any]:
+    """An official SDK object (pydantic model) as the dict it was decoded from."""
+    for method in ("to_dict", "model_dump"):
+        dump = getattr(item, method, None)
+        if callable(dump):
+            value = dump()
+            if isinstance(value, dict):
+                return value
+    raise ProtocolError(f"expected a dict or an SDK object, got {type(item).__name__}")

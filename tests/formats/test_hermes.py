@@ -1,0 +1,220 @@
+"""Tests of the Hermes / Qwen ``<tool_call>`` JSON format."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire.errors import DecoderStateError
+from toolwire.formats import FormatError, ParseResult, get
+from toolwire.formats.hermes import HermesFormat
+from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
+
+from .conftest import (
+    FIXTURES,
+    assert_only_toolwire_errors,
+    assert_split_invariant,
+    assert_split_matches,
+    load_fixture,
+    marker_soup,
+)
+
+PREFILL = "<|im_start|>assistant\n<think>\n"
+FIXTURE_NAMES = sorted(p.name for p in (FIXTURES / "hermes").glob("*.txt"))
+
+
+def qwen3(prompt: str | None = None) -> HermesFormat:
+    fmt = get("hermes", "qwen3", generation_prompt=prompt)
+    assert isinstance(fmt, HermesFormat)
+    return fmt
+
+
+def args(result: ParseResult, index: int) -> object:
+    return json.loads(result.tool_calls[index].arguments)
+
+
+@pytest.mark.parametrize("name", FIXTURE_NAMES)
+def test_every_fixture_is_split_invariant(name: str) -> None:
+    prompt = PREFILL if "prefilled" in name else None
+    assert_split_invariant(
+        qwen3(prompt),
+        load_fixture("hermes", name),
+        markers_in_arguments="markers_inside" in name,
+    )
+
+
+def test_rendered_reasoning_content_and_two_calls() -> None:
+    result = qwen3().parse(load_fixture("hermes", "qwen3_rendered_reasoning_two_calls.txt"))
+    assert result.reasoning == (
+        "\nThe user wants the weather in two cities, so I call get_weather twice.\n"
+    )
+    assert result.content == "\n\nLet me check both cities.\n\n"
+    assert [c.name for c in result.tool_calls] == ["get_weather", "get_weather"]
+    assert args(result, 0) == {"city": "Paris", "unit": "celsius"}
+    assert args(result, 1) == {"city": "Tokyo", "unit": "celsius"}
+
+
+def test_prefilled_think_starts_in_reasoning() -> None:
+    result = qwen3(PREFILL).parse(load_fixture("hermes", "qwen3_prefilled_think.txt"))
+    assert result.reasoning == "I need the current temperature first.\n"
+    assert result.content == "\n\n"
+    assert result.tool_calls[0].name == "get_current_temperature"
+
+
+def test_closed_think_in_prompt_starts_in_content() -> None:
+    prompt = "<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    assert qwen3(prompt).parse("Hi").content == "Hi"
+
+
+def test_empty_reasoning_block() -> None:
+    result = qwen3().parse(load_fixture("hermes", "qwen3_no_think_content_only.txt"))
+    assert result == ParseResult("\n\nThe capital of France is Paris.", "\n\n", ())
+
+
+def test_back_to_back_calls_without_newlines() -> None:
+    result = qwen3().parse(load_fixture("hermes", "vllm_back_to_back.txt"))
+    assert result.content == ""
+    assert [args(result, i) for i in range(2)] == [{"q": "cats"}, {"q": "dogs"}]
+
+
+def test_arguments_are_verbatim() -> None:
+    result = qwen3().parse(load_fixture("hermes", "vllm_multiline_call.txt"))
+    assert result.tool_calls[0].arguments == (
+        '{"location":"San Francisco, California, United States", "unit": "celsius"}'
+    )
+
+
+def test_markers_inside_a_value_are_part_of_it() -> None:
+    result = qwen3().parse(load_fixture("hermes", "qwen3_markers_inside_value.txt"))
+    assert args(result, 0) == {
+        "path": "notes.md",
+        "content": "  keep </tool_call> and <think> and <tool_call>\n\tverbatim  ",
+    }
+    assert result.content == "\n\n"
+
+
+def test_call_running_to_end_of_output_is_kept() -> None:
+    result = qwen3().parse(load_fixture("hermes", "vllm_until_eos.txt"))
+    assert result.tool_calls[0].name == "final_answer"
+    assert args(result, 0) == {"trigger": True}
+
+
+def test_truncated_call_raises_with_partial() -> None:
+    text = "Checking." + load_fixture("hermes", "vllm_truncated_object.txt")
+    with pytest.raises(FormatError) as caught:
+        qwen3().parse(text)
+    assert "ended inside a tool call" in str(caught.value)
+    assert caught.value.fault == "model"
+    assert caught.value.partial is not None
+    assert caught.value.partial.content == "Checking."
+
+
+def test_serialized_arguments_are_decoded_once() -> None:
+    result = qwen3().parse(load_fixture("hermes", "vllm_serialized_arguments.txt"))
+    assert args(result, 0) == {"param": "max_connections"}
+
+
+def test_arguments_before_name() -> None:
+    fmt = get("hermes", "hermes")
+    result = fmt.parse(load_fixture("hermes", "hermes2pro_arguments_first.txt"))
+    assert result.tool_calls[0].name == "get_stock_price"
+    assert args(result, 0) == {"symbol": "AAPL"}
+    assert result.content == " "
+
+
+def test_call_without_arguments_gets_empty_object() -> None:
+    result = qwen3().parse('<tool_call>{"name": "now"}</tool_call>')
+    assert result.tool_calls[0].arguments == "{}"
+
+
+def test_extra_members_are_skipped() -> None:
+    text = '<tool_call>{"id": 7, "name": "f", "extra": [1, "}"], "arguments": {"a": 1}}</tool_call>'
+    assert qwen3().parse(text).tool_calls[0].arguments == '{"a": 1}'
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "not json",
+        '{"arguments": {}}',
+        '{"name": 3, "arguments": {}}',
+        '{"name": "f", "arguments": {}} trailing',
+        '{"name": "f" "arguments": {}}',
+        '{"name": "f", "arguments": {}, "arguments": {}}',
+    ],
+)
+def test_malformed_call_raises(body: str) -> None:
+    with pytest.raises(FormatError):
+        qwen3().parse(f"<tool_call>{body}</tool_call>")
+
+
+def test_content_streams_before_a_possible_marker() -> None:
+    stream = qwen3().stream()
+    assert stream.feed("Hello <tool") == [TextDelta("Hello ")]
+    assert stream.feed("box>") == [TextDelta("<toolbox>")]
+    assert stream.close() == []
+
+
+def test_arguments_stream_incrementally() -> None:
+    stream = qwen3().stream(id_prefix="c")
+    assert stream.feed('<tool_call>{"name": "f", "arguments": {"a": ') == [
+        ToolCallStarted(0, "c0", "f"),
+        ToolCallDelta(0, '{"a": '),
+    ]
+    assert stream.feed('"x"}}') == [ToolCallDelta(0, '"x"}')]
+    assert stream.feed("</tool_call>") == []
+    assert stream.close() == []
+
+
+def test_tool_call_inside_reasoning_ends_it() -> None:
+    result = qwen3(PREFILL).parse('plan<tool_call>{"name": "f", "arguments": {}}</tool_call>')
+    assert result.reasoning == "plan"
+    assert result.tool_calls[0].name == "f"
+
+
+def test_unterminated_reasoning_is_kept() -> None:
+    assert qwen3().parse("<think>still thinking").reasoning == "still thinking"
+
+
+@pytest.mark.parametrize("variant", ["qwen3-thinking", "qwq"])
+def test_thinking_variants_start_in_reasoning(variant: str) -> None:
+    result = get("hermes", variant).parse("hmm</think>answer")
+    assert (result.reasoning, result.content) == ("hmm", "answer")
+
+
+def test_qwen25_has_no_reasoning_markers() -> None:
+    fmt = get("hermes", "qwen2.5")
+    assert fmt.parse("<think>x</think>").content == "<think>x</think>"
+
+
+def test_stream_misuse_is_a_caller_error() -> None:
+    stream = qwen3().stream()
+    stream.close()
+    with pytest.raises(DecoderStateError):
+        stream.feed("x")
+    with pytest.raises(DecoderStateError):
+        stream.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(marker_soup(["<think>", "</think>", "<tool_call>", "</tool_call>"]))
+def test_fuzz_only_toolwire_errors(text: str) -> None:
+    assert_only_toolwire_errors(qwen3(), text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fuzz_split_invariant(data: st.DataObject) -> None:
+    text = data.draw(marker_soup(["<think>", "</think>", "<tool_call>", "</tool_call>"]))
+    cuts = data.draw(st.sets(st.integers(0, len(text))))
+    assert_split_matches(qwen3(PREFILL), text, cuts)
+
+
+def test_fixture_dir_has_sources() -> None:
+    for name in FIXTURE_NAMES:
+        raw = (Path(FIXTURES) / "hermes" / name).read_text(encoding="utf-8")
+        assert raw.startswith("# Source:"), name

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire.errors import DecoderStateError, ProtocolError, ToolwireError
+from toolwire.wire import SSEDecoder, SSEEvent
+
+
+def decode(data: bytes, cuts: list[int] | None = None) -> list[SSEEvent]:
+    dec = SSEDecoder()
+    events: list[SSEEvent] = []
+    pos = 0
+    for cut in sorted(set(cuts or [])):
+        events += dec.feed(data[pos:cut])
+        pos = cut
+    events += dec.feed(data[pos:])
+    return events + dec.close()
+
+
+def test_fields_comments_and_multiline_data() -> None:
+    raw = b": comment\nevent: update\nid: 7\nretry: 1500\ndata: first\ndata:second\n\ndata: x\n\n"
+    assert decode(raw) == [
+        SSEEvent("first\nsecond", "update", "7", 1500),
+        SSEEvent("x", "message", "7", 1500),  # id and retry persist; event resets
+    ]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+def test_line_endings(eol: bytes) -> None:
+    raw = eol.join([b"data: a", b"", b"data: b", b"", b""])
+    assert [e.data for e in decode(raw)] == ["a", "b"]
+
+
+def test_bom_field_without_colon_and_bad_retry() -> None:
+    raw = "\ufeffdata\nretry: 12x\nid: a\x00b\n\n".encode()
+    assert decode(raw) == [SSEEvent("", "message", None, None)]
+
+
+def test_blank_line_without_data_dispatches_nothing() -> None:
+    assert decode(b"event: ping\n\ndata: z\n\n") == [SSEEvent("z")]
+
+
+def test_final_event_without_blank_line_is_kept() -> None:
+    assert decode(b"data: tail") == [SSEEvent("tail")]
+
+
+def test_invalid_utf8_is_a_protocol_error_with_offset() -> None:
+    dec = SSEDecoder()
+    dec.feed(b"data: ok\n\n")
+    with pytest.raises(ProtocolError, match="byte 16"):
+        dec.feed(b"data: \xff\xfe\n\n")
+
+
+def test_non_bytes_and_use_after_close() -> None:
+    dec = SSEDecoder()
+    with pytest.raises(ProtocolError):
+        dec.feed("data: x\n\n")  # type: ignore[arg-type]
+    dec.close()
+    with pytest.raises(DecoderStateError):
+        dec.feed(b"")
+
+
+SAMPLE = "event: a\r\ndata: é😀\r\n\r\n: c\ndata: {\"k\": [1, 2]}\ndata: two\n\nid: 9\rdata: x\r\r".encode()
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(SAMPLE)), max_size=20))
+def test_any_split_gives_the_same_events(cuts: list[int]) -> None:
+    assert decode(SAMPLE, cuts) == decode(SAMPLE)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.binary(max_size=200), st.lists(st.integers(min_value=0, max_value=200), max_size=5))
+def test_fuzz_only_toolwire_errors(data: bytes, cuts: list[int]) -> None:
+    try:
+        decode(data, [c for c in cuts if c <= len(data)])
+    except ToolwireError:
+        pass
