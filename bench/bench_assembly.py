@@ -73,7 +73,14 @@ ANTHROPIC_CONTESTANTS: list[tuple[str, Callable[[ToolWorkload], peers.Contestant
     ("toolwire", peers.toolwire_anthropic, None),
     ("anthropic SDK", peers.anthropic_sdk, "anthropic"),
 ]
-PEER_DISTRIBUTIONS = ("openai", "anthropic", "langchain-core", "litellm", "jiter", "partial-json-parser")
+PEER_DISTRIBUTIONS = (
+    "openai",
+    "anthropic",
+    "langchain-core",
+    "litellm",
+    "jiter",
+    "partial-json-parser",
+)
 
 TARGET_MEDIAN = 2.0
 TARGET_MAX = 3.0
@@ -82,15 +89,33 @@ TARGET_MAX = 3.0
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer repeats and a lower cap for slow peers")
+    ap.add_argument(
+        "--quick", action="store_true", help="fewer repeats and a lower cap for slow peers"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--only", choices=("chunks", "sse"), help="run one of the two benchmarks")
-    ap.add_argument("--calls", type=int, nargs="+", default=list(ASSEMBLY_CALLS), help="parallel calls per workload")
-    ap.add_argument("--sizes", type=int, nargs="+", default=list(ASSEMBLY_SIZES), help="argument sizes in bytes")
+    ap.add_argument(
+        "--calls",
+        type=int,
+        nargs="+",
+        default=list(ASSEMBLY_CALLS),
+        help="parallel calls per workload",
+    )
+    ap.add_argument(
+        "--sizes", type=int, nargs="+", default=list(ASSEMBLY_SIZES), help="argument sizes in bytes"
+    )
     ap.add_argument("--repeats", type=int, help="samples per contestant (default 5, quick 3)")
-    ap.add_argument("--cap", type=float, help="seconds of timed work before a slow peer is stopped (default 2, quick 0.5)")
+    ap.add_argument(
+        "--cap",
+        type=float,
+        help="seconds of timed work before a slow peer is stopped (default 2, quick 0.5)",
+    )
     ap.add_argument("--no-peers", action="store_true", help="only toolwire and the floors")
-    ap.add_argument("--profile", metavar="CALLSxSIZE", help="cProfile toolwire on one workload, e.g. 16x2000, and exit")
+    ap.add_argument(
+        "--profile",
+        metavar="CALLSxSIZE",
+        help="cProfile toolwire on one workload, e.g. 16x2000, and exit",
+    )
     args = ap.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 5)
     args.cap = args.cap if args.cap is not None else (0.5 if args.quick else 2.0)
@@ -127,8 +152,12 @@ def run_chunks(w: ToolWorkload, args: argparse.Namespace) -> dict[str, dict[str,
     """Benchmark 1 on one workload: both tables' contestants, interleaved."""
     openai = contestants_for(w, OPENAI_CONTESTANTS, args)
     anthropic = contestants_for(w, ANTHROPIC_CONTESTANTS, args)
-    merged = {f"openai/{k}": v for k, v in openai.items()} | {f"anthropic/{k}": v for k, v in anthropic.items()}
-    results = measure(merged, repeats=args.repeats, min_sample_ns=args.min_sample_ns, cap_ns=int(args.cap * 1e9))
+    merged = {f"openai/{k}": v for k, v in openai.items()} | {
+        f"anthropic/{k}": v for k, v in anthropic.items()
+    }
+    results = measure(
+        merged, repeats=args.repeats, min_sample_ns=args.min_sample_ns, cap_ns=int(args.cap * 1e9)
+    )
     expected = w.expected()
     for name, m in results.items():
         if not m.lower_bound and m.output != expected:
@@ -146,7 +175,12 @@ def run_sse(w: ToolWorkload, args: argparse.Namespace) -> tuple[dict[str, Measur
     data = sse_stream(w.openai_chunks())
     reads = sse_reads(data, w.seed)
     contestants = {"floor": peers.floor_sse(reads), "toolwire": peers.toolwire_sse(reads)}
-    results = measure(contestants, repeats=args.repeats, min_sample_ns=args.min_sample_ns, cap_ns=int(args.cap * 1e9))
+    results = measure(
+        contestants,
+        repeats=args.repeats,
+        min_sample_ns=args.min_sample_ns,
+        cap_ns=int(args.cap * 1e9),
+    )
     expected = w.expected()
     for m in results.values():
         if m.output != expected:
@@ -167,12 +201,16 @@ def ratio_table(rows: list[dict[str, Any]], key: str, columns: list[str], items:
     for row in rows:
         res = row[key]
         floor = res["floor"].ns
-        cells = [res[c].cell(None if c == "floor" else floor) if c in res else "n/a" for c in columns]
+        cells = [
+            res[c].cell(None if c == "floor" else floor) if c in res else "n/a" for c in columns
+        ]
         lines.append(f"| {row['name']} | {row[key + '_items']:,} | " + " | ".join(cells) + " |")
     return lines
 
 
-def summary_lines(rows: list[dict[str, Any]], key: str, columns: list[str]) -> tuple[list[str], dict[str, Any]]:
+def summary_lines(
+    rows: list[dict[str, Any]], key: str, columns: list[str]
+) -> tuple[list[str], dict[str, Any]]:
     """Median and maximum ratio to the floor per contestant over all workloads."""
     lines = ["| contestant | median ratio | max ratio | workloads |", "|---|---:|---:|---:|"]
     summary: dict[str, Any] = {}
@@ -186,7 +224,9 @@ def summary_lines(rows: list[dict[str, Any]], key: str, columns: list[str]) -> t
         prefix = ">= " if bound else ""
         med, top = median_ratio(ratios), max(ratios)
         summary[column] = {"median_ratio": med, "max_ratio": top, "lower_bound": bound}
-        lines.append(f"| {column} | {prefix}{format_ratio(med)} | {prefix}{format_ratio(top)} | {len(ratios)} |")
+        lines.append(
+            f"| {column} | {prefix}{format_ratio(med)} | {prefix}{format_ratio(top)} | {len(ratios)} |"
+        )
     return lines, summary
 
 
@@ -217,10 +257,14 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, An
     """Print the Markdown report; return the JSON summary."""
     summary: dict[str, Any] = {}
     print("# toolwire assembly benchmark\n")
-    print(f"Python {platform.python_version()} on {platform.machine()}, peers: "
-          + ", ".join(f"{k} {v}" for k, v in peer_versions().items()))
-    print(f"Settings: repeats={args.repeats}, cap={args.cap:g} s per slow peer run, "
-          f"samples of >= {args.min_sample_ns / 1e6:g} ms; cells are time per stream (ratio to the floor).\n")
+    print(
+        f"Python {platform.python_version()} on {platform.machine()}, peers: "
+        + ", ".join(f"{k} {v}" for k, v in peer_versions().items())
+    )
+    print(
+        f"Settings: repeats={args.repeats}, cap={args.cap:g} s per slow peer run, "
+        f"samples of >= {args.min_sample_ns / 1e6:g} ms; cells are time per stream (ratio to the floor).\n"
+    )
     if args.only in (None, "chunks"):
         oa_cols = [c for c, _, _ in OPENAI_CONTESTANTS]
         an_cols = [c for c, _, _ in ANTHROPIC_CONTESTANTS]
@@ -252,25 +296,37 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, An
             res = row["sse"]
             ratio = res["toolwire"].ns / res["floor"].ns
             ratios.append(ratio)
-            print(f"| {row['name']} | {row['sse_bytes']:,} | {row['sse_reads']:,} | "
-                  f"{res['floor'].cell()} | {res['toolwire'].cell()} | {format_ratio(ratio)} |")
+            print(
+                f"| {row['name']} | {row['sse_bytes']:,} | {row['sse_reads']:,} | "
+                f"{res['floor'].cell()} | {res['toolwire'].cell()} | {format_ratio(ratio)} |"
+            )
         summary["sse"] = {"median_ratio": median_ratio(ratios), "max_ratio": max(ratios)}
         ok = max(ratios) <= 1.0
-        print(f"\nTarget (toolwire no slower than the floor): {'MET' if ok else 'MISSED'} "
-              f"(median {format_ratio(median_ratio(ratios))}, max {format_ratio(max(ratios))})")
+        print(
+            f"\nTarget (toolwire no slower than the floor): {'MET' if ok else 'MISSED'} "
+            f"(median {format_ratio(median_ratio(ratios))}, max {format_ratio(max(ratios))})"
+        )
     notes = notes_lines(rows, ["openai", "anthropic", "sse"])
     if notes:
         print("\nNotes:\n" + "\n".join(notes))
     return summary
 
 
-def to_json(rows: list[dict[str, Any]], summary: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def to_json(
+    rows: list[dict[str, Any]], summary: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
     """Everything measured, as plain data."""
 
     def cells(res: dict[str, Measurement]) -> dict[str, Any]:
         floor = res["floor"].ns
         return {
-            k: {"ns": m.ns, "ratio": m.ns / floor, "samples": m.samples, "lower_bound": m.lower_bound, "note": m.note}
+            k: {
+                "ns": m.ns,
+                "ratio": m.ns / floor,
+                "samples": m.samples,
+                "lower_bound": m.lower_bound,
+                "note": m.note,
+            }
             for k, m in res.items()
         }
 
@@ -285,7 +341,12 @@ def to_json(rows: list[dict[str, Any]], summary: dict[str, Any], args: argparse.
         "benchmark": "assembly",
         "python": platform.python_version(),
         "peers": peer_versions(),
-        "settings": {"repeats": args.repeats, "cap_s": args.cap, "min_sample_ns": args.min_sample_ns, "quick": args.quick},
+        "settings": {
+            "repeats": args.repeats,
+            "cap_s": args.cap,
+            "min_sample_ns": args.min_sample_ns,
+            "quick": args.quick,
+        },
         "workloads": workloads,
         "summary": summary,
     }
@@ -335,10 +396,16 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
     warm_up(args)
+    gc.freeze()  # the peers' import-time objects: later collections need not scan them
     for calls in args.calls:
         for size in args.sizes:
             w = build_tool_workload(calls, size)
-            row: dict[str, Any] = {"name": w.name, "calls": calls, "size": size, "argument_bytes": w.argument_bytes}
+            row: dict[str, Any] = {
+                "name": w.name,
+                "calls": calls,
+                "size": size,
+                "argument_bytes": w.argument_bytes,
+            }
             if args.only in (None, "chunks"):
                 row["openai_items"] = len(w.openai_chunks())
                 row["anthropic_items"] = len(w.anthropic_events())
@@ -346,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
             if args.only in (None, "sse"):
                 row["sse"], row["sse_bytes"], row["sse_reads"] = run_sse(w, args)
             rows.append(row)
-            print(f"[{time.monotonic() - started:6.1f} s] {w.name} done", file=sys.stderr, flush=True)
+            print(
+                f"[{time.monotonic() - started:6.1f} s] {w.name} done", file=sys.stderr, flush=True
+            )
             del w
             gc.collect()
     summary = report(rows, args)

@@ -27,6 +27,7 @@ log-log slope of total time from 1 KB to 100 KB; 1 is linear, 2 quadratic). Targ
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import platform
@@ -38,7 +39,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import peers
-from workloads import PARTIAL_SIZES, Measurement, deltas, format_ratio, growth_exponent, json_document, measure
+from workloads import (
+    PARTIAL_SIZES,
+    Measurement,
+    deltas,
+    format_ratio,
+    growth_exponent,
+    json_document,
+    measure,
+)
 
 TARGET_RATIO = 30.0
 TARGET_EXPONENT = 1.3
@@ -48,14 +57,31 @@ COLUMNS = ("toolwire", "jiter", "partial-json-parser")
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Command-line options."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="fewer repeats and fewer sampled peer parses")
+    ap.add_argument(
+        "--quick", action="store_true", help="fewer repeats and fewer sampled peer parses"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    ap.add_argument("--sizes", type=int, nargs="+", default=list(PARTIAL_SIZES), help="document sizes in bytes")
+    ap.add_argument(
+        "--sizes", type=int, nargs="+", default=list(PARTIAL_SIZES), help="document sizes in bytes"
+    )
     ap.add_argument("--width", type=int, default=4, help="characters per delta")
     ap.add_argument("--repeats", type=int, help="samples per contestant (default 5, quick 3)")
-    ap.add_argument("--jiter-samples", type=int, help="most jiter parses timed per document (default 5000, quick 1000)")
-    ap.add_argument("--pjp-samples", type=int, help="most partial-json-parser parses timed per document (default 300, quick 60)")
-    ap.add_argument("--profile", type=int, metavar="SIZE", help="cProfile toolwire on one document size and exit")
+    ap.add_argument(
+        "--jiter-samples",
+        type=int,
+        help="most jiter parses timed per document (default 5000, quick 1000)",
+    )
+    ap.add_argument(
+        "--pjp-samples",
+        type=int,
+        help="most partial-json-parser parses timed per document (default 300, quick 60)",
+    )
+    ap.add_argument(
+        "--profile",
+        type=int,
+        metavar="SIZE",
+        help="cProfile toolwire on one document size and exit",
+    )
     args = ap.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 5)
     args.jiter_samples = args.jiter_samples or (1000 if args.quick else 5000)
@@ -74,27 +100,42 @@ def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     text = json_document(size)
     pieces = deltas(text, args.width)
     strides = {"toolwire": 1, "jiter": 1, "partial-json-parser": 1}
-    contestants = {"json.loads": peers.json_loads_unit(text), "toolwire": peers.toolwire_partial(pieces)}
+    contestants = {
+        "json.loads": peers.json_loads_unit(text),
+        "toolwire": peers.toolwire_partial(pieces),
+    }
     if peers.available("jiter"):
         strides["jiter"] = stride_for(len(pieces), args.jiter_samples)
         contestants["jiter"] = peers.jiter_partial(pieces, strides["jiter"])
     if peers.available("partial_json_parser"):
         strides["partial-json-parser"] = stride_for(len(pieces), args.pjp_samples)
-        contestants["partial-json-parser"] = peers.partial_json_parser_partial(pieces, strides["partial-json-parser"])
-    results = measure(contestants, repeats=args.repeats, min_sample_ns=args.min_sample_ns, cap_ns=10**12)
+        contestants["partial-json-parser"] = peers.partial_json_parser_partial(
+            pieces, strides["partial-json-parser"]
+        )
+    results = measure(
+        contestants, repeats=args.repeats, min_sample_ns=args.min_sample_ns, cap_ns=10**12
+    )
     expected = json.loads(text)
     for m in results.values():
         if m.output != expected:
             m.note = "WRONG FINAL VALUE"
         m.output = None
-    return {"size": size, "bytes": len(text.encode()), "deltas": len(pieces), "strides": strides, "results": results}
+    return {
+        "size": size,
+        "bytes": len(text.encode()),
+        "deltas": len(pieces),
+        "strides": strides,
+        "results": results,
+    }
 
 
 def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     """Print the Markdown tables; return the summary."""
     print("# toolwire partial-JSON benchmark\n")
-    print(f"Python {platform.python_version()}; {args.width}-character deltas, value read after every delta; "
-          f"repeats={args.repeats}. Cells: total time for the document (ratio to one json.loads of the final text).\n")
+    print(
+        f"Python {platform.python_version()}; {args.width}-character deltas, value read after every delta; "
+        f"repeats={args.repeats}. Cells: total time for the document (ratio to one json.loads of the final text).\n"
+    )
     cols = [c for c in COLUMNS if c in rows[0]["results"]]
     print("| document | deltas | json.loads | " + " | ".join(cols) + " |")
     print("|---|---:|---:|" + "---:|" * len(cols))
@@ -105,9 +146,13 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, An
         for c in cols:
             cell = res[c].cell(unit)
             if row["strides"][c] > 1:
-                cell += f" [every {row['strides'][c]}th delta]"
+                cell += f" [1 in {row['strides'][c]} deltas]"
             cells.append(cell)
-        print(f"| {row['bytes'] / 1000:.1f} KB | {row['deltas']:,} | {res['json.loads'].cell()} | " + " | ".join(cells) + " |")
+        print(
+            f"| {row['bytes'] / 1000:.1f} KB | {row['deltas']:,} | {res['json.loads'].cell()} | "
+            + " | ".join(cells)
+            + " |"
+        )
     summary: dict[str, Any] = {}
     sizes = [row["bytes"] for row in rows]
     print("\n| contestant | growth exponent | max ratio to json.loads |")
@@ -120,18 +165,29 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, An
         print(f"| {c} | {exponent:.2f} | {format_ratio(max(ratios))} |")
     tw = summary["toolwire"]
     ok = tw["exponent"] <= TARGET_EXPONENT and tw["max_ratio"] <= TARGET_RATIO
-    print(f"\nTarget (toolwire exponent <= {TARGET_EXPONENT:g}, <= {TARGET_RATIO:g}x json.loads at every size): "
-          f"{'MET' if ok else 'MISSED'} (exponent {tw['exponent']:.2f}, max {format_ratio(tw['max_ratio'])})")
-    print("\nPeers marked [every kth delta] were timed on every k-th buffer only; their total is k times "
-          "the sampled sum (an estimate of the full run). The exponent is taken between the smallest and "
-          "largest document.")
-    notes = [f"- {row['bytes']} B / {c}: {m.note}" for row in rows for c, m in row["results"].items() if m.note]
+    print(
+        f"\nTarget (toolwire exponent <= {TARGET_EXPONENT:g}, <= {TARGET_RATIO:g}x json.loads at every size): "
+        f"{'MET' if ok else 'MISSED'} (exponent {tw['exponent']:.2f}, max {format_ratio(tw['max_ratio'])})"
+    )
+    print(
+        "\nPeers marked [1 in k deltas] were timed on every k-th buffer only; their total is k times "
+        "the sampled sum (an estimate of the full run). The exponent is taken between the smallest and "
+        "largest document."
+    )
+    notes = [
+        f"- {row['bytes']} B / {c}: {m.note}"
+        for row in rows
+        for c, m in row["results"].items()
+        if m.note and m.note != "single run"
+    ]
     if notes:
         print("\nNotes:\n" + "\n".join(notes))
     return summary
 
 
-def to_json(rows: list[dict[str, Any]], summary: dict[str, Any], args: argparse.Namespace) -> dict[str, Any]:
+def to_json(
+    rows: list[dict[str, Any]], summary: dict[str, Any], args: argparse.Namespace
+) -> dict[str, Any]:
     """Everything measured, as plain data."""
     out_rows = []
     for row in rows:
@@ -171,7 +227,9 @@ def profile(size: int, width: int) -> None:
     prof.disable()
     out = io.StringIO()
     pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(15)
-    print(f"## PartialJSON on {size} B in {width}-character deltas (by own time)\n```\n{out.getvalue().strip()}\n```")
+    print(
+        f"## PartialJSON on {size} B in {width}-character deltas (by own time)\n```\n{out.getvalue().strip()}\n```"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         profile(args.profile, args.width)
         return 0
     started = time.monotonic()
+    gc.freeze()  # import-time objects: later collections need not scan them
     rows = []
     for size in args.sizes:
         rows.append(run_size(size, args))

@@ -32,9 +32,8 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from workloads import Run, ToolWorkload
-
 from toolwire.wire import AnthropicStream, OpenAIChatStream, PartialJSON
+from workloads import Run, ToolWorkload
 
 __all__ = [
     "Contestant",
@@ -271,7 +270,9 @@ class _Converted:
                 yield self._convert_all(self._items[start : start + BATCH])
 
 
-def _timed_batches(objs: _Converted, feed: Callable[[list[Any]], None], cap_ns: int) -> tuple[int, int]:
+def _timed_batches(
+    objs: _Converted, feed: Callable[[list[Any]], None], cap_ns: int
+) -> tuple[int, int]:
     """Feed batch after batch, timing only ``feed``; stop once the timed total passes the cap."""
     elapsed = done = 0
     for batch in objs.batches():
@@ -290,7 +291,9 @@ def openai_sdk(w: ToolWorkload) -> Contestant:
     from openai._models import construct_type
     from openai.types.chat import ChatCompletionChunk
 
-    objs = _Converted(w.openai_chunks(), lambda c: construct_type(type_=ChatCompletionChunk, value=c))
+    objs = _Converted(
+        w.openai_chunks(), lambda c: construct_type(type_=ChatCompletionChunk, value=c)
+    )
 
     def run(cap_ns: int) -> Run:
         state = stream_chat.ChatCompletionStreamState()
@@ -304,7 +307,10 @@ def openai_sdk(w: ToolWorkload) -> Contestant:
             return Run(elapsed, done, len(objs))
         t0 = _clock()
         message = state.get_final_completion().choices[0].message
-        out = [(tc.id, tc.function.name, json.loads(tc.function.arguments)) for tc in message.tool_calls or ()]
+        out = [
+            (tc.id, tc.function.name, json.loads(tc.function.arguments))
+            for tc in message.tool_calls or ()
+        ]
         return Run(elapsed + _clock() - t0, done, len(objs), out)
 
     return _quiet(run)
@@ -316,8 +322,10 @@ def anthropic_sdk(w: ToolWorkload) -> Contestant:
     from anthropic._models import construct_type_unchecked
     from anthropic.types import RawMessageStreamEvent
 
+    event_type: Any = RawMessageStreamEvent  # a Union alias, which the stubs do not accept
     objs = _Converted(
-        w.anthropic_events(), lambda e: construct_type_unchecked(type_=RawMessageStreamEvent, value=e)
+        w.anthropic_events(),
+        lambda e: construct_type_unchecked(type_=event_type, value=e),
     )
 
     def run(cap_ns: int) -> Run:
@@ -327,7 +335,9 @@ def anthropic_sdk(w: ToolWorkload) -> Contestant:
         def feed(batch: list[Any]) -> None:
             current = snapshot[0]
             for event in batch:
-                current = messages.accumulate_event(event=event, current_snapshot=current, json_bufs=json_bufs)
+                current = messages.accumulate_event(
+                    event=event, current_snapshot=current, json_bufs=json_bufs
+                )
             snapshot[0] = current
 
         elapsed, done = _timed_batches(objs, feed, cap_ns)
@@ -349,7 +359,12 @@ def _langchain_chunk(lc: Any, chunk: dict[str, Any]) -> Any:
         for tc in choice["delta"].get("tool_calls") or ():
             fn = tc.get("function") or {}
             tool_chunks.append(
-                tool_call_chunk(name=fn.get("name"), args=fn.get("arguments"), id=tc.get("id"), index=tc["index"])
+                tool_call_chunk(
+                    name=fn.get("name"),
+                    args=fn.get("arguments"),
+                    id=tc.get("id"),
+                    index=tc["index"],
+                )
             )
     return lc.AIMessageChunk(content="", tool_call_chunks=tool_chunks)
 
@@ -389,7 +404,10 @@ def litellm_builder(w: ToolWorkload) -> Contestant:
         mine = [dict(c) for c in chunks]
         t0 = _clock()
         message = litellm.stream_chunk_builder(mine).choices[0].message
-        out = [(tc.id, tc.function.name, json.loads(tc.function.arguments)) for tc in message.tool_calls or ()]
+        out = [
+            (tc.id, tc.function.name, json.loads(tc.function.arguments))
+            for tc in message.tool_calls or ()
+        ]
         return Run(_clock() - t0, output=out)
 
     return _quiet(run)
@@ -453,7 +471,9 @@ def _sampled_reparse(
 def jiter_partial(pieces: Sequence[str], stride: int = 1) -> Contestant:
     """jiter ``from_json(buffer, partial_mode="trailing-strings")`` after every delta."""
     jiter = _import("jiter")
-    return _sampled_reparse(pieces, stride, lambda b: jiter.from_json(b, partial_mode="trailing-strings"), True)
+    return _sampled_reparse(
+        pieces, stride, lambda b: jiter.from_json(b, partial_mode="trailing-strings"), True
+    )
 
 
 def partial_json_parser_partial(pieces: Sequence[str], stride: int = 1) -> Contestant:

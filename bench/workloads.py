@@ -526,8 +526,9 @@ def measure(
             loops[name] = max(1, min_sample_ns // max(first.elapsed_ns, 1))
             samples[name] = []
     for _ in range(repeats):
-        for name in samples:
-            samples[name].append(_sample(contestants[name], loops[name], cap_ns))
+        for name, values in samples.items():
+            values.append(_sample(contestants[name], loops[name], cap_ns))
+        gc.collect()  # once per round: a full collection costs more than a fast sample
     for name, values in samples.items():
         results[name] = Measurement(min(values), len(values), output=outputs[name])
     return {name: results[name] for name in contestants}
@@ -541,7 +542,6 @@ def _sample(run: Callable[[int], Run], number: int, cap_ns: int) -> float:
             total += run(cap_ns).elapsed_ns
     finally:
         gc.enable()
-    gc.collect()
     return total / number
 
 

@@ -1,57 +1,110 @@
-"""toolwire: LLM tool calling that is correct, fast and observable, with any model."""
+"""toolwire: LLM tool calling that is correct, fast and observable, with any model.
+
+The names below are loaded on first use (PEP 562), so ``import toolwire`` stays cheap:
+the CLI's ``--help`` and a process that only decodes streams never import pydantic,
+httpx or a provider.
+"""
 
 from __future__ import annotations
 
-from .errors import (
-    CallerError,
-    HistoryError,
-    ModelOutputError,
-    ProtocolError,
-    ProviderAPIError,
-    ProviderError,
-    RepairError,
-    ToolExecutionError,
-    ToolwireError,
-    TurnError,
-)
-from .messages import (
-    AssistantMessage,
-    Message,
-    ReasoningPart,
-    SystemMessage,
-    TextPart,
-    ToolCall,
-    ToolResult,
-    ToolStatus,
-    Usage,
-    UserMessage,
-)
-from .turn import ToolRequest, Turn
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "AssistantMessage",
-    "CallerError",
-    "HistoryError",
-    "Message",
-    "ModelOutputError",
-    "ProtocolError",
-    "ProviderAPIError",
-    "ProviderError",
-    "ReasoningPart",
-    "RepairError",
-    "SystemMessage",
-    "TextPart",
-    "ToolCall",
-    "ToolExecutionError",
-    "ToolRequest",
-    "ToolResult",
-    "ToolStatus",
-    "ToolwireError",
-    "Turn",
-    "TurnError",
-    "Usage",
-    "UserMessage",
-    "__version__",
-]
+# public name -> module that defines it
+_EXPORTS = {
+    # errors
+    "ToolwireError": "errors",
+    "CallerError": "errors",
+    "HistoryError": "errors",
+    "ProviderError": "errors",
+    "ProtocolError": "errors",
+    "TurnError": "errors",
+    "ProviderAPIError": "errors",
+    "ModelOutputError": "errors",
+    "RepairError": "errors",
+    "ToolExecutionError": "errors",
+    # the neutral conversation model and turns
+    "Message": "messages",
+    "SystemMessage": "messages",
+    "UserMessage": "messages",
+    "AssistantMessage": "messages",
+    "TextPart": "messages",
+    "ReasoningPart": "messages",
+    "ToolCall": "messages",
+    "ToolResult": "messages",
+    "ToolStatus": "messages",
+    "Usage": "messages",
+    "Turn": "turn",
+    "ToolRequest": "turn",
+    # tools
+    "tool": "tools",
+    "Tool": "tools",
+    "Toolset": "tools",
+    "Validation": "tools",
+    "ToolDefinitionError": "tools",
+    "repair_json": "tools",
+    "RetryPolicy": "tools",
+    "FailureBudget": "tools",
+    "BudgetExceeded": "tools",
+    "RunDiagnostics": "tools",
+    # history
+    "check_history": "history",
+}
+
+__all__ = [*sorted(_EXPORTS), "__version__"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolwire' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from .errors import (
+        CallerError,
+        HistoryError,
+        ModelOutputError,
+        ProtocolError,
+        ProviderAPIError,
+        ProviderError,
+        RepairError,
+        ToolExecutionError,
+        ToolwireError,
+        TurnError,
+    )
+    from .history import check_history
+    from .messages import (
+        AssistantMessage,
+        Message,
+        ReasoningPart,
+        SystemMessage,
+        TextPart,
+        ToolCall,
+        ToolResult,
+        ToolStatus,
+        Usage,
+        UserMessage,
+    )
+    from .tools import (
+        BudgetExceeded,
+        FailureBudget,
+        RetryPolicy,
+        RunDiagnostics,
+        Tool,
+        ToolDefinitionError,
+        Toolset,
+        Validation,
+        repair_json,
+        tool,
+    )
+    from .turn import ToolRequest, Turn

@@ -63,9 +63,13 @@ class DecoderStateError(CallerError):
 class HistoryError(CallerError):
     """A conversation history breaks the one-result-per-call rule or the message model."""
 
-    default_hint = "give every tool call exactly one tool result, placed after its assistant message"
+    default_hint = (
+        "give every tool call exactly one tool result, placed after its assistant message"
+    )
 
-    def __init__(self, message: str, *, call_id: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, call_id: str | None = None, hint: str | None = None
+    ) -> None:
         self.call_id = call_id
         super().__init__(message, hint=hint)
 
@@ -84,9 +88,13 @@ class ProtocolError(ProviderError):
     cut stream loses nothing.
     """
 
-    default_hint = "the provider sent data toolwire cannot interpret; report it with the recorded stream"
+    default_hint = (
+        "the provider sent data toolwire cannot interpret; report it with the recorded stream"
+    )
 
-    def __init__(self, message: str, *, where: str = "", hint: str | None = None, partial: Any = None) -> None:
+    def __init__(
+        self, message: str, *, where: str = "", hint: str | None = None, partial: Any = None
+    ) -> None:
         self.where = where
         self.partial = partial
         super().__init__(message, hint=hint)
@@ -102,7 +110,9 @@ class TurnError(ProtocolError):
     ``"missing_id"``, ``"missing_name"``, ``"duplicate_id"``, ``"missing_index"``.
     """
 
-    default_hint = "retry the request; if it repeats, the provider or its tool-call parser is at fault"
+    default_hint = (
+        "retry the request; if it repeats, the provider or its tool-call parser is at fault"
+    )
 
     def __init__(self, message: str, *, index: int | None, problem: str) -> None:
         self.index = index

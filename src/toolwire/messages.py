@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 __all__ = [
     "AssistantMessage",
@@ -66,7 +66,7 @@ class ReasoningPart:
     kind: Literal["reasoning"] = "reasoning"
 
 
-Part = Union[TextPart, ReasoningPart, ToolCall]
+Part = TextPart | ReasoningPart | ToolCall
 
 
 class ToolStatus(str, enum.Enum):
@@ -164,4 +164,4 @@ class ToolResult:
     role: Literal["tool"] = "tool"
 
 
-Message = Union[SystemMessage, UserMessage, AssistantMessage, ToolResult]
+Message = SystemMessage | UserMessage | AssistantMessage | ToolResult

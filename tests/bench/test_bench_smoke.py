@@ -75,7 +75,9 @@ def test_workloads_are_deterministic() -> None:
     assert a.anthropic_events() == b.anthropic_events()
 
 
-def test_openai_chunks_carry_one_fragment_each_and_id_name_first(tiny: workloads.ToolWorkload) -> None:
+def test_openai_chunks_carry_one_fragment_each_and_id_name_first(
+    tiny: workloads.ToolWorkload,
+) -> None:
     chunks = tiny.openai_chunks()
     assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"
     opened: set[int] = set()
@@ -107,7 +109,9 @@ def test_partial_documents_have_the_requested_size() -> None:
 # -- contestants agree ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("label,factory,module", TOOL_CONTESTANTS, ids=[t[0] for t in TOOL_CONTESTANTS])
+@pytest.mark.parametrize(
+    "label,factory,module", TOOL_CONTESTANTS, ids=[t[0] for t in TOOL_CONTESTANTS]
+)
 def test_tool_contestant_assembles_the_expected_calls(
     tiny: workloads.ToolWorkload, label: str, factory: Any, module: str | None
 ) -> None:
@@ -119,7 +123,9 @@ def test_tool_contestant_assembles_the_expected_calls(
     assert run(BIG_CAP).output == tiny.expected()  # contestants can run again
 
 
-def test_slow_peer_batches_stop_at_the_cap(tiny: workloads.ToolWorkload, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_slow_peer_batches_stop_at_the_cap(
+    tiny: workloads.ToolWorkload, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _need("openai")
     monkeypatch.setattr(peers, "BATCH", 5)
     result = peers.openai_sdk(tiny)(0)  # a cap of 0 ns stops after the first batch
@@ -129,7 +135,9 @@ def test_slow_peer_batches_stop_at_the_cap(tiny: workloads.ToolWorkload, monkeyp
 
 
 @pytest.mark.parametrize("factory", [peers.floor_sse, peers.toolwire_sse])
-def test_sse_contestants_assemble_the_expected_calls(tiny: workloads.ToolWorkload, factory: Any) -> None:
+def test_sse_contestants_assemble_the_expected_calls(
+    tiny: workloads.ToolWorkload, factory: Any
+) -> None:
     reads = workloads.sse_reads(workloads.sse_stream(tiny.openai_chunks()), seed=5, low=1, high=64)
     assert factory(reads)(BIG_CAP).output == tiny.expected()
 
@@ -143,7 +151,9 @@ def test_sse_contestants_assemble_the_expected_calls(tiny: workloads.ToolWorkloa
         ("partial-json-parser", peers.partial_json_parser_partial, "partial_json_parser"),
     ],
 )
-def test_partial_contestants_reach_the_final_value(name: str, factory: Any, module: str | None, stride: int) -> None:
+def test_partial_contestants_reach_the_final_value(
+    name: str, factory: Any, module: str | None, stride: int
+) -> None:
     _need(module)
     text = workloads.json_document(600, seed=5)
     result = factory(workloads.deltas(text), stride)(BIG_CAP)
@@ -166,7 +176,9 @@ def test_measure_reports_lower_bounds_and_best_samples() -> None:
     def steady(cap_ns: int) -> workloads.Run:
         return workloads.Run(500, output="x")
 
-    res = workloads.measure({"capped": capped, "steady": steady}, repeats=3, min_sample_ns=0, cap_ns=1)
+    res = workloads.measure(
+        {"capped": capped, "steady": steady}, repeats=3, min_sample_ns=0, cap_ns=1
+    )
     assert res["capped"].lower_bound and res["capped"].ns == 10_000
     assert res["steady"].ns == 500 and res["steady"].samples == 3 and res["steady"].output == "x"
     assert res["capped"].cell(100).startswith(">= ")
@@ -182,23 +194,45 @@ def test_growth_exponent() -> None:
 
 def test_bench_assembly_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "assembly.json"
-    argv = ["--quick", "--calls", "2", "--sizes", "100", "--repeats", "1", "--cap", "5", "--json", str(out)]
+    argv = [
+        "--quick",
+        "--calls",
+        "2",
+        "--sizes",
+        "100",
+        "--repeats",
+        "1",
+        "--no-peers",
+        "--json",
+        str(out),
+    ]
     assert bench_assembly.main(argv) == 0
     printed = capsys.readouterr().out
     assert "## 1a. Decoded OpenAI chunks" in printed and "## 2. Raw SSE bytes" in printed
     assert "WRONG" not in printed
     data = json.loads(out.read_text())
     (row,) = data["workloads"]
-    assert set(row["openai"]) >= {"floor", "toolwire"}
+    assert set(row["openai"]) == {"floor", "toolwire"}
     assert set(row["sse"]) == {"floor", "toolwire"}
 
 
 def test_bench_partial_json_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "partial.json"
-    argv = ["--quick", "--sizes", "300", "1000", "--repeats", "1", "--json", str(out)]
+    argv = [
+        "--quick",
+        "--sizes",
+        "300",
+        "600",
+        "--repeats",
+        "1",
+        "--pjp-samples",
+        "20",
+        "--json",
+        str(out),
+    ]
     assert bench_partial_json.main(argv) == 0
     printed = capsys.readouterr().out
     assert "growth exponent" in printed and "WRONG" not in printed
     data = json.loads(out.read_text())
-    assert [d["size"] for d in data["documents"]] == [300, 1000]
+    assert [d["size"] for d in data["documents"]] == [300, 600]
     assert "toolwire" in data["summary"]

@@ -38,6 +38,7 @@ from toolwire.wire.events import (
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ID_PREFIX = "call_test_"
+SPLITS_PER_EXAMPLE = 4
 
 
 def load_fixture(family: str, name: str) -> str:
@@ -128,13 +129,15 @@ def assert_split_invariant(
 ) -> ParseResult | type[FormatError]:
     """Assert every split of ``text`` parses like ``fmt.parse(text)``.
 
-    Checks the whole text, one character per delta, and ``max_examples`` random
-    splits (Hypothesis). Returns the reference outcome so the caller can assert on it.
+    Checks the whole text, one character per delta, and ``max_examples`` random splits
+    (Hypothesis examples of ``SPLITS_PER_EXAMPLE`` seeded splits each: Hypothesis costs
+    a few milliseconds per example, the parse a fraction of that). Returns the
+    reference outcome so the caller can assert on it.
 
     Args:
         fmt: The format under test.
         text: A model output.
-        max_examples: How many random splits Hypothesis tries.
+        max_examples: How many random splits to check.
         markers_in_arguments: The fixture puts marker-like text inside a value.
         markers_in_content: The fixture keeps marker-like text as content on purpose
             (for example a malformed call passed through).
@@ -155,7 +158,7 @@ def assert_split_invariant(
     assert outcome(fmt, list(text)) == expected, "one character per delta differs"
 
     @settings(
-        max_examples=max_examples,
+        max_examples=-(-max_examples // SPLITS_PER_EXAMPLE),
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -164,13 +167,14 @@ def assert_split_invariant(
     # run fast; the seeded generator then cuts anywhere, down to single characters.
     @given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=1, max_value=24))
     def any_split(seed: int, longest: int) -> None:
-        pieces = random_pieces(text, seed, longest)
-        if isinstance(expected, ParseResult):
-            result, events = stream_pieces(fmt, pieces)
-            check_events(events)
-            assert result == expected
-        else:
-            assert outcome(fmt, pieces) is FormatError
+        for offset in range(SPLITS_PER_EXAMPLE):
+            pieces = random_pieces(text, seed + offset, longest)
+            if isinstance(expected, ParseResult):
+                result, events = stream_pieces(fmt, pieces)
+                check_events(events)
+                assert result == expected, pieces
+            else:
+                assert outcome(fmt, pieces) is FormatError, pieces
 
     any_split()
     return expected

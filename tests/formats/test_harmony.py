@@ -19,6 +19,8 @@ from .conftest import (
     marker_soup,
 )
 
+# Non-fixture cases use fewer random splits (every fixture gets the default 200).
+FEW = 25
 FAMILY = "harmony"
 
 # fixture -> (generation_prompt, content, reasoning, [(name, arguments)])
@@ -180,22 +182,20 @@ def test_content_is_emitted_as_soon_as_it_cannot_be_a_marker() -> None:
 def test_generation_prompt_sets_the_start_state(
     prompt: str | None, text: str, expected: ParseResult
 ) -> None:
-    assert assert_split_invariant(_fmt(prompt), text) == expected
+    assert assert_split_invariant(_fmt(prompt), text, max_examples=FEW) == expected
 
 
 def test_output_without_harmony_markers_is_content() -> None:
-    assert _fmt(None).parse("plain answer, no channels") == ParseResult(
-        "plain answer, no channels"
-    )
+    assert _fmt(None).parse("plain answer, no channels") == ParseResult("plain answer, no channels")
 
 
 def test_text_between_messages_is_kept_as_content() -> None:
     text = "<|channel|>final<|message|>a<|end|>\n<|start|>assistant<|channel|>final<|message|>b"
-    assert assert_split_invariant(_fmt(None), text) == ParseResult("a\nb")
+    assert assert_split_invariant(_fmt(None), text, max_examples=FEW) == ParseResult("a\nb")
 
 
 def test_built_in_recipient_keeps_its_full_name() -> None:
-    text = "<|channel|>analysis to=browser.search code<|message|>{\"query\": \"x\"}<|call|>"
+    text = '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>'
     result = _fmt(None).parse(text)
     assert [(c.name, c.arguments) for c in result.tool_calls] == [
         ("browser.search", '{"query": "x"}')
@@ -204,7 +204,7 @@ def test_built_in_recipient_keeps_its_full_name() -> None:
 
 def test_missing_end_before_next_start_closes_the_message() -> None:
     text = "<|channel|>analysis<|message|>r<|start|>assistant<|channel|>final<|message|>c"
-    assert assert_split_invariant(_fmt(None), text) == ParseResult("c", "r")
+    assert assert_split_invariant(_fmt(None), text, max_examples=FEW) == ParseResult("c", "r")
 
 
 @pytest.mark.parametrize(
@@ -219,7 +219,7 @@ def test_missing_end_before_next_start_closes_the_message() -> None:
     ],
 )
 def test_truncated_or_malformed_calls_raise_format_error(text: str) -> None:
-    assert assert_split_invariant(_fmt(None), text) is FormatError
+    assert assert_split_invariant(_fmt(None), text, max_examples=FEW) is FormatError
 
 
 def test_truncated_header_of_a_text_message_is_dropped() -> None:
@@ -230,9 +230,13 @@ def test_truncated_header_of_a_text_message_is_dropped() -> None:
 def test_events_convert_to_openai_deltas() -> None:
     from toolwire.formats import to_openai_delta
 
-    events = _fmt(None).stream(id_prefix="x").feed(
-        "<|channel|>analysis<|message|>r<|end|><|start|>assistant"
-        "<|channel|>commentary to=functions.f<|message|>{}"
+    events = (
+        _fmt(None)
+        .stream(id_prefix="x")
+        .feed(
+            "<|channel|>analysis<|message|>r<|end|><|start|>assistant"
+            "<|channel|>commentary to=functions.f<|message|>{}"
+        )
     )
     assert [to_openai_delta(e) for e in events] == [
         {"reasoning_content": "r"},
@@ -263,3 +267,11 @@ def test_arguments_are_valid_json_in_every_json_fixture() -> None:
 @given(marker_soup(HarmonyFormat.markers, extra=("to=functions.f", "analysis", "final", " json")))
 def test_fuzz_only_toolwire_errors(text: str) -> None:
     assert_only_toolwire_errors(_fmt(None), text)
+
+
+def test_unknown_variant_is_a_caller_error() -> None:
+    from toolwire.errors import CallerError
+    from toolwire.formats.harmony import make as make_harmony
+
+    with pytest.raises(CallerError, match="unknown"):
+        make_harmony("no-such-variant")

@@ -200,13 +200,13 @@ def test_stream_misuse_is_a_caller_error() -> None:
         stream.close()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(marker_soup(["<think>", "</think>", "<tool_call>", "</tool_call>"]))
 def test_fuzz_only_toolwire_errors(text: str) -> None:
     assert_only_toolwire_errors(qwen3(), text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_fuzz_split_invariant(data: st.DataObject) -> None:
     text = data.draw(marker_soup(["<think>", "</think>", "<tool_call>", "</tool_call>"]))

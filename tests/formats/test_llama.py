@@ -210,14 +210,14 @@ _JSON_MARKERS = ["<|python_tag|>", "<|eom_id|>", "<|eot_id|>", '{"name": "f", ',
 _PY_MARKERS = ["<|python_start|>", "<|python_end|>", "[f(", "a=", ")", "]", ",", "'", '"""']
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(marker_soup(_JSON_MARKERS, extra=[";", "{", "}"]), marker_soup(_PY_MARKERS))
 def test_fuzz_only_toolwire_errors(json_text: str, py_text: str) -> None:
     assert_only_toolwire_errors(get("llama", "llama3-json"), json_text)
     assert_only_toolwire_errors(get("llama", "pythonic"), py_text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_fuzz_split_invariant(data: st.DataObject) -> None:
     variant = data.draw(st.sampled_from(["llama3-json", "llama4-pythonic"]))

@@ -17,6 +17,8 @@ from .conftest import (
     marker_soup,
 )
 
+# Non-fixture cases use fewer random splits (every fixture gets the default 200).
+FEW = 25
 FAMILY = "mistral"
 G = ID_PREFIX  # generated ids are <prefix><index>
 
@@ -177,7 +179,10 @@ def test_json_array_calls_are_announced_when_their_element_closes() -> None:
 def test_generation_prompt_opening_think_starts_in_reasoning(
     prompt: str, text: str, expected: ParseResult
 ) -> None:
-    assert assert_split_invariant(make("v13", generation_prompt=prompt), text) == expected
+    assert (
+        assert_split_invariant(make("v13", generation_prompt=prompt), text, max_examples=FEW)
+        == expected
+    )
 
 
 def test_json_encoded_string_arguments_are_unwrapped() -> None:
@@ -207,7 +212,7 @@ def test_trailing_text_after_json_array_is_content() -> None:
     ],
 )
 def test_truncated_or_malformed_calls_raise_format_error(text: str) -> None:
-    assert assert_split_invariant(make("v11"), text) is FormatError
+    assert assert_split_invariant(make("v11"), text, max_examples=FEW) is FormatError
 
 
 def test_unclosed_think_is_reasoning_and_a_dangling_marker_prefix_is_text() -> None:
@@ -219,3 +224,11 @@ def test_unclosed_think_is_reasoning_and_a_dangling_marker_prefix_is_text() -> N
 @given(marker_soup(MistralFormat.markers, extra=("get_weather", "[", "]", '"a"')))
 def test_fuzz_only_toolwire_errors(text: str) -> None:
     assert_only_toolwire_errors(make("v11"), text)
+
+
+def test_unknown_variant_is_a_caller_error() -> None:
+    from toolwire.errors import CallerError
+    from toolwire.formats.mistral import make as make_mistral
+
+    with pytest.raises(CallerError, match="unknown"):
+        make_mistral("no-such-variant")

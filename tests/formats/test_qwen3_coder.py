@@ -126,7 +126,10 @@ def test_numbers_stay_strings_without_schema() -> None:
 
 
 def test_value_not_fitting_its_type_stays_text() -> None:
-    text = "<tool_call>\n<function=calculate_area>\n<parameter=precision>\nhigh\n</parameter>\n</function>\n</tool_call>"
+    text = (
+        "<tool_call>\n<function=calculate_area>\n<parameter=precision>\nhigh\n"
+        "</parameter>\n</function>\n</tool_call>"
+    )
     assert args(coder().parse(text)) == {"precision": "high"}
 
 
@@ -213,13 +216,13 @@ _MARKERS = [
 ]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(marker_soup(_MARKERS, extra=["\n", ">", "<function=", "<parameter="]))
 def test_fuzz_only_toolwire_errors(text: str) -> None:
     assert_only_toolwire_errors(qwen35(), text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_fuzz_split_invariant(data: st.DataObject) -> None:
     text = data.draw(marker_soup(_MARKERS, extra=["\n", "3"]))

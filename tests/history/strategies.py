@@ -34,11 +34,15 @@ NONEMPTY = st.text(min_size=1, max_size=12)
 TOOL_NAMES = st.sampled_from(["get_weather", "search", "read_file", "lookup"])
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | TEXT,
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
-    max_leaves=8,
+    max_leaves=4,
 )
-JSON_OBJECTS = st.dictionaries(TEXT, JSON_VALUES, max_size=4)
+JSON_OBJECTS = st.dictionaries(TEXT, JSON_VALUES, max_size=3)
 
 # Arguments exactly as a model might send them: JSON in any spacing, broken JSON, "".
 ANY_ARGUMENTS = st.one_of(
@@ -66,7 +70,9 @@ class Profile:
 
 
 def _ok_or_prefixed() -> st.SearchStrategy[tuple[ToolStatus, str]]:
-    ok = TEXT.filter(lambda t: not t.startswith(TOOL_ERROR_PREFIX)).map(lambda t: (ToolStatus.OK, t))
+    ok = TEXT.filter(lambda t: not t.startswith(TOOL_ERROR_PREFIX)).map(
+        lambda t: (ToolStatus.OK, t)
+    )
     error = TEXT.map(lambda t: (ToolStatus.ERROR, TOOL_ERROR_PREFIX + t))
     return ok | error
 
@@ -97,19 +103,35 @@ _ANTHROPIC_PART = st.one_of(
 )
 _WILD_PART = st.one_of(
     TEXT.map(TextPart),
-    st.builds(ReasoningPart, TEXT, signature=st.none() | TEXT, redacted=st.none() | TEXT, id=st.none() | TEXT),
+    st.builds(
+        ReasoningPart,
+        TEXT,
+        signature=st.none() | TEXT,
+        redacted=st.none() | TEXT,
+        id=st.none() | TEXT,
+    ),
     _CALL,
 )
 
 CHAT = Profile(_chat_parts(), ANY_ARGUMENTS, _ok_or_prefixed(), mid_system=True)
-RESPONSES = Profile(st.lists(_RESPONSES_PART, min_size=1, max_size=5), ANY_ARGUMENTS, _ok_or_prefixed(), mid_system=True)
+RESPONSES = Profile(
+    st.lists(_RESPONSES_PART, min_size=1, max_size=5),
+    ANY_ARGUMENTS,
+    _ok_or_prefixed(),
+    mid_system=True,
+)
 ANTHROPIC = Profile(
     st.lists(_ANTHROPIC_PART, min_size=1, max_size=5),
     CANONICAL_ARGUMENTS,
     st.tuples(st.sampled_from([ToolStatus.OK, ToolStatus.ERROR]), TEXT),
     mid_system=False,
 )
-WILD = Profile(st.lists(_WILD_PART, max_size=5), ANY_ARGUMENTS, st.tuples(st.sampled_from(list(ToolStatus)), TEXT), True)
+WILD = Profile(
+    st.lists(_WILD_PART, max_size=5),
+    ANY_ARGUMENTS,
+    st.tuples(st.sampled_from(list(ToolStatus)), TEXT),
+    True,
+)
 # WILD with fixed arguments: cheaper to draw, for properties that never read arguments.
 LIGHT = Profile(WILD.parts, st.just("{}"), WILD.results, True)
 
@@ -174,5 +196,5 @@ _SCALARS = st.sampled_from(
 FUZZ = st.recursive(
     _SCALARS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
-    max_leaves=25,
+    max_leaves=12,
 )

@@ -27,7 +27,9 @@ def call(call_id: str, name: str = "get_weather") -> ToolCall:
     return ToolCall(call_id, name, '{"city": "Paris"}')
 
 
-def result(call_id: str, name: str = "get_weather", status: ToolStatus = ToolStatus.OK) -> ToolResult:
+def result(
+    call_id: str, name: str = "get_weather", status: ToolStatus = ToolStatus.OK
+) -> ToolResult:
     return ToolResult(call_id, name, "sunny", status)
 
 
@@ -104,7 +106,12 @@ def test_duplicate_call_id_within_one_message() -> None:
 
 
 def test_duplicate_call_id_across_turns() -> None:
-    history = [AssistantMessage([call("a")]), result("a"), AssistantMessage([call("a")]), result("a")]
+    history = [
+        AssistantMessage([call("a")]),
+        result("a"),
+        AssistantMessage([call("a")]),
+        result("a"),
+    ]
     with pytest.raises(HistoryError) as info:
         check_history(history)
     assert info.value.call_id == "a"
@@ -118,7 +125,9 @@ def test_result_naming_another_tool() -> None:
     assert "'search'" in str(info.value)
 
 
-@pytest.mark.parametrize("bad", [ToolCall("", "f", "{}"), ToolCall("x", "", "{}"), ToolCall("x", "f", {"a": 1})])  # type: ignore[arg-type]
+@pytest.mark.parametrize(
+    "bad", [ToolCall("", "f", "{}"), ToolCall("x", "", "{}"), ToolCall("x", "f", {"a": 1})]
+)  # type: ignore[arg-type]
 def test_unusable_call_fields(bad: ToolCall) -> None:
     with pytest.raises(HistoryError):
         check_history([AssistantMessage([bad])])
@@ -165,9 +174,11 @@ def test_generated_histories_pass(history: list[Message]) -> None:
     assert missing_results(history) == []
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(histories(LIGHT), st.data())
-def test_dropping_any_result_is_caught_and_named(history: list[Message], data: st.DataObject) -> None:
+def test_dropping_any_result_is_caught_and_named(
+    history: list[Message], data: st.DataObject
+) -> None:
     positions = [i for i, m in enumerate(history) if isinstance(m, ToolResult)]
     if not positions:
         return
@@ -180,14 +191,14 @@ def test_dropping_any_result_is_caught_and_named(history: list[Message], data: s
     assert [c.id for c in missing_results(shorter)] == [dropped.call_id]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(histories(LIGHT), st.data())
 def test_duplicating_any_result_is_caught(history: list[Message], data: st.DataObject) -> None:
     positions = [i for i, m in enumerate(history) if isinstance(m, ToolResult)]
     if not positions:
         return
     position = data.draw(st.sampled_from(positions))
-    duplicated = history[: position + 1] + [history[position]] + history[position + 1 :]
+    duplicated = [*history[: position + 1], history[position], *history[position + 1 :]]
     with pytest.raises(HistoryError) as info:
         check_history(duplicated)
     assert info.value.call_id == history[position].call_id  # type: ignore[union-attr]

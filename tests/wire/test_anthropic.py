@@ -23,19 +23,39 @@ def test_recorded_stream() -> None:
         ToolCall("toolu_01B", "explore_code", '{"query": "session", "limit": 20}'),
         ToolCall("toolu_01C", "list_files", "{}"),
     ]
-    assert [r.input for r in turn.requests] == [{"query": "login"}, {"query": "session", "limit": 20}, {}]
+    assert [r.input for r in turn.requests] == [
+        {"query": "login"},
+        {"query": "session", "limit": 20},
+        {},
+    ]
     assert [r.index for r in turn.requests] == [2, 3, 4]
     assert turn.finish_reason == "tool_calls"
     assert turn.usage == Usage(input_tokens=472, output_tokens=89, cache_read_tokens=256)
     # A tool without input is ready at its content_block_stop.
-    assert [e.call.id for e in events if isinstance(e, ToolCallReady)] == ["toolu_01A", "toolu_01B", "toolu_01C"]
+    assert [e.call.id for e in events if isinstance(e, ToolCallReady)] == [
+        "toolu_01A",
+        "toolu_01B",
+        "toolu_01C",
+    ]
 
 
 def test_redacted_thinking_and_stop_reasons() -> None:
     stream = AnthropicStream()
-    stream.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "redacted_thinking", "data": "EmwK"}})
+    stream.feed(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "redacted_thinking", "data": "EmwK"},
+        }
+    )
     stream.feed({"type": "content_block_stop", "index": 0})
-    stream.feed({"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 3}})
+    stream.feed(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "max_tokens"},
+            "usage": {"output_tokens": 3},
+        }
+    )
     stream.feed({"type": "message_stop"})
     turn = stream.close()
     assert turn.message.parts == [ReasoningPart("", redacted="EmwK")]
@@ -44,7 +64,9 @@ def test_redacted_thinking_and_stop_reasons() -> None:
 
 def test_error_event_and_malformed_events() -> None:
     with pytest.raises(ProviderAPIError, match="Overloaded") as info:
-        AnthropicStream().feed({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        AnthropicStream().feed(
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+        )
     assert info.value.error_type == "overloaded_error"
     with pytest.raises(ProtocolError, match="KeyError"):
         AnthropicStream().feed({"type": "content_block_delta", "index": 0})
@@ -54,6 +76,8 @@ def test_error_event_and_malformed_events() -> None:
 
 def test_missing_message_stop_is_truncation() -> None:
     stream = AnthropicStream()
-    stream.feed({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "hi"}})
+    stream.feed(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "hi"}}
+    )
     with pytest.raises(ProtocolError, match="ended before"):
         stream.close()

@@ -22,7 +22,9 @@ VALUES = ["tool_calls", "stop", "content_block_start", "content_block_delta", "c
           "input_json_delta", "message_delta", "message_stop", "response.output_item.added", "function_call",
           "response.function_call_arguments.delta", "response.completed", "text_delta", "{", "}"]  # fmt: skip
 
-leaves = st.none() | st.booleans() | st.integers(-2, 3) | st.sampled_from(VALUES) | st.text(max_size=5)
+leaves = (
+    st.none() | st.booleans() | st.integers(-2, 3) | st.sampled_from(VALUES) | st.text(max_size=5)
+)
 objects = st.recursive(
     leaves,
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.sampled_from(KEYS), c, max_size=5),
@@ -84,7 +86,9 @@ def test_mutated_recordings_only_toolwire_errors(cls: type, name: str, data: st.
 def test_failed_decoder_stays_failed() -> None:
     stream = OpenAIChatStream()
     with pytest.raises(ToolwireError) as first:
-        stream.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": "x", "function": 3}]}}]})
+        stream.feed(
+            {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": "x", "function": 3}]}}]}
+        )
     with pytest.raises(ToolwireError) as again:
         stream.feed({"choices": []})
     assert again.value is first.value

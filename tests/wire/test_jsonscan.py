@@ -9,11 +9,19 @@ from hypothesis import strategies as st
 from toolwire.wire import ClosureScanner, PartialJSON, PartialJSONError
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
-containers = st.one_of(st.lists(json_values, max_size=4), st.dictionaries(st.text(max_size=8), json_values, max_size=4))
+containers = st.one_of(
+    st.lists(json_values, max_size=4), st.dictionaries(st.text(max_size=8), json_values, max_size=4)
+)
 
 
 def split(text: str, cuts: list[int]) -> list[str]:
@@ -23,7 +31,9 @@ def split(text: str, cuts: list[int]) -> list[str]:
 
 @settings(max_examples=1000, deadline=None)
 @given(containers, st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.booleans())
-def test_closure_reported_exactly_at_the_end(value: object, cuts: list[int], ascii_only: bool) -> None:
+def test_closure_reported_exactly_at_the_end(
+    value: object, cuts: list[int], ascii_only: bool
+) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only, indent=None if cuts[:1] != [0] else 1)
     scanner = ClosureScanner()
     consumed = 0
@@ -54,7 +64,9 @@ def test_closure_scalar_top_level_is_never_reported() -> None:
 
 @settings(max_examples=1000, deadline=None)
 @given(json_values, st.lists(st.integers(min_value=0, max_value=400), max_size=40), st.booleans())
-def test_partial_json_final_value_matches_json_loads(value: object, cuts: list[int], ascii_only: bool) -> None:
+def test_partial_json_final_value_matches_json_loads(
+    value: object, cuts: list[int], ascii_only: bool
+) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
     parser = PartialJSON()
     root = None
@@ -74,7 +86,7 @@ def test_partial_strings_show_partial_content() -> None:
     parser = PartialJSON()
     parser.feed('{"q": "lo')
     assert parser.value == {"q": "lo"}
-    parser.feed('g\\u00')
+    parser.feed("g\\u00")
     assert parser.value == {"q": "log"}  # an unfinished escape is held back
     parser.feed('e9", "n": [1, 2')
     assert parser.value == {"q": "logé", "n": [1]}  # 2 may still grow

@@ -11,13 +11,17 @@ from toolwire.wire import OpenAIChatStream, ToolCallReady
 from .conftest import fixture_bytes, fixture_items
 
 
-def chunk(tool_calls: list[dict[str, Any]] | None = None, finish: str | None = None, **delta: Any) -> dict[str, Any]:
+def chunk(
+    tool_calls: list[dict[str, Any]] | None = None, finish: str | None = None, **delta: Any
+) -> dict[str, Any]:
     if tool_calls is not None:
         delta["tool_calls"] = tool_calls
     return {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
 
-def tc(index: int | None, id: str | None = None, name: str | None = None, args: str | None = None) -> dict[str, Any]:
+def tc(
+    index: int | None, id: str | None = None, name: str | None = None, args: str | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {} if index is None else {"index": index}
     if id:
         out["id"] = id
@@ -46,7 +50,10 @@ def test_recorded_stream_as_dicts_and_as_bytes() -> None:
         ToolCall("call_a", "explore_code", '{"query":"login"}'),
         ToolCall("call_b", "explore_code", '{"query":"session","path":"src/\\u00e9"}'),
     ]
-    assert [r.input for r in turn.requests] == [{"query": "login"}, {"query": "session", "path": "src/é"}]
+    assert [r.input for r in turn.requests] == [
+        {"query": "login"},
+        {"query": "session", "path": "src/é"},
+    ]
     assert turn.finish_reason == "tool_calls"
     assert turn.usage == Usage(input_tokens=182, output_tokens=41, cache_read_tokens=128)
     assert isinstance(turn.message.parts[0], TextPart)
@@ -59,7 +66,7 @@ def test_id_after_first_fragment_and_split_name() -> None:
     turn = run(
         chunk([tc(0, name="explore_")]),
         chunk([tc(0, name="code", args='{"q"')]),
-        chunk([tc(0, id="call_1", args=': 1}')]),
+        chunk([tc(0, id="call_1", args=": 1}")]),
         chunk(finish="tool_calls"),
     )
     assert turn.tool_calls == [ToolCall("call_1", "explore_code", '{"q": 1}')]
@@ -67,7 +74,9 @@ def test_id_after_first_fragment_and_split_name() -> None:
 
 def test_ready_waits_for_a_late_id() -> None:
     stream = OpenAIChatStream()
-    assert not any(isinstance(e, ToolCallReady) for e in stream.feed(chunk([tc(0, name="f", args="{}")])))
+    assert not any(
+        isinstance(e, ToolCallReady) for e in stream.feed(chunk([tc(0, name="f", args="{}")]))
+    )
     events = stream.feed(chunk([tc(0, id="call_9")]))
     assert [e.call.id for e in events if isinstance(e, ToolCallReady)] == ["call_9"]
 
@@ -77,7 +86,10 @@ def test_whole_call_in_one_delta_and_several_calls_in_one_chunk() -> None:
         chunk([tc(0, "a", "f", '{"x": 1}'), tc(1, "b", "g", '{"y": [2]}')]),
         chunk(finish="tool_calls"),
     )
-    assert [(r.id, r.name, r.input) for r in turn.requests] == [("a", "f", {"x": 1}), ("b", "g", {"y": [2]})]
+    assert [(r.id, r.name, r.input) for r in turn.requests] == [
+        ("a", "f", {"x": 1}),
+        ("b", "g", {"y": [2]}),
+    ]
 
 
 def test_empty_arguments_mean_empty_object() -> None:
@@ -88,13 +100,19 @@ def test_empty_arguments_mean_empty_object() -> None:
 
 
 def test_missing_index_with_one_open_call_is_merged_and_reported() -> None:
-    turn = run(chunk([tc(0, "a", "f", '{"x": ')]), chunk([tc(None, args="1}")]), chunk(finish="tool_calls"))
+    turn = run(
+        chunk([tc(0, "a", "f", '{"x": ')]), chunk([tc(None, args="1}")]), chunk(finish="tool_calls")
+    )
     assert turn.requests[0].input == {"x": 1}
     assert [n.kind for n in turn.notices] == ["missing_index"]
 
 
 def test_missing_index_calls_arriving_whole_get_their_own_slots() -> None:
-    turn = run(chunk([tc(None, "a", "f", "{}")]), chunk([tc(None, "b", "g", "{}")]), chunk(finish="tool_calls"))
+    turn = run(
+        chunk([tc(None, "a", "f", "{}")]),
+        chunk([tc(None, "b", "g", "{}")]),
+        chunk(finish="tool_calls"),
+    )
     assert [c.id for c in turn.tool_calls] == ["a", "b"]
 
 
@@ -125,26 +143,43 @@ def test_turn_rules(calls: list[dict[str, Any]], problem: str, index: int) -> No
 
 
 def test_invalid_json_is_recorded_on_that_call_only() -> None:
-    turn = run(chunk([tc(0, "a", "f", '{"x": 1,'), tc(1, "b", "g", '{"y": 2}')]), chunk(finish="tool_calls"))
+    turn = run(
+        chunk([tc(0, "a", "f", '{"x": 1,'), tc(1, "b", "g", '{"y": 2}')]),
+        chunk(finish="tool_calls"),
+    )
     bad, good = turn.requests
-    assert bad.input is None and bad.error is not None and "Invalid JSON arguments for tool f" in bad.error
+    assert (
+        bad.input is None
+        and bad.error is not None
+        and "Invalid JSON arguments for tool f" in bad.error
+    )
     assert good.input == {"y": 2} and good.error is None
     assert turn.tool_calls[0].arguments == '{"x": 1,'  # history keeps the verbatim text
 
 
 def test_empty_call_and_finish_reason_mismatch_are_reported() -> None:
-    assert [n.kind for n in run(chunk(content="hi"), chunk(finish="tool_calls")).notices] == ["empty_call"]
+    assert [n.kind for n in run(chunk(content="hi"), chunk(finish="tool_calls")).notices] == [
+        "empty_call"
+    ]
     turn = run(chunk([tc(0, "a", "f", "{}")]), chunk(finish="stop"))
     assert [n.kind for n in turn.notices] == ["finish_reason_mismatch"]
 
 
 def test_reasoning_content_and_refusal() -> None:
-    turn = run(chunk(reasoning_content="think "), chunk(reasoning="more"), chunk(refusal="no"), chunk(finish="stop"))
+    turn = run(
+        chunk(reasoning_content="think "),
+        chunk(reasoning="more"),
+        chunk(refusal="no"),
+        chunk(finish="stop"),
+    )
     assert (turn.reasoning, turn.text) == ("think more", "no")
 
 
 def test_arguments_sent_as_an_object_are_kept_and_reported() -> None:
-    turn = run(chunk([{"index": 0, "id": "a", "function": {"name": "f", "arguments": {"x": 1}}}]), chunk(finish="tool_calls"))
+    turn = run(
+        chunk([{"index": 0, "id": "a", "function": {"name": "f", "arguments": {"x": 1}}}]),
+        chunk(finish="tool_calls"),
+    )
     assert turn.requests[0].input == {"x": 1}
     assert [n.kind for n in turn.notices] == ["arguments_not_string"]
 
@@ -159,7 +194,9 @@ def test_truncated_stream_is_an_error_that_keeps_the_partial_turn() -> None:
 
 def test_done_marker_without_finish_reason_is_still_truncated() -> None:
     stream = OpenAIChatStream()
-    stream.feed_bytes(b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n')
+    stream.feed_bytes(
+        b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n'
+    )
     with pytest.raises(ProtocolError):
         stream.close()
 
@@ -187,7 +224,14 @@ def test_closed_decoder_refuses_more_input() -> None:
 
 def test_other_choices_are_ignored_with_a_notice() -> None:
     stream = OpenAIChatStream()
-    stream.feed({"choices": [{"index": 1, "delta": {"content": "other"}}, {"index": 0, "delta": {"content": "mine"}}]})
+    stream.feed(
+        {
+            "choices": [
+                {"index": 1, "delta": {"content": "other"}},
+                {"index": 0, "delta": {"content": "mine"}},
+            ]
+        }
+    )
     stream.feed(chunk(finish="stop"))
     turn = stream.close()
     assert turn.text == "mine"

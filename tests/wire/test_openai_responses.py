@@ -24,7 +24,9 @@ def test_recorded_stream() -> None:
         ToolCall("call_b", "explore_code", '{"query":"session"}'),
     ]
     assert turn.finish_reason == "tool_calls"
-    assert turn.usage == Usage(input_tokens=120, output_tokens=40, cache_read_tokens=64, reasoning_tokens=12)
+    assert turn.usage == Usage(
+        input_tokens=120, output_tokens=40, cache_read_tokens=64, reasoning_tokens=12
+    )
     assert not turn.notices
 
 
@@ -40,7 +42,13 @@ def completed() -> dict:
 def test_arguments_only_in_done_event() -> None:
     stream = OpenAIResponsesStream()
     stream.feed(added(0))
-    stream.feed({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": '{"a": 1}'})
+    stream.feed(
+        {
+            "type": "response.function_call_arguments.done",
+            "output_index": 0,
+            "arguments": '{"a": 1}',
+        }
+    )
     stream.feed(completed())
     turn = stream.close()
     assert turn.requests[0].input == {"a": 1}
@@ -50,8 +58,16 @@ def test_arguments_only_in_done_event() -> None:
 def test_done_text_wins_over_different_fragments_with_a_notice() -> None:
     stream = OpenAIResponsesStream()
     stream.feed(added(0))
-    stream.feed({"type": "response.function_call_arguments.delta", "output_index": 0, "delta": '{"a": 2}'})
-    stream.feed({"type": "response.function_call_arguments.done", "output_index": 0, "arguments": '{"a": 1}'})
+    stream.feed(
+        {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": '{"a": 2}'}
+    )
+    stream.feed(
+        {
+            "type": "response.function_call_arguments.done",
+            "output_index": 0,
+            "arguments": '{"a": 1}',
+        }
+    )
     stream.feed(completed())
     turn = stream.close()
     assert turn.tool_calls[0].arguments == '{"a": 1}'
@@ -62,12 +78,24 @@ def test_done_text_wins_over_different_fragments_with_a_notice() -> None:
 def test_incomplete_failed_and_error() -> None:
     stream = OpenAIResponsesStream()
     stream.feed({"type": "response.output_text.delta", "output_index": 0, "delta": "cut"})
-    stream.feed({"type": "response.incomplete", "response": {"incomplete_details": {"reason": "max_output_tokens"}}})
+    stream.feed(
+        {
+            "type": "response.incomplete",
+            "response": {"incomplete_details": {"reason": "max_output_tokens"}},
+        }
+    )
     assert stream.close().finish_reason == "length"
     with pytest.raises(ProviderAPIError, match="boom"):
-        OpenAIResponsesStream().feed({"type": "response.failed", "response": {"error": {"code": "server_error", "message": "boom"}}})
+        OpenAIResponsesStream().feed(
+            {
+                "type": "response.failed",
+                "response": {"error": {"code": "server_error", "message": "boom"}},
+            }
+        )
     with pytest.raises(ProviderAPIError, match="rate"):
-        OpenAIResponsesStream().feed({"type": "error", "code": "rate_limit_exceeded", "message": "rate limited"})
+        OpenAIResponsesStream().feed(
+            {"type": "error", "code": "rate_limit_exceeded", "message": "rate limited"}
+        )
 
 
 def test_unknown_event_types_are_ignored() -> None:

@@ -47,7 +47,9 @@ def specs(draw: st.DrawFn) -> Spec:
     calls = []
     for i in range(n):
         value = draw(st.dictionaries(st.text(max_size=6), json_values, max_size=3))
-        text = json.dumps(value, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1])))
+        text = json.dumps(
+            value, ensure_ascii=draw(st.booleans()), indent=draw(st.sampled_from([None, 1]))
+        )
         calls.append(Call(f"call_{i}_{draw(st.integers(0, 99))}", draw(names), text, value))
     return Spec(draw(st.text(max_size=20)), draw(st.text(max_size=20)), calls)
 
@@ -61,7 +63,9 @@ class Chooser:
     def cut(self, text: str) -> list[str]:
         if self.draw is None or len(text) < 2:
             return [text]
-        points = sorted(set(self.draw(st.lists(st.integers(min_value=1, max_value=len(text) - 1), max_size=8))))
+        points = sorted(
+            set(self.draw(st.lists(st.integers(min_value=1, max_value=len(text) - 1), max_size=8)))
+        )
         return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
 
     def interleave(self, queues: list[list[Any]]) -> list[Any]:
@@ -95,14 +99,22 @@ class Chooser:
 
 def openai_items(choose: Chooser, spec: Spec) -> list[dict[str, Any]]:
     def ch(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-        return {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     items = [ch({"reasoning_content": p}) for p in choose.cut(spec.reasoning) if p]
     items += [ch({"content": p}) for p in choose.cut(spec.text) if p]
     queues = []
     for i, call in enumerate(spec.calls):
         pieces = choose.cut(call.arguments)
-        first = {"index": i, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": pieces[0]}}
+        first = {
+            "index": i,
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": pieces[0]},
+        }
         queues.append([first] + [{"index": i, "function": {"arguments": p}} for p in pieces[1:]])
     for packed in choose.group(choose.interleave(queues)):
         items.append(ch({"tool_calls": packed}))
@@ -111,13 +123,28 @@ def openai_items(choose: Chooser, spec: Spec) -> list[dict[str, Any]]:
 
 
 def anthropic_items(choose: Chooser, spec: Spec) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = [{"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 1}}}]
+    items: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"usage": {"input_tokens": 5, "output_tokens": 1}}}
+    ]
     index = 0
-    for kind, text, delta_key in (("thinking", spec.reasoning, "thinking"), ("text", spec.text, "text")):
+    for kind, text, delta_key in (
+        ("thinking", spec.reasoning, "thinking"),
+        ("text", spec.text, "text"),
+    ):
         if text:
-            items.append({"type": "content_block_start", "index": index, "content_block": {"type": kind, kind: ""}})
+            items.append(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": kind, kind: ""},
+                }
+            )
             items += [
-                {"type": "content_block_delta", "index": index, "delta": {"type": f"{delta_key}_delta", delta_key: p}}
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": f"{delta_key}_delta", delta_key: p},
+                }
                 for p in choose.cut(text)
             ]
             items.append({"type": "content_block_stop", "index": index})
@@ -127,7 +154,11 @@ def anthropic_items(choose: Chooser, spec: Spec) -> list[dict[str, Any]]:
         start = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
         q = [{"type": "content_block_start", "index": index, "content_block": start}]
         q += [
-            {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}}
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": p},
+            }
             for p in choose.cut(call.arguments)
         ]
         q.append({"type": "content_block_stop", "index": index})
@@ -135,30 +166,56 @@ def anthropic_items(choose: Chooser, spec: Spec) -> list[dict[str, Any]]:
         index += 1
     items += choose.interleave(queues)
     stop = "tool_use" if spec.calls else "end_turn"
-    items.append({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 7}})
+    items.append(
+        {"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 7}}
+    )
     items.append({"type": "message_stop"})
     return items
 
 
 def responses_items(choose: Chooser, spec: Spec) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = [{"type": "response.created", "response": {"status": "in_progress"}}]
+    items: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"status": "in_progress"}}
+    ]
     index = 0
     if spec.reasoning:
-        items += [{"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": p} for p in choose.cut(spec.reasoning)]
+        items += [
+            {"type": "response.reasoning_summary_text.delta", "output_index": 0, "delta": p}
+            for p in choose.cut(spec.reasoning)
+        ]
         index += 1
     if spec.text:
-        items += [{"type": "response.output_text.delta", "output_index": index, "delta": p} for p in choose.cut(spec.text)]
+        items += [
+            {"type": "response.output_text.delta", "output_index": index, "delta": p}
+            for p in choose.cut(spec.text)
+        ]
         index += 1
     queues = []
     for call in spec.calls:
         item = {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": ""}
-        q: list[dict[str, Any]] = [{"type": "response.output_item.added", "output_index": index, "item": item}]
-        q += [{"type": "response.function_call_arguments.delta", "output_index": index, "delta": p} for p in choose.cut(call.arguments)]
-        q.append({"type": "response.function_call_arguments.done", "output_index": index, "arguments": call.arguments})
+        q: list[dict[str, Any]] = [
+            {"type": "response.output_item.added", "output_index": index, "item": item}
+        ]
+        q += [
+            {"type": "response.function_call_arguments.delta", "output_index": index, "delta": p}
+            for p in choose.cut(call.arguments)
+        ]
+        q.append(
+            {
+                "type": "response.function_call_arguments.done",
+                "output_index": index,
+                "arguments": call.arguments,
+            }
+        )
         queues.append(q)
         index += 1
     items += choose.interleave(queues)
-    items.append({"type": "response.completed", "response": {"status": "completed", "usage": {"input_tokens": 3, "output_tokens": 4}}})
+    items.append(
+        {
+            "type": "response.completed",
+            "response": {"status": "completed", "usage": {"input_tokens": 3, "output_tokens": 4}},
+        }
+    )
     return items
 
 

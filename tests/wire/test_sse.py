@@ -62,7 +62,7 @@ def test_non_bytes_and_use_after_close() -> None:
         dec.feed(b"")
 
 
-SAMPLE = "event: a\r\ndata: é😀\r\n\r\n: c\ndata: {\"k\": [1, 2]}\ndata: two\n\nid: 9\rdata: x\r\r".encode()
+SAMPLE = 'event: a\r\ndata: é😀\r\n\r\n: c\ndata: {"k": [1, 2]}\ndata: two\n\nid: 9\rdata: x\r\r'.encode()
 
 
 @settings(max_examples=1000, deadline=None)

@@ -236,7 +236,7 @@ class MarkerSet:
     bounded by the longest marker, never by the buffer.
     """
 
-    __slots__ = ("_max", "_pattern", "_prefixes", "markers")
+    __slots__ = ("_first", "_max", "_pattern", "_prefixes", "markers")
 
     def __init__(self, markers: Iterable[str]) -> None:
         self.markers = tuple(sorted(set(markers), key=lambda m: (-len(m), m)))
@@ -245,6 +245,15 @@ class MarkerSet:
         self._pattern = re.compile("|".join(re.escape(m) for m in self.markers))
         self._prefixes = frozenset(m[:k] for m in self.markers for k in range(1, len(m)))
         self._max = max(len(m) for m in self.markers)
+        self._first = re.compile("[" + "".join(re.escape(m[0]) for m in self.markers) + "]")
+
+    def may_start(self, text: str, start: int = 0) -> bool:
+        """Whether ``text[start:]`` holds any marker's first character.
+
+        When it does not, the whole text is safe: no marker and no marker prefix. One
+        C-level scan, which keeps plain text (the common case) cheap.
+        """
+        return self._first.search(text, start) is not None
 
     def search(self, text: str, start: int = 0) -> tuple[int, str] | None:
         """Return ``(position, marker)`` of the earliest marker at or after ``start``."""
@@ -668,7 +677,9 @@ def _read_tool(tool: Any, position: int) -> tuple[str, dict[str, Any]]:
     name = spec.get("name")
     if not isinstance(name, str) or not name:
         raise CallerError(f"tools[{position}] has no function name")
-    schema = spec.get("parameters", spec.get("input_schema")) or {}
+    schema = spec.get("parameters", spec.get("input_schema"))
+    if schema is None:
+        schema = {}
     if not isinstance(schema, dict):
         raise CallerError(f"tools[{position}] ({name}): parameters must be a JSON Schema object")
     return name, schema
@@ -883,7 +894,15 @@ class FormatStream(ABC):
             raise DecoderStateError(f"{self.format.family} stream fed after close()")
         if not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
-        return self._run(self._feed, delta)
+        out: list[Event] = []
+        self._out = out
+        try:
+            self._feed(delta)
+        except FormatError as error:
+            self._closed = True
+            error.events = out
+            raise
+        return out
 
     def close(self) -> list[Event]:
         """End the output: flush held-back text and check nothing is left open.

@@ -41,7 +41,8 @@ Decisions (documented per the issue):
 * Malformed calls (unexpected text where a marker must come, an arguments value that
   is not a JSON object, a bad DSML header, a duplicate parameter, invalid JSON in a
   ``string="false"`` value) raise FormatError. Text after a closed section is content.
-* The end-of-sentence token ``<｜end▁of▁sentence｜>`` is dropped if a server passes it.
+* The end-of-sentence token ``<｜end▁of▁sentence｜>`` is dropped if a server passes it
+  (it also ends a section whose closing marker is missing).
 """
 
 from __future__ import annotations
@@ -195,7 +196,8 @@ class MarkupStream(FormatStream):
         if self._buf.startswith(literal, self._pos):
             self._pos += len(literal)
             return True
-        rest = self._buf[self._pos :]
+        # Slice at most len(literal) characters: the buffer may hold the whole output.
+        rest = self._buf[self._pos : self._pos + len(literal)]
         if not self._final and len(rest) < len(literal) and literal.startswith(rest):
             return None
         return False
@@ -215,11 +217,9 @@ class MarkupStream(FormatStream):
         Raises:
             FormatError: Something else is there.
         """
-        start = self._pos
+        # The whitespace skipped here is layout, so it is consumed even while waiting:
+        # a long run fed one character at a time is then scanned once.
         if not self._skip_space():
-            if self._final:
-                return None
-            self._pos = start
             return None
         waiting = False
         for literal in choices:
@@ -228,7 +228,6 @@ class MarkupStream(FormatStream):
                 return literal
             waiting = waiting or seen is None
         if waiting:
-            self._pos = start
             return None
         found = self._buf[self._pos : self._pos + 40]
         raise self._error(f"expected {what}, found {found!r}", self._where())

@@ -56,6 +56,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import CallerError
 from .base import Format, FormatStream, MarkerSet, coerce_value, opens_reasoning, schema_types
 
 __all__ = ["VARIANTS", "GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
@@ -223,7 +224,9 @@ class _ArgsToJson:
             self._acc.append(text[pos:])
             return len(text)
         if match.group() != ":":
-            raise self._fail(f"argument {''.join(self._acc) + text[pos:match.start()]!r} has no ':'")
+            raise self._fail(
+                f"argument {''.join(self._acc) + text[pos : match.start()]!r} has no ':'"
+            )
         self._acc.append(text[pos : match.start()])
         self._emit_key("".join(self._acc).strip())
         return match.end()
@@ -391,8 +394,7 @@ class GemmaStream(FormatStream):
 
     def _prime(self, prompt: str | None) -> None:
         opener, closer = self.markers.think_open, self.markers.think_close
-        if opener and closer and opens_reasoning(prompt, opener, closer):
-            assert prompt is not None
+        if prompt is not None and opener and closer and opens_reasoning(prompt, opener, closer):
             self._mode = _Mode.REASONING
             tail = prompt[prompt.rfind(opener) + len(opener) :]
             self._label_pending = not tail
@@ -541,7 +543,11 @@ class GemmaFormat(Format):
         generation_prompt: str | None = None,
     ) -> None:
         super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
-        self.gemma_markers = _BY_VARIANT.get(variant, GEMMA4)
+        if variant not in _BY_VARIANT:
+            raise CallerError(
+                f"unknown gemma variant {variant!r}; known variants: {', '.join(VARIANTS)}"
+            )
+        self.gemma_markers = _BY_VARIANT[variant]
         self.markers = self.gemma_markers.all()
 
     def stream(self, *, id_prefix: str | None = None) -> GemmaStream:

@@ -51,6 +51,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import CallerError
 from .base import Format, FormatStream, JsonScanner, MarkerSet
 
 __all__ = ["VARIANTS", "HarmonyFormat", "HarmonyStream", "make"]
@@ -364,4 +365,8 @@ def make(
         generation_prompt: The text after the last message; ``None`` means the
             standard ``<|start|>assistant``.
     """
+    if variant not in VARIANTS:
+        raise CallerError(
+            f"unknown {HarmonyFormat.family} variant {variant!r}; known: {', '.join(VARIANTS)}"
+        )
     return HarmonyFormat(variant, tools=tools, generation_prompt=generation_prompt)

@@ -131,6 +131,10 @@ class HermesStream(FormatStream):
         return self._scan_call_end(text, pos)
 
     def _scan_text(self, text: str, pos: int, markers: MarkerSet, emit: Any) -> int:
+        if not markers.may_start(text, pos):  # fast path: plain text
+            emit(text[pos:] if pos else text)
+            self._buf = ""
+            return -1
         found = markers.search(text, pos)
         if found is None:
             held = markers.holdback(text, pos)

@@ -152,6 +152,9 @@ class _TextScanner(FormatStream):
 
     def _on_content(self, text: str, pos: int) -> int:
         markers = self.format.content_markers
+        if not markers.may_start(text, pos):  # fast path: plain text
+            self._text(text[pos:] if pos else text)
+            return -1
         while True:
             found = markers.search(text, pos)
             if found is None:

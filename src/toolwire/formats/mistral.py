@@ -6,7 +6,8 @@ Sources: ``mistralai/mistral-common`` ``src/mistral_common/tokens/tokenizers/ins
 conversations); the Hugging Face ``chat_template.jinja`` of Mistral-Small-3.1 (v7 JSON
 array, copy in llama.cpp ``models/templates/``) and Mistral-Small-3.2 / Magistral / Devstral
 (``'[TOOL_CALLS]' + name + '[ARGS]' + arguments``); vLLM
-``tests/tool_parsers/test_mistral_tool_parser.py`` and ``vllm/reasoning/mistral_reasoning_parser.py``.
+``tests/tool_parsers/test_mistral_tool_parser.py`` and
+``vllm/reasoning/mistral_reasoning_parser.py``.
 
 The tokenizer versions write a call three ways:
 
@@ -37,17 +38,18 @@ Decisions:
 * **Malformed calls** (an empty name, arguments that are not a JSON object, an array
   element that is not an object with a string ``name``): FormatError.
 * Text after a call's JSON closes is content, verbatim; ``</s>`` ends the turn and is
-  dropped. A generation prompt ending inside ``[THINK]`` starts the output in reasoning.
+  dropped. A generation prompt ending inside ``[THINK]`` starts the output in reasoning;
+  a ``[TOOL_CALLS]`` inside unclosed reasoning ends the reasoning and starts the call.
 """
 
 from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Mapping, Sequence
-from json.decoder import scanstring
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..errors import CallerError
 from .base import Format, FormatStream, JsonScanner, MarkerSet, opens_reasoning
 
 __all__ = ["VARIANTS", "MistralFormat", "MistralStream", "make"]
@@ -90,6 +92,16 @@ class MistralStream(FormatStream):
         self._id: list[str] = []
         self._scanner = JsonScanner()
         self._array: list[str] = []
+        # The handler of each mode (built once: _step runs for every piece of input).
+        self._steps: dict[_Mode, Callable[[], bool]] = {
+            _Mode.CONTENT: self._step_text,
+            _Mode.REASONING: self._step_text,
+            _Mode.CALL_START: self._step_call_start,
+            _Mode.NAME: self._step_name,
+            _Mode.CALL_ID: self._step_call_id,
+            _Mode.ARGS: self._step_args,
+            _Mode.ARRAY: self._step_array,
+        }
 
     # ---- FormatStream hooks
 
@@ -116,16 +128,7 @@ class MistralStream(FormatStream):
     # ---- dispatch
 
     def _step(self) -> bool:
-        step = {
-            _Mode.CONTENT: self._step_text,
-            _Mode.REASONING: self._step_text,
-            _Mode.CALL_START: self._step_call_start,
-            _Mode.NAME: self._step_name,
-            _Mode.CALL_ID: self._step_call_id,
-            _Mode.ARGS: self._step_args,
-            _Mode.ARRAY: self._step_array,
-        }[self._mode]
-        return step()
+        return self._steps[self._mode]()
 
     def _emit_text(self, text: str) -> None:
         if self._mode is _Mode.REASONING:
@@ -248,7 +251,7 @@ class MistralStream(FormatStream):
             ) from None
         elements = value if isinstance(value, list) else [value]
         raw = _raw_elements(text) if isinstance(value, list) else [text.strip()]
-        for element, element_text in zip(elements, raw):
+        for element, element_text in zip(elements, raw, strict=True):
             self._emit_element(element, element_text)
 
     def _emit_element(self, element: Any, text: str) -> None:
@@ -292,7 +295,7 @@ def _raw_members(text: str) -> dict[str, str]:
         pos = _skip_space(text, pos)
         if text[pos] == "}":
             return members
-        key, pos = scanstring(text, pos + 1)
+        key, pos = _DECODER.raw_decode(text, pos)
         pos = _skip_space(text, _skip_space(text, pos) + 1)  # past ':'
         _, end = _DECODER.raw_decode(text, pos)
         members[key] = text[pos:end]
@@ -350,4 +353,8 @@ def make(
         generation_prompt: The text after the last message; one ending inside
             ``[THINK]`` starts the output in reasoning.
     """
+    if variant not in VARIANTS:
+        raise CallerError(
+            f"unknown {MistralFormat.family} variant {variant!r}; known: {', '.join(VARIANTS)}"
+        )
     return MistralFormat(variant, tools=tools, generation_prompt=generation_prompt)

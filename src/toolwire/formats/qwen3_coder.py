@@ -129,6 +129,9 @@ class Qwen3CoderStream(FormatStream):
         return self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
 
     def _scan_text(self, text: str, pos: int, markers: MarkerSet, emit: Any) -> int:
+        if not markers.may_start(text, pos):  # fast path: plain text
+            emit(text[pos:] if pos else text)
+            return -1
         found = markers.search(text, pos)
         if found is None:
             held = markers.holdback(text, pos)

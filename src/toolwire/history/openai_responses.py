@@ -423,7 +423,9 @@ def usage_from_responses(usage: Mapping[str, Any]) -> Usage:
         input_tokens=opt_int(usage, "input_tokens"),
         output_tokens=opt_int(usage, "output_tokens"),
         cache_read_tokens=opt_int(inputs, "cached_tokens") if isinstance(inputs, Mapping) else 0,
-        cache_write_tokens=opt_int(inputs, "cache_write_tokens") if isinstance(inputs, Mapping) else 0,
+        cache_write_tokens=opt_int(inputs, "cache_write_tokens")
+        if isinstance(inputs, Mapping)
+        else 0,
         reasoning_tokens=opt_int(outputs, "reasoning_tokens")
         if isinstance(outputs, Mapping)
         else 0,

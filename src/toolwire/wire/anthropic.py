@@ -59,7 +59,9 @@ class AnthropicStream(StreamDecoder):
             self._ended = True
         elif kind == "error":
             error = item.get("error") or {}
-            raise ProviderAPIError(str(error.get("message") or error), error_type=error.get("type"), body=item)
+            raise ProviderAPIError(
+                str(error.get("message") or error), error_type=error.get("type"), body=item
+            )
         # "ping" and event types added later carry nothing for the turn.
 
     def _on_delta(self, index: int, delta: dict[str, Any]) -> None:

@@ -107,7 +107,9 @@ class Assembler:
         self._segment("reasoning", text)
         self.events.append(ReasoningDelta(text))
 
-    def reasoning_meta(self, *, signature: str | None = None, redacted: str | None = None, id: str | None = None) -> None:
+    def reasoning_meta(
+        self, *, signature: str | None = None, redacted: str | None = None, id: str | None = None
+    ) -> None:
         """Attach provider data (signature, encrypted content, item id) to the last reasoning part."""
         seg = self._last_reasoning()
         if signature is not None:
@@ -120,8 +122,8 @@ class Assembler:
     def _segment(self, kind: str, text: str) -> None:
         order = self._order
         last = order[-1] if order else None
-        if last.__class__ is _Segment and last.kind == kind:  # type: ignore[union-attr]
-            last.pieces.append(text)  # type: ignore[union-attr]
+        if isinstance(last, _Segment) and last.kind == kind:
+            last.pieces.append(text)
         else:
             order.append(_Segment(kind, text))
 
@@ -135,7 +137,9 @@ class Assembler:
 
     # -- tool calls ------------------------------------------------------------------
 
-    def tool_fragment(self, index: int | None, id: str | None, name: str | None, arguments: str | None) -> None:
+    def tool_fragment(
+        self, index: int | None, id: str | None, name: str | None, arguments: str | None
+    ) -> None:
         """Add one fragment of the call at ``index``: any of id, name, arguments text."""
         call = self._calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
@@ -153,17 +157,36 @@ class Assembler:
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
 
+    def arguments(self, index: int | None, text: str) -> None:
+        """Add an arguments-only fragment: ``tool_fragment(index, None, None, text)``, faster.
+
+        Nearly every fragment of a streamed call is one of these, so this path does only
+        an append, one event and two substring tests.
+        """
+        call = self._calls.get(index)  # type: ignore[arg-type]  # None is never a key
+        if call is None or not text:
+            self.tool_fragment(index, None, None, text)
+            return
+        call.parts.append(text)
+        self.events.append(ToolCallDelta(call.index, text))
+        if ("}" in text or "]" in text) and not call.ready:
+            self._scan(call)
+
     def tool_arguments_done(self, index: int, arguments: str | None = None) -> None:
         """The call's arguments are final; ``arguments`` (if given) is their full text."""
         call = self._calls.get(index)
         if call is None:
-            raise ProtocolError("arguments finished for a tool call that never started", where=f"index {index}")
+            raise ProtocolError(
+                "arguments finished for a tool call that never started", where=f"index {index}"
+            )
         if arguments is not None:
             streamed = "".join(call.parts)
             if streamed != arguments:
                 if streamed:
                     self._notice(
-                        "arguments_mismatch", "final arguments differ from the streamed fragments; using the final text", index
+                        "arguments_mismatch",
+                        "final arguments differ from the streamed fragments; using the final text",
+                        index,
                     )
                 call.parts = [arguments]
                 call.request = None
@@ -184,11 +207,17 @@ class Assembler:
         open_calls = [c for c in self._calls.values() if not c.ready]
         if len(open_calls) == 1 and not (id and open_calls[0].id and id != open_calls[0].id):
             call = open_calls[0]
-            self._notice("missing_index", "a tool-call fragment had no index; merged into the only open call", call.index)
+            self._notice(
+                "missing_index",
+                "a tool-call fragment had no index; merged into the only open call",
+                call.index,
+            )
             return call
         if not open_calls and (id or name):
             index = max(self._calls, default=-1) + 1
-            self._notice("missing_index", "a tool-call fragment had no index; started a new call", index)
+            self._notice(
+                "missing_index", "a tool-call fragment had no index; started a new call", index
+            )
             call = self._open(index)
             self.events.append(ToolCallStarted(index, id, name))
             return call
@@ -202,7 +231,11 @@ class Assembler:
         if call.id is None:
             call.id = id
         elif call.id != id:
-            self._notice("id_changed", f"tool call id changed from {call.id!r} to {id!r}; keeping the first", call.index)
+            self._notice(
+                "id_changed",
+                f"tool call id changed from {call.id!r} to {id!r}; keeping the first",
+                call.index,
+            )
 
     def _scan(self, call: _Call) -> None:
         parts = call.parts
@@ -219,7 +252,11 @@ class Assembler:
         arguments = "".join(call.parts)
         request = self._request(call, arguments)
         call.ready = True
-        self.events.append(ToolCallReady(call.index, ToolCall(call.id, call.name, _history_arguments(arguments)), request))
+        self.events.append(
+            ToolCallReady(
+                call.index, ToolCall(call.id, call.name, _history_arguments(arguments)), request
+            )
+        )
 
     def _request(self, call: _Call, arguments: str) -> ToolRequest:
         request = call.request
@@ -299,22 +336,37 @@ class Assembler:
         seen: set[str] = set()
         for call in calls:
             if not call.id:
-                raise TurnError(f"tool call at index {call.index} did not include an id", index=call.index, problem="missing_id")
+                raise TurnError(
+                    f"tool call at index {call.index} did not include an id",
+                    index=call.index,
+                    problem="missing_id",
+                )
             if not call.name:
                 raise TurnError(
-                    f"tool call {call.id} at index {call.index} did not include a name", index=call.index, problem="missing_name"
+                    f"tool call {call.id} at index {call.index} did not include a name",
+                    index=call.index,
+                    problem="missing_name",
                 )
             if call.id in seen:
-                raise TurnError(f"duplicate tool call id {call.id} at index {call.index}", index=call.index, problem="duplicate_id")
+                raise TurnError(
+                    f"duplicate tool call id {call.id} at index {call.index}",
+                    index=call.index,
+                    problem="duplicate_id",
+                )
             seen.add(call.id)
 
     def _check_finish(self, n_calls: int) -> None:
         finish = self._finish
         if finish == "tool_calls" and n_calls == 0:
-            self._notices.append(Notice("empty_call", "finish reason is tool_calls but the turn has no tool call"))
+            self._notices.append(
+                Notice("empty_call", "finish reason is tool_calls but the turn has no tool call")
+            )
         elif n_calls and finish not in (None, "tool_calls"):
             self._notices.append(
-                Notice("finish_reason_mismatch", f"the turn has {n_calls} tool call(s) but finish reason {finish!r}")
+                Notice(
+                    "finish_reason_mismatch",
+                    f"the turn has {n_calls} tool call(s) but finish reason {finish!r}",
+                )
             )
 
 

@@ -9,7 +9,7 @@ one per argument fragment, so they carry no more than they must.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..messages import ToolCall, Usage
@@ -108,13 +108,13 @@ class Notice:
     index: int | None = None
 
 
-Event = Union[
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStarted,
-    ToolCallDelta,
-    ToolCallReady,
-    Finished,
-    UsageReported,
-    Notice,
-]
+Event = (
+    TextDelta
+    | ReasoningDelta
+    | ToolCallStarted
+    | ToolCallDelta
+    | ToolCallReady
+    | Finished
+    | UsageReported
+    | Notice
+)

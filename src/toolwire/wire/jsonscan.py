@@ -130,7 +130,9 @@ _TOKEN = re.compile(
     re.S | re.X,
 )
 _LITERALS = {"true": True, "false": False, "null": None}
-_MAYBE_PARTIAL = re.compile(r"[ \t\n\r]*(?:-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?|t|tr|tru|f|fa|fal|fals|n|nu|nul)\Z")
+_MAYBE_PARTIAL = re.compile(
+    r"[ \t\n\r]*(?:-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?|t|tr|tru|f|fa|fal|fals|n|nu|nul)\Z"
+)
 _WS = frozenset(" \t\n\r")
 _NUM_MORE = frozenset(".eE+-0123456789")
 

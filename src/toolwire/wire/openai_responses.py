@@ -50,7 +50,12 @@ class OpenAIResponsesStream(StreamDecoder):
         out = item["item"]
         if out["type"] == "function_call":
             self._has_calls = True
-            self._asm.tool_fragment(item["output_index"], out.get("call_id"), out.get("name"), out.get("arguments") or None)
+            self._asm.tool_fragment(
+                item["output_index"],
+                out.get("call_id"),
+                out.get("name"),
+                out.get("arguments") or None,
+            )
 
     def _on_item_done(self, item: dict[str, Any]) -> None:
         out = item["item"]
@@ -81,11 +86,15 @@ class OpenAIResponsesStream(StreamDecoder):
     def _on_failed(self, item: dict[str, Any]) -> None:
         error = item["response"].get("error") or {}
         raise ProviderAPIError(
-            f"response failed: {error.get('message') or error}", error_type=error.get("code"), body=item
+            f"response failed: {error.get('message') or error}",
+            error_type=error.get("code"),
+            body=item,
         )
 
     def _on_error(self, item: dict[str, Any]) -> None:
-        raise ProviderAPIError(str(item.get("message") or item), error_type=item.get("code"), body=item)
+        raise ProviderAPIError(
+            str(item.get("message") or item), error_type=item.get("code"), body=item
+        )
 
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")

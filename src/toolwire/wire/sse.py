@@ -35,7 +35,17 @@ class SSEEvent:
 class SSEDecoder:
     """Turns a byte stream into ``SSEEvent`` objects, however the bytes are split."""
 
-    __slots__ = ("_bom_done", "_buf", "_closed", "_data", "_decoder", "_event", "_id", "_offset", "_retry")
+    __slots__ = (
+        "_bom_done",
+        "_buf",
+        "_closed",
+        "_data",
+        "_decoder",
+        "_event",
+        "_id",
+        "_offset",
+        "_retry",
+    )
 
     def __init__(self) -> None:
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
@@ -53,7 +63,9 @@ class SSEDecoder:
         if self._closed:
             raise DecoderStateError("SSEDecoder.feed() called after close()")
         if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ProtocolError(f"SSE input must be bytes, got {type(data).__name__}", where=f"byte {self._offset}")
+            raise ProtocolError(
+                f"SSE input must be bytes, got {type(data).__name__}", where=f"byte {self._offset}"
+            )
         text = self._decode(bytes(data), final=False)
         self._offset += len(data)
         return self._lines(text, final=False)
@@ -72,7 +84,8 @@ class SSEDecoder:
         except UnicodeDecodeError as exc:
             self._closed = True
             raise ProtocolError(
-                f"SSE stream is not valid UTF-8 ({exc.reason})", where=f"byte {self._offset + exc.start}"
+                f"SSE stream is not valid UTF-8 ({exc.reason})",
+                where=f"byte {self._offset + exc.start}",
             ) from None
         if not self._bom_done and text:
             self._bom_done = True
@@ -125,7 +138,12 @@ class SSEDecoder:
 
     def _dispatch(self) -> SSEEvent:
         data = self._data
-        event = SSEEvent(data[0] if len(data) == 1 else "\n".join(data), self._event or "message", self._id, self._retry)
+        event = SSEEvent(
+            data[0] if len(data) == 1 else "\n".join(data),
+            self._event or "message",
+            self._id,
+            self._retry,
+        )
         self._data = []
         self._event = ""
         return event

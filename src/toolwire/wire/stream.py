@@ -23,7 +23,7 @@ __all__ = ["StreamDecoder"]
 # The C scanner behind json.loads, called directly: it skips three Python-level
 # wrapper calls per event, which is most of the per-event cost for small chunks
 # (bench/bench_assembly.py measures it against a json.loads floor).
-_scan_once = json.JSONDecoder().scan_once
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def loads_payload(data: str) -> Any:
@@ -131,11 +131,17 @@ class StreamDecoder:
             item = loads_payload(data)
         except (ValueError, RecursionError) as exc:
             raise self._fail(
-                ProtocolError(f"SSE data is not JSON ({exc}): {data[:80]!r}", where=f"SSE event {self._items + 1}")
+                ProtocolError(
+                    f"SSE data is not JSON ({exc}): {data[:80]!r}",
+                    where=f"SSE event {self._items + 1}",
+                )
             ) from None
         if item.__class__ is not dict:
             raise self._fail(
-                ProtocolError(f"SSE data is JSON but not an object: {data[:80]!r}", where=f"SSE event {self._items + 1}")
+                ProtocolError(
+                    f"SSE data is JSON but not an object: {data[:80]!r}",
+                    where=f"SSE event {self._items + 1}",
+                )
             )
         return self.feed(item)
 
@@ -143,14 +149,17 @@ class StreamDecoder:
         if self._error is not None:
             raise self._error
         if self._closed:
-            raise DecoderStateError(f"{type(self).__name__} is closed; create a new one for each turn")
+            raise DecoderStateError(
+                f"{type(self).__name__} is closed; create a new one for each turn"
+            )
 
     def _fail(self, exc: BaseException) -> ToolwireError:
         if isinstance(exc, ProtocolError) and not exc.where:
             exc.where = f"item {self._items}"
         elif not isinstance(exc, ToolwireError):
             exc = ProtocolError(
-                f"malformed {self.provider} item ({type(exc).__name__}: {exc})", where=f"item {self._items}"
+                f"malformed {self.provider} item ({type(exc).__name__}: {exc})",
+                where=f"item {self._items}",
             )
         self._error = exc
         return exc

@@ -1,0 +1,182 @@
+"""Throughput of the tool-call format parsers, against a ``str.find`` floor.
+
+For every family that imports, a sample output is built by repeating one recorded
+turn (a fixture from ``tests/formats/fixtures/<family>/`` that holds at least one call
+and still parses as N times the calls when repeated) up to 10 KB and 1 MB. Each
+sample is parsed whole (``fmt.parse``) and streamed at 8 and at 1 characters per
+delta; the floor is plain ``str.find`` scanning for the family's markers, the least
+any marker-based parser must do. Two extra rows per F1 family put one huge
+argument value (1 MB) in a single call, which is where a quadratic buffer would show.
+
+Linear cost shows as the same MB/s at 10 KB and at 1 MB (the ``1 MB / 10 KB`` column
+is the ratio of the two ``parse`` throughputs; near 1.0 is linear).
+
+Run: ``.venv/bin/python bench/bench_formats.py [--quick]`` (``--quick``: 10 KB and
+100 KB, for a smoke run). Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from toolwire.errors import ToolwireError
+from toolwire.formats import Format, get
+from toolwire.formats.registry import FAMILIES
+
+FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "formats" / "fixtures"
+KB = 1024
+
+
+def load_fixture(path: Path) -> str:
+    """A fixture's model output (the part after the ``---`` header line)."""
+    raw = path.read_text(encoding="utf-8")
+    head, sep, body = raw.partition("\n---\n")
+    return body if sep and all(line.startswith("#") for line in head.splitlines()) else raw
+
+
+def repeatable_unit(family: str, variants: tuple[str, ...]) -> tuple[Format, str, str] | None:
+    """Find (format, unit text, fixture name) whose repetition parses as repeated calls."""
+    for path in sorted((FIXTURES / family).glob("*")):
+        if not path.is_file() or path.suffix not in (".txt", ""):
+            continue
+        unit = load_fixture(path)
+        for variant in variants:
+            fmt = get(family, variant)
+            try:
+                once = fmt.parse(unit)
+                thrice = fmt.parse(unit * 3)
+            except ToolwireError:
+                continue
+            if once.tool_calls and len(thrice.tool_calls) == 3 * len(once.tool_calls):
+                return fmt, unit, path.name
+    return None
+
+
+def scale(unit: str, size: int) -> str:
+    """Repeat ``unit`` to about ``size`` characters (at least once)."""
+    return unit * max(1, size // len(unit))
+
+
+def huge_value_samples(size: int) -> list[tuple[str, Format, str]]:
+    """One call whose single string argument is ``size`` characters long."""
+    value = ('lorem ipsum <tag> {brace} "quote" \\ ' * (size // 36 + 1))[:size]
+    as_json = json.dumps({"text": value})
+    py_value = repr(value)
+    return [
+        (
+            "hermes/qwen3 (1 huge arg)",
+            get("hermes", "qwen3"),
+            f'<tool_call>\n{{"name": "save", "arguments": {as_json}}}\n</tool_call>',
+        ),
+        (
+            "qwen3_coder (1 huge arg)",
+            get("qwen3_coder", "qwen3-coder"),
+            f"<tool_call>\n<function=save>\n<parameter=text>\n{value}\n</parameter>\n"
+            "</function>\n</tool_call>",
+        ),
+        (
+            "llama3-json (1 huge arg)",
+            get("llama", "llama3-json"),
+            f'{{"name": "save", "parameters": {as_json}}}',
+        ),
+        ("pythonic (1 huge arg)", get("llama", "pythonic"), f"[save(text={py_value})]"),
+    ]
+
+
+def floor(fmt: Format, text: str) -> int:
+    """Find every marker occurrence with ``str.find`` (the scanning floor)."""
+    found = 0
+    for marker in fmt.markers:
+        pos = text.find(marker)
+        while pos >= 0:
+            found += 1
+            pos = text.find(marker, pos + len(marker))
+    return found
+
+
+def stream_by(fmt: Format, text: str, step: int) -> None:
+    """Stream ``text`` in ``step``-character deltas."""
+    stream = fmt.stream()
+    feed = stream.feed
+    for start in range(0, len(text), step):
+        feed(text[start : start + step])
+    stream.close()
+
+
+def mb_per_s(run: Callable[[], object], size: int, repeats: int) -> float:
+    """Best-of-``repeats`` throughput of ``run`` over ``size`` characters."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return size / best / 1e6
+
+
+def measure(fmt: Format, text: str) -> dict[str, float]:
+    """All four throughputs for one sample."""
+    n = len(text.encode("utf-8"))
+    repeats = 5 if n <= 20 * KB else 1
+    return {
+        "parse": mb_per_s(lambda: fmt.parse(text), n, repeats),
+        "stream8": mb_per_s(lambda: stream_by(fmt, text, 8), n, repeats),
+        "stream1": mb_per_s(lambda: stream_by(fmt, text, 1), n, repeats),
+        "floor": mb_per_s(lambda: floor(fmt, text), n, repeats),
+    }
+
+
+def row(label: str, size_label: str, m: dict[str, float], ratio: str) -> str:
+    """One Markdown table row."""
+    cells = [label, size_label] + [f"{m[k]:.1f}" for k in ("parse", "stream8", "stream1", "floor")]
+    return "| " + " | ".join([*cells, ratio]) + " |"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print a Markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10 KB and 100 KB only")
+    args = parser.parse_args(argv)
+    small, large = 10 * KB, (100 * KB if args.quick else 1024 * KB)
+    large_label = "100 KB" if args.quick else "1 MB"
+    print(f"Python {sys.version.split()[0]}; throughput in MB/s (UTF-8 bytes of output)\n")
+    print(
+        "| format (sample) | size | parse | stream 8 ch | stream 1 ch | str.find floor"
+        f" | {large_label} / 10 KB |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    samples: list[tuple[str, Format, Callable[[int], str]]] = []
+    for info in FAMILIES:
+        try:
+            found = repeatable_unit(info.name, info.variants)
+        except ToolwireError as error:  # a family module that is not available
+            print(f"| {info.name} | skipped: {error.message} | | | | | |")
+            continue
+        if found is None:
+            print(f"| {info.name} | skipped: no repeatable fixture | | | | | |")
+            continue
+        fmt, unit, name = found
+        samples.append((f"{info.name}/{fmt.variant} ({name})", fmt, lambda n, u=unit: scale(u, n)))
+    for label, fmt, text in huge_value_samples(small):
+        samples.append(
+            (
+                label,
+                fmt,
+                lambda n, lb=label: next(t for lab, _, t in huge_value_samples(n) if lab == lb),
+            )
+        )
+    for label, fmt, make_text in samples:
+        small_m = measure(fmt, make_text(small))
+        large_m = measure(fmt, make_text(large))
+        print(row(label, "10 KB", small_m, ""))
+        print(row(label, large_label, large_m, f"{large_m['parse'] / small_m['parse']:.2f}"))
+        sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,77 @@
+"""The demo tools of the source articles: a code search and a weather lookup.
+
+Both are read-only and safe to run in parallel, so the executor batches them; both
+work offline on data bundled with the package.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from ..tools import tool
+
+__all__ = ["DEMO_TOOLS", "explore_code", "get_weather"]
+
+# Today's and tomorrow's weather for a few cities (a bundled table; no network).
+WEATHER = {
+    "beijing": {
+        "today": "Sunny, 3°C to 12°C, north wind 3-4",
+        "tomorrow": "Cloudy, 1°C to 9°C, light haze",
+    },
+    "shanghai": {
+        "today": "Light rain, 10°C to 15°C",
+        "tomorrow": "Overcast, 11°C to 17°C, east wind 2",
+    },
+    "shenzhen": {"today": "Sunny, 18°C to 25°C", "tomorrow": "Showers, 19°C to 24°C"},
+    "hangzhou": {"today": "Cloudy, 8°C to 14°C", "tomorrow": "Light rain, 9°C to 13°C"},
+}
+
+
+def demo_project() -> Path:
+    """The small source tree ``explore_code`` searches by default."""
+    return Path(str(resources.files(__package__).joinpath("project")))
+
+
+@tool(concurrency_safe=True, side_effects=False, idempotent=True, timeout=10)
+def explore_code(query: str, path: str = "", max_results: int = 20) -> str:
+    """Search source files for a keyword, like grep.
+
+    Args:
+        query: The text to look for (case-insensitive).
+        path: Directory to search, relative to the bundled demo project (empty: all of it).
+        max_results: The most matching lines to return.
+    """
+    root = demo_project() / path
+    if not root.is_dir():
+        raise FileNotFoundError(f"no such directory: {root}")
+    needle = query.lower()
+    hits: list[str] = []
+    for file in sorted(root.rglob("*.py")):
+        for number, line in enumerate(
+            file.read_text(encoding="utf-8", errors="replace").splitlines(), 1
+        ):
+            if needle in line.lower():
+                hits.append(f"{file.relative_to(root)}:{number}: {line.strip()}")
+                if len(hits) >= max_results:
+                    return "\n".join(hits)
+    return "\n".join(hits) if hits else f"no match for {query!r}"
+
+
+@tool(concurrency_safe=True, side_effects=False, idempotent=True, timeout=10)
+def get_weather(city: str, day: Literal["today", "tomorrow"] = "today") -> str:
+    """Look up the weather forecast for a city.
+
+    Args:
+        city: City name, e.g. Beijing.
+        day: Which day: today or tomorrow.
+    """
+    forecast = WEATHER.get(city.strip().lower())
+    if forecast is None:
+        known = ", ".join(name.title() for name in WEATHER)
+        raise LookupError(f"no forecast for {city!r}; known cities: {known}")
+    return f"{city.strip().title()} {day}: {forecast[day]}"
+
+
+DEMO_TOOLS = [explore_code, get_weather]

@@ -1,0 +1,140 @@
+"""What the hosted providers share: configuration, settings and the ``stream`` method.
+
+A provider subclass only says how a ``ModelRequest`` becomes its HTTP request
+(``build_request``, pure, so tests can check bodies without a server) and which decoders
+read its responses (``wire``). Everything that touches the network is in :mod:`.http`.
+
+Settings are passed through to the request body unchanged, except a few neutral keys
+each provider maps to its own field (:data:`NEUTRAL_SETTINGS`); a key set to ``None``
+is removed from the body (to drop a default such as ``stream_options`` for a server
+that rejects it).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import CallerError
+from ..history.check import check_history
+from ..run.model import ModelEvent, ModelRequest
+from .http import HTTPOptions, HTTPRequest, Retries, Timeouts, Wire, require_key, stream_turn
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["HTTPModel", "NEUTRAL_SETTINGS", "chat_tool_choice"]
+
+NEUTRAL_SETTINGS = ("max_tokens", "reasoning_effort", "stream")
+"""Settings every provider understands and maps to its own request field."""
+
+MODES = ("auto", "required", "none")
+
+
+def chat_tool_choice(choice: str) -> str | dict[str, Any]:
+    """A ``ModelRequest.tool_choice`` (a mode or a tool name) in OpenAI Chat form."""
+    if choice in MODES:
+        return choice
+    return {"type": "function", "function": {"name": choice}}
+
+
+class HTTPModel(ABC):
+    """A model served over HTTP.
+
+    Args:
+        model: The provider's model name (``gpt-4.1-mini``).
+        base_url: The API root; the provider's public endpoint when ``None``.
+        api_key: The key; read from the provider's environment variable when ``None``.
+        headers: Extra request headers.
+        settings: Default settings merged under each request's own.
+        timeouts: Connect, read and total timeouts.
+        retries: The retry policy.
+        client: An ``httpx.AsyncClient`` to reuse (the caller closes it).
+
+    Raises:
+        CallerError: ``model`` is empty.
+        MissingAPIKeyError: The public endpoint is used and no key is available.
+    """
+
+    prefix: ClassVar[str] = ""
+    provider: ClassVar[str] = ""
+    default_base_url: ClassVar[str] = ""
+    key_env: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        timeouts: Timeouts | None = None,
+        retries: Retries | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise CallerError(f"{self.provider} needs a model name, got {model!r}", hint=f"write {self.prefix}:MODEL")
+        self.model = model.strip()
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.api_key = self._key(api_key)
+        self.headers = dict(headers or {})
+        self.settings = dict(settings or {})
+        self.options = HTTPOptions(timeouts or Timeouts(), retries or Retries(), client)
+
+    @property
+    def name(self) -> str:
+        """The model spec that builds this model, e.g. ``openai:gpt-4.1-mini``."""
+        return f"{self.prefix}:{self.model}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} at {self.base_url}>"
+
+    @property
+    def uses_default_endpoint(self) -> bool:
+        """True when talking to the provider's own public API (which needs a key)."""
+        return self.base_url == self.default_base_url.rstrip("/")
+
+    def _key(self, api_key: str | None) -> str | None:
+        """A key is required by the public endpoint; self-hosted servers may not need one."""
+        import os
+
+        if self.uses_default_endpoint:
+            return require_key(api_key, self.key_env, self.provider)
+        return api_key or os.environ.get(self.key_env) or None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one turn: events as they arrive, then one ``TurnDone``.
+
+        Raises:
+            HistoryError: The history breaks the one-result-per-call rule (before any
+                request is sent).
+            ProviderError: See :func:`toolwire.providers.http.stream_turn`.
+        """
+        check_history(request.messages)
+        http_request = self.build_request(request)
+        async for item in stream_turn(http_request, self.wire(), self.options):
+            yield item
+
+    def merged_settings(self, request: ModelRequest) -> dict[str, Any]:
+        """This model's default settings overlaid with the request's."""
+        return {**self.settings, **request.settings}
+
+    @abstractmethod
+    def build_request(self, request: ModelRequest) -> HTTPRequest:
+        """The HTTP request for one turn (pure: no I/O)."""
+
+    @abstractmethod
+    def wire(self) -> Wire:
+        """The decoders of this provider's responses."""
+
+
+def finish_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Add pass-through settings to ``body``; a ``None`` value removes the key."""
+    for key, value in extra.items():
+        if value is None:
+            body.pop(key, None)
+        else:
+            body[key] = value
+    return body

@@ -1,0 +1,585 @@
+"""The HTTP transport every hosted provider shares: one model turn is one streamed POST.
+
+Strategy. A provider builds an :class:`HTTPRequest` (pure: URL, headers, JSON body) and
+names a :class:`Wire` (its sans-I/O stream decoder and its non-streaming decoder);
+:func:`stream_turn` sends it with httpx and feeds the body bytes into the decoder as they
+arrive, yielding wire events and then one ``TurnDone``.
+
+Failure rules, in one place:
+
+* **Retries** with exponential backoff and jitter on connection errors, timeouts before
+  any output, HTTP 408/409/429/5xx, a stream cut before any output, and a provider
+  ``error`` event of a transient type (``overloaded_error``...). ``Retry-After`` (seconds
+  or an HTTP date) and ``retry-after-ms`` replace the computed delay.
+* **Never a silent retry after output was streamed**: once an event has reached the
+  caller, the caller may have shown or acted on it, so a failure then raises
+  :class:`StreamInterruptedError` (with what was assembled) instead of starting over.
+* **Timeouts**: ``connect`` per connection, ``read`` per chunk (the longest silence
+  allowed), ``total`` for the whole turn, retries and their waits included.
+* **4xx** (other than 408/409/429) raise :class:`~toolwire.errors.ProviderAPIError` at
+  once, carrying the status and the provider's own message.
+
+httpx is imported when a request is first sent, not when this module is imported, so
+building a model (and an Agent) costs no httpx import.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..errors import CallerError, ProtocolError, ProviderAPIError, ProviderError, ToolwireError, TurnError
+from ..messages import ReasoningPart, TextPart, ToolCall
+from ..run.model import ModelEvent, TurnDone
+from ..turn import Turn
+from ..wire.events import Event, Finished, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
+from ..wire.events import UsageReported
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = [
+    "HTTPOptions",
+    "HTTPRequest",
+    "MissingAPIKeyError",
+    "ProviderConnectionError",
+    "ProviderTimeoutError",
+    "Retries",
+    "RETRYABLE_STATUSES",
+    "StreamInterruptedError",
+    "Timeouts",
+    "Wire",
+    "api_error",
+    "events_from_turn",
+    "parse_retry_after",
+    "require_key",
+    "stream_turn",
+]
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+"""Client-error statuses that are worth retrying (5xx always are)."""
+
+# Error types a provider reports in a stream's ``error`` event when the failure is
+# transient (Anthropic's overload, OpenAI's server error): retried like a 529 / 500.
+RETRYABLE_ERROR_TYPES = frozenset(
+    {"overloaded_error", "api_error", "server_error", "rate_limit_error", "rate_limit_exceeded"}
+)
+
+
+# -- errors --------------------------------------------------------------------------
+
+
+class MissingAPIKeyError(CallerError):
+    """The provider needs an API key and none was given or found in the environment."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The endpoint could not be reached (refused, DNS, TLS, dropped before any output)."""
+
+    default_hint = "check that the server is running and that the base URL is right (--base-url)"
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider was silent longer than the read timeout, or the turn overran its total."""
+
+    default_hint = "the provider is slow or stalled; retry, or raise the timeouts"
+
+
+class StreamInterruptedError(ProtocolError):
+    """The stream failed after output had reached the caller, so it was not retried.
+
+    ``partial`` holds the turn assembled so far when it could be built.
+    """
+
+    default_hint = (
+        "output was already streamed, so toolwire did not retry silently; "
+        "run the turn again if the partial output is not enough"
+    )
+
+
+# -- configuration -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """How long to wait, in seconds.
+
+    Attributes:
+        connect: To establish a connection.
+        read: The longest silence allowed between two chunks (and before the headers).
+        total: The whole turn, retries and their waits included.
+    """
+
+    connect: float = 10.0
+    read: float = 120.0
+    total: float = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Retries:
+    """When and how long to wait before trying again.
+
+    Attributes:
+        attempts: Retries after the first try (0 disables retrying).
+        base_delay: The first backoff delay; it doubles on each retry.
+        max_delay: The cap of the computed backoff delay.
+        max_retry_after: The longest ``Retry-After`` honoured; a longer one fails at once.
+    """
+
+    attempts: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 20.0
+    max_retry_after: float = 60.0
+
+    def delay(self, failures: int, retry_after: float | None, rng: random.Random) -> float | None:
+        """The wait before retry number ``failures`` (1-based), or ``None`` to give up.
+
+        The computed delay uses "equal jitter": half the exponential step, plus a random
+        part of the other half, so concurrent clients spread out but never retry at once.
+        """
+        if failures > self.attempts:
+            return None
+        if retry_after is not None:
+            return retry_after if retry_after <= self.max_retry_after else None
+        step = min(self.max_delay, self.base_delay * 2 ** (failures - 1))
+        return step / 2 + rng.uniform(0, step / 2)
+
+
+def _default_sleep(seconds: float) -> Awaitable[None]:
+    import anyio
+
+    return anyio.sleep(seconds)
+
+
+@dataclass(slots=True)
+class HTTPOptions:
+    """Transport settings of one provider.
+
+    Attributes:
+        timeouts: Connect, read and total timeouts.
+        retries: The retry policy.
+        client: An ``httpx.AsyncClient`` to reuse (connection pooling, proxies,
+            HTTP/2); the caller owns and closes it. ``None``: one client per turn.
+        sleep: The coroutine used to wait between retries (tests pass a recorder).
+        rng: The random source of the jitter.
+    """
+
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    retries: Retries = field(default_factory=Retries)
+    client: httpx.AsyncClient | None = None
+    sleep: Callable[[float], Awaitable[None]] = _default_sleep
+    rng: random.Random = field(default_factory=random.Random)
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPRequest:
+    """One provider request, built without I/O.
+
+    Attributes:
+        provider: A label for messages (``"OpenAI Chat Completions"``).
+        url: The full endpoint URL.
+        headers: Request headers (the API key among them).
+        body: The JSON body.
+        key_env: The environment variable the key came from, for 401 hints.
+    """
+
+    provider: str
+    url: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any]
+    key_env: str | None = None
+
+
+class StreamDecoderLike(Protocol):
+    """What :func:`stream_turn` needs from a decoder: ``toolwire.wire``'s interface."""
+
+    def feed_bytes(self, data: bytes) -> list[Event]:
+        """Consume raw body bytes; return the events they complete."""
+        ...
+
+    def close(self) -> Turn:
+        """End of body: the turn, or the error that broke it."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Wire:
+    """How one provider's responses decode.
+
+    Attributes:
+        stream: Makes a fresh stream decoder (one per attempt).
+        decode_json: Decodes a non-streaming JSON response (servers that ignore
+            ``stream: true``, or ``settings={"stream": False}``).
+    """
+
+    stream: Callable[[], StreamDecoderLike]
+    decode_json: Callable[[Any], Turn]
+
+
+# -- keys ----------------------------------------------------------------------------
+
+
+def require_key(api_key: str | None, env: str, provider: str) -> str:
+    """Return ``api_key``, or the key in ``env``; raise a one-line error if neither exists.
+
+    Raises:
+        MissingAPIKeyError: No key given and ``env`` is unset or empty.
+    """
+    import os
+
+    key = api_key or os.environ.get(env, "")
+    if not key:
+        raise MissingAPIKeyError(
+            f"{env} is not set; {provider} needs an API key",
+            hint=f"export {env}=... (or pass api_key=...), or run on the local model with --model local",
+        )
+    return key
+
+
+# -- the turn ------------------------------------------------------------------------
+
+
+class _Retry(Exception):
+    """Internal: this attempt failed in a way worth retrying.
+
+    ``error`` is what the caller gets when retrying is over; ``retry_after`` is the
+    server's requested wait, if it sent one.
+    """
+
+    def __init__(self, error: ToolwireError, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+class _Deadline:
+    """The total-timeout clock of one turn."""
+
+    def __init__(self, total: float) -> None:
+        self.total = total
+        self.end = time.monotonic() + total
+
+    def remaining(self) -> float:
+        return self.end - time.monotonic()
+
+    def check(self, provider: str) -> float:
+        left = self.remaining()
+        if left <= 0:
+            raise ProviderTimeoutError(f"{provider}: the turn took longer than its total timeout ({self.total:g} s)")
+        return left
+
+
+async def stream_turn(request: HTTPRequest, wire: Wire, options: HTTPOptions) -> AsyncIterator[ModelEvent]:
+    """Send ``request`` and stream the turn: events as they arrive, then one ``TurnDone``.
+
+    Args:
+        request: The request to send.
+        wire: The provider's decoders.
+        options: Timeouts, retries and the client.
+
+    Raises:
+        ProviderAPIError: The provider answered an error (4xx at once, retryable ones
+            when retrying is over), or reported one in the stream.
+        ProviderConnectionError: The endpoint could not be reached.
+        ProviderTimeoutError: A read or the whole turn timed out.
+        StreamInterruptedError: The stream failed after output reached the caller.
+        ProtocolError: The response broke the provider's protocol.
+    """
+    deadline = _Deadline(options.timeouts.total)
+    failures = 0
+    while True:
+        emitted = False
+        try:
+            async for item in _attempt(request, wire, options, deadline):
+                emitted = True
+                yield item
+            return
+        except _Retry as retry:
+            if emitted:
+                raise _interrupted(request, retry.error) from retry.error
+            failures += 1
+            delay = options.retries.delay(failures, retry.retry_after, options.rng)
+            if delay is None or delay >= deadline.remaining():
+                raise retry.error from None
+            await options.sleep(delay)
+
+
+def _interrupted(request: HTTPRequest, error: ToolwireError) -> StreamInterruptedError:
+    partial = getattr(error, "partial", None)
+    reason = error.message.rstrip(".")
+    return StreamInterruptedError(f"{request.provider} stream failed after output had started: {reason}", partial=partial)
+
+
+async def _attempt(
+    request: HTTPRequest, wire: Wire, options: HTTPOptions, deadline: _Deadline
+) -> AsyncIterator[ModelEvent]:
+    """One try: send, check the status, decode the body."""
+    import httpx
+
+    client = options.client
+    own = client is None
+    if client is None:
+        client = httpx.AsyncClient(timeout=_httpx_timeout(options.timeouts))
+    try:
+        response = await _send(client, request, options, deadline)
+        try:
+            await _check_status(response, request, deadline)
+            async for item in _decode(response, request, wire, options, deadline):
+                yield item
+        finally:
+            await response.aclose()
+    finally:
+        if own:
+            await client.aclose()
+
+
+def _httpx_timeout(timeouts: Timeouts) -> httpx.Timeout:
+    import httpx
+
+    return httpx.Timeout(connect=timeouts.connect, read=timeouts.read, write=timeouts.read, pool=timeouts.connect)
+
+
+async def _send(
+    client: httpx.AsyncClient, request: HTTPRequest, options: HTTPOptions, deadline: _Deadline
+) -> httpx.Response:
+    import anyio
+    import httpx
+
+    try:
+        built = client.build_request(
+            "POST", request.url, json=dict(request.body), headers=dict(request.headers), timeout=_httpx_timeout(options.timeouts)
+        )
+    except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+        raise CallerError(f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url") from None
+    try:
+        with anyio.fail_after(deadline.check(request.provider)):
+            return await client.send(built, stream=True)
+    except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+        raise CallerError(f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url") from None
+    except (httpx.TimeoutException, TimeoutError) as exc:
+        raise _Retry(_timeout_error(request, exc, "waiting for the response headers")) from None
+    except httpx.TransportError as exc:
+        raise _Retry(
+            ProviderConnectionError(f"cannot reach {request.provider} at {request.url}: {_describe(exc)}")
+        ) from None
+
+
+def _describe(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text or type(exc).__name__
+
+
+def _timeout_error(request: HTTPRequest, exc: BaseException, what: str) -> ProviderTimeoutError:
+    return ProviderTimeoutError(f"{request.provider} at {request.url} timed out {what} ({type(exc).__name__})")
+
+
+async def _check_status(response: httpx.Response, request: HTTPRequest, deadline: _Deadline) -> None:
+    status = response.status_code
+    if status < 400:
+        return
+    import anyio
+
+    with anyio.fail_after(max(deadline.remaining(), 0.001)):
+        raw = await response.aread()
+    error = api_error(status, raw, request.provider, key_env=request.key_env)
+    if status in RETRYABLE_STATUSES or status >= 500:
+        raise _Retry(error, parse_retry_after(response.headers))
+    raise error
+
+
+async def _decode(
+    response: httpx.Response, request: HTTPRequest, wire: Wire, options: HTTPOptions, deadline: _Deadline
+) -> AsyncIterator[ModelEvent]:
+    content_type = response.headers.get("content-type", "")
+    if "application/json" in content_type:
+        for item in await _decode_json(response, request, wire, deadline):
+            yield item
+        return
+    decoder = wire.stream()
+    emitted = False
+    async for chunk in _chunks(response, request, options, deadline, lambda: emitted):
+        try:
+            events = decoder.feed_bytes(chunk)
+        except ProviderAPIError as exc:
+            if not emitted and exc.error_type in RETRYABLE_ERROR_TYPES:
+                raise _Retry(exc) from None
+            raise
+        for event in events:
+            emitted = True
+            yield event
+    yield TurnDone(_close(decoder))
+
+
+def _close(decoder: StreamDecoderLike) -> Turn:
+    """The decoder's turn; a stream that ended early is a cut connection (retryable)."""
+    try:
+        return decoder.close()
+    except TurnError:
+        raise
+    except ProtocolError as exc:
+        raise _Retry(exc) from None
+
+
+async def _chunks(
+    response: httpx.Response,
+    request: HTTPRequest,
+    options: HTTPOptions,
+    deadline: _Deadline,
+    emitted: Callable[[], bool],
+) -> AsyncIterator[bytes]:
+    """The body, chunk by chunk, each read bounded by the read and the total timeout."""
+    import anyio
+    import httpx
+
+    chunks = response.aiter_bytes()
+    while True:
+        limit = min(options.timeouts.read, deadline.check(request.provider))
+        try:
+            with anyio.fail_after(limit):
+                chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            return
+        except (httpx.TimeoutException, TimeoutError) as exc:
+            raise _Retry(_timeout_error(request, exc, "reading the stream")) from None
+        except httpx.TransportError as exc:
+            what = "after output had started" if emitted() else "before any output"
+            raise _Retry(
+                ProviderConnectionError(f"{request.provider} connection dropped {what}: {_describe(exc)}")
+            ) from None
+        yield chunk
+
+
+async def _decode_json(
+    response: httpx.Response, request: HTTPRequest, wire: Wire, deadline: _Deadline
+) -> list[ModelEvent]:
+    import anyio
+
+    with anyio.fail_after(max(deadline.remaining(), 0.001)):
+        raw = await response.aread()
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise ProtocolError(f"{request.provider} sent a JSON content type with a body that is not JSON ({exc})") from None
+    turn = wire.decode_json(body)
+    items: list[ModelEvent] = list(events_from_turn(turn))
+    items.append(TurnDone(turn))
+    return items
+
+
+# -- helpers -------------------------------------------------------------------------
+
+
+def events_from_turn(turn: Turn) -> list[Event]:
+    """The events a stream of ``turn`` would have produced (for non-streaming responses).
+
+    Args:
+        turn: A complete turn.
+
+    Returns:
+        Text, reasoning and call events in part order, then usage and the finish reason.
+    """
+    events: list[Event] = []
+    requests = {request.id: request for request in turn.requests}
+    for part in turn.message.parts:
+        if isinstance(part, TextPart):
+            events.append(TextDelta(part.text))
+        elif isinstance(part, ReasoningPart):
+            events.append(ReasoningDelta(part.text))
+        elif isinstance(part, ToolCall):
+            request = requests[part.id]
+            events += [
+                ToolCallStarted(request.index, part.id, part.name),
+                ToolCallDelta(request.index, part.arguments),
+                ToolCallReady(request.index, part, request),
+            ]
+    events.append(UsageReported(turn.usage))
+    if turn.finish_reason:
+        events.append(Finished(turn.finish_reason))
+    return events
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a server asked for: ``retry-after-ms``, or ``Retry-After`` seconds or date.
+
+    Args:
+        headers: Response headers (case-insensitive mapping, as httpx gives).
+
+    Returns:
+        Seconds to wait (never negative), or ``None`` when absent or unreadable.
+    """
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+_STATUS_HINTS = {
+    400: "the provider rejected the request; its message says which field",
+    401: "the API key was refused; check {env}",
+    403: "the API key may not use this model or endpoint; check {env} and the model name",
+    404: "check the model name and the base URL (--model, --base-url)",
+    408: "the provider timed out; retry later",
+    409: "a conflicting request is in flight; retry later",
+    413: "the request is too large; shorten the history or the tool output",
+    422: "the provider could not process the request; its message says why",
+    429: "rate limited or out of quota; wait, lower the request rate, or check the plan",
+}
+
+
+def api_error(status: int, raw: bytes, provider: str, *, key_env: str | None = None) -> ProviderAPIError:
+    """A ``ProviderAPIError`` for an HTTP error response, with the provider's own message.
+
+    Args:
+        status: The HTTP status.
+        raw: The response body.
+        provider: The provider label.
+        key_env: The API key's environment variable, named in 401/403 hints.
+    """
+    body: Any
+    try:
+        body = json.loads(raw) if raw else None
+    except ValueError:
+        body = raw.decode("utf-8", errors="replace")
+    message, error_type = _error_fields(body)
+    if not message:
+        message = " ".join(str(body or "").split())[:300] or "no error message"
+    template = _STATUS_HINTS.get(status, "the provider failed; retry later" if status >= 500 else "")
+    hint = template.format(env=key_env or "the API key")
+    return ProviderAPIError(
+        f"{provider} returned HTTP {status}: {message}", status=status, error_type=error_type, body=body, hint=hint
+    )
+
+
+def _error_fields(body: Any) -> tuple[str, str | None]:
+    """(message, type) from the error shapes of OpenAI, Anthropic, vLLM and FastAPI."""
+    if not isinstance(body, dict):
+        return "", None
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return " ".join(error.split()), None
+    if not isinstance(error, dict):
+        return "", None
+    message = error.get("message") or error.get("detail") or ""
+    if not isinstance(message, str):
+        message = json.dumps(message, ensure_ascii=False)
+    kind = error.get("type") or error.get("code")
+    return " ".join(message.split())[:500], kind if isinstance(kind, str) else None

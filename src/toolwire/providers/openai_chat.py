@@ -1,0 +1,75 @@
+"""OpenAI-compatible Chat Completions (``POST {base_url}/chat/completions``).
+
+Serves OpenAI itself and every server that speaks its dialect: vLLM, SGLang,
+llama.cpp's ``llama-server``, llama-cpp-python's server, Ollama, LM Studio, OpenRouter.
+The key comes from ``OPENAI_API_KEY``; it is required only for OpenAI's own endpoint
+(self-hosted servers usually need none).
+
+Request mapping: history through :func:`toolwire.history.to_openai_chat`, tools as
+given, ``tool_choice`` a mode or ``{"type": "function", "function": {"name"}}``,
+``parallel_tool_calls`` when set, ``stream_options.include_usage`` so the last chunk
+carries usage. Neutral settings: ``max_tokens`` and ``reasoning_effort`` keep their
+names (both are Chat fields); ``stream: False`` asks for one JSON response.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
+from ..history.tools import to_openai_chat_tools
+from ..run.model import ModelRequest
+from ..wire.openai_chat import OpenAIChatStream
+from .base import HTTPModel, chat_tool_choice, finish_body
+from .http import HTTPRequest, Wire
+
+__all__ = ["OpenAIChatModel", "bearer_headers"]
+
+
+def bearer_headers(api_key: str | None, extra: dict[str, str]) -> dict[str, str]:
+    """JSON and SSE headers, with ``Authorization: Bearer`` when there is a key."""
+    headers = {"content-type": "application/json", "accept": "text/event-stream, application/json"}
+    if api_key:
+        headers["authorization"] = f"Bearer {api_key}"
+    headers.update(extra)
+    return headers
+
+
+class OpenAIChatModel(HTTPModel):
+    """A model behind an OpenAI-compatible Chat Completions endpoint.
+
+    Example::
+
+        OpenAIChatModel("gpt-4.1-mini")                                   # OpenAI
+        OpenAIChatModel("Qwen/Qwen3-8B", base_url="http://localhost:8000/v1")  # vLLM
+    """
+
+    prefix: ClassVar[str] = "openai"
+    provider: ClassVar[str] = "OpenAI Chat Completions"
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+    key_env: ClassVar[str] = "OPENAI_API_KEY"
+
+    def build_request(self, request: ModelRequest) -> HTTPRequest:
+        """The ``/chat/completions`` request for one turn."""
+        settings = self.merged_settings(request)
+        stream = bool(settings.pop("stream", True))
+        body: dict[str, Any] = {"model": self.model, "messages": to_openai_chat(request.messages), "stream": stream}
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if request.tools:
+            body["tools"] = to_openai_chat_tools(request.tools)
+            body["tool_choice"] = chat_tool_choice(request.tool_choice)
+            if request.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = request.parallel_tool_calls
+        finish_body(body, settings)
+        return HTTPRequest(
+            self.provider,
+            f"{self.base_url}/chat/completions",
+            bearer_headers(self.api_key, self.headers),
+            body,
+            self.key_env,
+        )
+
+    def wire(self) -> Wire:
+        """Chat Completions chunk decoder and non-streaming decoder."""
+        return Wire(OpenAIChatStream, decode_openai_chat_response)

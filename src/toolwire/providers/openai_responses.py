@@ -1,0 +1,61 @@
+"""The OpenAI Responses API (``POST {base_url}/responses``).
+
+Request mapping: history through :func:`toolwire.history.to_responses_input` (system
+messages become ``instructions``), tools flattened by
+:func:`toolwire.history.to_responses_tools`, ``tool_choice`` a mode or
+``{"type": "function", "name"}``, ``parallel_tool_calls`` when set. Neutral settings:
+``max_tokens`` becomes ``max_output_tokens``; ``reasoning_effort`` becomes
+``reasoning: {effort, summary: "auto"}`` (so reasoning summaries stream as reasoning
+deltas); ``stream: False`` asks for one JSON response. The key comes from
+``OPENAI_API_KEY``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ..history.openai_responses import decode_responses_response, to_responses_input
+from ..history.tools import to_responses_tool_choice, to_responses_tools
+from ..run.model import ModelRequest
+from ..wire.openai_responses import OpenAIResponsesStream
+from .base import HTTPModel, chat_tool_choice, finish_body
+from .http import HTTPRequest, Wire
+from .openai_chat import bearer_headers
+
+__all__ = ["OpenAIResponsesModel"]
+
+
+class OpenAIResponsesModel(HTTPModel):
+    """A model behind the OpenAI Responses API."""
+
+    prefix: ClassVar[str] = "responses"
+    provider: ClassVar[str] = "OpenAI Responses"
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+    key_env: ClassVar[str] = "OPENAI_API_KEY"
+
+    def build_request(self, request: ModelRequest) -> HTTPRequest:
+        """The ``/responses`` request for one turn."""
+        settings = self.merged_settings(request)
+        stream = bool(settings.pop("stream", True))
+        instructions, items = to_responses_input(request.messages)
+        body: dict[str, Any] = {"model": self.model, "input": items, "stream": stream}
+        if instructions is not None:
+            body["instructions"] = instructions
+        if request.tools:
+            body["tools"] = to_responses_tools(request.tools)
+            body["tool_choice"] = to_responses_tool_choice(chat_tool_choice(request.tool_choice))  # type: ignore[arg-type]
+            if request.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = request.parallel_tool_calls
+        if "max_tokens" in settings:
+            body["max_output_tokens"] = settings.pop("max_tokens")
+        effort = settings.pop("reasoning_effort", None)
+        if effort is not None:
+            body["reasoning"] = {"effort": effort, "summary": "auto"}
+        finish_body(body, settings)
+        return HTTPRequest(
+            self.provider, f"{self.base_url}/responses", bearer_headers(self.api_key, self.headers), body, self.key_env
+        )
+
+    def wire(self) -> Wire:
+        """Responses event decoder and non-streaming decoder."""
+        return Wire(OpenAIResponsesStream, decode_responses_response)

@@ -1,0 +1,90 @@
+"""A minimal task scope for total tasks, and a per-call deadline that works on 3.10.
+
+Why not ``asyncio.TaskGroup``: it exists from Python 3.11 only (toolwire supports
+3.10), and it wraps any exception raised in its body in an ``ExceptionGroup`` — a
+``TurnError`` from the model stream or a ``KeyboardInterrupt`` would reach the caller
+as a group to unpack. Why not anyio's task groups: the same wrapping, and about four
+times the per-task cost of a bare ``asyncio`` task (bench/bench_executor.py's
+overhead table is where that matters).
+
+The executor's tasks are *total*: each one catches its tool's failures and records a
+result, so a child never has an error to propagate. That leaves a scope with one job,
+the one structured concurrency exists for: no task outlives the scope. On exit —
+normal, error or cancellation — every child still running is cancelled and awaited;
+a cancellation arriving while the scope waits re-cancels the children and is
+re-raised once they are gone. The body's own exception passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator, Coroutine
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Any
+
+__all__ = ["TaskScope", "deadline"]
+
+
+class TaskScope:
+    """Owns tasks that never raise; cancels and awaits whatever is left on exit."""
+
+    __slots__ = ("_tasks",)
+
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def __aenter__(self) -> TaskScope:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            self.cancel_all()
+        await self._drain()
+
+    def start(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``coro`` as a task owned by this scope."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def cancel_all(self) -> None:
+        """Cancel every task still running."""
+        for task in self._tasks:
+            task.cancel()
+
+    async def _drain(self) -> None:
+        """Wait until no task is left; a cancellation meanwhile cancels them first."""
+        interrupted: BaseException | None = None
+        while self._tasks:
+            try:
+                await asyncio.wait(list(self._tasks))
+            except asyncio.CancelledError as exc:  # re-raised below, once nothing is left
+                interrupted = exc
+                self.cancel_all()
+        if interrupted is not None:
+            raise interrupted
+
+
+def deadline(seconds: float | None) -> AbstractAsyncContextManager[Any]:
+    """A scope that raises ``TimeoutError`` when ``seconds`` pass (``None``: no limit)."""
+    if sys.version_info >= (3, 11):
+        return asyncio.timeout(seconds)
+    return _anyio_deadline(seconds)  # pragma: no cover - Python 3.10 only
+
+
+@contextlib.asynccontextmanager
+async def _anyio_deadline(seconds: float | None) -> AsyncIterator[None]:  # pragma: no cover
+    """Python 3.10 has no ``asyncio.timeout``; anyio's scope raises ``TimeoutError`` too."""
+    import anyio
+
+    with anyio.fail_after(seconds):
+        yield

@@ -1,0 +1,123 @@
+"""Worker threads for sync tools: daemon threads, reused, and safe to abandon.
+
+A sync tool runs in a worker thread so that it cannot block the event loop. Python
+cannot kill a thread, so a sync tool that never returns keeps its thread forever;
+the executor then *abandons* the call (its result is ``timeout`` or ``cancelled``)
+and this pool must make sure the abandoned thread costs nothing else:
+
+* the threads are daemons, so a stuck tool never blocks interpreter exit — the
+  default ``ThreadPoolExecutor`` (what ``asyncio.to_thread`` uses) joins its threads
+  at exit, and ``asyncio.run`` waits for it, so one stuck tool would hang the
+  program;
+* a thread whose job was abandoned leaves the pool when (if ever) the job ends, and
+  the pool starts a fresh thread for the next job instead of waiting for it;
+* a job whose caller gave up before a thread picked it up is skipped, never run.
+
+How many jobs run at once is the executor's business (an ``asyncio.Semaphore`` per
+event loop, released when the caller stops waiting); this pool starts a thread
+whenever no idle one is available.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Job", "WorkerPool", "shared_pool"]
+
+
+class Job:
+    """One sync call handed to a worker thread."""
+
+    __slots__ = ("abandoned", "fn", "future", "loop", "started")
+
+    def __init__(
+        self, fn: Callable[[], Any], loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
+    ) -> None:
+        self.fn = fn
+        self.loop = loop
+        self.future = future
+        self.started = False
+        self.abandoned = False
+
+    def abandon(self) -> None:
+        """The caller stopped waiting: skip the job if no thread took it yet."""
+        self.abandoned = True
+
+
+class WorkerPool:
+    """Daemon worker threads fed from one queue."""
+
+    def __init__(self, name: str = "toolwire-tool") -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._count = 0
+
+    def submit(self, fn: Callable[[], Any]) -> Job:
+        """Queue ``fn`` for a worker; its result lands in ``job.future`` on this loop."""
+        loop = asyncio.get_running_loop()
+        job = Job(fn, loop, loop.create_future())
+        with self._lock:
+            spawn = self._idle == 0
+            if spawn:
+                self._count += 1
+            else:
+                self._idle -= 1  # reserved for this job; the worker does not count it again
+        if spawn:
+            threading.Thread(
+                target=self._work, name=f"{self._name}-{self._count}", daemon=True
+            ).start()
+        self._jobs.put(job)
+        return job
+
+    def _work(self) -> None:
+        """A worker: run jobs until one is abandoned while it runs."""
+        while True:
+            job = self._jobs.get()
+            if self._run(job):
+                return  # the caller gave up on this thread; a fresh one takes over
+            with self._lock:
+                self._idle += 1
+
+    @staticmethod
+    def _run(job: Job) -> bool:
+        """Run one job; report whether it was abandoned while running."""
+        if job.abandoned:
+            return False
+        job.started = True
+        try:
+            value = job.fn()
+        except BaseException as exc:  # handed to the awaiting coroutine, which decides
+            _deliver(job, exc, failed=True)
+        else:
+            _deliver(job, value, failed=False)
+        return job.abandoned
+
+
+def _deliver(job: Job, value: Any, *, failed: bool) -> None:
+    """Set the job's future from the loop's own thread (futures are not thread-safe)."""
+    with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
+        job.loop.call_soon_threadsafe(_settle, job.future, value, failed)
+
+
+def _settle(future: asyncio.Future[Any], value: Any, failed: bool) -> None:
+    if future.done():  # the caller timed out or was cancelled meanwhile
+        return
+    if failed:
+        future.set_exception(value)
+    else:
+        future.set_result(value)
+
+
+_SHARED = WorkerPool()
+
+
+def shared_pool() -> WorkerPool:
+    """The process-wide pool (threads are reused across runs and event loops)."""
+    return _SHARED

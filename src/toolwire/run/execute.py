@@ -1,0 +1,639 @@
+"""The executor: runs one turn's tool calls, in batches, with one result per call.
+
+A :class:`TurnRun` executes the calls of one model turn. It can start while the turn
+is still streaming (*early execution*): the agent loop hands it each
+``ToolCallReady`` event, and a call that is valid and concurrency-safe starts at once
+when every earlier call of the turn is known, and is valid-and-safe or invalid (an
+invalid call never runs, so it orders nothing). The first unsafe call closes the gate:
+it and every call after it wait for the end of the stream and for the calls before
+them. At the end of the stream :meth:`TurnRun.finish` reconciles the final turn with
+what started — a started call whose final request differs (a provider that corrected
+the arguments at the end) is cancelled, recorded in ``discarded``, and planned again —
+then plans the rest with :func:`~toolwire.run.plan.plan_batches` and runs batch after
+batch. If the stream fails instead, leaving the ``async with`` cancels whatever started
+and records it in ``discarded``.
+
+Exactly one result per call, whatever happens. Every call runs inside a wrapper that
+turns its outcome into a :class:`~toolwire.messages.ToolResult`:
+
+=========================================  ==========================================
+outcome                                    status
+=========================================  ==========================================
+returned a value                           ``ok`` (see :mod:`toolwire.run.results`), or
+                                           ``error`` when the value has no text
+raised ``Exception`` (after any retries)   ``error``
+ran past its ``timeout``                   ``timeout`` (a sync tool's thread is
+                                           abandoned: Python cannot kill it)
+cancelled while running (run cancelled,    ``cancelled``
+KeyboardInterrupt in a sibling, a turn
+that turned out invalid)
+never started (the run stopped first, a    ``not_executed``
+usage limit, ``tool_choice="none"``)
+=========================================  ==========================================
+
+The results are kept in slots owned by the ``TurnRun``, not returned through the
+call stack, so the agent loop can read :meth:`TurnRun.results` in a ``finally``
+block even when the run is being cancelled: the history never holds an orphaned call.
+A ``KeyboardInterrupt`` or ``SystemExit`` raised by a tool is deferred: the wrapper
+records the call as cancelled, cancels its siblings, and :meth:`TurnRun.finish`
+re-raises it once every call has a result (raising it inside a task would tear the
+event loop down first).
+
+Retries: an idempotent tool's call that raised (or timed out) is run again up to
+``tool.retries`` times when ``ExecutionOptions.retry_on`` says the failure is
+retryable, after an exponential backoff with jitter (half fixed, half random, capped).
+Non-idempotent tools are never re-run automatically: the model sees the error.
+
+Batch time budget (``ExecutionOptions.batch_budget``): a parallel batch still running
+when the budget runs out *degrades to serial*. The calls that finished keep their
+results; the stragglers are cancelled, and then run again one at a time, in call
+order, each under its own timeout only — if running them again is harmless (the call
+never started, e.g. it was queued behind the thread cap, or the tool is idempotent or
+has no side effects). A straggler that may not run twice gets a ``timeout`` result
+naming the budget. Overrunning a parallel batch usually means contention (the thread
+cap, a rate-limited backend, a shared lock); run alone, each call gets the resource
+to itself, and the results that did arrive are never thrown away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import functools
+import random
+import weakref
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from ..errors import CallerError
+from ..history import TOOL_ERROR_PREFIX
+from ..messages import ToolResult, ToolStatus
+from ..tools.feedback import error_result, failure_result
+from ..tools.tool import Tool, Toolset
+from ..tools.validate import Validation
+from ..turn import ToolRequest
+from ..wire.events import ToolCallReady, ToolCallStarted
+from ._scope import TaskScope, deadline
+from ._threads import Job, WorkerPool, shared_pool
+from .plan import plan_batches
+from .results import DEFAULT_MAX_CHARS, ResultError, render_content
+
+__all__ = [
+    "Discarded",
+    "ExecutionOptions",
+    "Executor",
+    "TurnRun",
+    "default_retryable",
+]
+
+ResultCallback = Callable[[int, ToolResult], None]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+def default_retryable(error: Exception) -> bool:
+    """Every failure is worth another try, except a value that cannot become text.
+
+    (Running the call again would return the same unserialisable value.)
+    """
+    return not isinstance(error, ResultError)
+
+
+@dataclass(frozen=True)
+class ExecutionOptions:
+    """How the executor runs calls.
+
+    Attributes:
+        max_threads: Sync tool calls running at once in worker threads (per event
+            loop); further sync calls wait for a slot.
+        batch_budget: Seconds a parallel batch may take before it degrades to serial
+            (``None``: no budget). See the module docstring.
+        backoff_base: Seconds before the first retry; doubled for each further one.
+        backoff_max: The longest wait between retries.
+        max_result_chars: Result text longer than this is cut.
+        retry_on: Which failures of an idempotent tool are retried.
+    """
+
+    max_threads: int = 32
+    batch_budget: float | None = None
+    backoff_base: float = 0.2
+    backoff_max: float = 5.0
+    max_result_chars: int = DEFAULT_MAX_CHARS
+    retry_on: Callable[[Exception], bool] = default_retryable
+
+    def __post_init__(self) -> None:
+        _positive_int("max_threads", self.max_threads)
+        _positive_int("max_result_chars", self.max_result_chars)
+        if self.batch_budget is not None:
+            _positive_number("batch_budget", self.batch_budget)
+        for name in ("backoff_base", "backoff_max"):
+            value = getattr(self, name)
+            if not _is_number(value) or value < 0:
+                raise CallerError(f"ExecutionOptions.{name} must be a number >= 0, got {value!r}")
+        if not callable(self.retry_on):
+            raise CallerError("ExecutionOptions.retry_on must be a function of the exception")
+
+
+@dataclass(frozen=True, slots=True)
+class Discarded:
+    """A call that started early and was then cancelled because the turn changed.
+
+    Attributes:
+        index: The provider's index of the call.
+        call_id: Its id.
+        name: Its tool name.
+        reason: Why it was cancelled.
+    """
+
+    index: int
+    call_id: str
+    name: str
+    reason: str
+
+
+class Executor:
+    """Runs tool calls against a :class:`~toolwire.tools.Toolset`.
+
+    Args:
+        tools: The tools (a toolset, or tools and functions to put in one).
+        options: Execution settings.
+        sleep: Awaited between retries (a fake clock in tests).
+        rng: Source of the backoff jitter.
+        pool: Worker threads for sync tools (default: one shared by the process).
+    """
+
+    def __init__(
+        self,
+        tools: Toolset | Sequence[Tool | Callable[..., Any]],
+        options: ExecutionOptions | None = None,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        rng: random.Random | None = None,
+        pool: WorkerPool | None = None,
+    ) -> None:
+        self.toolset = tools if isinstance(tools, Toolset) else Toolset(tools)
+        self.options = options or ExecutionOptions()
+        self.sleep = sleep
+        self.rng = rng or random.Random()
+        self.pool = pool or shared_pool()
+        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
+        self._limits = weakref.WeakKeyDictionary()
+
+    def turn(
+        self,
+        *,
+        early: bool = True,
+        allowed: int | None = None,
+        on_result: ResultCallback | None = None,
+    ) -> TurnRun:
+        """A run for one turn's calls; use it as ``async with``.
+
+        Args:
+            early: Start safe calls while the turn streams (see :class:`TurnRun`).
+            allowed: The most calls this turn may execute (a usage limit); a turn
+                with more valid calls executes none of them.
+            on_result: Called with ``(provider index, result)`` as each call ends.
+        """
+        return TurnRun(self, early=early, allowed=allowed, on_result=on_result)
+
+    async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
+        """Validate, plan and run a finished turn's calls.
+
+        Returns:
+            One result per request, in request order.
+        """
+        run = self.turn(early=False)
+        async with run:
+            await run.finish(requests)
+        return run.results()
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt + 1``: half fixed, half jitter."""
+        ceiling = float(min(self.options.backoff_max, self.options.backoff_base * 2.0**attempt))
+        return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+
+    def thread_limit(self) -> asyncio.Semaphore:
+        """The sync-call slots of the running event loop."""
+        loop = asyncio.get_running_loop()
+        limit = self._limits.get(loop)
+        if limit is None:
+            limit = self._limits[loop] = asyncio.Semaphore(self.options.max_threads)
+        return limit
+
+
+class _Call:
+    """Execution state of one call."""
+
+    __slots__ = (
+        "budget_cut",
+        "index",
+        "request",
+        "result",
+        "safe",
+        "started",
+        "task",
+        "tool",
+        "validation",
+    )
+
+    def __init__(self, request: ToolRequest, validation: Validation, tool: Tool | None) -> None:
+        self.index = request.index
+        self.request = request
+        self.validation = validation
+        self.tool = tool
+        self.safe = False
+        self.result: ToolResult | None = None
+        self.started = False  # the tool function began (so stopping it is "cancelled")
+        self.task: asyncio.Task[None] | None = None
+        self.budget_cut = False  # cancelled by the batch budget, to run again serially
+
+    @property
+    def runnable(self) -> bool:
+        return self.validation.ok and self.tool is not None
+
+    def same_request(self, other: ToolRequest) -> bool:
+        mine = self.request
+        return (mine.id, mine.name, mine.raw_arguments) == (
+            other.id,
+            other.name,
+            other.raw_arguments,
+        )
+
+
+class TurnRun:
+    """Executes one turn's calls; see the module docstring. Use as ``async with``.
+
+    While the turn streams, feed :meth:`started` and :meth:`ready`; at its end, call
+    :meth:`finish` with the turn's requests; after the ``async with`` block (or in a
+    ``finally``), :meth:`results` gives exactly one result per request.
+
+    Attributes:
+        discarded: Early-started calls cancelled because the turn changed or failed.
+    """
+
+    def __init__(
+        self,
+        executor: Executor,
+        *,
+        early: bool,
+        allowed: int | None,
+        on_result: ResultCallback | None,
+    ) -> None:
+        self._executor = executor
+        self._early = early
+        self._allowed = allowed
+        self._on_result = on_result
+        self._scope = TaskScope()
+        self._by_index: dict[int, _Call] = {}
+        self._known: list[int] = []  # indices seen while streaming, ascending
+        self._frontier = 0  # how many of _known the early gate has passed
+        self._gate_open = early
+        self._launched = 0
+        self._order: list[_Call] | None = None  # the final calls, once finish() ran
+        self._stop_reason = "the run stopped before this call ran"
+        self._interrupt: BaseException | None = None
+        self.discarded: list[Discarded] = []
+
+    # -- context -------------------------------------------------------------------
+
+    async def __aenter__(self) -> TurnRun:
+        await self._scope.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            self._stop_reason = _stop_reason(exc)
+            if self._order is None:
+                self._discard_all(f"the turn failed before it finished: {_describe(exc)}")
+        await self._scope.__aexit__(exc_type, exc, tb)
+
+    # -- streaming phase -------------------------------------------------------------
+
+    def started(self, event: ToolCallStarted) -> None:
+        """A call appeared in the stream (its index orders the early gate)."""
+        self._know(event.index)
+
+    def ready(self, event: ToolCallReady) -> None:
+        """A call's arguments closed: validate it, and start it if the gate allows."""
+        self._know(event.index)
+        if event.index not in self._by_index:
+            self._by_index[event.index] = self._prepare(event.request)
+        if self._gate_open:
+            self._advance()
+
+    def _know(self, index: int) -> None:
+        if index in self._by_index or _contains(self._known, index):
+            return
+        position = bisect.bisect(self._known, index)
+        if position < self._frontier:  # a call appeared before one already passed
+            self._gate_open = False
+        self._known.insert(position, index)
+
+    def _advance(self) -> None:
+        """Move the early gate over ready calls, starting the valid, safe ones."""
+        while self._frontier < len(self._known):
+            call = self._by_index.get(self._known[self._frontier])
+            if call is None:
+                return  # an earlier call is still streaming
+            if call.runnable:
+                if not call.safe or not self._may_launch():
+                    self._gate_open = False
+                    return
+                self._launch(call)
+            self._frontier += 1
+
+    def _may_launch(self) -> bool:
+        return self._allowed is None or self._launched < self._allowed
+
+    # -- end of the turn ---------------------------------------------------------------
+
+    async def finish(
+        self, requests: Sequence[ToolRequest], *, skip_reason: str | None = None
+    ) -> None:
+        """Run the turn's calls (those not started yet), batch after batch.
+
+        Args:
+            requests: The final turn's requests, in call order.
+            skip_reason: Execute nothing and answer every call ``not_executed`` with
+                this reason (e.g. the model called tools when told not to).
+
+        Raises:
+            KeyboardInterrupt: A tool raised it (every call has its result first).
+            SystemExit: Likewise.
+            CallerError: ``finish`` was called twice.
+        """
+        if self._order is not None:
+            raise CallerError("TurnRun.finish() was called twice for one turn")
+        order = self._order = self._reconcile(requests)
+        runnable = [c for c in order if c.runnable]
+        if skip_reason is None and self._allowed is not None and len(runnable) > self._allowed:
+            skip_reason = (
+                f"the run's tool call limit allows {self._allowed} more call(s); this turn "
+                f"made {len(runnable)}"
+            )
+        if skip_reason is not None:
+            self._skip(runnable, skip_reason)
+            return
+        for batch in plan_batches([c.safe for c in runnable]):
+            if self._interrupt is not None:
+                break
+            await self._run_batch([runnable[i] for i in batch.calls])
+        if self._interrupt is not None:
+            self._stop_reason = "the run was interrupted (KeyboardInterrupt) before this call ran"
+            raise self._interrupt
+
+    def results(self) -> list[ToolResult]:
+        """Exactly one result per call of the finished turn, in call order.
+
+        Calls without a result get one now: ``cancelled`` if the tool had started,
+        ``not_executed`` if not. Results arriving later are ignored.
+
+        Raises:
+            CallerError: :meth:`finish` was never called (the turn did not finish).
+        """
+        if self._order is None:
+            raise CallerError("TurnRun.results() needs finish() first: the turn has no calls yet")
+        for call in self._order:
+            if call.result is None:
+                self._settle(call, self._unfinished(call, self._stop_reason))
+        return [c.result for c in self._order if c.result is not None]
+
+    def _reconcile(self, requests: Sequence[ToolRequest]) -> list[_Call]:
+        """The final calls, reusing what was validated or started while streaming."""
+        final_indices = {r.index for r in requests}
+        for index, call in list(self._by_index.items()):
+            if index not in final_indices:
+                self._discard(call, "the call is not part of the final turn")
+        order: list[_Call] = []
+        for request in requests:
+            early = self._by_index.get(request.index)
+            if early is not None and early.same_request(request):
+                order.append(early)
+                continue
+            if early is not None:
+                self._discard(early, "the final arguments differ from those it started with")
+            order.append(self._prepare(request))
+        return order
+
+    def _skip(self, runnable: list[_Call], reason: str) -> None:
+        for call in runnable:
+            if call.task is not None:
+                call.task.cancel()
+            self._settle(call, self._unfinished(call, reason))
+
+    # -- batches -------------------------------------------------------------------------
+
+    async def _run_batch(self, batch: list[_Call]) -> None:
+        if len(batch) == 1 and batch[0].task is None:
+            await self._guarded(batch[0])  # a lone call needs no task
+            return
+        for call in batch:
+            if call.task is None:
+                self._launch(call)
+        tasks = [c.task for c in batch if c.task is not None]
+        budget = self._executor.options.batch_budget
+        _, pending = await asyncio.wait(tasks, timeout=budget)
+        if pending:
+            await self._degrade_to_serial([c for c in batch if c.task in pending])
+
+    async def _degrade_to_serial(self, stragglers: list[_Call]) -> None:
+        """The batch budget ran out: cancel the stragglers, run them again one by one."""
+        for call in stragglers:
+            call.budget_cut = True
+            if call.task is not None:
+                call.task.cancel()
+        await asyncio.wait([c.task for c in stragglers if c.task is not None])
+        budget = self._executor.options.batch_budget
+        for call in stragglers:
+            if self._interrupt is not None:
+                return
+            tool = call.tool
+            assert tool is not None
+            call.budget_cut = False
+            if call.started and tool.side_effects and not tool.idempotent:
+                self._settle(call, _budget_result(call, tool, budget))
+            else:
+                await self._guarded(call)
+
+    # -- one call --------------------------------------------------------------------------
+
+    def _prepare(self, request: ToolRequest) -> _Call:
+        toolset = self._executor.toolset
+        validation = toolset.validate(request)
+        tool = toolset.get(request.name)
+        call = _Call(request, validation, tool)
+        if not call.runnable:
+            self._settle(call, error_result(request.id, validation))
+        else:
+            call.safe = _is_safe(tool, validation.input)
+        return call
+
+    def _launch(self, call: _Call) -> None:
+        self._launched += 1
+        call.task = self._scope.start(self._guarded(call))
+
+    async def _guarded(self, call: _Call) -> None:
+        """Run one call to exactly one result; never raises but cancellation."""
+        try:
+            result = await self._attempts(call)
+        except asyncio.CancelledError:
+            if not call.budget_cut:
+                self._settle(call, self._unfinished(call, self._stop_reason))
+            raise
+        except (KeyboardInterrupt, SystemExit) as exc:  # deferred, see the module docstring
+            self._settle(call, self._unfinished(call, f"the tool raised {type(exc).__name__}"))
+            if self._interrupt is None:
+                self._interrupt = exc
+                self._stop_reason = f"a sibling call raised {type(exc).__name__}"
+                self._scope.cancel_all()
+        else:
+            self._settle(call, result)
+
+    async def _attempts(self, call: _Call) -> ToolResult:
+        """Run the call, retrying retryable failures of idempotent tools."""
+        tool = call.tool
+        assert tool is not None
+        executor = self._executor
+        attempts = 1 + (tool.retries if tool.idempotent else 0)
+        for attempt in range(attempts):
+            try:
+                value = await self._once(call, tool)
+            except TimeoutError as exc:
+                failure: Exception = exc
+                status = ToolStatus.TIMEOUT
+            except Exception as exc:
+                failure = exc
+                status = ToolStatus.ERROR
+            else:
+                return self._success(call, tool, value)
+            if attempt + 1 == attempts or not executor.options.retry_on(failure):
+                break
+            await executor.sleep(executor.backoff(attempt))
+        return failure_result(call.request.id, tool.name, failure, tool=tool, status=status)
+
+    async def _once(self, call: _Call, tool: Tool) -> Any:
+        if not tool.is_async:
+            return await self._in_thread(call, tool)
+        call.started = True
+        if tool.timeout is None:
+            return await tool.invoke(call.validation.input)
+        async with deadline(tool.timeout):
+            return await tool.invoke(call.validation.input)
+
+    async def _in_thread(self, call: _Call, tool: Tool) -> Any:
+        """Run a sync tool in a worker thread, under the loop's thread cap."""
+        limit = self._executor.thread_limit()
+        async with limit:
+            job = self._executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
+            try:
+                if tool.timeout is None:
+                    return await job.future
+                async with deadline(tool.timeout):
+                    return await job.future
+            finally:
+                _release(call, job)
+
+    def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
+        try:
+            content = render_content(value, max_chars=self._executor.options.max_result_chars)
+        except ResultError as exc:
+            return failure_result(call.request.id, tool.name, exc.message, tool=None)
+        return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+
+    def _settle(self, call: _Call, result: ToolResult) -> None:
+        """Record a call's one result; the first one wins."""
+        if call.result is not None:
+            return
+        call.result = result
+        if self._on_result is not None:
+            self._on_result(call.index, result)
+
+    @staticmethod
+    def _unfinished(call: _Call, reason: str) -> ToolResult:
+        request = call.request
+        if call.started:
+            text = f"{TOOL_ERROR_PREFIX}the call to `{request.name}` was cancelled before it finished: {reason}."
+            return ToolResult(request.id, request.name, text, ToolStatus.CANCELLED)
+        text = f"{TOOL_ERROR_PREFIX}the call to `{request.name}` was not executed: {reason}."
+        return ToolResult(request.id, request.name, text, ToolStatus.NOT_EXECUTED)
+
+    # -- discarding early starts -------------------------------------------------------------
+
+    def _discard(self, call: _Call, reason: str) -> None:
+        """Cancel an early start; its (cancelled) result stays out of the turn's results."""
+        if call.task is None:
+            return
+        request = call.request
+        # Set directly, not through _settle: no result event for a call that is replaced.
+        call.result = self._unfinished(call, reason)
+        call.task.cancel()
+        self.discarded.append(Discarded(call.index, request.id, request.name, reason))
+
+    def _discard_all(self, reason: str) -> None:
+        for call in self._by_index.values():
+            self._discard(call, reason)
+
+
+def _release(call: _Call, job: Job) -> None:
+    """After waiting on a thread job: note whether it ran, abandon it if unfinished."""
+    call.started = call.started or job.started
+    if not job.future.done() or job.future.cancelled():
+        job.abandon()
+
+
+def _budget_result(call: _Call, tool: Tool, budget: float | None) -> ToolResult:
+    reason = (
+        f"the parallel batch's time budget ({budget:g} s) ran out before it finished, and "
+        "the tool may not run twice (it has side effects and is not idempotent)"
+    )
+    return failure_result(call.request.id, tool.name, reason, status=ToolStatus.TIMEOUT)
+
+
+def _is_safe(tool: Tool | None, value: Any) -> bool:
+    """Evaluate the concurrency policy; a policy that raises means "not safe"."""
+    if tool is None:
+        return False
+    try:
+        return tool.is_concurrency_safe(value)
+    except Exception:  # the user's policy function failed: run the call alone
+        return False
+
+
+def _contains(sorted_list: list[int], value: int) -> bool:
+    position = bisect.bisect_left(sorted_list, value)
+    return position < len(sorted_list) and sorted_list[position] == value
+
+
+def _stop_reason(exc: BaseException | None) -> str:
+    if isinstance(exc, asyncio.CancelledError):
+        return "the run was cancelled"
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return f"the run was interrupted ({type(exc).__name__})"
+    return f"the run stopped: {_describe(exc)}"
+
+
+def _describe(exc: BaseException | None) -> str:
+    if exc is None:
+        return "unknown reason"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _positive_int(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise CallerError(f"ExecutionOptions.{name} must be an int >= 1, got {value!r}")
+
+
+def _positive_number(name: str, value: object) -> None:
+    if not _is_number(value) or value <= 0:  # type: ignore[operator]
+        raise CallerError(f"ExecutionOptions.{name} must be a number > 0, got {value!r}")

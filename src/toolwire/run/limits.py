@@ -1,0 +1,99 @@
+"""Usage limits: caps on model requests, executed tool calls and tokens for one run.
+
+Checked at the three points where each can be known: the request count before every
+request, the tool-call count before a turn's calls execute (a turn that would pass it
+executes none of its calls — each is answered ``not_executed`` — and the run stops),
+and the token counts after every turn (the provider reports usage at the end).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..errors import CallerError, Fault, ToolwireError
+from ..messages import Message, Usage
+
+__all__ = ["UsageLimitExceeded", "UsageLimits"]
+
+
+class UsageLimitExceeded(ToolwireError):
+    """The run stopped at one of its :class:`UsageLimits`.
+
+    Attributes:
+        limit: Which limit (``max_requests``, ``max_tool_calls``, ``max_input_tokens``,
+            ``max_output_tokens``, ``max_total_tokens``).
+        value: The limit's value.
+        used: What the run had used (or would have, for tool calls).
+        messages: The history when the run stopped (every call answered).
+    """
+
+    fault: ClassVar[Fault] = "caller"
+    default_hint: ClassVar[str] = "raise the limit in UsageLimits if the run needs more"
+
+    def __init__(self, limit: str, value: int, used: int) -> None:
+        self.limit = limit
+        self.value = value
+        self.used = used
+        self.messages: list[Message] = []
+        super().__init__(f"usage limit {limit}={value} reached (the run needs {used})")
+
+
+@dataclass(frozen=True)
+class UsageLimits:
+    """Caps for one run (``None``: no cap).
+
+    Attributes:
+        max_requests: Model requests.
+        max_tool_calls: Tool calls executed.
+        max_input_tokens: Input tokens, summed over requests.
+        max_output_tokens: Output tokens, summed over requests.
+        max_total_tokens: Input plus output tokens.
+    """
+
+    max_requests: int | None = None
+    max_tool_calls: int | None = None
+    max_input_tokens: int | None = None
+    max_output_tokens: int | None = None
+    max_total_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_requests",
+            "max_tool_calls",
+            "max_input_tokens",
+            "max_output_tokens",
+            "max_total_tokens",
+        ):
+            value = getattr(self, name)
+            if value is not None and (
+                not isinstance(value, int) or isinstance(value, bool) or value < 0
+            ):
+                raise CallerError(f"UsageLimits.{name} must be an int >= 0 or None, got {value!r}")
+
+    def check_request(self, made: int) -> None:
+        """Raise if one more request would pass ``max_requests``."""
+        if self.max_requests is not None and made + 1 > self.max_requests:
+            raise UsageLimitExceeded("max_requests", self.max_requests, made + 1)
+
+    def tool_calls_left(self, executed: int) -> int | None:
+        """How many more calls may execute (``None``: no cap)."""
+        if self.max_tool_calls is None:
+            return None
+        return max(0, self.max_tool_calls - executed)
+
+    def check_tool_calls(self, executed: int) -> None:
+        """Raise if ``executed`` calls pass ``max_tool_calls``."""
+        if self.max_tool_calls is not None and executed > self.max_tool_calls:
+            raise UsageLimitExceeded("max_tool_calls", self.max_tool_calls, executed)
+
+    def check_tokens(self, usage: Usage) -> None:
+        """Raise if the usage so far passes a token cap."""
+        for name, used in (
+            ("max_input_tokens", usage.input_tokens),
+            ("max_output_tokens", usage.output_tokens),
+            ("max_total_tokens", usage.total_tokens),
+        ):
+            value = getattr(self, name)
+            if value is not None and used > value:
+                raise UsageLimitExceeded(name, value, used)

@@ -1,0 +1,226 @@
+"""Loop detection: a model that repeats itself is warned once, then stopped.
+
+Two signals, counted over a whole run:
+
+* **repeated call** — the same *call signature* (tool name + canonical arguments:
+  JSON with sorted keys and no spaces, so ``{"a":1,"b":2}`` and ``{"b": 2, "a": 1}``
+  are one signature) in several rounds. A round that repeats a signature counts it
+  once.
+* **no progress** — consecutive rounds that produced nothing new: no call signature
+  the run had not seen, and no successful result text it had not seen. (A poll
+  whose answer changes is progress; the same read returning the same text is not.)
+
+At ``*_warn`` the model is told so, in the text of the offending call's result (for
+no progress: the round's last result) — a warning inside a tool result is valid in
+every provider's history, where an extra user message is not. At ``*_stop`` the run
+stops with :class:`LoopDetected`. Each warning and stop is recorded in the run's
+:class:`~toolwire.tools.RunDiagnostics` as a ``loop`` failure. A threshold of 0 turns
+that check off.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from ..errors import CallerError, ModelOutputError
+from ..messages import Message, ToolResult, ToolStatus
+from ..turn import ToolRequest
+
+__all__ = [
+    "LoopDetected",
+    "LoopDetector",
+    "LoopPolicy",
+    "LoopVerdict",
+    "LoopWarningNote",
+    "call_signature",
+]
+
+LoopKind = Literal["repeated_call", "no_progress"]
+
+
+@dataclass(frozen=True)
+class LoopPolicy:
+    """Thresholds of loop detection (0 disables a check).
+
+    Attributes:
+        repeat_warn: Rounds containing the same call signature before a warning.
+        repeat_stop: Rounds containing it before the run stops.
+        stall_warn: Consecutive rounds without progress before a warning.
+        stall_stop: Consecutive rounds without progress before the run stops.
+    """
+
+    repeat_warn: int = 3
+    repeat_stop: int = 5
+    stall_warn: int = 3
+    stall_stop: int = 5
+
+    def __post_init__(self) -> None:
+        for name in ("repeat_warn", "repeat_stop", "stall_warn", "stall_stop"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise CallerError(f"LoopPolicy.{name} must be an int >= 0, got {value!r}")
+        for warn, stop in (("repeat_warn", "repeat_stop"), ("stall_warn", "stall_stop")):
+            if (
+                getattr(self, warn)
+                and getattr(self, stop)
+                and getattr(self, warn) >= getattr(self, stop)
+            ):
+                raise CallerError(
+                    f"LoopPolicy.{warn} must be below {stop}, so the model is warned first"
+                )
+
+
+class LoopDetected(ModelOutputError):
+    """The run stopped: the model kept repeating itself.
+
+    Attributes:
+        kind: ``repeated_call`` or ``no_progress``.
+        tool: The tool of the repeated call (or of the round's last call).
+        signature: The repeated call signature (``""`` for no progress).
+        count: Repetitions, or rounds without progress.
+        limit: The threshold reached.
+        messages: The history when the run stopped (every call answered).
+    """
+
+    default_hint: ClassVar[str] = (
+        "improve the tool's description or results so the model can tell it is done, "
+        "or raise the thresholds in LoopPolicy"
+    )
+
+    def __init__(
+        self, *, kind: LoopKind, tool: str, signature: str, count: int, limit: int
+    ) -> None:
+        self.kind = kind
+        self.tool = tool
+        self.signature = signature
+        self.count = count
+        self.limit = limit
+        self.messages: list[Message] = []
+        if kind == "repeated_call":
+            what = f"the model made the same call {signature} in {count} rounds"
+        else:
+            what = f"{count} consecutive rounds made no progress (last tool: {tool!r})"
+        super().__init__(f"run stopped: {what} (limit {limit})")
+
+
+def call_signature(name: str, arguments: Any) -> str:
+    """``name(canonical JSON arguments)``; arguments that are not JSON count as text."""
+    try:
+        canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError):
+        canonical = repr(arguments)
+    return f"{name}({canonical})"
+
+
+def request_signature(request: ToolRequest) -> str:
+    """The signature of an assembled call (its raw text when it did not parse)."""
+    value = request.input if request.error is None else request.raw_arguments
+    return call_signature(request.name, value)
+
+
+@dataclass(frozen=True, slots=True)
+class LoopWarningNote:
+    """A warning to add to one result of the round.
+
+    Attributes:
+        position: Which result (in call order).
+        kind: What was detected.
+        text: The text to append.
+        count: Repetitions or rounds so far.
+    """
+
+    position: int
+    kind: LoopKind
+    text: str
+    count: int
+
+
+@dataclass(slots=True)
+class LoopVerdict:
+    """What one round amounts to: warnings to add, and whether to stop."""
+
+    warnings: list[LoopWarningNote] = field(default_factory=list)
+    stop: LoopDetected | None = None
+
+
+class LoopDetector:
+    """Counts signatures and stalled rounds over one run."""
+
+    def __init__(self, policy: LoopPolicy | None = None) -> None:
+        self.policy = policy or LoopPolicy()
+        self._rounds_with: Counter[str] = Counter()
+        self._seen_outputs: set[tuple[str, str]] = set()
+        self.stalled = 0
+
+    def observe(
+        self, requests: Sequence[ToolRequest], results: Sequence[ToolResult]
+    ) -> LoopVerdict:
+        """Count one round (its requests and results, in call order); judge it."""
+        signatures = [request_signature(r) for r in requests]
+        verdict = LoopVerdict()
+        progress = self._count(signatures, results)
+        self.stalled = 0 if progress else self.stalled + 1
+        self._judge_repeats(signatures, results, verdict)
+        if verdict.stop is None and results:
+            self._judge_stall(results, verdict)
+        return verdict
+
+    def _count(self, signatures: list[str], results: Sequence[ToolResult]) -> bool:
+        """Add the round to the counts; report whether it brought anything new."""
+        new = False
+        for signature in dict.fromkeys(signatures):
+            new = new or signature not in self._rounds_with
+            self._rounds_with[signature] += 1
+        for signature, result in zip(signatures, results, strict=False):
+            if result.status is ToolStatus.OK:
+                key = (signature, result.content)
+                new = new or key not in self._seen_outputs
+                self._seen_outputs.add(key)
+        return new
+
+    def _judge_repeats(
+        self, signatures: list[str], results: Sequence[ToolResult], verdict: LoopVerdict
+    ) -> None:
+        warn, stop = self.policy.repeat_warn, self.policy.repeat_stop
+        for signature, position in _first_positions(signatures).items():
+            count = self._rounds_with[signature]
+            tool = results[position].name if position < len(results) else signature
+            if stop and count >= stop:
+                verdict.stop = LoopDetected(
+                    kind="repeated_call", tool=tool, signature=signature, count=count, limit=stop
+                )
+                return
+            if warn and count >= warn:
+                text = (
+                    f"Warning from toolwire: you have made this exact call ({signature}) in "
+                    f"{count} rounds; repeating it gives the same result. Use the results you "
+                    "have, try a different approach, or give your final answer."
+                )
+                verdict.warnings.append(LoopWarningNote(position, "repeated_call", text, count))
+
+    def _judge_stall(self, results: Sequence[ToolResult], verdict: LoopVerdict) -> None:
+        warn, stop = self.policy.stall_warn, self.policy.stall_stop
+        count = self.stalled
+        last = len(results) - 1
+        if stop and count >= stop:
+            verdict.stop = LoopDetected(
+                kind="no_progress", tool=results[last].name, signature="", count=count, limit=stop
+            )
+        elif warn and count >= warn:
+            text = (
+                f"Warning from toolwire: the last {count} rounds produced nothing new. Stop "
+                "calling tools that return what you already have; give your final answer or "
+                "change your approach."
+            )
+            verdict.warnings.append(LoopWarningNote(last, "no_progress", text, count))
+
+
+def _first_positions(signatures: list[str]) -> dict[str, int]:
+    positions: dict[str, int] = {}
+    for position, signature in enumerate(signatures):
+        positions.setdefault(signature, position)
+    return positions

@@ -1,0 +1,65 @@
+"""The small protocol every model implements: stream one turn.
+
+The agent loop knows no provider. It builds a ``ModelRequest`` (the neutral history,
+the offered tools as OpenAI-style definitions, the tool choice) and iterates the
+model's ``stream``: wire events as they arrive (``TextDelta``, ``ToolCallStarted``,
+``ToolCallDelta``, ``ToolCallReady``, ...), then exactly one ``TurnDone`` carrying the
+assembled ``Turn``. Providers (HTTP clients, the embedded local model, the scripted
+test model) implement it by feeding their bytes or chunks through a wire decoder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..messages import Message
+from ..turn import Turn
+from ..wire.events import Event
+
+__all__ = ["Model", "ModelEvent", "ModelRequest", "ToolChoice", "TurnDone"]
+
+# "auto", "required", "none", or the name of the one tool the model must call.
+ToolChoice = Literal["auto", "required", "none"] | str
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    """Everything a model needs for one turn.
+
+    ``tools`` are OpenAI Chat tool definitions (``{"type": "function", "function":
+    {...}}``); providers map them to their own shape. ``tool_choice`` is ``"auto"``,
+    ``"required"``, ``"none"`` or a tool name. ``settings`` carries provider options
+    (``max_tokens``, ``temperature``, ...) through unchanged.
+    """
+
+    messages: Sequence[Message]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    tool_choice: ToolChoice = "auto"
+    parallel_tool_calls: bool | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class TurnDone:
+    """The last item of a model stream: the assembled turn."""
+
+    turn: Turn
+
+
+ModelEvent = Event | TurnDone
+
+
+@runtime_checkable
+class Model(Protocol):
+    """A source of model turns."""
+
+    @property
+    def name(self) -> str:
+        """A human-readable model name, e.g. ``openai:gpt-4.1-mini``."""
+        ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one turn: events as they arrive, then one ``TurnDone``."""
+        ...

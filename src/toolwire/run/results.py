@@ -1,0 +1,142 @@
+"""Tool return values → the text the model reads. Deterministic, or a clear error.
+
+The same value always gives the same text, byte for byte, so a history is stable
+across runs (prompt caching) and tests can compare results exactly:
+
+==============================  ======================================================
+return value                    content
+==============================  ======================================================
+``str``                         the string itself
+``None``                        ``null``
+``bool``, ``int``, ``float``    JSON (``true``, ``3``, ``0.5``)
+``dict``, ``list``, ``tuple``   JSON, keys in the order the dict holds them, non-ASCII
+                                kept as is
+pydantic model                  its JSON-mode dump, as JSON
+dataclass instance              ``dataclasses.asdict``, as JSON
+``bytes`` and friends           the text when it is valid UTF-8, else
+                                ``(binary, N bytes, base64) ...``
+``set``, ``frozenset``          a JSON list, sorted (by JSON text when mixed)
+``enum.Enum``                   its value
+date, time, datetime            ISO 8601
+UUID, Decimal, Path             ``str()``
+anything else                   not guessed (``repr`` often holds a memory address,
+                                which is not deterministic): the call gets an error
+                                result naming the type
+==============================  ======================================================
+
+Nested values follow the same table. Circular structures are an error. Text longer
+than ``max_chars`` is cut, with a marker saying how much was dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import json
+import pathlib
+import uuid
+from typing import Any
+
+import pydantic
+
+from ..errors import ToolExecutionError
+
+__all__ = ["DEFAULT_MAX_CHARS", "ResultError", "render_content", "truncate"]
+
+DEFAULT_MAX_CHARS = 100_000
+"""Characters of one result sent to the model before it is cut (about 25k tokens)."""
+
+
+class ResultError(ToolExecutionError):
+    """A tool returned a value that cannot become result text."""
+
+    default_hint = "return a str, a JSON-compatible value, bytes or a pydantic model"
+
+
+def render_content(value: Any, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+    """The result text for a tool's return value (see the module's table).
+
+    Args:
+        value: What the tool returned.
+        max_chars: Longer text is cut to this many characters plus a marker.
+
+    Returns:
+        The content of the tool result.
+
+    Raises:
+        ResultError: The value (or something inside it) has no deterministic text.
+    """
+    if value.__class__ is str:  # the common case first
+        return truncate(value, max_chars)
+    return truncate(_to_text(value), max_chars)
+
+
+def truncate(text: str, max_chars: int) -> str:
+    """Cut ``text`` to ``max_chars`` characters and say how much was left out."""
+    if len(text) <= max_chars:
+        return text
+    dropped = len(text) - max_chars
+    return f"{text[:max_chars]}\n…[truncated: {dropped} of {len(text)} characters left out]"
+
+
+def _to_text(value: Any) -> str:
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _bytes_text(bytes(value))
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_convert)
+    except ResultError:
+        raise
+    except RecursionError as exc:
+        raise ResultError("the tool returned a structure nested too deeply") from exc
+    except (TypeError, ValueError) as exc:  # a non-string key, a circular reference
+        raise ResultError(f"the tool returned a value that cannot be serialised: {exc}") from exc
+
+
+def _bytes_text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        encoded = base64.b64encode(data).decode("ascii")
+        return f"(binary, {len(data)} bytes, base64) {encoded}"
+
+
+def _convert(value: Any) -> Any:
+    """``json.dumps``'s ``default``: a JSON-ready form of a non-JSON value, or an error.
+
+    ``json.dumps`` calls it again for whatever the returned form holds, so nested
+    values follow the same table.
+    """
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (dt.datetime, dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, (uuid.UUID, decimal.Decimal, pathlib.PurePath)):
+        return str(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return _bytes_text(bytes(value))
+    if isinstance(value, (set, frozenset)):
+        return _sorted_members(value)
+    raise ResultError(
+        f"the tool returned a {type(value).__module__}.{type(value).__qualname__}, which "
+        "toolwire cannot turn into text deterministically"
+    )
+
+
+def _sorted_members(members: set[Any] | frozenset[Any]) -> list[Any]:
+    """A set as a list in a stable order: by value when comparable, else by JSON text."""
+    try:
+        return sorted(members)
+    except TypeError:
+        return sorted(
+            members,
+            key=lambda m: json.dumps(m, sort_keys=True, ensure_ascii=False, default=_convert),
+        )
