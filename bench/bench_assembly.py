@@ -120,6 +120,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.repeats = args.repeats or (3 if args.quick else 5)
     args.cap = args.cap if args.cap is not None else (0.5 if args.quick else 2.0)
     args.min_sample_ns = 10_000_000 if args.quick else 30_000_000
+    # Operations slower than this are timed once; toolwire and the floors stay under it
+    # at default settings, so they always get the full number of samples.
+    args.single_run_ns = 1_000_000_000 if args.quick else 8_000_000_000
     return args
 
 
@@ -156,7 +159,11 @@ def run_chunks(w: ToolWorkload, args: argparse.Namespace) -> dict[str, dict[str,
         f"anthropic/{k}": v for k, v in anthropic.items()
     }
     results = measure(
-        merged, repeats=args.repeats, min_sample_ns=args.min_sample_ns, cap_ns=int(args.cap * 1e9)
+        merged,
+        repeats=args.repeats,
+        min_sample_ns=args.min_sample_ns,
+        cap_ns=int(args.cap * 1e9),
+        single_run_ns=args.single_run_ns,
     )
     expected = w.expected()
     for name, m in results.items():
@@ -180,6 +187,7 @@ def run_sse(w: ToolWorkload, args: argparse.Namespace) -> tuple[dict[str, Measur
         repeats=args.repeats,
         min_sample_ns=args.min_sample_ns,
         cap_ns=int(args.cap * 1e9),
+        single_run_ns=args.single_run_ns,
     )
     expected = w.expected()
     for m in results.values():

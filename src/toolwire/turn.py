@@ -7,14 +7,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .messages import AssistantMessage, ToolCall, Usage
 
-if TYPE_CHECKING:
-    from .wire.events import Notice
+__all__ = ["Notice", "ToolRequest", "Turn"]
 
-__all__ = ["ToolRequest", "Turn"]
+
+@dataclass(slots=True)
+class Notice:
+    """Something suspicious that did not make the turn unusable.
+
+    ``kind`` is one of ``empty_call`` (finish reason ``tool_calls`` without a call),
+    ``finish_reason_mismatch`` (calls with another finish reason), ``missing_index``
+    (a fragment without an index, merged into the only open call),
+    ``arguments_mismatch`` (a final arguments text that differs from the fragments),
+    ``trailing_data`` (text after the arguments JSON closed).
+    """
+
+    kind: str
+    message: str
+    index: int | None = None
 
 
 @dataclass(slots=True)

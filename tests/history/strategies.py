@@ -63,7 +63,7 @@ CANONICAL_ARGUMENTS = st.one_of(
 class Profile:
     """What one provider can carry."""
 
-    parts: st.SearchStrategy[list[Part]]
+    parts: st.SearchStrategy[list[Any]]  # parts, with the string "call" for each call
     arguments: st.SearchStrategy[str]
     results: st.SearchStrategy[tuple[ToolStatus, str]]
     mid_system: bool  # system messages after the first position survive
@@ -158,7 +158,7 @@ def histories(draw: st.DrawFn, profile: Profile) -> list[Message]:
 def _assistant(draw: st.DrawFn, profile: Profile, counter: Any) -> AssistantMessage:
     parts: list[Part] = []
     for part in draw(profile.parts):
-        if part == "call":
+        if isinstance(part, str):
             call_id = f"call_{next(counter)}_{draw(st.text(alphabet='abcXYZ09-_', max_size=4))}"
             parts.append(ToolCall(call_id, draw(TOOL_NAMES), draw(profile.arguments)))
         else:

@@ -291,7 +291,7 @@ def chat_projection(history: list[Message]) -> list[Message]:
     return out
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(histories(CHAT))
 def test_round_trip_is_lossless_for_representable_histories(history: list[Message]) -> None:
     encoded = to_openai_chat(history)
@@ -324,7 +324,7 @@ def _assert_tool_messages_follow_their_calls(encoded: list[dict[str, Any]]) -> N
     assert not waiting
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(FUZZ)
 def test_fuzzed_history_raises_only_toolwire_errors(data: Any) -> None:
     for messages in (data, [data]):
@@ -334,7 +334,7 @@ def test_fuzzed_history_raises_only_toolwire_errors(data: Any) -> None:
             pass
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(FUZZ)
 def test_fuzzed_response_raises_only_toolwire_errors(data: Any) -> None:
     for body in (data, {"choices": [data]}, {"choices": [{"message": data}]}):

@@ -30,10 +30,10 @@ from toolwire.messages import Message
 
 from .strategies import WILD, histories
 
-pydantic = pytest.importorskip("pydantic")
-anthropic_types = pytest.importorskip("anthropic.types")
-chat_types = pytest.importorskip("openai.types.chat")
-responses_types = pytest.importorskip("openai.types.responses")
+pydantic: Any = pytest.importorskip("pydantic")
+anthropic_types: Any = pytest.importorskip("anthropic.types")
+chat_types: Any = pytest.importorskip("openai.types.chat")
+responses_types: Any = pytest.importorskip("openai.types.responses")
 
 
 @functools.cache

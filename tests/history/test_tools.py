@@ -19,7 +19,7 @@ from toolwire.history import (
 from toolwire.history.tools import EMPTY_PARAMETERS
 
 # The get_weather example of OpenAI's function-calling guide (Chat form).
-WEATHER_SCHEMA = {
+WEATHER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "location": {"type": "string", "description": "City and country e.g. Bogotá, Colombia"},
@@ -28,7 +28,7 @@ WEATHER_SCHEMA = {
     "required": ["location", "units"],
     "additionalProperties": False,
 }
-WEATHER = {
+WEATHER: dict[str, Any] = {
     "type": "function",
     "function": {
         "name": "get_weather",
@@ -74,7 +74,8 @@ def test_mapped_schemas_are_copies() -> None:
     mapped.append(to_anthropic_tools([NO_ARGS])[0]["input_schema"])
     for schema in mapped:
         schema["properties"]["injected"] = {}
-    assert "injected" not in WEATHER_SCHEMA["properties"] and EMPTY_PARAMETERS["properties"] == {}
+    assert "injected" not in WEATHER["function"]["parameters"]["properties"]
+    assert EMPTY_PARAMETERS["properties"] == {}
 
 
 def test_chat_tools_are_validated_copies() -> None:

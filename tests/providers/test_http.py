@@ -204,7 +204,7 @@ def test_overloaded_error_event_before_output_is_retried(sleeps: SleepRecorder) 
         claude = AnthropicModel("claude-sonnet-4-5", base_url=server.url, api_key="k")
         claude.options.sleep = sleeps
         _, turn = run(claude, demo_request())
-    assert len(turn.tool_calls) == 2
+    assert [call.id for call in turn.tool_calls] == ["toolu_01A", "toolu_01B", "toolu_01C"]
     assert len(sleeps.delays) == 1
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Format, FormatError, FormatStream, ParsedCall, ParseResult, to_openai_delta
+from .decode import TextTurnDecoder
 from .registry import FAMILIES, make_format, resolve_model
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "FormatStream",
     "ParseResult",
     "ParsedCall",
+    "TextTurnDecoder",
     "families",
     "for_model",
     "get",

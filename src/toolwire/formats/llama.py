@@ -248,7 +248,10 @@ class LlamaJsonStream(_TextScanner):
         if text.startswith(PYTHON_TAG, end) or _head_match(text, end, _JSON_HEAD):
             self._state = "content"
             return end
-        if _head_match(text, end, _JSON_HEAD) is None or PYTHON_TAG.startswith(text[end:]):
+        rest = len(text) - end
+        if _head_match(text, end, _JSON_HEAD) is None or (
+            rest < len(PYTHON_TAG) and PYTHON_TAG.startswith(text[end:])
+        ):
             return self._hold(text, pos)
         self._state = "content"
         return pos
@@ -315,24 +318,26 @@ class _PyValueScanner:
                 pos = at + 1
 
     def _skip_string(self, text: str, pos: int) -> int:
+        # The next quote is found once and searched again only after an escape
+        # passes it: searching for it after every backslash would be quadratic.
         quote = self.quote
+        close = text.find(quote, pos)
         while True:
-            at = _find_either(text, quote, "\\", pos)
-            if at < 0:
-                # Keep a possibly partial closing triple quote for the next piece.
-                return max(pos, len(text) - len(quote) + 1)
-            if text[at] == "\\":
-                if at + 1 >= len(text):
-                    return at
-                pos = at + 2
-                continue
-            self.quote = ""
-            return at + len(quote)
-
-
-def _find_either(text: str, first: str, second: str, pos: int) -> int:
-    a, b = text.find(first, pos), text.find(second, pos)
-    return b if a < 0 else a if b < 0 else min(a, b)
+            if close < 0:
+                slash = text.find("\\", pos)
+                if slash < 0:
+                    # Keep a possibly partial closing triple quote for the next piece.
+                    return max(pos, len(text) - len(quote) + 1)
+            else:
+                slash = text.find("\\", pos, close)
+                if slash < 0:
+                    self.quote = ""
+                    return close + len(quote)
+            if slash + 1 >= len(text):
+                return slash  # the escaped character has not arrived
+            pos = slash + 2
+            if 0 <= close < pos:
+                close = text.find(quote, pos)
 
 
 def _literal_to_json(source: str) -> Any:

@@ -58,6 +58,7 @@ PARAM_OPEN = "<parameter="
 PARAM_CLOSE = "</parameter>"
 
 _VALUE_END = MarkerSet((PARAM_CLOSE,))
+_LONGEST_TAG = max(len(t) for t in (CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN))
 _NAME_LIMIT = 512  # a tag name longer than this is not a name: fail instead of buffering
 
 
@@ -152,11 +153,11 @@ class Qwen3CoderStream(FormatStream):
     def _expect_tag(self, text: str, pos: int, tags: tuple[str, ...]) -> tuple[int, str]:
         """Skip whitespace and match one of ``tags``: (end, tag), or (-1, "") held."""
         pos = skip_whitespace(text, pos)
-        rest = text[pos:]
+        rest = text[pos : pos + _LONGEST_TAG]  # bounded: slicing the rest would be quadratic
         for tag in tags:
             if rest.startswith(tag):
                 return pos + len(tag), tag
-        if any(tag.startswith(rest) for tag in tags):
+        if len(text) - pos < _LONGEST_TAG and any(tag.startswith(rest) for tag in tags):
             return self._hold(text, pos), ""
         raise self._error(
             f"expected {' or '.join(tags)}, found {rest[:30]!r}",

@@ -395,6 +395,7 @@ def _feed_block(assembler: Assembler, index: int, block: Mapping[str, Any], wher
         if isinstance(part, TextPart):
             assembler.text(part.text)
         elif isinstance(part, ReasoningPart):
+            assembler.part_break()
             assembler.reasoning(part.text)
             assembler.reasoning_meta(signature=part.signature, redacted=part.redacted)
     else:

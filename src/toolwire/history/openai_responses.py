@@ -359,6 +359,7 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
             assembler.text(text)
     elif kind == "reasoning":
         part = _decode_reasoning(item, where, protocol_error)
+        assembler.part_break()
         assembler.reasoning(part.text)
         assembler.reasoning_meta(redacted=part.redacted, id=part.id)
     else:

@@ -146,8 +146,8 @@ class Retries:
             return None
         if retry_after is not None:
             return retry_after if retry_after <= self.max_retry_after else None
-        step = min(self.max_delay, self.base_delay * 2 ** (failures - 1))
-        return step / 2 + rng.uniform(0, step / 2)
+        step = min(self.max_delay, self.base_delay * 2.0 ** (failures - 1))
+        return float(step / 2 + rng.uniform(0, step / 2))
 
 
 def _default_sleep(seconds: float) -> Awaitable[None]:
@@ -401,16 +401,16 @@ async def _decode(
             yield item
         return
     decoder = wire.stream()
-    emitted = False
-    async for chunk in _chunks(response, request, options, deadline, lambda: emitted):
+    emitted = [False]  # shared with _chunks, which words its errors by it
+    async for chunk in _chunks(response, request, options, deadline, emitted):
         try:
             events = decoder.feed_bytes(chunk)
         except ProviderAPIError as exc:
-            if not emitted and exc.error_type in RETRYABLE_ERROR_TYPES:
+            if not emitted[0] and exc.error_type in RETRYABLE_ERROR_TYPES:
                 raise _Retry(exc) from None
             raise
         for event in events:
-            emitted = True
+            emitted[0] = True
             yield event
     yield TurnDone(_close(decoder))
 
@@ -430,7 +430,7 @@ async def _chunks(
     request: HTTPRequest,
     options: HTTPOptions,
     deadline: _Deadline,
-    emitted: Callable[[], bool],
+    emitted: list[bool],
 ) -> AsyncIterator[bytes]:
     """The body, chunk by chunk, each read bounded by the read and the total timeout."""
     import anyio
@@ -447,7 +447,7 @@ async def _chunks(
         except (httpx.TimeoutException, TimeoutError) as exc:
             raise _Retry(_timeout_error(request, exc, "reading the stream")) from None
         except httpx.TransportError as exc:
-            what = "after output had started" if emitted() else "before any output"
+            what = "after output had started" if emitted[0] else "before any output"
             raise _Retry(
                 ProviderConnectionError(f"{request.provider} connection dropped {what}: {_describe(exc)}")
             ) from None

@@ -265,11 +265,14 @@ class TurnRun:
     """Executes one turn's calls; see the module docstring. Use as ``async with``.
 
     While the turn streams, feed :meth:`started` and :meth:`ready`; at its end, call
-    :meth:`finish` with the turn's requests; after the ``async with`` block (or in a
-    ``finally``), :meth:`results` gives exactly one result per request.
+    :meth:`bind` with the turn's requests and await :meth:`finish` (or pass the
+    requests to ``finish``); after the ``async with`` block (or in a ``finally``),
+    :meth:`results` gives exactly one result per request.
 
     Attributes:
         discarded: Early-started calls cancelled because the turn changed or failed.
+        skipped_for_limit: How many valid calls were not executed because they would
+            pass the ``allowed`` limit (0 when the limit was not hit).
     """
 
     def __init__(
@@ -290,10 +293,12 @@ class TurnRun:
         self._frontier = 0  # how many of _known the early gate has passed
         self._gate_open = early
         self._launched = 0
+        self._executed = 0
         self._order: list[_Call] | None = None  # the final calls, once finish() ran
         self._stop_reason = "the run stopped before this call ran"
         self._interrupt: BaseException | None = None
         self.discarded: list[Discarded] = []
+        self.skipped_for_limit = 0
 
     # -- context -------------------------------------------------------------------
 
@@ -353,28 +358,59 @@ class TurnRun:
 
     # -- end of the turn ---------------------------------------------------------------
 
+    @property
+    def bound(self) -> bool:
+        """Whether the final turn's calls are known (:meth:`bind` ran)."""
+        return self._order is not None
+
+    @property
+    def executed(self) -> int:
+        """How many calls were handed to their tool (retries not counted)."""
+        return self._executed
+
+    def bind(self, requests: Sequence[ToolRequest]) -> None:
+        """Fix the turn's final calls, reusing what was validated or started early.
+
+        Args:
+            requests: The final turn's requests, in call order.
+
+        Raises:
+            CallerError: The turn was already bound.
+        """
+        if self._order is not None:
+            raise CallerError("TurnRun.bind() was called twice for one turn")
+        self._order = self._reconcile(requests)
+
+    def validations(self) -> list[Validation]:
+        """The validation of each call of the bound turn, in call order."""
+        return [c.validation for c in self._order or ()]
+
     async def finish(
-        self, requests: Sequence[ToolRequest], *, skip_reason: str | None = None
+        self, requests: Sequence[ToolRequest] | None = None, *, skip_reason: str | None = None
     ) -> None:
         """Run the turn's calls (those not started yet), batch after batch.
 
         Args:
-            requests: The final turn's requests, in call order.
-            skip_reason: Execute nothing and answer every call ``not_executed`` with
-                this reason (e.g. the model called tools when told not to).
+            requests: The final turn's requests, in call order (omit if :meth:`bind`
+                already ran).
+            skip_reason: Execute nothing and answer every call ``not_executed`` (or
+                ``cancelled`` if it started early) with this reason — e.g. the model
+                called tools when told not to.
 
         Raises:
             KeyboardInterrupt: A tool raised it (every call has its result first).
             SystemExit: Likewise.
-            CallerError: ``finish`` was called twice.
+            CallerError: Neither ``requests`` nor an earlier :meth:`bind` gave the calls.
         """
-        if self._order is not None:
-            raise CallerError("TurnRun.finish() was called twice for one turn")
-        order = self._order = self._reconcile(requests)
-        runnable = [c for c in order if c.runnable]
+        if requests is not None:
+            self.bind(requests)
+        if self._order is None:
+            raise CallerError("TurnRun.finish() needs the turn's requests")
+        runnable = [c for c in self._order if c.runnable]
         if skip_reason is None and self._allowed is not None and len(runnable) > self._allowed:
+            self.skipped_for_limit = len(runnable)
             skip_reason = (
-                f"the run's tool call limit allows {self._allowed} more call(s); this turn "
+                f"the run's tool call limit allows {self._allowed} more call(s) and this turn "
                 f"made {len(runnable)}"
             )
         if skip_reason is not None:
@@ -385,7 +421,7 @@ class TurnRun:
                 break
             await self._run_batch([runnable[i] for i in batch.calls])
         if self._interrupt is not None:
-            self._stop_reason = "the run was interrupted (KeyboardInterrupt) before this call ran"
+            self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
 
     def results(self) -> list[ToolResult]:
@@ -395,10 +431,10 @@ class TurnRun:
         ``not_executed`` if not. Results arriving later are ignored.
 
         Raises:
-            CallerError: :meth:`finish` was never called (the turn did not finish).
+            CallerError: :meth:`bind` was never called (the turn did not finish).
         """
         if self._order is None:
-            raise CallerError("TurnRun.results() needs finish() first: the turn has no calls yet")
+            raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
         for call in self._order:
             if call.result is None:
                 self._settle(call, self._unfinished(call, self._stop_reason))
@@ -407,6 +443,9 @@ class TurnRun:
     def _reconcile(self, requests: Sequence[ToolRequest]) -> list[_Call]:
         """The final calls, reusing what was validated or started while streaming."""
         final_indices = {r.index for r in requests}
+        if len(final_indices) != len(requests):  # indices must tell calls apart to match
+            self._discard_all("the final turn's calls do not have distinct indices")
+            return [self._prepare(r) for r in requests]
         for index, call in list(self._by_index.items()):
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
@@ -501,6 +540,7 @@ class TurnRun:
         assert tool is not None
         executor = self._executor
         attempts = 1 + (tool.retries if tool.idempotent else 0)
+        self._executed += 1
         for attempt in range(attempts):
             try:
                 value = await self._once(call, tool)

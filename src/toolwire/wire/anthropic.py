@@ -79,6 +79,7 @@ class AnthropicStream(StreamDecoder):
     def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
         kind = block["type"]
         asm = self._asm
+        asm.part_break()
         if kind == "tool_use":
             self._tool_blocks.add(index)
             start_input = block.get("input")

@@ -94,6 +94,7 @@ class Assembler:
         self._finish: str | None = None
         self._usage = Usage()
         self._notices: list[Notice] = []
+        self._break = False  # the next text or reasoning starts a new part
 
     # -- text and reasoning ----------------------------------------------------------
 
@@ -119,20 +120,28 @@ class Assembler:
         if id is not None:
             seg.id = id
 
+    def part_break(self) -> None:
+        """Start a new part: the provider opened a new block (Anthropic content block,
+        Responses output item), and adjacent reasoning blocks must stay separate parts
+        because each carries its own signature or encrypted content."""
+        self._break = True
+
     def _segment(self, kind: str, text: str) -> None:
         order = self._order
         last = order[-1] if order else None
-        if isinstance(last, _Segment) and last.kind == kind:
+        if isinstance(last, _Segment) and last.kind == kind and not self._break:
             last.pieces.append(text)
         else:
             order.append(_Segment(kind, text))
+            self._break = False
 
     def _last_reasoning(self) -> _Segment:
-        for item in reversed(self._order):
-            if isinstance(item, _Segment) and item.kind == "reasoning":
-                return item
+        last = self._order[-1] if self._order else None
+        if isinstance(last, _Segment) and last.kind == "reasoning" and not self._break:
+            return last
         seg = _Segment("reasoning", "")
         self._order.append(seg)
+        self._break = False
         return seg
 
     # -- tool calls ------------------------------------------------------------------
@@ -277,6 +286,10 @@ class Assembler:
         """Record token usage (providers report running totals)."""
         self._usage = usage
         self.events.append(UsageReported(usage))
+
+    def call_indexes(self) -> list[int]:
+        """The indexes of the tool calls seen so far."""
+        return list(self._calls)
 
     @property
     def finish_reason(self) -> str | None:

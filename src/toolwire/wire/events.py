@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..turn import Notice
+
 if TYPE_CHECKING:
     from ..messages import ToolCall, Usage
     from ..turn import ToolRequest
@@ -90,22 +92,6 @@ class UsageReported:
     """The provider reported token usage (totals for the turn so far)."""
 
     usage: Usage
-
-
-@dataclass(slots=True)
-class Notice:
-    """Something suspicious that did not make the turn unusable.
-
-    ``kind`` is one of ``empty_call`` (finish reason ``tool_calls`` without a call),
-    ``finish_reason_mismatch`` (calls with another finish reason), ``missing_index``
-    (a fragment without an index, merged into the only open call),
-    ``arguments_mismatch`` (a final arguments text that differs from the fragments),
-    ``trailing_data`` (text after the arguments JSON closed).
-    """
-
-    kind: str
-    message: str
-    index: int | None = None
 
 
 Event = (

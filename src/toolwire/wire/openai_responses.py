@@ -48,6 +48,7 @@ class OpenAIResponsesStream(StreamDecoder):
 
     def _on_item_added(self, item: dict[str, Any]) -> None:
         out = item["item"]
+        self._asm.part_break()
         if out["type"] == "function_call":
             self._has_calls = True
             self._asm.tool_fragment(

@@ -1,0 +1,61 @@
+"""Model providers: the only code in toolwire that talks to a model.
+
+* :func:`resolve` turns a spec (``local``, ``openai:gpt-4.1-mini``,
+  ``anthropic:claude-sonnet-4-5``, ``responses:NAME``, ``completions:NAME``) into a
+  :class:`~toolwire.run.model.Model`.
+* Hosted models speak HTTP through httpx (:mod:`.http`: retries, timeouts, the
+  no-silent-retry rule): :class:`OpenAIChatModel` (any OpenAI-compatible server),
+  :class:`OpenAIResponsesModel`, :class:`AnthropicModel`, and :class:`CompletionsModel`
+  (raw text completions parsed by :mod:`toolwire.formats`).
+* :class:`LocalModel` runs a GGUF model in-process with llama.cpp (``toolwire[local]``),
+  with grammar-constrained tool calls.
+
+Classes are imported on first use, so ``import toolwire.providers`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .spec import DEFAULT_SPEC, UnknownModelSpecError, resolve
+
+__all__ = [
+    "DEFAULT_SPEC",
+    "AnthropicModel",
+    "CompletionsModel",
+    "HTTPOptions",
+    "LocalModel",
+    "MissingAPIKeyError",
+    "OpenAIChatModel",
+    "OpenAIResponsesModel",
+    "ProviderConnectionError",
+    "ProviderTimeoutError",
+    "Retries",
+    "StreamInterruptedError",
+    "Timeouts",
+    "UnknownModelSpecError",
+    "resolve",
+]
+
+_LAZY = {
+    "AnthropicModel": "anthropic",
+    "CompletionsModel": "completions",
+    "HTTPOptions": "http",
+    "LocalModel": "local",
+    "MissingAPIKeyError": "http",
+    "OpenAIChatModel": "openai_chat",
+    "OpenAIResponsesModel": "openai_responses",
+    "ProviderConnectionError": "http",
+    "ProviderTimeoutError": "http",
+    "Retries": "http",
+    "StreamInterruptedError": "http",
+    "Timeouts": "http",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

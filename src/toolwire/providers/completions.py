@@ -1,0 +1,215 @@
+"""Raw-completion mode: an open-weight model served as plain text completions.
+
+``POST {base_url}/completions`` with a prompt toolwire renders itself (a
+:data:`~toolwire.providers.prompt.PromptTemplate`; ChatML with Hermes tool calls by
+default), and the streamed text is parsed on the client by the model's format from
+:mod:`toolwire.formats`. This works with a server whose own tool-call parser is broken
+or missing (vLLM without ``--tool-call-parser``, llama.cpp without ``--jinja``): the
+server only has to generate text.
+
+With ``grammar=True`` the request also carries a GBNF grammar built from the tools'
+JSON Schemas (:mod:`.grammar`), which llama.cpp's and llama-cpp-python's servers
+accept as the ``grammar`` field: the output is then a well-formed call or a plain
+answer by construction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..errors import CallerError, ProtocolError, ProviderAPIError
+from ..formats import Format
+from ..run.model import ModelEvent, ModelRequest
+from ..turn import Turn
+from ..wire.events import Event
+from ..wire.openai_chat import openai_usage
+from ..wire.sse import SSEDecoder
+from .base import HTTPModel, finish_body
+from .http import HTTPRequest, Wire
+from .openai_chat import bearer_headers
+from .prompt import Prompt, PromptTemplate, chatml_hermes
+from .textturn import TextTurn
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .http import Retries, Timeouts
+
+__all__ = ["CompletionsModel", "CompletionsStream", "decode_completion"]
+
+DEFAULT_MAX_TOKENS = 1024
+
+
+class CompletionsStream:
+    """Decodes a streamed ``/completions`` response (SSE of text chunks) through a format."""
+
+    def __init__(self, fmt: Format) -> None:
+        self._sse = SSEDecoder()
+        self._turn = TextTurn(fmt)
+        self._items = 0
+
+    def feed_bytes(self, data: bytes) -> list[Event]:
+        """Consume raw SSE bytes; return the events they complete."""
+        out: list[Event] = []
+        for payload in self._sse.feed(data):
+            out += self._payload(payload.data)
+        return out
+
+    def close(self) -> Turn:
+        """End of body: the turn, or ``ProtocolError`` (with the partial turn) if cut."""
+        for payload in self._sse.close():
+            self._payload(payload.data)
+        return self._turn.close()
+
+    def _payload(self, data: str) -> list[Event]:
+        if data == "[DONE]":
+            return []
+        self._items += 1
+        try:
+            item = json.loads(data)
+        except ValueError:
+            raise ProtocolError(f"completion chunk is not JSON: {data[:80]!r}", where=f"SSE event {self._items}") from None
+        if not isinstance(item, dict):
+            raise ProtocolError("completion chunk is not a JSON object", where=f"SSE event {self._items}")
+        return _item_events(self._turn, item, f"SSE event {self._items}")
+
+
+def _item_events(turn: TextTurn, item: dict[str, Any], where: str) -> list[Event]:
+    if "error" in item:
+        error = item["error"]
+        message = error.get("message") if isinstance(error, dict) else error
+        raise ProviderAPIError(f"completion failed: {message}", body=item)
+    out: list[Event] = []
+    for choice in item.get("choices") or []:
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            continue
+        text = choice.get("text")
+        if text is not None and not isinstance(text, str):
+            raise ProtocolError(f"choices[0].text must be a string, got {type(text).__name__}", where=where)
+        if text:
+            out += turn.text(text)
+        if choice.get("finish_reason"):
+            out += turn.end(str(choice["finish_reason"]))
+    usage = item.get("usage")
+    if isinstance(usage, dict):
+        out += turn.usage(openai_usage(usage))
+    return out
+
+
+def decode_completion(fmt: Format, body: Any) -> Turn:
+    """Decode a non-streaming ``/completions`` response body into a Turn."""
+    if not isinstance(body, dict):
+        raise ProtocolError("completion response is not a JSON object")
+    turn = TextTurn(fmt)
+    _item_events(turn, body, "response")
+    if not turn.ended:
+        turn.end(None)
+    return turn.close()
+
+
+class CompletionsModel(HTTPModel):
+    """An open-weight model behind a plain ``/completions`` endpoint.
+
+    Args:
+        model: The served model name; also selects the tool-call format
+            (``toolwire.formats.for_model``) unless ``format`` is given.
+        template: Renders the prompt; ChatML with Hermes calls by default (right for
+            Qwen, Hermes and SmolLM2; give your own for other families).
+        format: The tool-call format family name (``"hermes"``, ``"llama"``...) when
+            the model name does not say it.
+        grammar: Send a GBNF grammar built from the tools (llama.cpp servers).
+        **kwargs: As for :class:`~toolwire.providers.base.HTTPModel`.
+    """
+
+    prefix: ClassVar[str] = "completions"
+    provider: ClassVar[str] = "OpenAI-compatible Completions"
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+    key_env: ClassVar[str] = "OPENAI_API_KEY"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        template: PromptTemplate | None = None,
+        format: str | None = None,
+        grammar: bool = False,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        timeouts: Timeouts | None = None,
+        retries: Retries | None = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            headers=headers,
+            settings=settings,
+            timeouts=timeouts,
+            retries=retries,
+            client=client,
+        )
+        self.family = format
+        self.template: PromptTemplate = template or chatml_hermes
+        self.grammar = grammar
+        self._format_for([])  # fail now, not at the first turn, on an unknown family
+
+    def _format_for(self, tools: Sequence[Mapping[str, Any]], prompt: Prompt | None = None) -> Format:
+        from .. import formats
+
+        generation = prompt.generation_prompt if prompt else None
+        if self.family is not None:
+            return formats.get(self.family, tools=tools, generation_prompt=generation)
+        try:
+            return formats.for_model(self.model, tools=tools, generation_prompt=generation)
+        except CallerError:
+            if self.template is chatml_hermes:  # the default template writes Hermes calls
+                return formats.get("hermes", "qwen2.5", tools=tools, generation_prompt=generation)
+            raise
+
+    def build_request(self, request: ModelRequest) -> HTTPRequest:
+        """The ``/completions`` request for one turn."""
+        return self._build(request, self.template(request.messages, request.tools, str(request.tool_choice)))
+
+    def _build(self, request: ModelRequest, prompt: Prompt) -> HTTPRequest:
+        settings = self.merged_settings(request)
+        stream = bool(settings.pop("stream", True))
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt.text,
+            "max_tokens": settings.pop("max_tokens", DEFAULT_MAX_TOKENS),
+            "stop": list(prompt.stop),
+            "stream": stream,
+        }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        settings.pop("reasoning_effort", None)  # raw text has no such switch
+        if self.grammar and request.tools:
+            from .grammar import tool_call_grammar
+
+            body["grammar"] = tool_call_grammar(request.tools, str(request.tool_choice))
+        finish_body(body, settings)
+        return HTTPRequest(
+            self.provider, f"{self.base_url}/completions", bearer_headers(self.api_key, self.headers), body, self.key_env
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one turn (see :meth:`HTTPModel.stream`); the format is set per request."""
+        from ..history.check import check_history
+        from .http import stream_turn
+
+        check_history(request.messages)
+        prompt = self.template(request.messages, request.tools, str(request.tool_choice))
+        fmt = self._format_for(request.tools, prompt)
+        wire = Wire(lambda: CompletionsStream(fmt), lambda body: decode_completion(fmt, body))
+        async for item in stream_turn(self._build(request, prompt), wire, self.options):
+            yield item
+
+    def wire(self) -> Wire:
+        """Decoders for the tool-less default format (``stream`` builds per-request ones)."""
+        fmt = self._format_for([])
+        return Wire(lambda: CompletionsStream(fmt), lambda body: decode_completion(fmt, body))

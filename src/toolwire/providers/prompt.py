@@ -1,0 +1,111 @@
+"""Prompts for models driven as plain text: ChatML with Hermes-style tool calls.
+
+The raw-completion provider and the embedded local model both send the model one text
+prompt and read one text output, so toolwire renders the chat itself. The default
+template is ChatML (``<|im_start|>role\\n...<|im_end|>``: SmolLM2, Qwen2.5/Qwen3,
+Hermes) with tools described the Hermes way, the shape of the Qwen2.5 chat template
+(``Qwen/Qwen2.5-7B-Instruct``, ``tokenizer_config.json``): definitions as JSON lines
+inside ``<tools>``, each call written as ``<tool_call>{"name", "arguments"}</tool_call>``,
+results sent back in a user turn inside ``<tool_response>``. The instruction wording is
+toolwire's own.
+
+A template is any callable ``(messages, tools, tool_choice) -> Prompt``, so another
+model family plugs in its own.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..messages import AssistantMessage, Message, SystemMessage, TextPart, ToolCall, ToolResult, UserMessage
+
+__all__ = ["CHATML_STOP", "Prompt", "PromptTemplate", "chatml_hermes", "tool_instructions"]
+
+CHATML_STOP = ("<|im_end|>", "<|endoftext|>", "<|im_start|>")
+"""Where a ChatML model's turn ends."""
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A rendered prompt.
+
+    Attributes:
+        text: The whole prompt, ending with the assistant turn's opening.
+        stop: Strings that end the model's output.
+        generation_prompt: The text appended after the last message (the formats use it
+            to know whether the output starts inside reasoning).
+    """
+
+    text: str
+    stop: tuple[str, ...]
+    generation_prompt: str
+
+
+PromptTemplate = Callable[[Sequence[Message], Sequence[Mapping[str, Any]], str], Prompt]
+"""``(messages, tools, tool_choice) -> Prompt``."""
+
+DEFAULT_SYSTEM = "You are a helpful assistant."
+
+
+def tool_instructions(tools: Sequence[Mapping[str, Any]], tool_choice: str = "auto") -> str:
+    """The system-prompt block that offers ``tools`` (empty when none, or choice ``none``)."""
+    if not tools or tool_choice == "none":
+        return ""
+    lines = [json.dumps(tool, ensure_ascii=False) for tool in tools]
+    rule = {
+        "auto": "Call a tool when it helps answer; otherwise answer directly.",
+        "required": "You must call at least one tool.",
+    }.get(tool_choice, f"You must call the tool {tool_choice}.")
+    return (
+        "# Tools\n\nThese tools are available, described in JSON inside <tools></tools>:\n"
+        "<tools>\n" + "\n".join(lines) + "\n</tools>\n\n"
+        "To call a tool, write one block per call:\n"
+        '<tool_call>\n{"name": "TOOL_NAME", "arguments": {ARGUMENTS}}\n</tool_call>\n'
+        "Several independent calls may be written one after another. " + rule
+    )
+
+
+def chatml_hermes(
+    messages: Sequence[Message], tools: Sequence[Mapping[str, Any]], tool_choice: str = "auto"
+) -> Prompt:
+    """Render a history as ChatML with Hermes tool calls (see the module docstring)."""
+    out: list[str] = []
+    system = [m.content for m in messages if isinstance(m, SystemMessage)]
+    block = tool_instructions(tools, tool_choice)
+    system_text = "\n\n".join([*system, block] if system else [DEFAULT_SYSTEM, block] if block else [])
+    if system_text:
+        out.append(_turn("system", system_text))
+    pending: list[str] = []
+    for message in messages:
+        if isinstance(message, ToolResult):
+            pending.append(f"<tool_response>\n{message.content}\n</tool_response>")
+            continue
+        if pending:
+            out.append(_turn("user", "\n".join(pending)))
+            pending = []
+        if isinstance(message, UserMessage):
+            out.append(_turn("user", message.content))
+        elif isinstance(message, AssistantMessage):
+            out.append(_turn("assistant", _assistant_text(message)))
+    if pending:
+        out.append(_turn("user", "\n".join(pending)))
+    opening = "<|im_start|>assistant\n"
+    return Prompt("".join(out) + opening, CHATML_STOP, opening)
+
+
+def _turn(role: str, content: str) -> str:
+    return f"<|im_start|>{role}\n{content}<|im_end|>\n"
+
+
+def _assistant_text(message: AssistantMessage) -> str:
+    pieces: list[str] = []
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            pieces.append(part.text)
+        elif isinstance(part, ToolCall):
+            arguments = part.arguments.strip() or "{}"
+            pieces.append(f'<tool_call>\n{{"name": {json.dumps(part.name)}, "arguments": {arguments}}}\n</tool_call>')
+    return "\n".join(piece.strip("\n") for piece in pieces if piece)

@@ -1,0 +1,70 @@
+"""Running tools and the agent loop: async, structured, provider-agnostic.
+
+* :mod:`.plan` — pure batch planning (which calls may run together).
+* :mod:`.execute` — the executor: batches, worker threads, timeouts, retries, early
+  execution, exactly one result per call.
+* :mod:`.results` — tool return values → deterministic result text.
+* :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
+* :mod:`.loops`, :mod:`.limits` — loop detection and usage limits.
+* :mod:`.resume` — answering the calls a saved history left open.
+* :mod:`.events` — what ``Agent.run_stream`` yields.
+* :mod:`.model` — the ``Model`` protocol every provider implements.
+"""
+
+from __future__ import annotations
+
+from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
+from .events import (
+    CallDiscarded,
+    LoopWarning,
+    RequestStarted,
+    RoundEnd,
+    RunEvent,
+    RunFinished,
+    ToolResultReady,
+)
+from .execute import Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
+from .limits import UsageLimitExceeded, UsageLimits
+from .loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
+from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
+from .plan import Batch, plan_batches
+from .results import DEFAULT_MAX_CHARS, ResultError, render_content
+from .resume import answer_missing, not_executed_result
+
+__all__ = [
+    "DEFAULT_MAX_CHARS",
+    "Agent",
+    "AgentStream",
+    "Batch",
+    "CallDiscarded",
+    "Discarded",
+    "ExecutionOptions",
+    "Executor",
+    "LoopDetected",
+    "LoopDetector",
+    "LoopPolicy",
+    "LoopWarning",
+    "MaxRoundsExceeded",
+    "Model",
+    "ModelEvent",
+    "ModelRequest",
+    "RequestStarted",
+    "ResultError",
+    "RoundEnd",
+    "RunEvent",
+    "RunFinished",
+    "RunResult",
+    "ToolChoice",
+    "ToolResultReady",
+    "TurnDone",
+    "TurnRun",
+    "UsageLimitExceeded",
+    "UsageLimits",
+    "answer_missing",
+    "call_signature",
+    "default_retryable",
+    "not_executed_result",
+    "plan_batches",
+    "render_content",
+    "resolve_model",
+]

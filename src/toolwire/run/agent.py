@@ -1,0 +1,580 @@
+"""The agent loop: request a turn, execute its calls, repeat until a final answer.
+
+One round: check the history (one result per call, :func:`toolwire.history.check_history`),
+send a :class:`~toolwire.run.model.ModelRequest`, stream the turn while a
+:class:`~toolwire.run.execute.TurnRun` starts safe calls early, bind the final turn,
+run the rest, and append the assistant message and exactly one result per call to the
+history — in a ``finally``, so that cancellation, ``KeyboardInterrupt`` or an error
+still leaves a history every provider accepts. A turn without tool calls ends the run.
+
+Stopping rules, checked after the round's results are in the history:
+
+* invalid calls are never executed; their error result (with the tool's schema) goes
+  back to the model, and a :class:`~toolwire.tools.FailureBudget` stops the run when a
+  failure class or a tool's breaker is spent (``BudgetExceeded``);
+* loop detection (:mod:`toolwire.run.loops`): warn the model, then ``LoopDetected``;
+* usage limits (:mod:`toolwire.run.limits`): ``UsageLimitExceeded``;
+* ``max_rounds``: after that many rounds with tool calls, one more request with
+  ``tool_choice="none"`` asks for the final answer (``on_max_rounds="final_answer"``,
+  the default), or the run raises ``MaxRoundsExceeded`` (``on_max_rounds="raise"``).
+
+The errors the loop raises itself carry ``.messages``, the history at the stop;
+``Agent.run_stream`` exposes the live history as ``stream.messages`` whatever happens.
+
+A run given a ``history`` resumes it: calls left unanswered by an interruption get a
+``not_executed`` result first (:func:`toolwire.run.resume.answer_missing`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, ClassVar, Literal
+
+from ..errors import CallerError, ModelOutputError, ProtocolError
+from ..history import check_history
+from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
+from ..tools.diagnostics import RunDiagnostics
+from ..tools.feedback import BudgetExceeded, FailureBudget, RetryPolicy
+from ..tools.tool import Tool, Toolset
+from ..turn import Turn
+from ..wire.events import ToolCallReady, ToolCallStarted
+from .events import (
+    CallDiscarded,
+    LoopWarning,
+    RequestStarted,
+    RoundEnd,
+    RunEvent,
+    RunFinished,
+    ToolResultReady,
+)
+from .execute import Discarded, ExecutionOptions, Executor, TurnRun
+from .limits import UsageLimitExceeded, UsageLimits
+from .loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
+from .model import Model, ModelRequest, ToolChoice, TurnDone
+from .resume import answer_missing
+
+__all__ = ["Agent", "AgentStream", "MaxRoundsExceeded", "RunResult", "resolve_model"]
+
+OnMaxRounds = Literal["final_answer", "raise"]
+Emit = Callable[[RunEvent], None]
+
+_FORCED_REASON = "tool calls are not allowed in the final answer (max_rounds was reached)"
+
+
+class MaxRoundsExceeded(ModelOutputError):
+    """The run reached ``max_rounds`` without a final answer.
+
+    Attributes:
+        max_rounds: The limit.
+        messages: The history when the run stopped (every call answered).
+    """
+
+    default_hint: ClassVar[str] = (
+        "raise max_rounds, or pass on_max_rounds='final_answer' to force an answer"
+    )
+
+    def __init__(self, max_rounds: int, detail: str) -> None:
+        self.max_rounds = max_rounds
+        self.messages: list[Message] = []
+        super().__init__(f"the run reached max_rounds={max_rounds}: {detail}")
+
+
+def resolve_model(spec: Model | str) -> Model:
+    """Turn the ``model=`` argument into a :class:`~toolwire.run.model.Model`.
+
+    The one place where model specs are resolved; string specs such as
+    ``"openai:gpt-4.1-mini"`` will be resolved here once toolwire's providers land.
+
+    Raises:
+        CallerError: ``spec`` is a string (not supported yet) or not a model.
+    """
+    if isinstance(spec, str):
+        raise CallerError(
+            f"model={spec!r}: model strings are not supported yet",
+            hint="pass a Model object (e.g. toolwire.testing.ScriptedModel)",
+        )
+    if not isinstance(spec, Model):
+        raise CallerError(
+            f"model={spec!r} is not a model",
+            hint="pass an object with a name and a stream(request) method (the Model protocol)",
+        )
+    return spec
+
+
+@dataclass
+class RunResult:
+    """What a finished run produced.
+
+    Attributes:
+        output: The final answer text.
+        messages: The whole neutral history, final answer included.
+        usage: Tokens, summed over every request.
+        requests: Model requests made.
+        tool_calls: Calls handed to their tool (invalid calls are not counted).
+        rounds: Rounds in which the model called tools.
+        diagnostics: Failed, repaired and valid calls, by class.
+        forced_final: Whether the answer came from the request forced at ``max_rounds``.
+        discarded: Calls started early and cancelled because their turn changed.
+    """
+
+    output: str
+    messages: list[Message]
+    usage: Usage
+    requests: int
+    tool_calls: int
+    rounds: int
+    diagnostics: RunDiagnostics
+    forced_final: bool = False
+    discarded: list[Discarded] = field(default_factory=list)
+
+
+class Agent:
+    """A model, tools and the loop between them.
+
+    Args:
+        model: A :class:`~toolwire.run.model.Model` (see :func:`resolve_model`).
+        tools: Tools, plain functions, or a :class:`~toolwire.tools.Toolset`.
+        system: The system prompt (``None``: none).
+        max_rounds: Rounds with tool calls before the final answer is forced.
+        on_max_rounds: ``"final_answer"`` (one more request with ``tool_choice="none"``)
+            or ``"raise"`` (:class:`MaxRoundsExceeded`).
+        tool_choice: Sent with every request but the forced final one: ``"auto"``,
+            ``"required"``, ``"none"`` or a tool name.
+        parallel_tool_calls: Sent with every request (``None``: the provider default).
+        settings: Provider options, passed through (``max_tokens``, ...).
+        early_execution: Start safe calls while the model still streams.
+        execution: Executor options (threads, batch budget, retries backoff).
+        retry_policy: Failure budgets per class and the per-tool breaker.
+        loop_policy: Loop detection thresholds.
+        limits: Usage limits per run.
+
+    Raises:
+        CallerError: An argument is invalid (unknown ``tool_choice`` name, ...).
+    """
+
+    def __init__(
+        self,
+        model: Model | str,
+        tools: Toolset | Sequence[Tool | Callable[..., Any]] = (),
+        *,
+        system: str | None = None,
+        max_rounds: int = 25,
+        on_max_rounds: OnMaxRounds = "final_answer",
+        tool_choice: ToolChoice = "auto",
+        parallel_tool_calls: bool | None = None,
+        settings: dict[str, Any] | None = None,
+        early_execution: bool = True,
+        execution: ExecutionOptions | None = None,
+        retry_policy: RetryPolicy | None = None,
+        loop_policy: LoopPolicy | None = None,
+        limits: UsageLimits | None = None,
+    ) -> None:
+        self.model = resolve_model(model)
+        self.executor = Executor(tools, execution)
+        self.toolset = self.executor.toolset
+        self.system = _optional_str("system", system)
+        self.max_rounds = _count("max_rounds", max_rounds)
+        self.on_max_rounds = _choice("on_max_rounds", on_max_rounds, ("final_answer", "raise"))
+        self.tool_choice = self._check_tool_choice(tool_choice)
+        if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
+            raise CallerError(
+                f"parallel_tool_calls must be a bool or None, not {parallel_tool_calls!r}"
+            )
+        self.parallel_tool_calls = parallel_tool_calls
+        self.settings = dict(settings or {})
+        self.early_execution = bool(early_execution)
+        self.retry_policy = retry_policy or RetryPolicy()
+        self.loop_policy = loop_policy or LoopPolicy()
+        self.limits = limits or UsageLimits()
+
+    def _check_tool_choice(self, choice: object) -> ToolChoice:
+        if choice in ("auto", "required", "none"):
+            return choice
+        if isinstance(choice, str) and choice in self.toolset:
+            return choice
+        raise CallerError(
+            f"tool_choice={choice!r} is neither 'auto', 'required', 'none' nor a tool name",
+            hint=f"tools: {', '.join(self.toolset.names) or 'none'}",
+        )
+
+    async def run(
+        self, prompt: str | None = None, *, history: Sequence[Message] | None = None
+    ) -> RunResult:
+        """Run until the model gives a final answer.
+
+        Args:
+            prompt: The user message to add (``None``: continue ``history`` as it is).
+            history: An earlier history to continue; unanswered calls in it are
+                answered ``not_executed`` first.
+
+        Returns:
+            The run's result.
+
+        Raises:
+            BudgetExceeded: Too many failed calls (see ``retry_policy``).
+            LoopDetected: The model kept repeating itself.
+            UsageLimitExceeded: A usage limit was reached.
+            MaxRoundsExceeded: ``max_rounds`` was reached (``on_max_rounds="raise"``, or
+                the model called tools in the forced final request).
+            ProviderError: The model's stream failed.
+        """
+        return await _Run(self, prompt, history).drive(_ignore)
+
+    def run_sync(
+        self, prompt: str | None = None, *, history: Sequence[Message] | None = None
+    ) -> RunResult:
+        """:meth:`run` in a new asyncio event loop (tools may use asyncio).
+
+        Raises:
+            CallerError: Called from inside a running event loop (use ``await run``).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.run(prompt, history=history))
+        raise CallerError(
+            "Agent.run_sync() was called inside a running event loop",
+            hint="use `await agent.run(...)` there",
+        )
+
+    def run_stream(
+        self, prompt: str | None = None, *, history: Sequence[Message] | None = None
+    ) -> AgentStream:
+        """Run, yielding events as they happen (see :mod:`toolwire.run.events`).
+
+        Use as ``async for event in agent.run_stream(...)`` — best inside
+        ``async with``, which stops the run if the loop body exits early.
+        """
+        return AgentStream(_Run(self, prompt, history))
+
+
+class AgentStream:
+    """The events of one run, as an async iterator.
+
+    The run starts at the first ``__anext__``. Leaving ``async with`` early, calling
+    :meth:`aclose`, or cancelling the consumer cancels the run (its calls are answered
+    ``cancelled``/``not_executed``). An error that stopped the run is raised by the
+    iteration after the last event.
+    """
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._result: RunResult | None = None
+        self._error: BaseException | None = None
+        self._done = False
+
+    @property
+    def messages(self) -> list[Message]:
+        """The run's history so far (complete, with every call answered, between rounds)."""
+        return self._run.messages
+
+    @property
+    def result(self) -> RunResult:
+        """The result of the finished run.
+
+        Raises:
+            CallerError: The run has not finished (or failed).
+        """
+        if self._result is None:
+            raise CallerError("the run has not finished; iterate the stream to the end first")
+        return self._result
+
+    def __aiter__(self) -> AgentStream:
+        return self
+
+    async def __anext__(self) -> RunEvent:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._produce())
+        if self._done and self._queue.empty():
+            raise StopAsyncIteration
+        try:
+            item = await self._queue.get()
+        except asyncio.CancelledError:
+            await self.aclose()
+            raise
+        if item is _END:
+            self._done = True
+            error, self._error = self._error, None
+            if error is not None:
+                raise error
+            raise StopAsyncIteration
+        return item  # type: ignore[no-any-return]
+
+    async def _produce(self) -> None:
+        try:
+            self._result = await self._run.drive(self._queue.put_nowait)
+        except asyncio.CancelledError:
+            pass  # aclose() asked for it; the consumer knows
+        except BaseException as exc:  # handed to the consumer, raised by __anext__
+            self._error = exc
+        finally:
+            self._queue.put_nowait(_END)
+
+    async def aclose(self) -> None:
+        """Stop the run (if still running) and wait until its history is complete."""
+        task = self._task
+        if task is None or task.done():
+            return
+        task.cancel()
+        while not task.done():
+            try:
+                await asyncio.wait([task])
+            except asyncio.CancelledError:
+                task.cancel()
+                await asyncio.wait([task])
+                raise
+
+    async def __aenter__(self) -> AgentStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+_END = object()
+
+
+def _ignore(event: RunEvent) -> None:
+    """The emitter of a run nobody streams."""
+
+
+class _Run:
+    """The state of one run: the history, the counters, the budgets."""
+
+    def __init__(self, agent: Agent, prompt: str | None, history: Sequence[Message] | None) -> None:
+        self.agent = agent
+        self.messages = _start_history(agent.system, prompt, history)
+        self.usage = Usage()
+        self.requests = 0
+        self.tool_calls = 0
+        self.rounds = 0
+        self.diagnostics = RunDiagnostics()
+        self.budget = FailureBudget(agent.retry_policy)
+        self.loops = LoopDetector(agent.loop_policy)
+        self.discarded: list[Discarded] = []
+        self.emit: Emit = _ignore
+
+    async def drive(self, emit: Emit) -> RunResult:
+        """Run the loop to its end, sending events to ``emit``."""
+        self.emit = emit
+        try:
+            return await self._loop()
+        except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
+            exc.messages = list(self.messages)
+            raise
+
+    async def _loop(self) -> RunResult:
+        agent = self.agent
+        while True:
+            forced = self.rounds >= agent.max_rounds
+            if forced and agent.on_max_rounds == "raise":
+                raise MaxRoundsExceeded(agent.max_rounds, "the model was still calling tools")
+            turn = await self._round(forced)
+            if not turn.tool_calls:
+                return self._finish(turn, forced)
+            if forced:
+                raise MaxRoundsExceeded(
+                    agent.max_rounds,
+                    "the model called tools even in the final request sent with tool_choice='none'",
+                )
+
+    def _finish(self, turn: Turn, forced: bool) -> RunResult:
+        result = RunResult(
+            output=turn.text,
+            messages=list(self.messages),
+            usage=self.usage,
+            requests=self.requests,
+            tool_calls=self.tool_calls,
+            rounds=self.rounds,
+            diagnostics=self.diagnostics,
+            forced_final=forced,
+            discarded=list(self.discarded),
+        )
+        self.emit(RunFinished(result))
+        return result
+
+    # -- one round -------------------------------------------------------------------------
+
+    async def _round(self, forced: bool) -> Turn:
+        """One request and its calls; the history gets the turn and its results."""
+        agent = self.agent
+        agent.limits.check_request(self.requests)
+        request = self._request(forced)
+        check_history(self.messages)
+        self.requests += 1
+        number = self.rounds + 1
+        self.emit(RequestStarted(number, request))
+        run = agent.executor.turn(
+            early=agent.early_execution and not forced,
+            allowed=agent.limits.tool_calls_left(self.tool_calls),
+            on_result=self._on_result,
+        )
+        turn: Turn | None = None
+        try:
+            async with run:
+                turn = await self._stream(request, run)
+                self.usage = self.usage + turn.usage
+                run.bind(turn.requests)
+                await run.finish(skip_reason=_FORCED_REASON if forced else None)
+            assert turn is not None  # set before bind(), or the block raised
+            results = run.results()
+            verdict = self._judge(turn, results) if turn.tool_calls else LoopVerdict()
+        finally:
+            self._record_discarded(run)
+            if turn is not None and run.bound:
+                self.messages.append(turn.message)
+                self.messages.extend(run.results())
+                self.tool_calls += run.executed
+        assert turn is not None
+        if turn.tool_calls:
+            self.rounds += 1
+        self.emit(RoundEnd(number, turn, results))
+        self._enforce(turn, run, verdict)
+        return turn
+
+    def _request(self, forced: bool) -> ModelRequest:
+        agent = self.agent
+        return ModelRequest(
+            messages=list(self.messages),
+            tools=agent.toolset.definitions(),
+            tool_choice="none" if forced else agent.tool_choice,
+            parallel_tool_calls=agent.parallel_tool_calls,
+            settings=dict(agent.settings),
+        )
+
+    async def _stream(self, request: ModelRequest, run: TurnRun) -> Turn:
+        """Stream one turn, feeding calls to the executor as they complete."""
+        stream = self.agent.model.stream(request)
+        turn: Turn | None = None
+        try:
+            async for item in stream:
+                if isinstance(item, TurnDone):
+                    turn = item.turn
+                    continue
+                self.emit(item)
+                if isinstance(item, ToolCallReady):
+                    run.ready(item)
+                elif isinstance(item, ToolCallStarted):
+                    run.started(item)
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if turn is None:
+            raise ProtocolError(
+                f"the stream of model {self.agent.model.name!r} ended without a TurnDone",
+                hint="a Model's stream must end with exactly one TurnDone",
+            )
+        return turn
+
+    def _on_result(self, index: int, result: ToolResult) -> None:
+        self.emit(ToolResultReady(index, result))
+
+    def _record_discarded(self, run: TurnRun) -> None:
+        for item in run.discarded:
+            self.discarded.append(item)
+            self.emit(CallDiscarded(item.index, item.call_id, item.name, item.reason))
+        run.discarded.clear()
+
+    # -- after the round -----------------------------------------------------------------------
+
+    def _judge(self, turn: Turn, results: list[ToolResult]) -> LoopVerdict:
+        """Loop detection; its warnings go into the results before they enter the history."""
+        verdict = self.loops.observe(turn.requests, results)
+        for note in verdict.warnings:
+            result = results[note.position]
+            result.content = f"{result.content}\n\n{note.text}"
+            self.diagnostics.record("loop", result.name, note.text, call_id=result.call_id)
+            self.emit(LoopWarning(note.kind, result.name, note.text, note.count))
+        if verdict.stop is not None:
+            stop = verdict.stop
+            self.diagnostics.record("loop", stop.tool, stop.message)
+        return verdict
+
+    def _enforce(self, turn: Turn, run: TurnRun, verdict: LoopVerdict) -> None:
+        """Account for the round's failures, then raise the first stopping rule that hit."""
+        budget_error = self._account(run)
+        limits = self.agent.limits
+        if run.skipped_for_limit:
+            raise UsageLimitExceeded(
+                "max_tool_calls",
+                limits.max_tool_calls or 0,
+                self.tool_calls + run.skipped_for_limit,
+            )
+        if verdict.stop is not None:
+            raise verdict.stop
+        if budget_error is not None:
+            raise budget_error
+        limits.check_tokens(self.usage)
+
+    def _account(self, run: TurnRun) -> BudgetExceeded | None:
+        """Feed diagnostics and the failure budget; return the first budget stop."""
+        first: BudgetExceeded | None = None
+        for validation, result in zip(run.validations(), run.results(), strict=True):
+            self.diagnostics.record_validation(validation, call_id=result.call_id)
+            kind = _failure_kind(validation.kind, result.status)
+            if kind is None:
+                if result.status is ToolStatus.OK:
+                    self.budget.record_success(result.name)
+                continue
+            if validation.ok:
+                self.diagnostics.record(kind, result.name, result.content, call_id=result.call_id)
+            try:
+                self.budget.record(kind, result.name, result.content)
+            except BudgetExceeded as exc:
+                first = first or exc
+        return first
+
+
+def _failure_kind(validation_kind: str | None, status: ToolStatus) -> str | None:
+    """The failure class of a call: its validation failure, or how it ran."""
+    if validation_kind is not None:
+        return validation_kind
+    if status is ToolStatus.ERROR:
+        return "tool_error"
+    if status is ToolStatus.TIMEOUT:
+        return "timeout"
+    return None
+
+
+def _start_history(
+    system: str | None, prompt: str | None, history: Sequence[Message] | None
+) -> list[Message]:
+    messages = answer_missing(history) if history else []
+    if system is not None and not (messages and isinstance(messages[0], SystemMessage)):
+        messages.insert(0, SystemMessage(system))
+    if prompt is not None:
+        if not isinstance(prompt, str):
+            raise CallerError(f"the prompt must be a str, not {type(prompt).__name__}")
+        messages.append(UserMessage(prompt))
+    if not any(isinstance(m, UserMessage) for m in messages):
+        raise CallerError("the run has no user message", hint="pass a prompt or a history")
+    return messages
+
+
+def _optional_str(name: str, value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise CallerError(f"{name} must be a str or None, not {type(value).__name__}")
+    return value
+
+
+def _count(name: str, value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise CallerError(f"{name} must be an int >= 0, got {value!r}")
+    return value
+
+
+def _choice(name: str, value: object, allowed: tuple[str, ...]) -> Any:
+    if value not in allowed:
+        raise CallerError(f"{name}={value!r}; use one of {', '.join(map(repr, allowed))}")
+    return value

@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+import pytest
+
+from toolwire import formats
+from toolwire.errors import TurnError
+from toolwire.formats import FormatError, TextTurnDecoder
+from toolwire.messages import ReasoningPart, TextPart, ToolCall
+from toolwire.wire import ToolCallReady
+
+QWEN = (
+    "<think>\nsearch both\n</think>\n\nLet me look.\n"
+    '<tool_call>\n{"name": "explore_code", "arguments": {"query": "login"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "explore_code", "arguments": {"query": "session"}}\n</tool_call>'
+)
+
+
+def decode(text: str, step: int, finish: str = "stop") -> tuple[list[object], object]:
+    decoder = TextTurnDecoder(formats.for_model("Qwen/Qwen3-8B"), id_prefix="call_")
+    events = []
+    for i in range(0, len(text), step):
+        events += decoder.feed(text[i : i + step])
+    return events, decoder.close(finish)
+
+
+@pytest.mark.parametrize("step", [1, 3, 7, 1000])
+def test_raw_text_becomes_the_same_turn_however_split(step: int) -> None:
+    events, turn = decode(QWEN, step)
+    assert turn.message.parts == [
+        ReasoningPart("\nsearch both\n"),
+        TextPart("\n\nLet me look.\n"),
+        ToolCall("call_0", "explore_code", '{"query": "login"}'),
+        TextPart("\n"),  # text between calls is kept verbatim, in order
+        ToolCall("call_1", "explore_code", '{"query": "session"}'),
+    ]
+    assert turn.finish_reason == "tool_calls"
+    assert [r.input for r in turn.requests] == [{"query": "login"}, {"query": "session"}]
+    assert [e.call.id for e in events if isinstance(e, ToolCallReady)] == ["call_0", "call_1"]
+    assert turn == decode(QWEN, 1000)[1]
+
+
+def test_plain_answer_keeps_stop() -> None:
+    _, turn = decode("Just text, no calls.", 4)
+    assert (turn.text, turn.finish_reason, turn.tool_calls) == ("Just text, no calls.", "stop", [])
+
+
+def test_cut_off_inside_a_call_is_a_format_error() -> None:
+    with pytest.raises(FormatError):
+        decode(QWEN[:-30], 5, finish="length")
+
+
+def test_ids_carried_by_the_format_follow_the_turn_rules() -> None:
+    # Kimi K2 writes its own call ids; a repeated one breaks the turn like any provider's.
+    call = "<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{}<|tool_call_end|>"
+    text = f"<|tool_calls_section_begin|>{call}{call}<|tool_calls_section_end|>"
+    decoder = TextTurnDecoder(formats.for_model("moonshotai/Kimi-K2-Instruct"))
+    decoder.feed(text)
+    with pytest.raises(TurnError) as info:
+        decoder.close()
+    assert info.value.problem == "duplicate_id"

@@ -1,0 +1,758 @@
+"""The agent loop over a scripted model: rounds, events, limits, loops, faults, resume."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire.errors import CallerError, HistoryError, TurnError
+from toolwire.messages import AssistantMessage, ToolCall, ToolResult, ToolStatus, UserMessage
+from toolwire.run import (
+    Agent,
+    CallDiscarded,
+    LoopDetected,
+    LoopPolicy,
+    LoopWarning,
+    MaxRoundsExceeded,
+    RequestStarted,
+    RoundEnd,
+    RunFinished,
+    ToolResultReady,
+    UsageLimitExceeded,
+    UsageLimits,
+    resolve_model,
+)
+from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+from toolwire.tools import BudgetExceeded, RetryPolicy, tool
+from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
+
+from .helpers import GatedModel, answered_in_order, run
+
+OK, ERROR, CANCELLED, NOT_EXECUTED = (
+    ToolStatus.OK,
+    ToolStatus.ERROR,
+    ToolStatus.CANCELLED,
+    ToolStatus.NOT_EXECUTED,
+)
+
+
+@tool(concurrency_safe=True)
+async def weather(city: str) -> str:
+    """The weather in a city."""
+    await asyncio.sleep(0)
+    return f"sunny in {city}"
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+
+
+def _results(messages: list[Any]) -> list[ToolResult]:
+    return [m for m in messages if isinstance(m, ToolResult)]
+
+
+# -- the basic loop ------------------------------------------------------------------------
+
+
+def test_run_two_rounds_to_a_final_answer() -> None:
+    usage = {"prompt_tokens": 10, "completion_tokens": 5}
+    model = ScriptedModel(
+        [
+            tool_call_turn(
+                ("weather", {"city": "Paris"}, "call_0"),
+                ("add", {"a": 2, "b": 3}, "call_1"),
+                fragment=4,
+                usage=usage,
+            ),
+            text_turn("Sunny, and 5.", pieces=3, usage=usage),
+        ]
+    )
+    agent = Agent(model=model, tools=[weather, add], system="Be brief.")
+    result = agent.run_sync("Weather in Paris, and 2+3?")
+    assert result.output == "Sunny, and 5."
+    assert (result.requests, result.rounds, result.tool_calls) == (2, 1, 2)
+    assert result.usage.input_tokens == 20 and result.usage.output_tokens == 10
+    answered_in_order(result.messages)
+    assert [r.content for r in _results(result.messages)] == ["sunny in Paris", "5"]
+    first, second = model.requests
+    assert first["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris, and 2+3?"},
+    ]
+    assert [t["function"]["name"] for t in first["tools"]] == ["weather", "add"]
+    assert second["messages"][-2:] == [
+        {"role": "tool", "tool_call_id": "call_0", "content": "sunny in Paris"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "5"},
+    ]
+    assert result.diagnostics.valid == 2 and result.diagnostics.total == 0
+
+
+def test_await_run_and_asyncio_inside_tools() -> None:
+    @tool
+    async def nap() -> str:
+        """Uses asyncio."""
+        await asyncio.sleep(0.001)
+        return "rested"
+
+    model = ScriptedModel([tool_call_turn(("nap", {})), text_turn("ok")])
+    result = run(Agent(model, [nap]).run("go"))
+    assert _results(result.messages)[0].content == "rested"
+
+
+def test_run_sync_inside_a_loop_is_a_caller_error() -> None:
+    agent = Agent(ScriptedModel([text_turn("hi")]), [])
+
+    async def body() -> None:
+        agent.run_sync("x")
+
+    with pytest.raises(CallerError, match="inside a running event loop"):
+        run(body())
+
+
+def test_run_stream_events() -> None:
+    model = ScriptedModel(
+        [tool_call_turn(("weather", {"city": "Oslo"}), fragment=5), text_turn("Done.", pieces=2)]
+    )
+    agent = Agent(model, [weather])
+
+    async def body() -> tuple[list[Any], Any]:
+        events = []
+        async with agent.run_stream("hi") as stream:
+            async for event in stream:
+                events.append(event)
+        return events, stream
+
+    events, stream = run(body())
+    kinds = [type(e) for e in events]
+    assert kinds[0] is RequestStarted and kinds[-1] is RunFinished
+    for kind in (
+        ToolCallStarted,
+        ToolCallDelta,
+        ToolCallReady,
+        ToolResultReady,
+        RoundEnd,
+        TextDelta,
+    ):
+        assert kind in kinds
+    assert kinds.index(ToolCallReady) < kinds.index(ToolResultReady) < kinds.index(RoundEnd)
+    rounds = [e for e in events if isinstance(e, RoundEnd)]
+    assert [r.round for r in rounds] == [1, 2]
+    assert [r.status for r in rounds[0].results] == [OK]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Done."
+    assert stream.result.output == "Done."
+    assert stream.messages == stream.result.messages
+
+
+def test_stream_result_before_the_end_is_a_caller_error() -> None:
+    stream = Agent(ScriptedModel([text_turn("x")]), []).run_stream("hi")
+    with pytest.raises(CallerError):
+        _ = stream.result
+
+
+# -- invalid calls and failure budgets -------------------------------------------------------
+
+
+def test_invalid_calls_get_their_error_and_the_model_another_turn() -> None:
+    model = ScriptedModel(
+        [
+            tool_call_turn(("add", {"a": 1}), ("add", {"a": 1, "b": "two"})),
+            tool_call_turn(("add", {"a": 1, "b": 2})),
+            text_turn("3"),
+        ]
+    )
+    result = Agent(model, [add]).run_sync("1+2")
+    statuses = [r.status for r in _results(result.messages)]
+    assert statuses == [ERROR, ERROR, OK]
+    tool_messages = [m for m in model.requests[1]["messages"] if m["role"] == "tool"]
+    assert "required parameter(s) missing: b" in tool_messages[0]["content"]
+    assert result.diagnostics.counts == {"missing_required": 1, "schema_violation": 1}
+
+
+def test_failure_budget_stops_the_run_with_a_complete_history() -> None:
+    model = ScriptedModel(
+        [tool_call_turn(("nope", {})), tool_call_turn(("nope", {})), text_turn("x")]
+    )
+    stream = Agent(model, [add], retry_policy=RetryPolicy(budgets={"unknown_tool": 1})).run_stream(
+        "hi"
+    )
+
+    async def body() -> None:
+        async for _ in stream:
+            pass
+
+    with pytest.raises(BudgetExceeded) as info:
+        run(body())
+    assert info.value.kind == "unknown_tool"
+    answered_in_order(stream.messages)
+    assert len(_results(stream.messages)) == 2
+
+
+def test_tool_errors_count_against_the_budget() -> None:
+    @tool
+    async def broken() -> str:
+        """Fails."""
+        raise ValueError("nope")
+
+    model = ScriptedModel([tool_call_turn(("broken", {})) for _ in range(3)] + [text_turn("x")])
+    agent = Agent(
+        model,
+        [broken],
+        retry_policy=RetryPolicy(budgets={"tool_error": 1}),
+        loop_policy=LoopPolicy(0, 0, 0, 0),
+    )
+    with pytest.raises(BudgetExceeded) as info:
+        agent.run_sync("go")
+    assert info.value.fault == "tool" and info.value.kind == "tool_error"
+
+
+# -- max_rounds ---------------------------------------------------------------------------------
+
+
+def test_max_rounds_forces_a_final_answer() -> None:
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1})), text_turn("forced answer")])
+    result = Agent(model, [add], max_rounds=1).run_sync("go")
+    assert result.output == "forced answer" and result.forced_final
+    assert [r["tool_choice"] for r in model.requests] == ["auto", "none"]
+
+
+def test_max_rounds_can_raise_instead() -> None:
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1}))])
+    with pytest.raises(MaxRoundsExceeded) as info:
+        Agent(model, [add], max_rounds=1, on_max_rounds="raise").run_sync("go")
+    answered_in_order(info.value.messages)
+    assert len(model.requests) == 1
+
+
+def test_calls_in_the_forced_final_turn_are_not_executed() -> None:
+    seen: list[int] = []
+
+    @tool
+    def count() -> int:
+        """Counts calls."""
+        seen.append(1)
+        return len(seen)
+
+    model = ScriptedModel([tool_call_turn(("count", {})), tool_call_turn(("count", {}, "again"))])
+    with pytest.raises(MaxRoundsExceeded, match="tool_choice='none'") as info:
+        Agent(model, [count], max_rounds=1).run_sync("go")
+    assert seen == [1]
+    results = _results(info.value.messages)
+    assert [r.status for r in results] == [OK, NOT_EXECUTED]
+    answered_in_order(info.value.messages)
+
+
+# -- request options ---------------------------------------------------------------------------------
+
+
+def test_tool_choice_parallel_flag_and_settings_pass_through() -> None:
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1})), text_turn("2")])
+    agent = Agent(
+        model, [add], tool_choice="add", parallel_tool_calls=False, settings={"temperature": 0}
+    )
+    agent.run_sync("go")
+    assert [r["tool_choice"] for r in model.requests] == ["add", "add"]
+    assert [r["parallel_tool_calls"] for r in model.requests] == [False, False]
+    assert model.requests[0]["settings"] == {"temperature": 0}
+    for choice in ("auto", "required", "none"):
+        assert Agent(model, [add], tool_choice=choice).tool_choice == choice
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"tool_choice": "missing"},
+        {"max_rounds": -1},
+        {"on_max_rounds": "retry"},
+        {"parallel_tool_calls": "yes"},
+        {"system": 3},
+    ],
+)
+def test_bad_agent_arguments(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(CallerError):
+        Agent(ScriptedModel([]), [add], **kwargs)
+
+
+def test_model_specs() -> None:
+    model = ScriptedModel([])
+    assert resolve_model(model) is model
+    with pytest.raises(CallerError, match="not supported yet"):
+        Agent("openai:gpt-4.1-mini", [])
+    with pytest.raises(CallerError, match="not a model"):
+        resolve_model(42)  # type: ignore[arg-type]
+
+
+def test_a_run_needs_a_user_message() -> None:
+    with pytest.raises(CallerError, match="no user message"):
+        Agent(ScriptedModel([text_turn("x")]), []).run_sync()
+
+
+# -- loop detection -----------------------------------------------------------------------------------
+
+
+def test_repeated_calls_warn_then_stop() -> None:
+    same = [tool_call_turn(("weather", {"city": "Rome"})) for _ in range(3)]
+    model = ScriptedModel([*same, text_turn("never")])
+    agent = Agent(
+        model,
+        [weather],
+        loop_policy=LoopPolicy(repeat_warn=2, repeat_stop=3, stall_warn=0, stall_stop=0),
+    )
+    stream = agent.run_stream("go")
+
+    async def body() -> list[Any]:
+        return [event async for event in stream]
+
+    with pytest.raises(LoopDetected) as info:
+        run(body())
+    assert info.value.kind == "repeated_call" and info.value.count == 3
+    results = _results(info.value.messages)
+    assert "Warning from toolwire" not in results[0].content
+    assert "made this exact call" in results[1].content
+    # the model read the warning in its next request
+    assert "made this exact call" in model.requests[2]["messages"][-1]["content"]
+    answered_in_order(stream.messages)
+
+
+def test_loop_warning_events_and_diagnostics() -> None:
+    same = [tool_call_turn(("weather", {"city": "Rome"})) for _ in range(2)]
+    model = ScriptedModel([*same, text_turn("fine")])
+    agent = Agent(
+        model,
+        [weather],
+        loop_policy=LoopPolicy(repeat_warn=2, repeat_stop=4, stall_warn=0, stall_stop=0),
+    )
+
+    async def body() -> list[Any]:
+        async with agent.run_stream("go") as stream:
+            return [event async for event in stream]
+
+    events = run(body())
+    warnings = [e for e in events if isinstance(e, LoopWarning)]
+    assert [(w.kind, w.tool, w.count) for w in warnings] == [("repeated_call", "weather", 2)]
+    result = events[-1].result
+    assert result.diagnostics.counts == {"loop": 1}
+
+
+def test_rounds_without_progress_stop_the_run() -> None:
+    turns = [tool_call_turn(("weather", {"city": c})) for c in ["A", "B", "A", "B", "A", "B"]]
+    model = ScriptedModel([*turns, text_turn("x")])
+    agent = Agent(
+        model,
+        [weather],
+        loop_policy=LoopPolicy(repeat_warn=0, repeat_stop=0, stall_warn=2, stall_stop=3),
+    )
+    with pytest.raises(LoopDetected) as info:
+        agent.run_sync("go")
+    assert info.value.kind == "no_progress" and info.value.count == 3
+    contents = [r.content for r in _results(info.value.messages)]
+    assert ["produced nothing new" in c for c in contents] == [False, False, False, True, False]
+
+
+# -- usage limits ------------------------------------------------------------------------------------
+
+
+def test_request_limit() -> None:
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1})), text_turn("2")])
+    with pytest.raises(UsageLimitExceeded) as info:
+        Agent(model, [add], limits=UsageLimits(max_requests=1)).run_sync("go")
+    assert info.value.limit == "max_requests"
+    answered_in_order(info.value.messages)
+
+
+def test_tool_call_limit_answers_the_turn_not_executed() -> None:
+    model = ScriptedModel(
+        [
+            tool_call_turn(("add", {"a": 1, "b": 1})),
+            tool_call_turn(("add", {"a": 2, "b": 2}), ("add", {"a": 3, "b": 3})),
+        ]
+    )
+    with pytest.raises(UsageLimitExceeded) as info:
+        Agent(model, [add], limits=UsageLimits(max_tool_calls=2)).run_sync("go")
+    assert info.value.limit == "max_tool_calls" and info.value.used == 3
+    assert [r.status for r in _results(info.value.messages)] == [OK, NOT_EXECUTED, NOT_EXECUTED]
+
+
+def test_token_limit() -> None:
+    usage = {"prompt_tokens": 100, "completion_tokens": 20}
+    model = ScriptedModel(
+        [tool_call_turn(("add", {"a": 1, "b": 1}), usage=usage), text_turn("2", usage=usage)]
+    )
+    with pytest.raises(UsageLimitExceeded) as info:
+        Agent(model, [add], limits=UsageLimits(max_total_tokens=150)).run_sync("go")
+    assert info.value.limit == "max_total_tokens" and info.value.used == 240
+
+
+# -- history check and resume -----------------------------------------------------------------------
+
+
+def test_history_is_checked_before_every_request() -> None:
+    model = ScriptedModel([text_turn("x")])
+    broken = [UserMessage("hi"), ToolResult("ghost", "add", "3")]
+    with pytest.raises(HistoryError, match="ghost"):
+        Agent(model, [add]).run_sync("again", history=broken)
+    assert model.requests == []
+
+
+def test_resume_answers_unanswered_calls_once() -> None:
+    ran: list[int] = []
+
+    @tool
+    def charge(amount: int) -> str:
+        """Charges a card."""
+        ran.append(amount)
+        return "charged"
+
+    saved = [
+        UserMessage("pay"),
+        AssistantMessage(
+            [ToolCall("c1", "charge", '{"amount": 5}'), ToolCall("c2", "charge", '{"amount": 6}')]
+        ),
+        ToolResult("c1", "charge", "charged"),
+    ]
+    model = ScriptedModel([text_turn("paid 5; 6 did not go through")])
+    result = Agent(model, [charge]).run_sync(None, history=saved)
+    assert ran == []
+    answered_in_order(result.messages)
+    sent = model.requests[0]["messages"]
+    assert [m["tool_call_id"] for m in sent if m["role"] == "tool"] == ["c1", "c2"]
+    assert [r.status for r in _results(result.messages)] == [OK, NOT_EXECUTED]
+    assert saved[-1] == ToolResult("c1", "charge", "charged") and len(saved) == 3  # not mutated
+
+
+# -- early execution through the loop ------------------------------------------------------------------
+
+
+def _call_chunks(index: int, call_id: str, name: str, args: str) -> list[dict[str, Any]]:
+    return (
+        tool_call_turn((name, args, call_id))[1:-1]
+        if index == 0
+        else [
+            {
+                **chunk,
+                "choices": [
+                    {
+                        **chunk["choices"][0],
+                        "delta": {
+                            "tool_calls": [
+                                {**chunk["choices"][0]["delta"]["tool_calls"][0], "index": index}
+                            ]
+                        },
+                    }
+                ],
+            }
+            for chunk in tool_call_turn((name, args, call_id))[1:-1]
+        ]
+    )
+
+
+def test_safe_calls_start_while_the_model_streams() -> None:
+    async def body() -> list[str]:
+        log: list[str] = []
+        started = asyncio.Event()
+
+        @tool(concurrency_safe=True)
+        async def look(key: str) -> str:
+            """Read-only."""
+            log.append(f"look {key}")
+            started.set()
+            return key
+
+        @tool
+        async def change(key: str) -> str:
+            """Writes."""
+            log.append(f"change {key}")
+            return key
+
+        async def tool_started() -> None:
+            await asyncio.wait_for(started.wait(), 5)  # fails the test if nothing started
+            log.append("stream goes on")
+
+        async def nothing_more() -> None:
+            for _ in range(5):
+                await asyncio.sleep(0)
+            log.append("stream ends")
+
+        head, end = tool_call_turn()[0], tool_call_turn()[-1]
+        model = GatedModel(
+            [
+                [
+                    head,
+                    *_call_chunks(0, "a", "look", '{"key": "1"}'),
+                    tool_started,
+                    *_call_chunks(1, "b", "change", '{"key": "2"}'),
+                    *_call_chunks(2, "c", "look", '{"key": "3"}'),
+                    nothing_more,
+                    end,
+                ],
+                text_turn("done"),
+            ]
+        )
+        result = await Agent(model, [look, change]).run("go")
+        answered_in_order(result.messages)
+        return log
+
+    assert run(body()) == ["look 1", "stream goes on", "stream ends", "change 2", "look 3"]
+
+
+def test_early_execution_can_be_turned_off() -> None:
+    async def body() -> list[str]:
+        log: list[str] = []
+
+        @tool(concurrency_safe=True)
+        async def look(key: str) -> str:
+            """Read-only."""
+            log.append("look")
+            return key
+
+        async def mark() -> None:
+            for _ in range(5):
+                await asyncio.sleep(0)
+            log.append("stream ends")
+
+        model = GatedModel(
+            [
+                [*tool_call_turn(("look", {"key": "1"}))[:-1], mark, tool_call_turn()[-1]],
+                text_turn("ok"),
+            ]
+        )
+        await Agent(model, [look], early_execution=False).run("go")
+        return log
+
+    assert run(body()) == ["stream ends", "look"]
+
+
+def test_a_broken_turn_cancels_started_calls() -> None:
+    async def body() -> tuple[list[Any], Any]:
+        began = asyncio.Event()
+
+        @tool(concurrency_safe=True)
+        async def hang(key: str) -> str:
+            """Never returns."""
+            began.set()
+            await asyncio.Event().wait()
+            return key
+
+        async def wait_started() -> None:
+            await asyncio.wait_for(began.wait(), 5)
+
+        nameless = {
+            "id": "x",
+            "object": "chat.completion.chunk",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 1, "function": {"arguments": "{}"}}]},
+                    "finish_reason": None,
+                }
+            ],
+        }
+        model = GatedModel(
+            [
+                [
+                    tool_call_turn()[0],
+                    *_call_chunks(0, "a", "hang", '{"key": "1"}'),
+                    wait_started,
+                    nameless,
+                    tool_call_turn()[-1],
+                ]
+            ]
+        )
+        stream = Agent(model, [hang]).run_stream("go")
+        events: list[Any] = []
+        with pytest.raises(TurnError):
+            async for event in stream:
+                events.append(event)
+        return events, stream
+
+    events, stream = run(body())
+    discarded = [e for e in events if isinstance(e, CallDiscarded)]
+    assert [(d.call_id, d.name) for d in discarded] == [("a", "hang")]
+    assert "turn failed" in discarded[0].reason
+    assert not any(
+        isinstance(m, AssistantMessage) for m in stream.messages
+    )  # the broken turn is not history
+
+
+# -- interruption -------------------------------------------------------------------------------------
+
+
+def test_keyboard_interrupt_in_a_tool() -> None:
+    @tool
+    async def ctrl_c() -> str:
+        """Interrupts."""
+        raise KeyboardInterrupt
+
+    model = ScriptedModel(
+        [tool_call_turn(("ctrl_c", {}), ("add", {"a": 1, "b": 2})), text_turn("x")]
+    )
+    agent = Agent(model, [ctrl_c, add])
+    with pytest.raises(KeyboardInterrupt):
+        agent.run_sync("go")
+    stream = agent.run_stream("go")
+    model2 = ScriptedModel([tool_call_turn(("ctrl_c", {}), ("add", {"a": 1, "b": 2}))])
+    stream = Agent(model2, [ctrl_c, add]).run_stream("go")
+
+    async def consume() -> None:
+        async for _ in stream:
+            pass
+
+    with pytest.raises(KeyboardInterrupt):
+        run(consume())
+    answered_in_order(stream.messages)
+    assert [r.status for r in _results(stream.messages)] == [CANCELLED, NOT_EXECUTED]
+
+
+def test_closing_the_stream_cancels_the_run_and_completes_the_history() -> None:
+    async def body() -> Any:
+        @tool(concurrency_safe=True)
+        async def hang() -> str:
+            """Never returns."""
+            await asyncio.Event().wait()
+            return "never"
+
+        model = ScriptedModel(
+            [tool_call_turn(("hang", {}), ("hang", {}, "b"), ("add", {"a": 1, "b": 1}, "c"))]
+        )
+        stream = Agent(model, [hang, add]).run_stream("go")
+        async with stream:
+            async for event in stream:
+                if isinstance(event, ToolCallReady) and event.index == 2:
+                    break
+        return stream
+
+    stream = run(body())
+    answered_in_order(stream.messages)
+    assert [r.status for r in _results(stream.messages)] == [CANCELLED, CANCELLED, NOT_EXECUTED]
+
+
+def test_cancelling_the_consumer_cancels_the_run() -> None:
+    async def body() -> Any:
+        began = asyncio.Event()
+
+        @tool
+        async def hang() -> str:
+            """Never returns."""
+            began.set()
+            await asyncio.Event().wait()
+            return "never"
+
+        stream = Agent(ScriptedModel([tool_call_turn(("hang", {}))]), [hang]).run_stream("go")
+
+        async def consume() -> None:
+            async for _ in stream:
+                pass
+
+        task = asyncio.create_task(consume())
+        await began.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return stream
+
+    stream = run(body())
+    assert [r.status for r in _results(stream.messages)] == [CANCELLED]
+    answered_in_order(stream.messages)
+
+
+# -- exactly one result per call, through the whole loop ------------------------------------------------
+
+
+@tool(concurrency_safe=True)
+async def p_ok(n: int) -> int:
+    """ok"""
+    return n
+
+
+@tool(timeout=0.01)
+async def p_hang(n: int) -> int:
+    """hangs"""
+    await asyncio.Event().wait()
+    return n
+
+
+@tool(concurrency_safe=True)
+def p_raise(n: int) -> int:
+    """raises"""
+    raise RuntimeError("no")
+
+
+@tool
+async def p_interrupt(n: int) -> int:
+    """ctrl-c"""
+    raise KeyboardInterrupt
+
+
+@tool(concurrency_safe=True)
+def p_sync(n: int) -> int:
+    """sync"""
+    return n
+
+
+PROPERTY_TOOLS = [p_ok, p_hang, p_raise, p_interrupt, p_sync]
+NAMES = ["p_ok", "p_hang", "p_raise", "p_interrupt", "p_sync", "p_unknown", "p_invalid"]
+
+
+def _property_call(position: int, name: str) -> tuple[str, Any, str]:
+    if name == "p_invalid":
+        return ("p_ok", {"n": "x"}, f"c{position}")
+    return (name, {"n": position}, f"c{position}")
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    rounds=st.lists(
+        st.lists(st.sampled_from(NAMES), min_size=1, max_size=5), min_size=1, max_size=3
+    ),
+    stop_after=st.none() | st.integers(min_value=0, max_value=40),
+)
+def test_every_call_gets_exactly_one_result_whatever_happens(
+    rounds: list[list[str]], stop_after: int | None
+) -> None:
+    turns = []
+    position = 0
+    for names in rounds:
+        calls = []
+        for name in names:
+            calls.append(_property_call(position, name))
+            position += 1
+        turns.append(tool_call_turn(*calls, fragment=3))
+    turns.append(text_turn("end"))
+    agent = Agent(
+        ScriptedModel(turns),
+        PROPERTY_TOOLS,
+        retry_policy=RetryPolicy(
+            budgets=dict.fromkeys(
+                ("tool_error", "timeout", "unknown_tool", "schema_violation"), 100
+            ),
+            breaker=0,
+        ),
+        loop_policy=LoopPolicy(0, 0, 0, 0),
+    )
+    stream = agent.run_stream("go")
+
+    async def body() -> None:
+        count = 0
+        async with stream:
+            async for _ in stream:
+                count += 1
+                if stop_after is not None and count >= stop_after:
+                    break
+
+    try:
+        run(body())
+    except KeyboardInterrupt:
+        pass
+    answered_in_order(stream.messages)
+    for message in stream.messages:
+        if (
+            isinstance(message, ToolResult)
+            and message.name == "p_ok"
+            and "was not run" in message.content
+        ):
+            assert message.status is ERROR

@@ -1,0 +1,54 @@
+"""Resuming a saved history: every unanswered call gets one not_executed result."""
+
+from __future__ import annotations
+
+from toolwire.history import check_history
+from toolwire.messages import (
+    AssistantMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    ToolStatus,
+    UserMessage,
+)
+from toolwire.run.resume import answer_missing
+
+
+def _turn(*ids: str) -> AssistantMessage:
+    return AssistantMessage([ToolCall(i, "t", "{}") for i in ids])
+
+
+def test_nothing_missing_is_a_copy() -> None:
+    history = [UserMessage("hi"), _turn("a"), ToolResult("a", "t", "ok")]
+    assert answer_missing(history) == history
+    assert answer_missing(history) is not history
+
+
+def test_missing_results_go_after_their_own_turn() -> None:
+    history = [
+        UserMessage("hi"),
+        _turn("a", "b", "c"),
+        ToolResult("b", "t", "ok"),
+        UserMessage("again"),
+        _turn("d"),
+    ]
+    done = answer_missing(history)
+    check_history(done)
+    assert [type(m).__name__ for m in done] == [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResult",
+        "ToolResult",
+        "ToolResult",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResult",
+    ]
+    added = [m for m in done if isinstance(m, ToolResult) and m.status is ToolStatus.NOT_EXECUTED]
+    assert [m.call_id for m in added] == ["a", "c", "d"]
+    assert all("not executed" in m.content for m in added)
+
+
+def test_text_only_turns_are_untouched() -> None:
+    history = [UserMessage("hi"), AssistantMessage([TextPart("hello")])]
+    assert answer_missing(history) == history

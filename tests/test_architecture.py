@@ -1,0 +1,69 @@
+"""Imports point one way (ARCHITECTURE.md): a layer never imports a layer above it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
+
+# For each layer, the toolwire modules it must not import.
+FORBIDDEN = {
+    "errors": {"messages", "turn", "wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
+    "messages": {"turn", "wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
+    "turn": {"wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
+    "wire": {"formats", "history", "tools", "run", "providers", "cli", "demo"},
+    "formats": {"history", "tools", "run", "providers", "cli", "demo"},
+    "history": {"tools", "run", "providers", "cli", "demo"},
+    "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
+    "run": {"providers", "cli", "demo"},
+}
+# Third-party modules that must stay out of the sans-I/O layers.
+NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
+
+
+def layer_of(path: Path) -> str:
+    rel = path.relative_to(PACKAGE)
+    return rel.parts[0].removesuffix(".py")
+
+
+def toolwire_imports(path: Path) -> set[tuple[str, str]]:
+    """(first toolwire-relative component, full name) of every import in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(("toolwire", *path.relative_to(PACKAGE).with_suffix("").parts[:-1]))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                name = ".".join([*base, node.module] if node.module else base)
+                names = [name] if node.module else [f"{name}.{a.name}" for a in node.names]
+            else:
+                names = [node.module or ""]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            found.add((parts[1] if parts[0] == "toolwire" and len(parts) > 1 else "", name))
+    return found
+
+
+SOURCES = [p for p in PACKAGE.rglob("*.py") if "demo/project" not in p.as_posix()]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_point_one_way(path: Path) -> None:
+    layer = layer_of(path)
+    forbidden = FORBIDDEN.get(layer, set())
+    bad = sorted(name for first, name in toolwire_imports(path) if first in forbidden)
+    assert not bad, f"{path.relative_to(PACKAGE)} ({layer}) imports {bad}"
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "wire").glob("*.py")), ids=lambda p: p.name)
+def test_wire_layer_is_sans_io(path: Path) -> None:
+    imported = {name.split(".")[0] for _, name in toolwire_imports(path)}
+    assert not imported & NO_IO, f"wire/{path.name} imports {imported & NO_IO}"
