@@ -17,6 +17,7 @@ from toolwire.demo import recorded_stream
 def toolwire(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "toolwire", *args],
+        check=False,
         capture_output=True,
         text=True,
         input=stdin,
@@ -50,11 +51,8 @@ def test_pipeline_output_does_not_depend_on_read_size(read: int) -> None:
 
 def test_pipeline_answers_every_call_once() -> None:
     lines = render("anthropic", recorded_stream("anthropic"), 64)
-    history = [
-        json.loads(line)
-        for line in lines[lines.index(next(l for l in lines if l.startswith("== 4"))) + 1 :]
-        if line.startswith("  {")
-    ]
+    layer4 = next(i for i, line in enumerate(lines) if line.startswith("== 4"))
+    history = [json.loads(line) for line in lines[layer4 + 1 :] if line.startswith("  {")]
     calls = [b["id"] for b in history[0]["content"] if b["type"] == "tool_use"]
     results = [b["tool_use_id"] for b in history[1]["content"] if b["type"] == "tool_result"]
     assert calls == results == ["toolu_01A", "toolu_01B", "toolu_01C"]
