@@ -51,6 +51,20 @@ _EXPORTS = {
     "RunDiagnostics": "tools",
     # history
     "check_history": "history",
+    "missing_results": "history",
+    # the agent loop
+    "Agent": "run",
+    "AgentStream": "run",
+    "RunResult": "run",
+    "ExecutionOptions": "run",
+    "LoopPolicy": "run",
+    "UsageLimits": "run",
+    "LoopDetected": "run",
+    "UsageLimitExceeded": "run",
+    "MaxRoundsExceeded": "run",
+    "Model": "run",
+    "ModelRequest": "run",
+    "TurnDone": "run",
 }
 
 __all__ = [*sorted(_EXPORTS), "__version__"]
@@ -82,7 +96,7 @@ if TYPE_CHECKING:
         ToolwireError,
         TurnError,
     )
-    from .history import check_history
+    from .history import check_history, missing_results
     from .messages import (
         AssistantMessage,
         Message,
@@ -94,6 +108,20 @@ if TYPE_CHECKING:
         ToolStatus,
         Usage,
         UserMessage,
+    )
+    from .run import (
+        Agent,
+        AgentStream,
+        ExecutionOptions,
+        LoopDetected,
+        LoopPolicy,
+        MaxRoundsExceeded,
+        Model,
+        ModelRequest,
+        RunResult,
+        TurnDone,
+        UsageLimitExceeded,
+        UsageLimits,
     )
     from .tools import (
         BudgetExceeded,

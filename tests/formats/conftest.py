@@ -8,6 +8,10 @@
   inside a fuzz test's own ``@given``.
 * ``assert_only_toolwire_errors(fmt, text)``: parsing never raises anything but a
   ToolwireError.
+* ``assert_long_output_consistent(fmt, unit)``: a long output (``unit`` repeated)
+  parses as the repeated calls, the same whole as in 1- and 1..64-character pieces
+  (the parsers keep a cursor into one buffer cut once per feed; this pins its
+  correctness, ``bench/bench_formats.py`` shows the cost stays linear).
 * ``marker_soup(markers)``: a Hypothesis strategy of random text made of marker pieces,
   for fuzz tests.
 * ``load_fixture(family, name)``: read ``tests/formats/fixtures/<family>/<name>``,
@@ -203,3 +207,21 @@ def marker_soup(markers: Sequence[str], extra: Sequence[str] = ()) -> st.SearchS
     pieces += [*extra, '{"name": "f", "arguments": {"a": 1}}', "{", "}", '"', "\\", "\n", " "]
     atom = st.one_of(st.sampled_from(pieces), st.text(max_size=6))
     return st.lists(atom, max_size=30).map("".join)
+
+
+def assert_long_output_consistent(fmt: Format, unit: str, *, size: int = 6_000) -> ParseResult:
+    """Assert ``unit`` repeated to about ``size`` characters parses as the repeated calls,
+    whole and split into 1-character and random 1..64-character pieces alike.
+
+    Returns the whole parse, for the caller's own assertions.
+    """
+    once = fmt.parse(unit, id_prefix=ID_PREFIX)
+    assert once.tool_calls, "the unit must hold a call"
+    copies = max(2, size // len(unit))
+    text = unit * copies
+    whole = fmt.parse(text, id_prefix=ID_PREFIX)
+    calls = [(c.name, c.arguments) for c in whole.tool_calls]
+    assert calls == [(c.name, c.arguments) for c in once.tool_calls] * copies
+    assert stream_pieces(fmt, list(text))[0] == whole, "one character per delta differs"
+    assert stream_pieces(fmt, random_pieces(text, copies, 64))[0] == whole, "random split differs"
+    return whole

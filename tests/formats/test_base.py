@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -12,9 +13,9 @@ from hypothesis import strategies as st
 from toolwire.errors import CallerError, ModelOutputError
 from toolwire.formats import FormatError, ParsedCall, ParseResult, to_openai_delta
 from toolwire.formats.base import (
+    AlphanumericIds,
     CallObjectReader,
     IdFactory,
-    JsonScanner,
     MarkerSet,
     ToolIndex,
     coerce_value,
@@ -58,43 +59,6 @@ def test_split_safe() -> None:
 def test_marker_set_needs_markers() -> None:
     with pytest.raises(CallerError):
         MarkerSet([])
-
-
-# ---- JsonScanner
-
-_JSON_VALUES = [
-    '{"a": [1, {"b": "}]\\"\\\\"}], "c": null}',
-    '["x", [], {}]',
-    '"a \\" string } ]"',
-    "{}",
-]
-
-
-@pytest.mark.parametrize("value", _JSON_VALUES)
-def test_json_scanner_finds_the_end(value: str) -> None:
-    scanner = JsonScanner()
-    assert scanner.feed(value + " tail") == len(value)
-    assert scanner.done
-
-
-def test_json_scanner_scalar_ends_at_delimiter_or_finish() -> None:
-    scanner = JsonScanner()
-    assert scanner.feed("  12.5") == -1
-    assert scanner.finish()
-    assert JsonScanner().feed("true}") == 4
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.sampled_from(_JSON_VALUES), st.integers(0, 2**32), st.integers(1, 6))
-def test_json_scanner_any_split(value: str, seed: int, longest: int) -> None:
-    scanner, consumed = JsonScanner(), 0
-    for piece in random_pieces(value + "!", seed, longest):
-        end = scanner.feed(piece)
-        if end >= 0:
-            assert consumed + end == len(value)
-            return
-        consumed += len(piece)
-    pytest.fail("end not found")
 
 
 # ---- CallObjectReader
@@ -228,6 +192,55 @@ def test_id_factory() -> None:
     assert IdFactory("x_").make(3) == "x_3"
     first, second = IdFactory(), IdFactory()
     assert first.prefix != second.prefix
+
+
+_MISTRAL_ID = re.compile(r"[A-Za-z0-9]{9}")  # mistral_common's MistralRequestValidatorV3
+
+
+@pytest.mark.parametrize(
+    ("prefix", "index", "expected"),
+    [
+        ("call_test_", 0, "calltest0"),
+        ("call_test_", 10, "calltes10"),
+        ("c", 7, "c00000007"),
+        ("", 3, "000000003"),
+        ("_-.", 12, "000000012"),
+        ("averyveryverylongprefix", 123, "averyv123"),
+        ("x", 10**9 + 5, "000000005"),  # past what one output can hold: still 9 characters
+    ],
+)
+def test_alphanumeric_ids_from_a_prefix_are_deterministic(
+    prefix: str, index: int, expected: str
+) -> None:
+    assert AlphanumericIds(prefix).make(index) == expected
+    assert AlphanumericIds(prefix).make(index) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.none(), st.text(max_size=20)), st.integers(0, 10**6))
+def test_alphanumeric_ids_are_nine_letters_and_digits(prefix: str | None, index: int) -> None:
+    assert _MISTRAL_ID.fullmatch(AlphanumericIds(prefix).make(index))
+
+
+def test_random_alphanumeric_ids_do_not_repeat_within_a_stream() -> None:
+    ids = AlphanumericIds()
+    made = [ids.make(i) for i in range(2000)]
+    assert len(set(made)) == len(made)
+    assert all(_MISTRAL_ID.fullmatch(i) for i in made)
+    assert AlphanumericIds().make(0) != AlphanumericIds().make(0)  # 62**-9 to fail
+
+
+def test_distinct_indexes_give_distinct_prefixed_ids() -> None:
+    ids = AlphanumericIds("call_")
+    made = {ids.make(i) for i in range(10_000)}
+    assert len(made) == 10_000
+
+
+def test_marker_match_only_at_the_position() -> None:
+    markers = MarkerSet(["<a>", "<ab>"])
+    assert markers.match("x<ab>", 1) == "<ab>"
+    assert markers.match("x<ab>", 0) is None
+    assert markers.match("<a", 0) is None
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
     FIXTURES,
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     assert_split_matches,
@@ -333,3 +334,17 @@ def test_fuzz_marker_soup_only_toolwire_errors(variant: str, data: st.DataObject
     assert_only_toolwire_errors(fmt, text)
     cuts = data.draw(st.sets(st.integers(min_value=1, max_value=max(1, len(text) - 1))))
     assert_split_matches(fmt, text, cuts)
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("v3", "v3_rendered_two_calls.txt"),
+        ("v3.1", "v31_marker_in_value.txt"),
+        ("v4", "v4_marker_in_value.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(get("deepseek", variant), load_fixture("deepseek", name))

@@ -13,6 +13,7 @@ from toolwire.formats.gemma import FUNCTIONGEMMA, GEMMA4, VARIANTS, GemmaFormat,
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     load_fixture,
@@ -281,3 +282,16 @@ def test_unknown_variant_is_a_caller_error() -> None:
 
     with pytest.raises(CallerError, match="unknown"):
         make_gemma("no-such-variant")
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("gemma4", "gemma4_markers_inside_value.txt"),
+        ("functiongemma", "functiongemma_rendered.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(make(variant), load_fixture("gemma", name))

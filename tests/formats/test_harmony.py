@@ -13,6 +13,7 @@ from toolwire.wire.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolC
 
 from .conftest import (
     ID_PREFIX,
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     load_fixture,
@@ -275,3 +276,16 @@ def test_unknown_variant_is_a_caller_error() -> None:
 
     with pytest.raises(CallerError, match="unknown"):
         make_harmony("no-such-variant")
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("gpt-oss", "markers_inside_value.txt"),
+        ("gpt-oss", "commentary_preamble_then_call.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(get("harmony", variant), load_fixture("harmony", name))

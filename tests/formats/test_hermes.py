@@ -16,6 +16,7 @@ from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
     FIXTURES,
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     assert_split_matches,
@@ -218,3 +219,16 @@ def test_fixture_dir_has_sources() -> None:
     for name in FIXTURE_NAMES:
         raw = (Path(FIXTURES) / "hermes" / name).read_text(encoding="utf-8")
         assert raw.startswith("# Source:"), name
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("qwen3", "qwen3_markers_inside_value.txt"),
+        ("qwen3", "qwen3_rendered_reasoning_two_calls.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(get("hermes", variant), load_fixture("hermes", name))

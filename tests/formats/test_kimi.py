@@ -16,6 +16,7 @@ from toolwire.wire.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolC
 
 from .conftest import (
     FIXTURES,
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     assert_split_matches,
@@ -284,3 +285,16 @@ def test_fuzz_marker_soup_only_toolwire_errors(variant: str, data: st.DataObject
     assert_only_toolwire_errors(fmt, text)
     cuts = data.draw(st.sets(st.integers(min_value=1, max_value=max(1, len(text) - 1))))
     assert_split_matches(fmt, text, cuts)
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("k2", "k2_marker_in_value.txt"),
+        ("k3", "k3_generated.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(get("kimi", variant), load_fixture("kimi", name))

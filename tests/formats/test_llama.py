@@ -15,6 +15,7 @@ from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
     FIXTURES,
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     assert_split_matches,
@@ -225,3 +226,16 @@ def test_fuzz_split_invariant(data: st.DataObject) -> None:
     text = data.draw(marker_soup(markers, extra=[";", "\\", "1"]))
     cuts = data.draw(st.sets(st.integers(0, len(text))))
     assert_split_matches(get("llama", variant), text, cuts)
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("llama3-json", "json_text_around.txt"),
+        ("llama4-pythonic", "pythonic_python_start_parallel.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(get("llama", variant), load_fixture("llama", name))

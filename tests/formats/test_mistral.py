@@ -11,6 +11,7 @@ from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
     ID_PREFIX,
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     load_fixture,
@@ -20,7 +21,9 @@ from .conftest import (
 # Non-fixture cases use fewer random splits (every fixture gets the default 200).
 FEW = 25
 FAMILY = "mistral"
-G = ID_PREFIX  # generated ids are <prefix><index>
+# Generated ids are 9 letters and digits: the prefix's ("call_test_" -> "calltest"),
+# then the index.
+G = "calltest"
 
 SEND = (
     '{"attachment": "report.pdf", "body": "Attached is the monthly report for your review.", '
@@ -152,7 +155,7 @@ def test_named_call_arguments_stream_incrementally() -> None:
     stream = get("mistral", "v13").stream(id_prefix="c")
     assert stream.feed("Sure.[TOOL_CALLS]get_wea") == [TextDelta("Sure.")]
     assert stream.feed('ther[ARGS]{"city": "Pa') == [
-        ToolCallStarted(0, "c0", "get_weather"),
+        ToolCallStarted(0, "c00000000", "get_weather"),
         ToolCallDelta(0, '{"city": "Pa'),
     ]
     assert stream.feed('ris"} ok') == [ToolCallDelta(0, 'ris"}'), TextDelta(" ok")]
@@ -232,3 +235,17 @@ def test_unknown_variant_is_a_caller_error() -> None:
 
     with pytest.raises(CallerError, match="unknown"):
         make_mistral("no-such-variant")
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("v13", "v13_generated_think_then_call.txt"),
+        ("v11", "markers_inside_value.txt"),
+        ("v3", "v3_rendered_parallel.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(get("mistral", variant), load_fixture("mistral", name))

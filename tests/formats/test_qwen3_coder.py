@@ -15,6 +15,7 @@ from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
     FIXTURES,
+    assert_long_output_consistent,
     assert_only_toolwire_errors,
     assert_split_invariant,
     assert_split_matches,
@@ -228,3 +229,16 @@ def test_fuzz_split_invariant(data: st.DataObject) -> None:
     text = data.draw(marker_soup(_MARKERS, extra=["\n", "3"]))
     cuts = data.draw(st.sets(st.integers(0, len(text))))
     assert_split_matches(qwen35(), text, cuts)
+
+
+@pytest.mark.parametrize(
+    ("variant", "name"),
+    [
+        ("qwen3-coder", "rendered_markers_in_value.txt"),
+        ("qwen3-coder", "vllm_content_then_call.txt"),
+    ],
+)
+def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str) -> None:
+    # A whole output in one feed walks the parser's cursor through the buffer many
+    # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
+    assert_long_output_consistent(get("qwen3_coder", variant), load_fixture("qwen3_coder", name))

@@ -15,7 +15,9 @@ from toolwire.turn import Turn
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "local: needs llama-cpp-python and the shipped SmolLM2 model")
+    config.addinivalue_line(
+        "markers", "local: needs llama-cpp-python and the shipped SmolLM2 model"
+    )
 
 
 @pytest.fixture

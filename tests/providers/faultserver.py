@@ -113,7 +113,9 @@ class FaultServer:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length)
                 body = json.loads(raw) if raw else None
-                reply = server.next_reply(Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                reply = server.next_reply(
+                    Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                )
                 _send(self, reply, server.stopping)
 
         return Handler

@@ -35,7 +35,9 @@ def test_headers_and_body(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_reasoning_effort_enables_thinking_below_max_tokens(no_keys: None) -> None:
     model = AnthropicModel("claude-sonnet-4-5", api_key="k")
-    body = model.build_request(demo_request(settings={"reasoning_effort": "medium", "max_tokens": 1000})).body
+    body = model.build_request(
+        demo_request(settings={"reasoning_effort": "medium", "max_tokens": 1000})
+    ).body
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 8192}
     assert body["max_tokens"] > 8192
 

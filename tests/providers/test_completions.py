@@ -35,7 +35,10 @@ def test_text_stream_becomes_calls(no_keys: None) -> None:
     assert '"name": "explore_code"' in seen.body["prompt"]
     assert seen.body["stop"][0] == "<|im_end|>"
     assert turn.text.strip() == "I will search both."  # the newlines around blocks stay text
-    assert [r.input for r in turn.requests] == [{"query": "login"}, {"query": "session", "path": "auth"}]
+    assert [r.input for r in turn.requests] == [
+        {"query": "login"},
+        {"query": "session", "path": "auth"},
+    ]
     assert turn.finish_reason == "tool_calls"
     assert turn.usage.input_tokens == 311
     ready = [e for e in events if isinstance(e, ToolCallReady)]
@@ -44,7 +47,7 @@ def test_text_stream_becomes_calls(no_keys: None) -> None:
 
 
 def test_cut_after_calls_started_is_not_retried(no_keys: None) -> None:
-    cut = STREAM.index(b'sessi')
+    cut = STREAM.index(b"sessi")
     with FaultServer(sse(STREAM, drop_after=cut), sse(STREAM)) as server:
         with pytest.raises(StreamInterruptedError):
             run(model(server.url), demo_request())
@@ -64,7 +67,13 @@ def test_no_grammar_without_tools(no_keys: None) -> None:
 
 def test_non_streaming_response(no_keys: None) -> None:
     body = {
-        "choices": [{"index": 0, "text": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Beijing"}}\n</tool_call>', "finish_reason": "stop"}],
+        "choices": [
+            {
+                "index": 0,
+                "text": '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Beijing"}}\n</tool_call>',
+                "finish_reason": "stop",
+            }
+        ],
         "usage": {"prompt_tokens": 3, "completion_tokens": 4},
     }
     with FaultServer(json_reply(body)) as server:
@@ -77,7 +86,15 @@ def test_length_cut_inside_a_call_is_the_models_fault(no_keys: None) -> None:
     from toolwire import formats
 
     fmt = formats.get("hermes", "qwen2.5")
-    body = {"choices": [{"index": 0, "text": '<tool_call>\n{"name": "get_weather", "argu', "finish_reason": "length"}]}
+    body = {
+        "choices": [
+            {
+                "index": 0,
+                "text": '<tool_call>\n{"name": "get_weather", "argu',
+                "finish_reason": "length",
+            }
+        ]
+    }
     with pytest.raises(FormatError):
         decode_completion(fmt, body)
 
@@ -104,7 +121,9 @@ def test_a_custom_template_and_family(no_keys: None) -> None:
     def template(messages: object, tools: object, choice: str) -> Prompt:
         return Prompt("PROMPT", ("</s>",), "")
 
-    completions = CompletionsModel("my-llama", base_url="http://h/v1", template=template, format="llama")
+    completions = CompletionsModel(
+        "my-llama", base_url="http://h/v1", template=template, format="llama"
+    )
     body = completions.build_request(demo_request()).body
     assert body["prompt"] == "PROMPT" and body["stop"] == ["</s>"]
 

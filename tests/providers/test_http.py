@@ -41,14 +41,19 @@ def test_replays_a_recorded_stream(sleeps: SleepRecorder) -> None:
     with FaultServer(sse(STREAM, chunks=[7])) as server:
         events, turn = run(model(server, sleeps), demo_request())
     assert [call.name for call in turn.tool_calls] == ["explore_code", "explore_code"]
-    assert [r.input for r in turn.requests] == [{"query": "login"}, {"query": "session", "path": "auth"}]
+    assert [r.input for r in turn.requests] == [
+        {"query": "login"},
+        {"query": "session", "path": "auth"},
+    ]
     assert turn.usage.input_tokens == 182
     assert sum(isinstance(e, ToolCallReady) for e in events) == 2
     assert sleeps.delays == []
 
 
 def test_429_honours_retry_after_then_succeeds(sleeps: SleepRecorder) -> None:
-    limited = status(429, {"error": {"message": "Rate limit reached", "type": "requests"}}, Retry_After="2")
+    limited = status(
+        429, {"error": {"message": "Rate limit reached", "type": "requests"}}, Retry_After="2"
+    )
     with FaultServer(limited, sse(STREAM)) as server:
         _, turn = run(model(server, sleeps), demo_request())
         assert len(server.requests) == 2
@@ -57,7 +62,9 @@ def test_429_honours_retry_after_then_succeeds(sleeps: SleepRecorder) -> None:
 
 
 def test_retry_after_ms_wins_over_retry_after(sleeps: SleepRecorder) -> None:
-    limited = status(429, {"error": {"message": "slow down"}}, Retry_After="9", retry_after_ms="250")
+    limited = status(
+        429, {"error": {"message": "slow down"}}, Retry_After="9", retry_after_ms="250"
+    )
     with FaultServer(limited, sse(STREAM)) as server:
         run(model(server, sleeps), demo_request())
     assert sleeps.delays == [0.25]
@@ -66,7 +73,9 @@ def test_retry_after_ms_wins_over_retry_after(sleeps: SleepRecorder) -> None:
 def test_500_is_retried_with_growing_backoff(sleeps: SleepRecorder) -> None:
     failing = status(500, {"error": {"message": "The server had an error"}})
     with FaultServer(failing, failing, sse(STREAM)) as server:
-        _, turn = run(model(server, sleeps, retries=Retries(attempts=3, base_delay=1.0)), demo_request())
+        _, turn = run(
+            model(server, sleeps, retries=Retries(attempts=3, base_delay=1.0)), demo_request()
+        )
         assert len(server.requests) == 3
     assert len(turn.tool_calls) == 2
     first, second = sleeps.delays
@@ -91,8 +100,13 @@ def test_a_retry_after_longer_than_allowed_fails_at_once(sleeps: SleepRecorder) 
 
 
 @pytest.mark.parametrize("code", [400, 404, 422])
-def test_4xx_is_raised_with_the_provider_message_and_not_retried(sleeps: SleepRecorder, code: int) -> None:
-    rejected = status(code, {"error": {"message": "Invalid 'tools[0].function.name'", "type": "invalid_request_error"}})
+def test_4xx_is_raised_with_the_provider_message_and_not_retried(
+    sleeps: SleepRecorder, code: int
+) -> None:
+    rejected = status(
+        code,
+        {"error": {"message": "Invalid 'tools[0].function.name'", "type": "invalid_request_error"}},
+    )
     with FaultServer(rejected) as server, pytest.raises(ProviderAPIError) as info:
         run(model(server, sleeps), demo_request())
     assert len(server.requests) == 1
@@ -120,7 +134,7 @@ def test_cut_before_any_output_is_retried(sleeps: SleepRecorder) -> None:
 
 
 def test_cut_after_output_raises_instead_of_retrying(sleeps: SleepRecorder) -> None:
-    cut_at = STREAM.index(b"\"login") + 3
+    cut_at = STREAM.index(b'"login') + 3
     with FaultServer(sse(STREAM, drop_after=cut_at, chunks=[50]), sse(STREAM)) as server:
         with pytest.raises(StreamInterruptedError) as info:
             run(model(server, sleeps), demo_request())
@@ -129,8 +143,10 @@ def test_cut_after_output_raises_instead_of_retrying(sleeps: SleepRecorder) -> N
     assert "did not retry silently" in str(info.value)
 
 
-def test_a_stream_ending_early_without_cutting_keeps_the_partial_turn(sleeps: SleepRecorder) -> None:
-    cut_at = STREAM.index(b"finish_reason\":\"tool_calls")
+def test_a_stream_ending_early_without_cutting_keeps_the_partial_turn(
+    sleeps: SleepRecorder,
+) -> None:
+    cut_at = STREAM.index(b'finish_reason":"tool_calls')
     truncated = STREAM[: STREAM.rindex(b"\n\n", 0, cut_at) + 2]
     with FaultServer(sse(truncated)) as server, pytest.raises(StreamInterruptedError) as info:
         run(model(server, sleeps), demo_request())
@@ -162,13 +178,18 @@ def test_stall_before_output_times_out_then_retries(sleeps: SleepRecorder) -> No
     assert len(turn.tool_calls) == 2
 
 
-def test_stall_before_output_gives_a_timeout_error_when_retries_run_out(sleeps: SleepRecorder) -> None:
+def test_stall_before_output_gives_a_timeout_error_when_retries_run_out(
+    sleeps: SleepRecorder,
+) -> None:
     with FaultServer(sse(STREAM, stall_after=0)) as server, pytest.raises(ProviderTimeoutError):
-        run(model(server, sleeps, timeouts=Timeouts(read=0.2), retries=Retries(attempts=1)), demo_request())
+        run(
+            model(server, sleeps, timeouts=Timeouts(read=0.2), retries=Retries(attempts=1)),
+            demo_request(),
+        )
 
 
 def test_stall_after_output_is_not_retried(sleeps: SleepRecorder) -> None:
-    stall_at = STREAM.index(b"\"login")
+    stall_at = STREAM.index(b'"login')
     with FaultServer(sse(STREAM, stall_after=stall_at), sse(STREAM)) as server:
         with pytest.raises(StreamInterruptedError) as info:
             run(model(server, sleeps, timeouts=Timeouts(read=0.3)), demo_request())
@@ -219,7 +240,11 @@ def test_a_json_response_is_decoded_as_a_whole_turn(sleeps: SleepRecorder) -> No
                     "role": "assistant",
                     "content": "Looking.",
                     "tool_calls": [
-                        {"id": "c_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city":"Beijing"}'}}
+                        {
+                            "id": "c_1",
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city":"Beijing"}'},
+                        }
                     ],
                 },
                 "finish_reason": "tool_calls",
@@ -266,8 +291,15 @@ def test_backoff_gives_up_after_the_attempts() -> None:
 
 
 def test_api_error_reads_the_shapes_providers_use() -> None:
-    anthropic = api_error(400, b'{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}', "A")
-    assert anthropic.error_type == "invalid_request_error" and "max_tokens: too big" in anthropic.message
+    anthropic = api_error(
+        400,
+        b'{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: too big"}}',
+        "A",
+    )
+    assert (
+        anthropic.error_type == "invalid_request_error"
+        and "max_tokens: too big" in anthropic.message
+    )
     fastapi = api_error(422, b'{"detail":"field required"}', "S")
     assert "field required" in fastapi.message
     text = api_error(502, b"<html>Bad\ngateway</html>", "P")

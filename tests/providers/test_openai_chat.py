@@ -44,7 +44,9 @@ def test_a_self_hosted_server_needs_no_key(no_keys: None) -> None:
 def test_body_carries_tools_choice_parallel_and_usage(no_keys: None) -> None:
     model = OpenAIChatModel("m", base_url="http://h/v1", settings={"temperature": 0})
     body = model.build_request(
-        demo_request(tool_choice="get_weather", parallel_tool_calls=False, settings={"max_tokens": 50})
+        demo_request(
+            tool_choice="get_weather", parallel_tool_calls=False, settings={"max_tokens": 50}
+        )
     ).body
     assert body["model"] == "m" and body["stream"] is True
     assert body["stream_options"] == {"include_usage": True}
@@ -57,18 +59,28 @@ def test_body_carries_tools_choice_parallel_and_usage(no_keys: None) -> None:
 
 def test_reasoning_effort_passes_through_and_none_drops_a_default(no_keys: None) -> None:
     model = OpenAIChatModel("o4-mini", base_url="http://h/v1")
-    body = model.build_request(demo_request(settings={"reasoning_effort": "low", "stream_options": None})).body
+    body = model.build_request(
+        demo_request(settings={"reasoning_effort": "low", "stream_options": None})
+    ).body
     assert body["reasoning_effort"] == "low"
     assert "stream_options" not in body
 
 
 def test_no_tools_sends_no_tool_fields(no_keys: None) -> None:
-    body = OpenAIChatModel("m", base_url="http://h/v1").build_request(ModelRequest([UserMessage("hi")])).body
+    body = (
+        OpenAIChatModel("m", base_url="http://h/v1")
+        .build_request(ModelRequest([UserMessage("hi")]))
+        .body
+    )
     assert "tools" not in body and "tool_choice" not in body and "parallel_tool_calls" not in body
 
 
 def test_a_broken_history_fails_before_any_request(no_keys: None) -> None:
-    dangling = [UserMessage("hi"), AssistantMessage([ToolCall("c1", "get_weather", "{}")]), UserMessage("and?")]
+    dangling = [
+        UserMessage("hi"),
+        AssistantMessage([ToolCall("c1", "get_weather", "{}")]),
+        UserMessage("and?"),
+    ]
     with FaultServer(sse(STREAM)) as server:
         model = OpenAIChatModel("m", base_url=f"{server.url}/v1")
         with pytest.raises(HistoryError):
@@ -89,11 +101,17 @@ def test_a_turn_over_http_matches_the_recorded_calls(no_keys: None) -> None:
     assert turn.finish_reason == "tool_calls"
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.integers(1, 300), min_size=1, max_size=6))
 def test_any_server_chunking_gives_the_same_turn(chunks: list[int]) -> None:
     with FaultServer(sse(STREAM)) as server:
-        _, expected = run(OpenAIChatModel("m", base_url=f"{server.url}/v1", api_key="k"), demo_request())
+        _, expected = run(
+            OpenAIChatModel("m", base_url=f"{server.url}/v1", api_key="k"), demo_request()
+        )
     with FaultServer(sse(STREAM, chunks=chunks)) as server:
-        _, turn = run(OpenAIChatModel("m", base_url=f"{server.url}/v1", api_key="k"), demo_request())
+        _, turn = run(
+            OpenAIChatModel("m", base_url=f"{server.url}/v1", api_key="k"), demo_request()
+        )
     assert turn == expected

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import json
 
-from toolwire.messages import AssistantMessage, SystemMessage, TextPart, ToolCall, ToolResult, UserMessage
+from toolwire.messages import (
+    AssistantMessage,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 from toolwire.providers.prompt import chatml_hermes, tool_instructions
 
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+TOOLS = [
+    {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
+]
 
 
 def test_full_history_renders_in_chatml() -> None:
@@ -32,7 +41,10 @@ def test_full_history_renders_in_chatml() -> None:
         '<|im_start|>assistant\nChecking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Beijing"}}\n</tool_call>\n'
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Shanghai"}}\n</tool_call><|im_end|>\n'
     ) in text
-    assert "<|im_start|>user\n<tool_response>\nSunny\n</tool_response>\n<tool_response>\nRain\n</tool_response><|im_end|>\n" in text
+    assert (
+        "<|im_start|>user\n<tool_response>\nSunny\n</tool_response>\n<tool_response>\nRain\n</tool_response><|im_end|>\n"
+        in text
+    )
     assert text.endswith("<|im_start|>assistant\n")
     assert prompt.generation_prompt == "<|im_start|>assistant\n"
     assert "<|im_end|>" in prompt.stop

@@ -59,7 +59,7 @@ def test_unknown_specs_are_one_line_caller_errors(spec: str) -> None:
 
 
 def test_unknown_spec_suggests_the_prefix() -> None:
-    with pytest.raises(UnknownModelSpecError, match="did you mean openai:gpt-4.1-mini"):
+    with pytest.raises(UnknownModelSpecError, match=r"did you mean openai:gpt-4\.1-mini"):
         resolve("gpt-4.1-mini")
 
 

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from toolwire.run._threads import Job, WorkerPool, shared_pool
+from toolwire.run._threads import WorkerPool, shared_pool
 
 from .helpers import run
 
@@ -67,15 +67,27 @@ def test_abandoned_jobs_do_not_block_the_next_one() -> None:
 
 
 def test_a_job_abandoned_before_it_started_is_skipped() -> None:
+    pool = WorkerPool("t4")
+    release = threading.Event()
     ran: list[str] = []
 
-    async def body() -> bool:
-        loop = asyncio.get_running_loop()
-        job = Job(lambda: ran.append("ran"), loop, loop.create_future())
-        job.abandon()
-        return WorkerPool._run(job)
+    async def body() -> str:
+        busy = pool.submit(lambda: release.wait(10))  # the only thread, busy
+        await asyncio.sleep(0.01)
+        with pool._lock:  # queue the next job for the busy thread, not a new one
+            pool._idle += 1
+        skipped = pool.submit(lambda: ran.append("ran"))
+        skipped.abandon()
+        skipped.future.cancel()
+        release.set()
+        await busy.future
+        result: str = await pool.submit(lambda: "next").future
+        return result
 
-    assert run(body()) is False  # the worker stays in the pool
+    try:
+        assert run(body()) == "next"
+    finally:
+        release.set()
     assert ran == []
 
 

@@ -45,7 +45,7 @@ def test_overall_kind_prefers_the_most_specific():
 def test_render_message_includes_schema_and_instructions():
     text = render_message("t", "bad.", ["- `a`: wrong"], {"type": "object"})
     assert text.splitlines() == [
-        "Error: the call to `t` was not run: bad.",
+        "Tool error: the call to `t` was not run: bad.",
         "- `a`: wrong",
         'Expected arguments (JSON Schema): {"type":"object"}',
         "Call `t` again with arguments that match this schema.",

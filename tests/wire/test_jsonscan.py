@@ -115,3 +115,85 @@ def test_partial_json_fuzz_only_its_error(text: str) -> None:
             _ = parser.value
     except PartialJSONError:
         pass
+
+
+# ---- ClosureScanner(any_value=True): what the text-marker formats use
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['{"a": [1, {"b": "}]\\"\\\\"}], "c": null}', '["x", [], {}]', '"a \\" string } ]"', "{}"],
+)
+def test_any_value_finds_the_end_after_a_start_offset(value: str) -> None:
+    scanner = ClosureScanner(any_value=True)
+    text = "head " + value + " tail"
+    assert scanner.feed(text, 5) == 5 + len(value)
+    assert scanner.closed and scanner.finish()
+
+
+def test_any_value_scalar_ends_before_its_delimiter_or_at_finish() -> None:
+    assert ClosureScanner(any_value=True).feed("true}", 0) == 4
+    assert ClosureScanner(any_value=True).feed("x: -1.5e3, y", 3) == 9
+    scanner = ClosureScanner(any_value=True)
+    assert scanner.feed("  12") == -1
+    assert scanner.feed(".5") == -1
+    assert not scanner.closed
+    assert scanner.finish()
+    assert scanner.closed
+
+
+def test_finish_reports_an_open_value_as_incomplete() -> None:
+    for text in ('{"a": 1', '"open', "[", "", "   "):
+        scanner = ClosureScanner(any_value=True)
+        scanner.feed(text)
+        assert not scanner.finish(), text
+    default = ClosureScanner()
+    default.feed("12")  # not a container: the default scanner gives up on it
+    assert not default.finish()
+
+
+def test_started_is_set_by_the_first_non_space_character() -> None:
+    scanner = ClosureScanner(any_value=True)
+    assert scanner.feed(" \n\t") == -1
+    assert not scanner.started
+    assert scanner.feed(' "x') == -1
+    assert scanner.started
+
+
+def test_a_closed_scanner_reports_nothing_more() -> None:
+    scanner = ClosureScanner(any_value=True)
+    assert scanner.feed('"a"') == 3
+    assert scanner.feed('"b"') == -1
+    assert scanner.closed
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    json_values,
+    st.lists(st.integers(min_value=0, max_value=400), max_size=30),
+    st.integers(min_value=0, max_value=3),
+    st.sampled_from(["", " ", ",", "}", "]", "\n"]),
+)
+def test_any_value_end_reported_exactly_for_any_split_and_offset(
+    value: object, cuts: list[int], offset: int, after: str
+) -> None:
+    text = json.dumps(value)
+    scalar = text[0] not in '{["'
+    stream = "x" * offset + text + after
+    scanner = ClosureScanner(any_value=True)
+    consumed = 0
+    end = -1
+    # The first piece holds the offset and is scanned from it, as a format scans from
+    # its cursor inside a buffer that holds other text too.
+    for i, piece in enumerate(split(stream, [c for c in cuts if c > offset])):
+        got = scanner.feed(piece, offset if i == 0 else 0)
+        if got >= 0:
+            end = consumed + got
+            break
+        consumed += len(piece)
+    if scalar and not after:
+        assert end == -1  # nothing after a bare scalar: it ends with the input
+        assert scanner.finish()
+    else:
+        assert end == len(stream) - len(after)
+    assert scanner.closed

@@ -15,9 +15,11 @@ Open-weight models write tool calls as text with special markers. Each family mo
   compiled alternation, so each character is scanned once) and measures the longest
   buffer suffix that could still grow into a marker: only that suffix is held back,
   everything before it is emitted at once.
-* **Incremental JSON.** :class:`JsonScanner` tells where one JSON value ends when it
-  arrives in pieces, so JSON arguments stream as they come and the call closes the
-  moment its closing bracket arrives.
+* **Incremental JSON.** The assembler's :class:`~toolwire.wire.jsonscan.ClosureScanner`
+  (with ``any_value=True``) tells where one JSON value ends when it arrives in pieces,
+  so JSON arguments stream as they come and the call closes the moment its closing
+  bracket arrives. One scanner serves both layers, skipping string bodies with a
+  regular expression instead of a Python loop per character.
 * **Schema typing.** :func:`coerce_value` types an argument value that a format
   carries as text (XML-like formats) by the tool's JSON Schema: ``"3"`` becomes ``3``
   only if the schema says integer or number.
@@ -32,6 +34,7 @@ import json
 import math
 import re
 import secrets
+import string
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +42,7 @@ from typing import Any, ClassVar
 
 from ..errors import CallerError, DecoderStateError, ModelOutputError
 from ..wire.events import Event, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
+from ..wire.jsonscan import ClosureScanner
 
 __all__ = [
     "Format",
@@ -46,7 +50,7 @@ __all__ = [
     "CallObjectReader",
     "FormatStream",
     "IdFactory",
-    "JsonScanner",
+    "AlphanumericIds",
     "MarkerSet",
     "ParseResult",
     "ParsedCall",
@@ -208,10 +212,15 @@ def to_openai_delta(event: Event) -> dict[str, Any] | None:
 
 
 class IdFactory:
-    """Call ids for one stream: ``<prefix><index>``.
+    """Call ids for one stream: ``<prefix><index>`` (the default of every family).
 
-    With an explicit prefix the ids are deterministic (tests, replays); without one a
-    random token is drawn per stream, so ids never collide across turns.
+    A family whose chat template constrains ids sets :attr:`Format.id_factory` to a
+    subclass (see :class:`AlphanumericIds`). With an explicit prefix the ids are
+    deterministic (tests, replays); without one a random token is drawn per stream,
+    so ids never collide across turns.
+
+    Args:
+        prefix: The id prefix, or ``None`` for a random one.
     """
 
     __slots__ = ("prefix",)
@@ -222,6 +231,49 @@ class IdFactory:
     def make(self, index: int) -> str:
         """Return the id of the call at ``index``."""
         return f"{self.prefix}{index}"
+
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+class AlphanumericIds(IdFactory):
+    """Call ids of exactly :attr:`LENGTH` characters from ``[A-Za-z0-9]``.
+
+    ``mistral_common`` (``MistralRequestValidatorV3`` in
+    ``src/mistral_common/protocol/instruct/validator.py``: ``^[a-zA-Z0-9]{9}$``) and
+    Mistral's chat templates reject any other id when a call goes back into the
+    history, so the generic ``call_<hex>_<n>`` would break the next request.
+
+    With a prefix the id is deterministic: the prefix's letters and digits, then the
+    call index, zero-padded in between (``"call_test_"`` gives ``calltest0``, and
+    ``calltes10`` for call 10; a long prefix is cut so the index always fits).
+    Without one each id is 9 random characters, as ``mistral_common`` draws them,
+    redrawn in the unlikely case it repeats an earlier id of the same stream.
+
+    Args:
+        prefix: The id prefix, or ``None`` for random ids.
+    """
+
+    LENGTH = 9
+    __slots__ = ("_issued", "_stem")
+
+    def __init__(self, prefix: str | None = None) -> None:
+        super().__init__("" if prefix is None else prefix)
+        self._stem = None if prefix is None else "".join(c for c in prefix if c in _ALNUM)
+        self._issued: set[str] = set()
+
+    def make(self, index: int) -> str:
+        """Return the id of the call at ``index``."""
+        if self._stem is not None:
+            # A stream never holds 10**9 calls, so the index fits in the 9 characters.
+            digits = str(index)[-self.LENGTH :]
+            stem = self._stem[: self.LENGTH - len(digits)]
+            return stem + digits.rjust(self.LENGTH - len(stem), "0")
+        while True:
+            call_id = "".join(secrets.choice(_ALNUM) for _ in range(self.LENGTH))
+            if call_id not in self._issued:
+                self._issued.add(call_id)
+                return call_id
 
 
 # --------------------------------------------------------------------------- markers
@@ -260,6 +312,11 @@ class MarkerSet:
         match = self._pattern.search(text, start)
         return (match.start(), match.group()) if match else None
 
+    def match(self, text: str, pos: int) -> str | None:
+        """Return the marker that starts exactly at ``pos`` (``None`` if none does)."""
+        found = self._pattern.match(text, pos)
+        return found.group() if found else None
+
     def holdback(self, text: str, start: int = 0) -> int:
         """Return the length of the longest suffix of ``text[start:]`` that could be a
         marker's beginning (0 when none)."""
@@ -276,124 +333,6 @@ class MarkerSet:
 
 
 # --------------------------------------------------------------------------- json
-
-
-_JSON_OUTSIDE = re.compile(r'["{}\[\]]')
-_JSON_INSIDE = re.compile(r'["\\]')
-_JSON_SCALAR_END = re.compile(r"[\s,}\]]")
-
-
-class JsonScanner:
-    """Finds where one JSON value ends, fed in pieces.
-
-    It tracks only nesting depth and string state (no validation: the consumer parses
-    the finished text). Objects, arrays and strings end at their closing character;
-    a bare scalar ends before the first whitespace, ``,``, ``}`` or ``]``, or at the
-    end of the input (see :meth:`finish`).
-
-    Attributes:
-        started: Whether the value's first (non-whitespace) character arrived.
-        done: Whether the value ended.
-    """
-
-    __slots__ = ("_depth", "_escape", "_in_string", "_scalar", "done", "started")
-
-    def __init__(self) -> None:
-        self._depth = 0
-        self._in_string = False
-        self._escape = False
-        self._scalar = False
-        self.started = False
-        self.done = False
-
-    def feed(self, text: str, start: int = 0) -> int:
-        """Scan ``text[start:]``.
-
-        Returns:
-            The index just after the value's last character, or ``-1`` if it has not
-            ended within ``text``.
-        """
-        pos = start
-        if not self.started:
-            pos = self._begin(text, pos)
-            if pos < 0 or self.done:
-                return pos
-        if self._scalar:
-            return self._scan_scalar(text, pos)
-        return self._scan_nested(text, pos)
-
-    def finish(self) -> bool:
-        """The input ended: return whether the value is complete (a bare scalar is)."""
-        if self._scalar and not self.done:
-            self.done = True
-        return self.done
-
-    def _begin(self, text: str, pos: int) -> int:
-        n = len(text)
-        while pos < n and text[pos] in " \t\r\n":
-            pos += 1
-        if pos == n:
-            return -1
-        self.started = True
-        char = text[pos]
-        if char in "{[":
-            self._depth = 1
-        elif char == '"':
-            self._in_string = True
-        else:
-            self._scalar = True
-            return pos
-        return pos + 1
-
-    def _scan_scalar(self, text: str, pos: int) -> int:
-        match = _JSON_SCALAR_END.search(text, pos)
-        if match is None:
-            return -1
-        self.done = True
-        return match.start()
-
-    def _scan_nested(self, text: str, pos: int) -> int:
-        while True:
-            if self._in_string:
-                pos = self._scan_string(text, pos)
-                if pos < 0:
-                    return -1
-                if self._depth == 0:
-                    self.done = True
-                    return pos
-                continue
-            match = _JSON_OUTSIDE.search(text, pos)
-            if match is None:
-                return -1
-            char, pos = match.group(), match.end()
-            if char == '"':
-                self._in_string = True
-            elif char in "{[":
-                self._depth += 1
-            else:
-                self._depth -= 1
-                if self._depth == 0:
-                    self.done = True
-                    return pos
-
-    def _scan_string(self, text: str, pos: int) -> int:
-        # Returns the index after the closing quote, or -1 (string still open).
-        if self._escape:
-            if pos >= len(text):
-                return -1
-            self._escape = False
-            pos += 1
-        while True:
-            match = _JSON_INSIDE.search(text, pos)
-            if match is None:
-                return -1
-            if match.group() == '"':
-                self._in_string = False
-                return match.end()
-            if match.end() >= len(text):
-                self._escape = True
-                return -1
-            pos = match.end() + 1
 
 
 _WHITESPACE = " \t\r\n"
@@ -451,7 +390,7 @@ class CallObjectReader:
         self._held: list[str] = []
         self._key = ""
         self._mode = ""
-        self._scanner = JsonScanner()
+        self._scanner = ClosureScanner(any_value=True)
         self._args_done = False
         self._args_pending: str | None = None
 
@@ -498,7 +437,7 @@ class CallObjectReader:
         if char == "}":
             self._close_object(ops)
             return pos
-        self._scanner = JsonScanner()
+        self._scanner = ClosureScanner(any_value=True)
         self._scanner.feed('"')
         self._held = ['"']
         self._state = "key_string"
@@ -529,7 +468,7 @@ class CallObjectReader:
             raise self._fail(f"arguments given twice ({self._key!r})")
         stream = is_args and self.name is not None and text[pos] == "{"
         self._mode = "stream" if stream else ("args" if is_args else "buffer")
-        self._scanner = JsonScanner()
+        self._scanner = ClosureScanner(any_value=True)
         self._held = []
         self._state = "value"
         return pos
@@ -872,7 +811,7 @@ class FormatStream(ABC):
 
     def __init__(self, fmt: Format, *, id_prefix: str | None = None) -> None:
         self.format = fmt
-        self._ids = IdFactory(id_prefix)
+        self._ids = fmt.id_factory(id_prefix)
         self._out: list[Event] = []
         self._call_count = 0
         self._closed = False
@@ -984,10 +923,13 @@ class Format(ABC):
         tools: The tool index used to type argument values.
         generation_prompt: The text the chat template appended after the last message.
         markers: The marker strings of this format (tests check none leaks out).
+        id_factory: The :class:`IdFactory` class that makes the ids of calls the
+            output does not name; a family whose template constrains ids overrides it.
     """
 
     family: ClassVar[str] = ""
     markers: tuple[str, ...] = ()
+    id_factory: ClassVar[type[IdFactory]] = IdFactory
 
     def __init__(
         self,

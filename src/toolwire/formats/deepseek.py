@@ -55,10 +55,10 @@ from typing import Any, ClassVar
 
 from ..errors import CallerError
 from ..wire.events import ToolCallDelta
+from ..wire.jsonscan import ClosureScanner
 from .base import (
     Format,
     FormatStream,
-    JsonScanner,
     MarkerSet,
     opens_reasoning,
     schema_types,
@@ -126,7 +126,7 @@ class MarkupStream(FormatStream):
         self._pos = 0
         self._final = False
         self._state: Callable[[], bool] = self._finished
-        self._json = JsonScanner()
+        self._json = ClosureScanner()
         self._json_after: Callable[[], bool] = self._finished
         self._tail: list[str] = []
 
@@ -238,7 +238,7 @@ class MarkupStream(FormatStream):
     # ---- JSON arguments (V3 / V3.1 / Kimi): streamed as scanned, marker-safe
 
     def _start_json_arguments(self, after: Callable[[], bool]) -> None:
-        self._json = JsonScanner()
+        self._json = ClosureScanner()
         self._json_after = after
         self._tail = []
         self._state = self._st_json_arguments

@@ -57,7 +57,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CallerError
-from .base import Format, FormatStream, MarkerSet, coerce_value, opens_reasoning, schema_types
+from .base import (
+    Format,
+    FormatStream,
+    MarkerSet,
+    coerce_value,
+    opens_reasoning,
+    schema_types,
+    skip_whitespace,
+)
 
 __all__ = ["VARIANTS", "GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
 
@@ -379,13 +387,19 @@ def _literal(value: str) -> Any:
 
 
 class GemmaStream(FormatStream):
-    """Incremental parser of one Gemma 4 / FunctionGemma output (see the module docstring)."""
+    """Incremental parser of one Gemma 4 / FunctionGemma output (see the module docstring).
+
+    The unread input is ``_buf[_pos:]``: the steps move the cursor and the buffer is
+    cut once per feed, so a whole output fed at once is never copied per marker
+    (cutting the front off per step made parsing quadratic in the output length).
+    """
 
     def __init__(self, fmt: GemmaFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self.markers = fmt.gemma_markers
         self._marker_set = MarkerSet(self.markers.all())
         self._buf = ""
+        self._pos = 0
         self._mode = _Mode.CONTENT
         self._label_pending = False
         self._name: list[str] = []
@@ -407,22 +421,24 @@ class GemmaStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        while self._buf and self._step():
+        while self._pos < len(self._buf) and self._step():
             pass
+        self._buf = self._buf[self._pos :]
+        self._pos = 0
 
     def _close(self) -> None:
+        rest = self._take(len(self._buf))
         if self._mode is _Mode.CONTENT:
-            self._text(self._buf)
+            self._text(rest)
         elif self._mode is _Mode.REASONING:
             if not self._label_pending:
-                self._reasoning(self._buf)
+                self._reasoning(rest)
         elif self._mode is not _Mode.AFTER_ARGS:
             raise self._error(
                 f"output ended inside a tool call ({self._mode.value}); it was probably cut "
                 "off by the token limit",
                 where=f"tool call {self._call_count - (self._mode is _Mode.ARGS)}",
             )
-        self._buf = ""
 
     def _step(self) -> bool:
         if self._mode is _Mode.NAME:
@@ -432,6 +448,12 @@ class GemmaStream(FormatStream):
         if self._mode is _Mode.AFTER_ARGS:
             return self._step_after_args()
         return self._step_text()
+
+    def _take(self, end: int, skip: int = 0) -> str:
+        """Consume the buffer up to ``end`` (returned) and ``skip`` characters more."""
+        piece = self._buf[self._pos : end]
+        self._pos = end + skip
+        return piece
 
     # ---- content and reasoning
 
@@ -444,25 +466,24 @@ class GemmaStream(FormatStream):
     def _step_text(self) -> bool:
         if self._label_pending and not self._strip_label():
             return False
-        found = self._marker_set.search(self._buf)
+        buf = self._buf
+        found = self._marker_set.search(buf, self._pos)
         if found is None:
-            held = self._marker_set.holdback(self._buf)
-            cut = len(self._buf) - held
-            self._emit(self._buf[:cut])
-            self._buf = self._buf[cut:]
+            self._emit(self._take(len(buf) - self._marker_set.holdback(buf, self._pos)))
             return False
         pos, marker = found
-        self._emit(self._buf[:pos])
-        self._buf = self._buf[pos + len(marker) :]
+        self._emit(self._take(pos, len(marker)))
         self._on_marker(marker)
         return True
 
     def _strip_label(self) -> bool:
         """Drop the ``thought`` label at the start of reasoning; False: need more text."""
         label = self.markers.think_label
-        if self._buf.startswith(label):
-            self._buf = self._buf[len(label) :]
-        elif label.startswith(self._buf):
+        # Slice at most len(label) characters: the buffer may hold the whole output.
+        head = self._buf[self._pos : self._pos + len(label)]
+        if head == label:
+            self._pos += len(label)
+        elif len(head) < len(label) and label.startswith(head):
             return False
         self._label_pending = False
         return True
@@ -483,13 +504,11 @@ class GemmaStream(FormatStream):
     # ---- calls
 
     def _step_name(self) -> bool:
-        brace = self._buf.find("{")
+        brace = self._buf.find("{", self._pos)
         if brace < 0:
-            self._name.append(self._buf)
-            self._buf = ""
+            self._name.append(self._take(len(self._buf)))
             return False
-        self._name.append(self._buf[:brace])
-        self._buf = self._buf[brace:]
+        self._name.append(self._take(brace))
         name = "".join(self._name).strip()
         name = name[len(_CALL_PREFIX) :].strip() if name.startswith(_CALL_PREFIX) else name
         if not name or any(marker in name for marker in self._marker_set.markers):
@@ -504,30 +523,28 @@ class GemmaStream(FormatStream):
 
     def _step_args(self) -> bool:
         assert self._converter is not None
-        piece, pos, done = self._converter.feed(self._buf, 0)
+        piece, self._pos, done = self._converter.feed(self._buf, self._pos)
         self._arguments(piece)
-        self._buf = self._buf[pos:]
         if done:
             self._mode = _Mode.AFTER_ARGS
         return done
 
     def _step_after_args(self) -> bool:
-        stripped = self._buf.lstrip(_SPACE)
-        if not stripped:
-            self._buf = ""
+        buf = self._buf
+        self._pos = skip_whitespace(buf, self._pos)
+        if self._pos == len(buf):
             return False
-        found = self._marker_set.search(stripped)
-        if found is not None and found[0] == 0:
-            marker = found[1]
-            self._buf = stripped[len(marker) :]
+        marker = self._marker_set.match(buf, self._pos)
+        if marker is not None:
+            self._pos += len(marker)
             self._mode = _Mode.CONTENT
             if marker != self.markers.call_close:
                 self._on_marker(marker)  # the close was missing: tolerated
             return True
-        if self._marker_set.holdback(stripped) == len(stripped):
-            self._buf = stripped
+        if self._marker_set.holdback(buf, self._pos) == len(buf) - self._pos:
             return False
-        raise self.call_error(f"unexpected text {stripped[:20]!r} after the arguments")
+        found = buf[self._pos : self._pos + 20]
+        raise self.call_error(f"unexpected text {found!r} after the arguments")
 
 
 class GemmaFormat(Format):

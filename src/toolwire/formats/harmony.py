@@ -52,7 +52,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import CallerError
-from .base import Format, FormatStream, JsonScanner, MarkerSet
+from ..wire.jsonscan import ClosureScanner
+from .base import Format, FormatStream, MarkerSet
 
 __all__ = ["VARIANTS", "HarmonyFormat", "HarmonyStream", "make"]
 
@@ -75,6 +76,8 @@ _FUNCTIONS = "functions."
 _RECIPIENT = re.compile(r"(?<![\w.])to=([^\s<]*)")
 _CHANNEL_NAME = re.compile(r"<\|channel\|>\s*([^\s<]*)")
 _JSON_OPENERS = frozenset('{["')
+# ``\s`` is the whitespace ``str.strip`` removes (and ClosureScanner skips).
+_LEADING_SPACE = re.compile(r"\s*")
 
 
 class _Mode(enum.Enum):
@@ -86,16 +89,22 @@ class _Mode(enum.Enum):
 
 
 class HarmonyStream(FormatStream):
-    """Incremental parser of one gpt-oss Harmony output (see the module docstring)."""
+    """Incremental parser of one gpt-oss Harmony output (see the module docstring).
+
+    The unread input is ``_buf[_pos:]``: the steps move the cursor and the buffer is
+    cut once per feed, so a whole output fed at once is never copied per marker
+    (cutting the front off per step made parsing quadratic in the output length).
+    """
 
     def __init__(self, fmt: HarmonyFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self._buf = ""
+        self._pos = 0
         self._mode = _Mode.BETWEEN
         self._header: list[str] = []
         self._header_generated_from = 0  # where the output's own header text begins
         self._header_from_prompt = False  # the header was opened by the prompt
-        self._scanner: JsonScanner | None = None
+        self._scanner: ClosureScanner | None = None
         self._plain_args = False
         self._args_emitted = False
         self._prime(fmt.generation_prompt)
@@ -120,6 +129,8 @@ class HarmonyStream(FormatStream):
         self._buf += delta
         while self._step():
             pass
+        self._buf = self._buf[self._pos :]
+        self._pos = 0
 
     def _close(self) -> None:
         handler = {
@@ -135,7 +146,7 @@ class HarmonyStream(FormatStream):
 
     def _step(self) -> bool:
         """Consume what the current mode can; return whether to run again."""
-        if not self._buf:
+        if self._pos >= len(self._buf):
             return False
         if self._mode is _Mode.HEADER:
             return self._step_header()
@@ -153,23 +164,29 @@ class HarmonyStream(FormatStream):
         else:
             self._text(text)
 
+    def _take(self, end: int, skip: int = 0) -> str:
+        """Consume the buffer up to ``end`` (returned) and ``skip`` characters more."""
+        piece = self._buf[self._pos : end]
+        self._pos = end + skip
+        return piece
+
+    def _safe_end(self) -> int:
+        """No marker in the rest of the buffer: where a possible marker beginning starts."""
+        return len(self._buf) - _MARKERS.holdback(self._buf, self._pos)
+
     def _emit_safe(self) -> bool:
         """No marker in the buffer: emit all but a possible marker beginning."""
-        held = _MARKERS.holdback(self._buf)
-        cut = len(self._buf) - held
-        self._emit(self._buf[:cut])
-        self._buf = self._buf[cut:]
+        self._emit(self._take(self._safe_end()))
         return False
 
     # ---- text bodies and the space between messages
 
     def _step_text(self) -> bool:
-        found = _MARKERS.search(self._buf)
+        found = _MARKERS.search(self._buf, self._pos)
         if found is None:
             return self._emit_safe()
         pos, marker = found
-        self._emit(self._buf[:pos])
-        self._buf = self._buf[pos + len(marker) :]
+        self._emit(self._take(pos, len(marker)))
         self._on_marker(marker)
         return True
 
@@ -194,15 +211,12 @@ class HarmonyStream(FormatStream):
         self._header_from_prompt = False
 
     def _step_header(self) -> bool:
-        found = _MARKERS.search(self._buf)
+        found = _MARKERS.search(self._buf, self._pos)
         if found is None:
-            held = _MARKERS.holdback(self._buf)
-            cut = len(self._buf) - held
-            self._header.append(self._buf[:cut])
-            self._buf = self._buf[cut:]
+            self._header.append(self._take(self._safe_end()))
             return False
         pos, marker = found
-        head, self._buf = self._buf[:pos], self._buf[pos + len(marker) :]
+        head = self._take(pos, len(marker))
         if marker == MESSAGE:
             self._header.append(head)
             self._open_body("".join(self._header))
@@ -250,20 +264,16 @@ class HarmonyStream(FormatStream):
         if self._scanner is None and not self._plain_args and not self._choose_args_kind():
             return False
         scanner = self._scanner
-        if scanner is not None and not scanner.done:
-            end = scanner.feed(self._buf)
+        if scanner is not None and not scanner.closed:
+            end = scanner.feed(self._buf, self._pos)
+            self._emit(self._take(len(self._buf) if end < 0 else end))
             if end < 0:
-                self._emit(self._buf)
-                self._buf = ""
                 return False
-            self._emit(self._buf[:end])
-            self._buf = self._buf[end:]
-        found = _MARKERS.search(self._buf)
+        found = _MARKERS.search(self._buf, self._pos)
         if found is None:
             return self._emit_safe()
         pos, marker = found
-        self._emit(self._buf[:pos])
-        self._buf = self._buf[pos + len(marker) :]
+        self._emit(self._take(pos, len(marker)))
         self._end_call()
         self._on_marker(marker)
         if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
@@ -272,13 +282,12 @@ class HarmonyStream(FormatStream):
 
     def _choose_args_kind(self) -> bool:
         """Decide JSON or plain arguments at the first non-space character."""
-        stripped = self._buf.lstrip()
-        if not stripped:
-            self._emit(self._buf)
-            self._buf = ""
+        first = _LEADING_SPACE.match(self._buf, self._pos).end()  # type: ignore[union-attr]
+        if first == len(self._buf):
+            self._emit(self._take(first))
             return False
-        if stripped[0] in _JSON_OPENERS:
-            self._scanner = JsonScanner()
+        if self._buf[first] in _JSON_OPENERS:
+            self._scanner = ClosureScanner(any_value=True)
         else:
             self._plain_args = True
         return True
@@ -294,11 +303,10 @@ class HarmonyStream(FormatStream):
     def _close_text(self) -> None:
         # Whatever was held back could only have been a marker's beginning; the output
         # ended, so it is plain text after all.
-        self._emit(self._buf)
-        self._buf = ""
+        self._emit(self._take(len(self._buf)))
 
     def _close_header(self) -> None:
-        header = "".join(self._header) + self._buf
+        header = "".join(self._header) + self._take(len(self._buf))
         if _recipient(header) is not None:
             raise self._error(
                 f"output ended inside the header of a tool call ({header!r}); "
@@ -313,16 +321,16 @@ class HarmonyStream(FormatStream):
 
     def _close_args(self) -> None:
         scanner = self._scanner
-        unfinished = scanner is not None and not scanner.done
+        unfinished = scanner is not None and not scanner.closed
         if unfinished or (scanner is None and not self._plain_args):
             raise self._error(
                 "output ended inside the arguments of tool call "
                 f"{self._call_count - 1}; it was probably cut off by the token limit",
                 where=f"tool call {self._call_count - 1}",
             )
+        rest = self._take(len(self._buf))
         if self._plain_args:
-            self._emit(self._buf)
-        self._buf = ""
+            self._emit(rest)
 
 
 def _recipient(header: str) -> str | None:

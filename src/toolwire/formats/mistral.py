@@ -40,6 +40,9 @@ Decisions:
 * Text after a call's JSON closes is content, verbatim; ``</s>`` ends the turn and is
   dropped. A generation prompt ending inside ``[THINK]`` starts the output in reasoning;
   a ``[TOOL_CALLS]`` inside unclosed reasoning ends the reasoning and starts the call.
+* **Ids**: an id the model wrote (``[CALL_ID]``, ``"id"``) is kept; a generated one is
+  9 letters and digits (:class:`~toolwire.formats.base.AlphanumericIds`), the only
+  shape ``mistral_common`` and the templates accept back in the history.
 """
 
 from __future__ import annotations
@@ -50,7 +53,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..errors import CallerError
-from .base import Format, FormatStream, JsonScanner, MarkerSet, opens_reasoning
+from ..wire.jsonscan import ClosureScanner
+from .base import (
+    AlphanumericIds,
+    Format,
+    FormatStream,
+    MarkerSet,
+    opens_reasoning,
+    skip_whitespace,
+)
 
 __all__ = ["VARIANTS", "MistralFormat", "MistralStream", "make"]
 
@@ -81,16 +92,22 @@ class _Mode(enum.Enum):
 
 
 class MistralStream(FormatStream):
-    """Incremental parser of one Mistral output (see the module docstring)."""
+    """Incremental parser of one Mistral output (see the module docstring).
+
+    The unread input is ``_buf[_pos:]``: the steps move the cursor and the buffer is
+    cut once per feed, so a whole output fed at once is never copied per marker
+    (cutting the front off per step made parsing quadratic in the output length).
+    """
 
     def __init__(self, fmt: MistralFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self._buf = ""
+        self._pos = 0
         reasoning = opens_reasoning(fmt.generation_prompt, THINK, END_THINK)
         self._mode = _Mode.REASONING if reasoning else _Mode.CONTENT
         self._name: list[str] = []
         self._id: list[str] = []
-        self._scanner = JsonScanner()
+        self._scanner = ClosureScanner()
         self._array: list[str] = []
         # The handler of each mode (built once: _step runs for every piece of input).
         self._steps: dict[_Mode, Callable[[], bool]] = {
@@ -107,8 +124,10 @@ class MistralStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        while self._buf and self._step():
+        while self._pos < len(self._buf) and self._step():
             pass
+        self._buf = self._buf[self._pos :]
+        self._pos = 0
 
     def _close(self) -> None:
         if self._mode in (_Mode.CONTENT, _Mode.REASONING):
@@ -136,19 +155,22 @@ class MistralStream(FormatStream):
         else:
             self._text(text)
 
+    def _take(self, end: int, skip: int = 0) -> str:
+        """Consume the buffer up to ``end`` (returned) and ``skip`` characters more."""
+        piece = self._buf[self._pos : end]
+        self._pos = end + skip
+        return piece
+
     # ---- content and reasoning
 
     def _step_text(self) -> bool:
-        found = _MARKERS.search(self._buf)
+        buf = self._buf
+        found = _MARKERS.search(buf, self._pos)
         if found is None:
-            held = _MARKERS.holdback(self._buf)
-            cut = len(self._buf) - held
-            self._emit_text(self._buf[:cut])
-            self._buf = self._buf[cut:]
+            self._emit_text(self._take(len(buf) - _MARKERS.holdback(buf, self._pos)))
             return False
         pos, marker = found
-        self._emit_text(self._buf[:pos])
-        self._buf = self._buf[pos + len(marker) :]
+        self._emit_text(self._take(pos, len(marker)))
         if marker == TOOL_CALLS:
             self._mode = _Mode.CALL_START
         elif marker == THINK:
@@ -161,14 +183,12 @@ class MistralStream(FormatStream):
     # ---- the two call shapes
 
     def _step_call_start(self) -> bool:
-        stripped = self._buf.lstrip(_SPACE)
-        if not stripped:
-            self._buf = ""
+        self._pos = skip_whitespace(self._buf, self._pos)
+        if self._pos == len(self._buf):
             return False
-        if stripped[0] in "[{":
-            self._buf = stripped
+        if self._buf[self._pos] in "[{":
             self._mode = _Mode.ARRAY
-            self._scanner = JsonScanner()
+            self._scanner = ClosureScanner()
             self._array = []
         else:
             self._mode = _Mode.NAME
@@ -184,16 +204,13 @@ class MistralStream(FormatStream):
 
     def _collect(self, into: list[str], ends: MarkerSet) -> bool:
         """Collect name or id text up to its end marker."""
-        found = ends.search(self._buf)
+        buf = self._buf
+        found = ends.search(buf, self._pos)
         if found is None:
-            held = ends.holdback(self._buf)
-            cut = len(self._buf) - held
-            into.append(self._buf[:cut])
-            self._buf = self._buf[cut:]
+            into.append(self._take(len(buf) - ends.holdback(buf, self._pos)))
             return False
         pos, marker = found
-        into.append(self._buf[:pos])
-        self._buf = self._buf[pos + len(marker) :] if marker != "{" else self._buf[pos:]
+        into.append(self._take(pos, len(marker) if marker != "{" else 0))
         if marker == CALL_ID:
             self._mode = _Mode.CALL_ID
         else:
@@ -210,34 +227,28 @@ class MistralStream(FormatStream):
         call_id = "".join(self._id).strip() or None
         self._begin_call(name, call_id)
         self._mode = _Mode.ARGS
-        self._scanner = JsonScanner()
+        self._scanner = ClosureScanner()
 
     def _step_args(self) -> bool:
         if not self._scanner.started:
-            stripped = self._buf.lstrip(_SPACE)
-            if stripped and stripped[0] != "{":
+            first = skip_whitespace(self._buf, self._pos)
+            if first < len(self._buf) and self._buf[first] != "{":
                 raise self._error(
-                    f"arguments must be a JSON object, got {stripped[:20]!r}",
+                    f"arguments must be a JSON object, got {self._buf[first : first + 20]!r}",
                     where=f"tool call {self._call_count - 1}",
                 )
-        end = self._scanner.feed(self._buf)
+        end = self._scanner.feed(self._buf, self._pos)
+        self._arguments(self._take(len(self._buf) if end < 0 else end))
         if end < 0:
-            self._arguments(self._buf)
-            self._buf = ""
             return False
-        self._arguments(self._buf[:end])
-        self._buf = self._buf[end:]
         self._mode = _Mode.CONTENT
         return True
 
     def _step_array(self) -> bool:
-        end = self._scanner.feed(self._buf)
+        end = self._scanner.feed(self._buf, self._pos)
+        self._array.append(self._take(len(self._buf) if end < 0 else end))
         if end < 0:
-            self._array.append(self._buf)
-            self._buf = ""
             return False
-        self._array.append(self._buf[:end])
-        self._buf = self._buf[end:]
         self._emit_array("".join(self._array))
         self._mode = _Mode.CONTENT
         return True
@@ -328,13 +339,17 @@ class MistralFormat(Format):
 
     family = "mistral"
     markers = (TOOL_CALLS, ARGS, CALL_ID, THINK, END_THINK, EOS)
+    # Mistral's templates and mistral_common accept only 9-character alphanumeric call
+    # ids when calls go back into the history.
+    id_factory = AlphanumericIds
 
     def stream(self, *, id_prefix: str | None = None) -> MistralStream:
         """Start an incremental parse of one output.
 
         Args:
-            id_prefix: Prefix of generated call ids (calls without a model-given id);
-                random per stream when ``None``.
+            id_prefix: Seed of generated call ids (calls without a model-given id):
+                its letters and digits, then the call index, 9 characters in all
+                (``calltest0``); random 9-character ids when ``None``.
         """
         return MistralStream(self, id_prefix=id_prefix)
 

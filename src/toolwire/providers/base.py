@@ -75,7 +75,10 @@ class HTTPModel(ABC):
         client: httpx.AsyncClient | None = None,
     ) -> None:
         if not isinstance(model, str) or not model.strip():
-            raise CallerError(f"{self.provider} needs a model name, got {model!r}", hint=f"write {self.prefix}:MODEL")
+            raise CallerError(
+                f"{self.provider} needs a model name, got {model!r}",
+                hint=f"write {self.prefix}:MODEL",
+            )
         self.model = model.strip()
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.api_key = self._key(api_key)

@@ -70,9 +70,13 @@ class CompletionsStream:
         try:
             item = json.loads(data)
         except ValueError:
-            raise ProtocolError(f"completion chunk is not JSON: {data[:80]!r}", where=f"SSE event {self._items}") from None
+            raise ProtocolError(
+                f"completion chunk is not JSON: {data[:80]!r}", where=f"SSE event {self._items}"
+            ) from None
         if not isinstance(item, dict):
-            raise ProtocolError("completion chunk is not a JSON object", where=f"SSE event {self._items}")
+            raise ProtocolError(
+                "completion chunk is not a JSON object", where=f"SSE event {self._items}"
+            )
         return _item_events(self._turn, item, f"SSE event {self._items}")
 
 
@@ -87,7 +91,9 @@ def _item_events(turn: TextTurn, item: dict[str, Any], where: str) -> list[Event
             continue
         text = choice.get("text")
         if text is not None and not isinstance(text, str):
-            raise ProtocolError(f"choices[0].text must be a string, got {type(text).__name__}", where=where)
+            raise ProtocolError(
+                f"choices[0].text must be a string, got {type(text).__name__}", where=where
+            )
         if text:
             out += turn.text(text)
         if choice.get("finish_reason"):
@@ -158,7 +164,9 @@ class CompletionsModel(HTTPModel):
         self.grammar = grammar
         self._format_for([])  # fail now, not at the first turn, on an unknown family
 
-    def _format_for(self, tools: Sequence[Mapping[str, Any]], prompt: Prompt | None = None) -> Format:
+    def _format_for(
+        self, tools: Sequence[Mapping[str, Any]], prompt: Prompt | None = None
+    ) -> Format:
         from .. import formats
 
         generation = prompt.generation_prompt if prompt else None
@@ -173,7 +181,9 @@ class CompletionsModel(HTTPModel):
 
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/completions`` request for one turn."""
-        return self._build(request, self.template(request.messages, request.tools, str(request.tool_choice)))
+        return self._build(
+            request, self.template(request.messages, request.tools, str(request.tool_choice))
+        )
 
     def _build(self, request: ModelRequest, prompt: Prompt) -> HTTPRequest:
         settings = self.merged_settings(request)
@@ -194,7 +204,11 @@ class CompletionsModel(HTTPModel):
             body["grammar"] = tool_call_grammar(request.tools, str(request.tool_choice))
         finish_body(body, settings)
         return HTTPRequest(
-            self.provider, f"{self.base_url}/completions", bearer_headers(self.api_key, self.headers), body, self.key_env
+            self.provider,
+            f"{self.base_url}/completions",
+            bearer_headers(self.api_key, self.headers),
+            body,
+            self.key_env,
         )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:

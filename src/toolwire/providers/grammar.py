@@ -38,12 +38,15 @@ LOCAL_INSTALL_HINT = (
     "or use a hosted model: --model openai:gpt-4.1-mini"
 )
 
-# The plain-answer branch: any text whose first character cannot open "<tool_call>".
-_ANSWER_RULE = r"[^<\x00] [^\x00]*"
+# The plain-answer branch: text without "<", so it can never open a (broken) tool block.
+_ANSWER_RULE = "[^<]+"
 
 
 def tool_call_grammar(
-    tools: Sequence[Mapping[str, Any]], tool_choice: str = "auto", *, max_calls: int = DEFAULT_MAX_CALLS
+    tools: Sequence[Mapping[str, Any]],
+    tool_choice: str = "auto",
+    *,
+    max_calls: int = DEFAULT_MAX_CALLS,
 ) -> str:
     """The GBNF grammar for a turn offering ``tools``.
 
@@ -67,7 +70,9 @@ def tool_call_grammar(
     if max_calls < 1:
         raise CallerError(f"max_calls must be at least 1, got {max_calls}")
     if tool_choice not in ("auto", "required") and tool_choice not in names:
-        raise CallerError(f"tool_choice {tool_choice!r} is not auto, required or one of the tools: {', '.join(names)}")
+        raise CallerError(
+            f"tool_choice {tool_choice!r} is not auto, required or one of the tools: {', '.join(names)}"
+        )
     converter = _converter()
     alternatives = [
         _tool_rule(converter, position, definition["function"])
@@ -87,12 +92,16 @@ def tool_call_grammar(
 
 def _converter() -> Any:
     try:
-        from llama_cpp.llama_grammar import SchemaConverter
+        from llama_cpp.llama_grammar import (  # type: ignore[import-not-found, unused-ignore]
+            SchemaConverter,
+        )
     except ImportError:
         raise CallerError(
             "grammar-constrained tool calls need llama-cpp-python", hint=LOCAL_INSTALL_HINT
         ) from None
-    return SchemaConverter(prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False)
+    return SchemaConverter(
+        prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False
+    )
 
 
 def _tool_rule(converter: Any, position: int, function: Mapping[str, Any]) -> str:

@@ -33,12 +33,27 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import CallerError, ProtocolError, ProviderAPIError, ProviderError, ToolwireError, TurnError
+from ..errors import (
+    CallerError,
+    ProtocolError,
+    ProviderAPIError,
+    ProviderError,
+    ToolwireError,
+    TurnError,
+)
 from ..messages import ReasoningPart, TextPart, ToolCall
 from ..run.model import ModelEvent, TurnDone
 from ..turn import Turn
-from ..wire.events import Event, Finished, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
-from ..wire.events import UsageReported
+from ..wire.events import (
+    Event,
+    Finished,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+    UsageReported,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -270,11 +285,15 @@ class _Deadline:
     def check(self, provider: str) -> float:
         left = self.remaining()
         if left <= 0:
-            raise ProviderTimeoutError(f"{provider}: the turn took longer than its total timeout ({self.total:g} s)")
+            raise ProviderTimeoutError(
+                f"{provider}: the turn took longer than its total timeout ({self.total:g} s)"
+            )
         return left
 
 
-async def stream_turn(request: HTTPRequest, wire: Wire, options: HTTPOptions) -> AsyncIterator[ModelEvent]:
+async def stream_turn(
+    request: HTTPRequest, wire: Wire, options: HTTPOptions
+) -> AsyncIterator[ModelEvent]:
     """Send ``request`` and stream the turn: events as they arrive, then one ``TurnDone``.
 
     Args:
@@ -312,7 +331,9 @@ async def stream_turn(request: HTTPRequest, wire: Wire, options: HTTPOptions) ->
 def _interrupted(request: HTTPRequest, error: ToolwireError) -> StreamInterruptedError:
     partial = getattr(error, "partial", None)
     reason = error.message.rstrip(".")
-    return StreamInterruptedError(f"{request.provider} stream failed after output had started: {reason}", partial=partial)
+    return StreamInterruptedError(
+        f"{request.provider} stream failed after output had started: {reason}", partial=partial
+    )
 
 
 async def _attempt(
@@ -341,7 +362,9 @@ async def _attempt(
 def _httpx_timeout(timeouts: Timeouts) -> httpx.Timeout:
     import httpx
 
-    return httpx.Timeout(connect=timeouts.connect, read=timeouts.read, write=timeouts.read, pool=timeouts.connect)
+    return httpx.Timeout(
+        connect=timeouts.connect, read=timeouts.read, write=timeouts.read, pool=timeouts.connect
+    )
 
 
 async def _send(
@@ -352,20 +375,30 @@ async def _send(
 
     try:
         built = client.build_request(
-            "POST", request.url, json=dict(request.body), headers=dict(request.headers), timeout=_httpx_timeout(options.timeouts)
+            "POST",
+            request.url,
+            json=dict(request.body),
+            headers=dict(request.headers),
+            timeout=_httpx_timeout(options.timeouts),
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-        raise CallerError(f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url") from None
+        raise CallerError(
+            f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url"
+        ) from None
     try:
         with anyio.fail_after(deadline.check(request.provider)):
             return await client.send(built, stream=True)
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
-        raise CallerError(f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url") from None
+        raise CallerError(
+            f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url"
+        ) from None
     except (httpx.TimeoutException, TimeoutError) as exc:
         raise _Retry(_timeout_error(request, exc, "waiting for the response headers")) from None
     except httpx.TransportError as exc:
         raise _Retry(
-            ProviderConnectionError(f"cannot reach {request.provider} at {request.url}: {_describe(exc)}")
+            ProviderConnectionError(
+                f"cannot reach {request.provider} at {request.url}: {_describe(exc)}"
+            )
         ) from None
 
 
@@ -375,10 +408,14 @@ def _describe(exc: BaseException) -> str:
 
 
 def _timeout_error(request: HTTPRequest, exc: BaseException, what: str) -> ProviderTimeoutError:
-    return ProviderTimeoutError(f"{request.provider} at {request.url} timed out {what} ({type(exc).__name__})")
+    return ProviderTimeoutError(
+        f"{request.provider} at {request.url} timed out {what} ({type(exc).__name__})"
+    )
 
 
-async def _check_status(response: httpx.Response, request: HTTPRequest, deadline: _Deadline) -> None:
+async def _check_status(
+    response: httpx.Response, request: HTTPRequest, deadline: _Deadline
+) -> None:
     status = response.status_code
     if status < 400:
         return
@@ -393,7 +430,11 @@ async def _check_status(response: httpx.Response, request: HTTPRequest, deadline
 
 
 async def _decode(
-    response: httpx.Response, request: HTTPRequest, wire: Wire, options: HTTPOptions, deadline: _Deadline
+    response: httpx.Response,
+    request: HTTPRequest,
+    wire: Wire,
+    options: HTTPOptions,
+    deadline: _Deadline,
 ) -> AsyncIterator[ModelEvent]:
     content_type = response.headers.get("content-type", "")
     if "application/json" in content_type:
@@ -449,7 +490,9 @@ async def _chunks(
         except httpx.TransportError as exc:
             what = "after output had started" if emitted[0] else "before any output"
             raise _Retry(
-                ProviderConnectionError(f"{request.provider} connection dropped {what}: {_describe(exc)}")
+                ProviderConnectionError(
+                    f"{request.provider} connection dropped {what}: {_describe(exc)}"
+                )
             ) from None
         yield chunk
 
@@ -464,7 +507,9 @@ async def _decode_json(
     try:
         body = json.loads(raw)
     except ValueError as exc:
-        raise ProtocolError(f"{request.provider} sent a JSON content type with a body that is not JSON ({exc})") from None
+        raise ProtocolError(
+            f"{request.provider} sent a JSON content type with a body that is not JSON ({exc})"
+        ) from None
     turn = wire.decode_json(body)
     items: list[ModelEvent] = list(events_from_turn(turn))
     items.append(TurnDone(turn))
@@ -545,7 +590,9 @@ _STATUS_HINTS = {
 }
 
 
-def api_error(status: int, raw: bytes, provider: str, *, key_env: str | None = None) -> ProviderAPIError:
+def api_error(
+    status: int, raw: bytes, provider: str, *, key_env: str | None = None
+) -> ProviderAPIError:
     """A ``ProviderAPIError`` for an HTTP error response, with the provider's own message.
 
     Args:
@@ -562,10 +609,16 @@ def api_error(status: int, raw: bytes, provider: str, *, key_env: str | None = N
     message, error_type = _error_fields(body)
     if not message:
         message = " ".join(str(body or "").split())[:300] or "no error message"
-    template = _STATUS_HINTS.get(status, "the provider failed; retry later" if status >= 500 else "")
+    template = _STATUS_HINTS.get(
+        status, "the provider failed; retry later" if status >= 500 else ""
+    )
     hint = template.format(env=key_env or "the API key")
     return ProviderAPIError(
-        f"{provider} returned HTTP {status}: {message}", status=status, error_type=error_type, body=body, hint=hint
+        f"{provider} returned HTTP {status}: {message}",
+        status=status,
+        error_type=error_type,
+        body=body,
+        hint=hint,
     )
 
 

@@ -53,7 +53,11 @@ class OpenAIChatModel(HTTPModel):
         """The ``/chat/completions`` request for one turn."""
         settings = self.merged_settings(request)
         stream = bool(settings.pop("stream", True))
-        body: dict[str, Any] = {"model": self.model, "messages": to_openai_chat(request.messages), "stream": stream}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_chat(request.messages),
+            "stream": stream,
+        }
         if stream:
             body["stream_options"] = {"include_usage": True}
         if request.tools:

@@ -53,7 +53,11 @@ class OpenAIResponsesModel(HTTPModel):
             body["reasoning"] = {"effort": effort, "summary": "auto"}
         finish_body(body, settings)
         return HTTPRequest(
-            self.provider, f"{self.base_url}/responses", bearer_headers(self.api_key, self.headers), body, self.key_env
+            self.provider,
+            f"{self.base_url}/responses",
+            bearer_headers(self.api_key, self.headers),
+            body,
+            self.key_env,
         )
 
     def wire(self) -> Wire:

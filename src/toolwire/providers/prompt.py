@@ -20,7 +20,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..messages import AssistantMessage, Message, SystemMessage, TextPart, ToolCall, ToolResult, UserMessage
+from ..messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
 
 __all__ = ["CHATML_STOP", "Prompt", "PromptTemplate", "chatml_hermes", "tool_instructions"]
 
@@ -75,7 +83,9 @@ def chatml_hermes(
     out: list[str] = []
     system = [m.content for m in messages if isinstance(m, SystemMessage)]
     block = tool_instructions(tools, tool_choice)
-    system_text = "\n\n".join([*system, block] if system else [DEFAULT_SYSTEM, block] if block else [])
+    system_text = "\n\n".join(
+        [*system, block] if system else [DEFAULT_SYSTEM, block] if block else []
+    )
     if system_text:
         out.append(_turn("system", system_text))
     pending: list[str] = []
@@ -107,5 +117,7 @@ def _assistant_text(message: AssistantMessage) -> str:
             pieces.append(part.text)
         elif isinstance(part, ToolCall):
             arguments = part.arguments.strip() or "{}"
-            pieces.append(f'<tool_call>\n{{"name": {json.dumps(part.name)}, "arguments": {arguments}}}\n</tool_call>')
+            pieces.append(
+                f'<tool_call>\n{{"name": {json.dumps(part.name)}, "arguments": {arguments}}}\n</tool_call>'
+            )
     return "\n".join(piece.strip("\n") for piece in pieces if piece)

@@ -37,7 +37,13 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "completions": ("completions", "CompletionsModel"),
 }
 
-_GUESSES = (("gpt", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"), ("claude", "anthropic"))
+_GUESSES = (
+    ("gpt", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude", "anthropic"),
+)
 
 
 class UnknownModelSpecError(CallerError):
@@ -82,7 +88,9 @@ def resolve(spec: str | Model | None = None, base_url: str | None = None, **opti
             )
         return _provider(prefix)(name or None, **options)  # type: ignore[no-any-return]
     if not name:
-        raise UnknownModelSpecError(f"model spec {spec!r} names no model", hint=f"write {prefix}:MODEL_NAME")
+        raise UnknownModelSpecError(
+            f"model spec {spec!r} names no model", hint=f"write {prefix}:MODEL_NAME"
+        )
     return _provider(prefix)(name, base_url=base_url, **options)  # type: ignore[no-any-return]
 
 

@@ -80,24 +80,26 @@ class WorkerPool:
         """A worker: run jobs until one is abandoned while it runs."""
         while True:
             job = self._jobs.get()
-            if self._run(job):
-                return  # the caller gave up on this thread; a fresh one takes over
+            if job.abandoned:  # the caller gave up before any thread took it: skip
+                with self._lock:
+                    self._idle += 1
+                continue
+            value, failed = self._call(job)
+            if job.abandoned:
+                return  # the caller stopped waiting for this thread; a fresh one takes over
+            # Idle before the result is out: the caller's next job finds this thread.
             with self._lock:
                 self._idle += 1
+            _deliver(job, value, failed=failed)
 
     @staticmethod
-    def _run(job: Job) -> bool:
-        """Run one job; report whether it was abandoned while running."""
-        if job.abandoned:
-            return False
+    def _call(job: Job) -> tuple[Any, bool]:
+        """Run one job: ``(value, False)``, or ``(exception, True)``."""
         job.started = True
         try:
-            value = job.fn()
+            return job.fn(), False
         except BaseException as exc:  # handed to the awaiting coroutine, which decides
-            _deliver(job, exc, failed=True)
-        else:
-            _deliver(job, value, failed=False)
-        return job.abandoned
+            return exc, True
 
 
 def _deliver(job: Job, value: Any, *, failed: bool) -> None:

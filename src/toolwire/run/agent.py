@@ -439,7 +439,7 @@ class _Run:
         if turn.tool_calls:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
-        self._enforce(turn, run, verdict)
+        self._enforce(run, verdict)
         return turn
 
     def _request(self, forced: bool) -> ModelRequest:
@@ -501,7 +501,7 @@ class _Run:
             self.diagnostics.record("loop", stop.tool, stop.message)
         return verdict
 
-    def _enforce(self, turn: Turn, run: TurnRun, verdict: LoopVerdict) -> None:
+    def _enforce(self, run: TurnRun, verdict: LoopVerdict) -> None:
         """Account for the round's failures, then raise the first stopping rule that hit."""
         budget_error = self._account(run)
         limits = self.agent.limits

@@ -250,7 +250,7 @@ def failure_content(name: str, error: BaseException | str, tool: Tool | None = N
         reason = error
     if isinstance(error, TimeoutError) and tool is not None and tool.timeout:
         reason = f"timed out after {tool.timeout:g} s"
-    lines = [f"Error: the call to `{name}` failed: {reason}"]
+    lines = [f"Tool error: the call to `{name}` failed: {reason}"]
     if tool is not None:
         lines.append(f"Expected arguments (JSON Schema): {schema_text(tool.parameters)}")
     lines.append("Correct the call and try again, or take a different approach.")

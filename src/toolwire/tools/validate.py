@@ -189,7 +189,7 @@ def render_message(
     Returns:
         The error result content for the model.
     """
-    lines = [f"Error: the call to `{tool}` was not run: {headline}", *details]
+    lines = [f"Tool error: the call to `{tool}` was not run: {headline}", *details]
     if schema is not None:
         lines.append(f"Expected arguments (JSON Schema): {schema_text(schema)}")
         lines.append(f"Call `{tool}` again with arguments that match this schema.")

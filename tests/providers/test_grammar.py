@@ -1,0 +1,84 @@
+"""The tool-call grammar: its rules, its errors, and (with llama.cpp) what it lets through."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from toolwire.errors import CallerError
+from toolwire.providers.grammar import tool_call_grammar
+
+from .conftest import demo_request
+
+TOOLS = demo_request().tools
+
+needs_llama = pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None, reason="llama-cpp-python not installed"
+)
+
+
+@needs_llama
+def test_auto_allows_an_answer_or_calls() -> None:
+    grammar = tool_call_grammar(TOOLS, "auto", max_calls=3)
+    assert "root ::= answer | calls" in grammar
+    assert 'calls ::= call ("\\n" call){0,2}' in grammar
+    assert '"\\"explore_code\\""' in grammar and '"\\"get_weather\\""' in grammar
+    assert '"\\"today\\""' in grammar and '"\\"tomorrow\\""' in grammar  # the enum
+
+
+@needs_llama
+def test_required_and_named_choices_narrow_the_grammar() -> None:
+    assert "root ::= calls" in tool_call_grammar(TOOLS, "required")
+    named = tool_call_grammar(TOOLS, "get_weather")
+    assert "explore_code" not in named and "get_weather" in named
+
+
+@needs_llama
+def test_refs_in_parameters_resolve() -> None:
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "plan",
+            "parameters": {
+                "type": "object",
+                "properties": {"step": {"$ref": "#/$defs/Step"}},
+                "required": ["step"],
+                "$defs": {
+                    "Step": {
+                        "type": "object",
+                        "properties": {"n": {"type": "integer"}},
+                        "required": ["n"],
+                    }
+                },
+            },
+        },
+    }
+    grammar = tool_call_grammar([tool], "required")
+    assert "plan" in grammar and "integer" in grammar
+
+
+@pytest.mark.parametrize(
+    ("tools", "choice", "max_calls", "match"),
+    [
+        ([], "auto", 4, "at least one tool"),
+        (TOOLS, "auto", 0, "max_calls"),
+        (TOOLS, "send_email", 4, "not auto, required or one of the tools"),
+    ],
+)
+def test_bad_arguments_are_caller_errors(
+    tools: list, choice: str, max_calls: int, match: str
+) -> None:
+    if tools and importlib.util.find_spec("llama_cpp") is None and match != "max_calls":
+        pytest.skip("llama-cpp-python not installed")
+    with pytest.raises(CallerError, match=match):
+        tool_call_grammar(tools, choice, max_calls=max_calls)
+
+
+def test_missing_llama_cpp_gives_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes the import fail
+    monkeypatch.setitem(sys.modules, "llama_cpp.llama_grammar", None)
+    with pytest.raises(CallerError, match=r"toolwire\[local\]"):
+        tool_call_grammar(TOOLS)

