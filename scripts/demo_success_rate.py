@@ -1,7 +1,9 @@
 """How often the embedded model gets the demo right: measured, not assumed.
 
 Runs the two demo prompts of ``toolwire run --demo`` on a local model (default: the
-shipped SmolLM2-135M-Instruct) with the demo tools, once greedily and ``--samples`` times
+shipped SmolLM2-135M-Instruct) with the demo tools, configured as the demo is
+(``tool_choice="required"``, one round of calls, then the forced answer; pass
+``--tool-choice auto --max-rounds 3`` to let the model decide), once greedily and ``--samples`` times
 with sampling (temperature ``--temperature``, seeds 0..N-1), and scores each run's first
 turn and its end:
 
@@ -73,7 +75,9 @@ def expected(prompt: str, calls: list[tuple[str, Any]]) -> tuple[bool, bool]:
     return called, len(calls) == 2 and cities == [("beijing", "tomorrow"), ("shanghai", "tomorrow")]
 
 
-async def score_run(model: Any, prompt_key: str, seed: int | None, max_rounds: int) -> Score:
+async def score_run(
+    model: Any, prompt_key: str, seed: int | None, max_rounds: int, tool_choice: str
+) -> Score:
     """Run one prompt and mark it."""
     from toolwire.demo.tools import DEMO_TOOLS
     from toolwire.messages import AssistantMessage
@@ -81,7 +85,9 @@ async def score_run(model: Any, prompt_key: str, seed: int | None, max_rounds: i
     from toolwire.tools import Toolset
 
     settings = {} if seed is None else {"seed": seed}
-    agent = Agent(model, DEMO_TOOLS, max_rounds=max_rounds, settings=settings)
+    agent = Agent(
+        model, DEMO_TOOLS, max_rounds=max_rounds, tool_choice=tool_choice, settings=settings
+    )
     score = Score(prompt_key, seed)
     started = time.perf_counter()
     stream = agent.run_stream(PROMPTS[prompt_key])
@@ -121,16 +127,18 @@ def rate(scores: list[Score], field: str) -> str:
     return f"{hits}/{len(scores)} ({100 * hits / max(1, len(scores)):.0f}%)"
 
 
-async def measure(spec: str, samples: int, temperature: float, max_rounds: int) -> list[Score]:
+async def measure(
+    spec: str, samples: int, temperature: float, max_rounds: int, tool_choice: str
+) -> list[Score]:
     """Greedy runs, then sampled runs, of both prompts."""
     from toolwire.providers import resolve
 
     greedy = resolve(spec)
-    scores = [await score_run(greedy, key, None, max_rounds) for key in PROMPTS]
+    scores = [await score_run(greedy, key, None, max_rounds, tool_choice) for key in PROMPTS]
     sampled = resolve(spec, settings={"temperature": temperature}) if samples else None
     for seed in range(samples):
         for key in PROMPTS:
-            scores.append(await score_run(sampled, key, seed, max_rounds))
+            scores.append(await score_run(sampled, key, seed, max_rounds, tool_choice))
     return scores
 
 
@@ -165,13 +173,17 @@ def main() -> int:
     parser.add_argument("--model", default="local", help="model spec (default: local)")
     parser.add_argument("--samples", type=int, default=10, help="sampled runs per prompt")
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--max-rounds", type=int, default=3)
+    parser.add_argument("--max-rounds", type=int, default=1, help="as --demo: 1")
+    parser.add_argument("--tool-choice", default="required", help="as --demo: required")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    scores = asyncio.run(measure(args.model, args.samples, args.temperature, args.max_rounds))
+    scores = asyncio.run(
+        measure(args.model, args.samples, args.temperature, args.max_rounds, args.tool_choice)
+    )
     if args.json:
         print(json.dumps([{**asdict(s), "success": s.success} for s in scores], indent=2))
     else:
+        print(f"tool_choice={args.tool_choice}, max_rounds={args.max_rounds}")
         print(report(scores, args.model, args.temperature))
     return 0
 

@@ -197,3 +197,19 @@ def test_any_value_end_reported_exactly_for_any_split_and_offset(
     else:
         assert end == len(stream) - len(after)
     assert scanner.closed
+
+
+@settings(max_examples=1000, deadline=None)
+@given(containers, st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.booleans())
+def test_closes_reports_the_piece_that_closes(value: object, cuts: list[int], ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    scanner = ClosureScanner()
+    pieces = split(text, cuts)
+    results = [scanner.closes(piece) for piece in pieces]
+    assert results == [False] * (len(pieces) - 1) + [True]
+
+
+def test_closes_handles_strings_escapes_and_brackets_inside_strings() -> None:
+    scanner = ClosureScanner()
+    pieces = ['{"a": "}]\\', '"', ' {[", "b": [1, {"c": "\\\\"}]', ", ", '"d": "x"', "}  "]
+    assert [scanner.closes(p) for p in pieces] == [False, False, False, False, False, True]

@@ -14,7 +14,8 @@ OPENAI_API_KEY / ANTHROPIC_API_KEY.
 With no ``--tools`` the agent gets the demo tools (a code search over a bundled project
 and a weather lookup over a bundled table). ``--trace`` prints every layer — requests,
 deltas, assembled calls, results, the final history; ``--demo`` runs the source
-articles' two demo prompts with the trace on.
+articles' two demo prompts with the trace on, one round of tool calls
+(``--tool-choice required --max-rounds 1`` unless given) and then the answer.
 """
 
 from __future__ import annotations
@@ -56,7 +57,15 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--system", help="system prompt")
     parser.add_argument(
-        "--max-rounds", type=int, default=6, metavar="N", help="rounds with tool calls (default 6)"
+        "--max-rounds",
+        type=int,
+        metavar="N",
+        help="rounds with tool calls before the answer is forced (default 6; --demo: 1)",
+    )
+    parser.add_argument(
+        "--tool-choice",
+        metavar="CHOICE",
+        help="auto, required, none or a tool name (default auto; --demo: required)",
     )
     parser.add_argument("--max-tokens", type=int, metavar="N", help="output tokens per model turn")
     parser.add_argument(
@@ -89,15 +98,21 @@ def build_agent(args: argparse.Namespace) -> Any:
     from ..providers import resolve
     from ..run import Agent
 
-    if args.max_rounds < 0:
-        raise CallerError(f"--max-rounds must be >= 0, got {args.max_rounds}")
+    demo = getattr(args, "demo", False)
+    # The demo's shape is one round of parallel calls, then the answer: "required" makes
+    # the model call (the grammar keeps the calls well-formed), max_rounds=1 then forces
+    # the answer with tool_choice="none".
+    max_rounds = args.max_rounds if args.max_rounds is not None else (1 if demo else 6)
+    if max_rounds < 0:
+        raise CallerError(f"--max-rounds must be >= 0, got {max_rounds}")
     model = resolve(args.model, base_url=args.base_url)
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
     return Agent(
         model,
         load_tools(args.tools),
         system=args.system,
-        max_rounds=args.max_rounds,
+        max_rounds=max_rounds,
+        tool_choice=args.tool_choice or ("required" if demo else "auto"),
         settings=settings,
     )
 

@@ -255,7 +255,7 @@ class Assembler:
         start = call.scanned
         text = parts[-1] if start == len(parts) - 1 else "".join(parts[start:])
         call.scanned = len(parts)
-        if call.scanner.feed(text) >= 0:
+        if call.scanner.closes(text):
             call.done = True
             self._emit_ready(call)
 

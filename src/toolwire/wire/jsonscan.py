@@ -30,6 +30,8 @@ __all__ = ["ClosureScanner", "PartialJSON", "PartialJSONError"]
 
 # A whole string literal, or a bracket, or a lone quote (a string still open at the end).
 _STRUCT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]"]', re.S)
+# A whole string literal.
+_WHOLE_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 # The body of a string up to (not including) its closing quote or a trailing lone backslash.
 _STR_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)
 # Leading whitespace: ``\s`` is the set ``str.lstrip()`` strips, so skipping it with a
@@ -102,6 +104,37 @@ class ClosureScanner:
         if state == _SCALAR:
             return self._scan_scalar(text, start)
         return -1
+
+    def closes(self, text: str) -> bool:
+        """Consume ``text``; return True if the object or array closed within it.
+
+        The assembler's path. Instead of walking every string and bracket in Python, it
+        removes whole strings with one regular expression and counts brackets with
+        ``str.count`` (both in C), and walks tokens with :meth:`feed`'s loop only when
+        the counts say the depth can have returned to zero — once per call. Unlike
+        ``feed`` it does not say where the value closed, and a value that closes and
+        reopens within one text counts as open: arguments are parsed whole once they
+        close, so such text is reported as invalid JSON then.
+        """
+        if self._state != _NESTED:
+            return self.feed(text) >= 0
+        pos = 0
+        if self._in_string:
+            pos = self._string_tail(text, 0)
+            if pos < 0:
+                return False
+            text = text[pos:]
+        outside = _WHOLE_STRING.sub("", text)
+        quote = outside.find('"')  # an unterminated string runs to the end of the text
+        body = outside if quote < 0 else outside[:quote]
+        depth = self._depth + body.count("{") + body.count("[") - body.count("}") - body.count("]")
+        if depth <= 0:
+            return self._scan(text, 0) >= 0
+        self._depth = depth
+        if quote >= 0:
+            self._in_string = True
+            self._string_tail(text, len(text) - len(outside) + quote + 1)  # notes a trailing escape
+        return False
 
     def finish(self) -> bool:
         """The input ended: return whether the value is complete.
