@@ -67,7 +67,7 @@ def expected(prompt: str, calls: list[tuple[str, Any]]) -> tuple[bool, bool]:
             "session",
         ]
     cities = sorted(
-        (str(args.get("city", "")).strip().lower(), args.get("day"))
+        (str(args.get("city", "")).strip().lower(), str(args.get("day", "today")))
         for name, args in calls
         if name == "get_weather" and isinstance(args, dict)
     )

@@ -11,7 +11,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
 
 # For each layer, the toolwire modules it must not import.
 FORBIDDEN = {
-    "errors": {"messages", "turn", "wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
+    "errors": {
+        "messages",
+        "turn",
+        "wire",
+        "formats",
+        "history",
+        "tools",
+        "run",
+        "providers",
+        "cli",
+        "demo",
+    },
     "messages": {"turn", "wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
     "turn": {"wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
     "wire": {"formats", "history", "tools", "run", "providers", "cli", "demo"},

@@ -60,9 +60,11 @@ def test_grammar_is_sent_when_asked(no_keys: None) -> None:
     assert "explore_code" in request.body["grammar"] and "root ::=" in request.body["grammar"]
 
 
-def test_no_grammar_without_tools(no_keys: None) -> None:
+def test_no_grammar_without_tools_or_with_choice_none(no_keys: None) -> None:
     request = model("http://h", grammar=True).build_request(ModelRequest([UserMessage("hi")]))
     assert "grammar" not in request.body
+    request = model("http://h", grammar=True).build_request(demo_request(tool_choice="none"))
+    assert "grammar" not in request.body and "<tools>" not in request.body["prompt"]
 
 
 def test_non_streaming_response(no_keys: None) -> None:

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -47,13 +48,13 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], url: str, deadline: float) -> None:
+def _wait_ready(proc: subprocess.Popen[bytes], url: str, log: Path, deadline: float) -> None:
     import httpx
 
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(
-                f"llama_cpp.server exited: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}"
+                f"llama_cpp.server exited: {log.read_text(errors='replace')[-2000:]}"
             )
         try:
             if httpx.get(f"{url}/models", timeout=1).status_code == 200:
@@ -65,7 +66,7 @@ def _wait_ready(proc: subprocess.Popen[bytes], url: str, deadline: float) -> Non
 
 
 @pytest.fixture(scope="module")
-def server_url() -> Iterator[str]:
+def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from toolwire.providers.local import default_threads, shipped_model_path
 
     port = _free_port()
@@ -86,10 +87,13 @@ def server_url() -> Iterator[str]:
         "--model_alias",
         "smollm2",
     ]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # llama.cpp logs hundreds of kilobytes while loading: a file, not a pipe that fills up.
+    log = tmp_path_factory.mktemp("llama_server") / "server.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
     try:
-        _wait_ready(proc, url, time.monotonic() + 180)
+        _wait_ready(proc, url, log, time.monotonic() + 180)
         yield url
     finally:
         proc.terminate()
@@ -98,8 +102,6 @@ def server_url() -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stderr:
-            proc.stderr.close()
 
 
 def _agent(model: object, **kwargs: object) -> object:
@@ -117,7 +119,7 @@ def test_chat_completions_agent_against_the_server(server_url: str) -> None:
     )
     result = _agent(model, max_rounds=1).run_sync("Say hello in five words.")  # type: ignore[attr-defined]
     check_history(result.messages)
-    assert result.requests >= 1 and result.usage.output_tokens > 0
+    assert result.requests == 1 and result.output.strip()  # (this server streams no usage)
 
 
 def test_raw_completions_with_the_tool_grammar_against_the_server(server_url: str) -> None:

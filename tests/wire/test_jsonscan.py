@@ -201,7 +201,9 @@ def test_any_value_end_reported_exactly_for_any_split_and_offset(
 
 @settings(max_examples=1000, deadline=None)
 @given(containers, st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.booleans())
-def test_closes_reports_the_piece_that_closes(value: object, cuts: list[int], ascii_only: bool) -> None:
+def test_closes_reports_the_piece_that_closes(
+    value: object, cuts: list[int], ascii_only: bool
+) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
     scanner = ClosureScanner()
     pieces = split(text, cuts)
@@ -213,3 +215,13 @@ def test_closes_handles_strings_escapes_and_brackets_inside_strings() -> None:
     scanner = ClosureScanner()
     pieces = ['{"a": "}]\\', '"', ' {[", "b": [1, {"c": "\\\\"}]', ", ", '"d": "x"', "}  "]
     assert [scanner.closes(p) for p in pieces] == [False, False, False, False, False, True]
+
+
+def test_complete_is_false_while_a_top_level_string_is_open() -> None:
+    parser = PartialJSON()
+    parser.feed('"abc')
+    assert (parser.value, parser.complete) == ("abc", False)
+    parser.feed('d"')
+    assert (parser.value, parser.complete) == ("abcd", True)
+    with pytest.raises(PartialJSONError, match="extra data"):
+        parser.feed(" 1 ")

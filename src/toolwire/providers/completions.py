@@ -198,7 +198,7 @@ class CompletionsModel(HTTPModel):
         if stream:
             body["stream_options"] = {"include_usage": True}
         settings.pop("reasoning_effort", None)  # raw text has no such switch
-        if self.grammar and request.tools:
+        if self.grammar and request.tools and request.tool_choice != "none":
             from .grammar import tool_call_grammar
 
             body["grammar"] = tool_call_grammar(request.tools, str(request.tool_choice))

@@ -91,15 +91,16 @@ def tool_call_grammar(
 
 
 def _converter() -> Any:
+    # Imported by name so that type checking holds with and without the optional extra.
+    import importlib
+
     try:
-        from llama_cpp.llama_grammar import (  # type: ignore[import-not-found, unused-ignore]
-            SchemaConverter,
-        )
+        module: Any = importlib.import_module("llama_cpp.llama_grammar")
     except ImportError:
         raise CallerError(
             "grammar-constrained tool calls need llama-cpp-python", hint=LOCAL_INSTALL_HINT
         ) from None
-    return SchemaConverter(
+    return module.SchemaConverter(
         prop_order={"name": 0, "arguments": 1}, allow_fetch=False, dotall=False, raw_pattern=False
     )
 

@@ -20,6 +20,7 @@ process and guarded by a lock held for a whole generation.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
 import threading
@@ -155,9 +156,10 @@ def _load(source: _Source, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
     key = (str(path), n_ctx, n_threads)
     with _LOADING:
         if key not in _LOADED:
-            from llama_cpp import Llama  # type: ignore[import-not-found, unused-ignore]
-
-            llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+            llama_cpp: Any = importlib.import_module("llama_cpp")
+            llama = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False
+            )
             _LOADED[key] = (llama, threading.Lock())
         return _LOADED[key]
 
@@ -321,10 +323,10 @@ def _generate(
     settings: Mapping[str, Any],
 ) -> Generator[dict[str, Any], None, None]:
     """llama.cpp's streamed completion, holding the model's lock while it runs."""
-    from llama_cpp import LlamaGrammar  # type: ignore[import-not-found, unused-ignore]
+    grammars: Any = importlib.import_module("llama_cpp.llama_grammar")
 
     options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
-    compiled = LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
+    compiled = grammars.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
     with lock:
         yield from llama.create_completion(
             prompt.text, stop=list(prompt.stop), grammar=compiled, stream=True, **options

@@ -26,6 +26,9 @@ from typing import Any
 
 from ..errors import ModelOutputError
 
+# The C string decoder behind json.loads: decodes one string body in one call.
+_scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
+
 __all__ = ["ClosureScanner", "PartialJSON", "PartialJSONError"]
 
 # A whole string literal, or a bracket, or a lone quote (a string still open at the end).
@@ -231,7 +234,7 @@ _TOKEN = re.compile(
     )""",
     re.S | re.X,
 )
-_LITERALS = {"true": True, "false": False, "null": None}
+_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
 _MAYBE_PARTIAL = re.compile(
     r"[ \t\n\r]*(?:-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?|t|tr|tru|f|fa|fal|fals|n|nu|nul)\Z"
 )
@@ -239,16 +242,20 @@ _WS = frozenset(" \t\n\r")
 _NUM_MORE = frozenset(".eE+-0123456789")
 
 
+_KEY, _COLON, _VALUE, _COMMA = range(4)  # what an open container expects next
+_EXPECT_NAMES = ("key", "colon", "value", "comma")
+
+
 class _Frame:
     """An open object or array on the parse stack."""
 
-    __slots__ = ("container", "expect", "key")
+    __slots__ = ("container", "expect", "is_object", "key")
 
     def __init__(self, container: dict[str, Any] | list[Any]) -> None:
         self.container = container
+        self.is_object = container.__class__ is dict
         self.key: str | None = None
-        # What may come next: "key", "colon", "value", "comma" (or the closing bracket).
-        self.expect = "key" if isinstance(container, dict) else "value"
+        self.expect = _KEY if self.is_object else _VALUE
 
 
 class PartialJSON:
@@ -265,9 +272,21 @@ class PartialJSON:
     ``value`` is the same object after every feed, updated in place (``None`` until a
     value starts). Numbers and literals appear once they are whole; keys once their
     value starts. Malformed input raises ``PartialJSONError`` and the parser stays failed.
+
+    The common delta — more characters of a string — costs two substring tests and an
+    append; an open string is joined and stored only when ``value`` is read.
     """
 
-    __slots__ = ("_complete", "_error", "_frames", "_pending", "_root", "_str_key", "_str_parts")
+    __slots__ = (
+        "_complete",
+        "_dirty",
+        "_error",
+        "_frames",
+        "_pending",
+        "_root",
+        "_str_key",
+        "_str_parts",
+    )
 
     def __init__(self) -> None:
         self._root: Any = None
@@ -275,6 +294,7 @@ class PartialJSON:
         self._pending = ""  # text held back: a possibly unfinished number, literal or escape
         self._str_parts: list[str] | None = None  # raw pieces of the string now open
         self._str_key = False  # the open string is an object key
+        self._dirty = False  # the open value string grew since it was last stored
         self._complete = False
         self._error: PartialJSONError | None = None
 
@@ -286,7 +306,7 @@ class PartialJSON:
     @property
     def value(self) -> Any:
         """The current best-effort value (the same object, updated in place)."""
-        if self._str_parts is not None and not self._str_key:
+        if self._dirty:
             self._set_open_string()
         return self._root
 
@@ -298,8 +318,13 @@ class PartialJSON:
             text = self._pending + text
             self._pending = ""
         pos = 0
-        if self._str_parts is not None:
-            pos = self._continue_string(text)
+        parts = self._str_parts
+        if parts is not None:
+            if '"' not in text and "\\" not in text:  # the common case: more string body
+                parts.append(text)
+                self._dirty = not self._str_key
+                return
+            pos = self._continue_string(text, 0)
             if pos < 0:
                 return
         try:
@@ -310,20 +335,17 @@ class PartialJSON:
 
     # -- strings -------------------------------------------------------------------
 
-    def _continue_string(self, text: str) -> int:
+    def _continue_string(self, text: str, pos: int) -> int:
         """Append to the open string; return where it closed (after the quote) or -1."""
         parts = self._str_parts
         assert parts is not None
-        if '"' not in text and "\\" not in text:  # the common case: plain string body
-            parts.append(text)
-            return -1
-        end = _STR_BODY.match(text).end()  # type: ignore[union-attr]
+        end = _STR_BODY.match(text, pos).end()  # type: ignore[union-attr]
+        parts.append(text[pos:end])
         if end < len(text) and text[end] == '"':
-            parts.append(text[:end])
             self._close_string()
             return end + 1
-        parts.append(text[:end])
         self._pending = text[end:]  # a trailing backslash waits for its partner
+        self._dirty = not self._str_key
         return -1
 
     def _close_string(self) -> None:
@@ -331,137 +353,157 @@ class PartialJSON:
         assert parts is not None
         raw = "".join(parts)
         self._str_parts = None
-        value = _decode_string(raw, final=True)
+        self._dirty = False
+        value = raw if "\\" not in raw else _decode_string(raw, final=True)
+        frame = self._frames[-1] if self._frames else None
         if self._str_key:
-            self._frames[-1].key = value
-            self._frames[-1].expect = "colon"
+            assert frame is not None
+            frame.key = value
+            frame.expect = _COLON
         else:
-            self._store(value, replace=True)
+            self._put(frame, value)
 
     def _set_open_string(self) -> None:
         parts = self._str_parts
         assert parts is not None
-        if len(parts) > 1:  # join once per read, then keep the joined piece
-            parts[:] = ["".join(parts)]
-        self._store(_decode_string(parts[0] if parts else "", final=False), replace=True)
+        raw = "".join(parts)  # once per read; the joined text replaces its pieces
+        self._str_parts = [raw]
+        self._dirty = False
+        value = raw if "\\" not in raw else _decode_string(raw, final=False)
+        frames = self._frames
+        if not frames:
+            self._root = value
+            return
+        frame = frames[-1]
+        if frame.is_object:
+            frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
+        else:
+            frame.container[-1] = value  # type: ignore[index,call-overload,unused-ignore]
+
+    def _put(self, frame: _Frame | None, value: str) -> None:
+        """Store the open (or just closed) value string in the slot reserved for it."""
+        if frame is None:
+            self._root = value
+            self._complete = self._str_parts is None
+        elif frame.is_object:
+            frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
+        else:
+            frame.container[-1] = value  # type: ignore[index,call-overload,unused-ignore]
 
     # -- tokens --------------------------------------------------------------------
 
     def _tokens(self, text: str, pos: int) -> None:
+        # One regular-expression match per token; the frequent tokens (a string, a
+        # comma or colon, a number going into an open container) are handled inline.
         n = len(text)
         match = _TOKEN.match
+        frames = self._frames
         while pos < n:
             m = match(text, pos)
-            if m is None or (m.lastgroup == "num" and (m.end() == n or text[m.end()] in _NUM_MORE)):
-                self._hold_or_fail(text, pos)  # the number may go on in the next delta
+            kind = m.lastgroup if m is not None else None
+            if kind is None or (kind == "num" and (m.end() == n or text[m.end()] in _NUM_MORE)):  # type: ignore[union-attr]
+                self._hold_or_fail(text, pos)  # a number may go on in the next delta
                 return
-            kind = m.lastgroup
+            assert m is not None
             pos = m.end()
+            frame = frames[-1] if frames else None
+            if kind == "punct":
+                char = text[pos - 1]
+                if frame is not None and char == "," and frame.expect == _COMMA:
+                    frame.expect = _KEY if frame.is_object else _VALUE
+                elif frame is not None and char == ":" and frame.expect == _COLON:
+                    frame.expect = _VALUE
+                else:
+                    self._punct(frame, char)
+                continue
             if kind == "str":
-                self._string_token(text[m.start("str") + 1 : pos - 1])
+                raw = text[m.start(kind) + 1 : pos - 1]
+                value: Any = raw if "\\" not in raw else _decode_string(raw, final=True)
+                if frame is not None and frame.expect == _KEY:
+                    frame.key = value
+                    frame.expect = _COLON
+                    continue
             elif kind == "open":
-                self._open_string()
-                pos = self._continue_string(text[pos:])
+                self._open_string(frame)
+                pos = self._continue_string(text, pos)
                 if pos < 0:
                     return
-                pos += m.end()
-            elif kind == "punct":
-                self._punct(text[pos - 1])
+                continue
             elif kind == "num":
-                num = m.group("num")
-                self._value(json.loads(num))
+                num = m.group(kind)
+                value = float(num) if ("." in num or "e" in num or "E" in num) else int(num)
             else:
-                self._value(_LITERALS[m.group("lit")])
+                value = _LITERALS[m.group(kind)]
+            if frame is not None and frame.expect == _VALUE:
+                if frame.is_object:
+                    frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
+                else:
+                    frame.container.append(value)  # type: ignore[union-attr]
+                frame.expect = _COMMA
+            else:
+                self._value(frame, value)
 
     def _hold_or_fail(self, text: str, pos: int) -> None:
         rest = text[pos:]
-        if all(c in _WS for c in rest):
+        if not rest.strip(" \t\n\r"):
             return
         if _MAYBE_PARTIAL.match(rest):
             self._pending = rest.lstrip(" \t\n\r")
             return
         raise PartialJSONError(f"not JSON: unexpected {rest[:20]!r}", hint="")
 
-    def _string_token(self, raw: str) -> None:
-        value = _decode_string(raw, final=True)
-        frame = self._frames[-1] if self._frames else None
-        if frame is not None and frame.expect == "key":
-            frame.key = value
-            frame.expect = "colon"
-        else:
-            self._value(value)
-
-    def _open_string(self) -> None:
-        frame = self._frames[-1] if self._frames else None
-        self._str_key = frame is not None and frame.expect == "key"
+    def _open_string(self, frame: _Frame | None) -> None:
+        self._str_key = frame is not None and frame.expect == _KEY
         self._str_parts = []
         if not self._str_key:
-            self._value("")  # reserve the slot so the partial string shows where it belongs
+            self._value(frame, "")  # reserve the slot so the partial string shows where it belongs
 
-    def _punct(self, char: str) -> None:
-        frame = self._frames[-1] if self._frames else None
+    def _punct(self, frame: _Frame | None, char: str) -> None:
         if char in "{[":
             container: dict[str, Any] | list[Any] = {} if char == "{" else []
-            self._value(container)
+            self._value(frame, container)
             self._frames.append(_Frame(container))
             return
         if frame is None:
             raise PartialJSONError(f"unexpected {char!r} outside an object or array")
         expect = frame.expect
-        if char in "}]":
-            is_object = isinstance(frame.container, dict)
-            empty_ok = not frame.container and expect == ("key" if is_object else "value")
-            if (char == "}") != is_object or not (expect == "comma" or empty_ok):
+        if char == "," and expect == _COMMA:
+            frame.expect = _KEY if frame.is_object else _VALUE
+        elif char == ":" and expect == _COLON:
+            frame.expect = _VALUE
+        elif char in "}]":
+            empty_ok = not frame.container and expect == (_KEY if frame.is_object else _VALUE)
+            if (char == "}") != frame.is_object or not (expect == _COMMA or empty_ok):
                 raise PartialJSONError(f"unexpected {char!r}")
             self._frames.pop()
             if not self._frames:
                 self._complete = True
-        elif char == ":" and expect == "colon":
-            frame.expect = "value"
-        elif char == "," and expect == "comma":
-            frame.expect = "key" if isinstance(frame.container, dict) else "value"
         else:
-            raise PartialJSONError(f"unexpected {char!r} where a {expect} was expected")
+            raise PartialJSONError(
+                f"unexpected {char!r} where a {_EXPECT_NAMES[expect]} was expected"
+            )
 
-    def _value(self, value: Any) -> None:
-        if self._complete:
-            raise PartialJSONError("extra data after a complete JSON value")
-        if not self._frames:
+    def _value(self, frame: _Frame | None, value: Any) -> None:
+        if frame is None:
+            if self._complete:
+                raise PartialJSONError("extra data after a complete JSON value")
             self._root = value
-            if not isinstance(value, (dict, list)):
-                self._complete = self._str_parts is None
+            # A scalar at the top level is complete at once, unless it is a string still open.
+            self._complete = not isinstance(value, (dict, list)) and self._str_parts is None
             return
-        frame = self._frames[-1]
-        if frame.expect != "value":
-            raise PartialJSONError(f"a value where a {frame.expect} was expected")
-        self._store(value, replace=False)
-        frame.expect = "comma"
-
-    def _store(self, value: Any, *, replace: bool) -> None:
-        """Put ``value`` into the innermost open container (or at the root)."""
-        if not self._frames:
-            self._root = value
-            if replace and self._str_parts is None:
-                self._complete = True
-            return
-        frame = self._frames[-1]
-        container = frame.container
-        if isinstance(container, dict):
-            if frame.key is None:
-                raise PartialJSONError("a value where an object key was expected")
-            container[frame.key] = value
-        elif replace and container:
-            container[-1] = value
+        if frame.expect != _VALUE:
+            raise PartialJSONError(f"a value where a {_EXPECT_NAMES[frame.expect]} was expected")
+        if frame.is_object:
+            frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
         else:
-            container.append(value)
+            frame.container.append(value)  # type: ignore[union-attr]
+        frame.expect = _COMMA
 
 
 def _decode_string(raw: str, *, final: bool) -> str:
     """Decode the body of a JSON string literal (without its quotes)."""
-    if "\\" not in raw:
-        return raw
     try:
-        return json.loads('"' + raw + '"')  # type: ignore[no-any-return]
+        return _scanstring(raw + '"', 0)[0]  # type: ignore[no-any-return]
     except ValueError:
         if final:
             raise PartialJSONError(f"invalid escape in string {raw[:40]!r}") from None
