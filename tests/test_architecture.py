@@ -31,6 +31,9 @@ FORBIDDEN = {
     "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
     "run": {"providers", "cli", "demo"},
 }
+# The one upward import, done lazily inside a function: the agent resolves a model spec
+# string through the providers (run/agent.py: resolve_model).
+ALLOWED = {("run/agent.py", "toolwire.providers")}
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
 
@@ -70,7 +73,12 @@ SOURCES = [p for p in PACKAGE.rglob("*.py") if "demo/project" not in p.as_posix(
 def test_imports_point_one_way(path: Path) -> None:
     layer = layer_of(path)
     forbidden = FORBIDDEN.get(layer, set())
-    bad = sorted(name for first, name in toolwire_imports(path) if first in forbidden)
+    rel = path.relative_to(PACKAGE).as_posix()
+    bad = sorted(
+        name
+        for first, name in toolwire_imports(path)
+        if first in forbidden and (rel, name) not in ALLOWED
+    )
     assert not bad, f"{path.relative_to(PACKAGE)} ({layer}) imports {bad}"
 
 

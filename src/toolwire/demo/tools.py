@@ -36,7 +36,7 @@ def demo_project() -> Path:
 
 @tool(concurrency_safe=True, side_effects=False, idempotent=True, timeout=10)
 def explore_code(query: str, path: str = "", max_results: int = 20) -> str:
-    """Search source files for a keyword, like grep.
+    """Search the source code for a keyword, like grep, and return the matching lines.
 
     Args:
         query: The text to look for (case-insensitive).
@@ -59,12 +59,17 @@ def explore_code(query: str, path: str = "", max_results: int = 20) -> str:
     return "\n".join(hits) if hits else f"no match for {query!r}"
 
 
+# The bundled table covers these cities; the schema says so, so a model (and a
+# grammar built from the schema) can only ask for one of them.
+City = Literal["Beijing", "Shanghai", "Shenzhen", "Hangzhou"]
+
+
 @tool(concurrency_safe=True, side_effects=False, idempotent=True, timeout=10)
-def get_weather(city: str, day: Literal["today", "tomorrow"] = "today") -> str:
+def get_weather(city: City, day: Literal["today", "tomorrow"] = "today") -> str:
     """Look up the weather forecast for a city.
 
     Args:
-        city: City name, e.g. Beijing.
+        city: The city.
         day: Which day: today or tomorrow.
     """
     forecast = WEATHER.get(city.strip().lower())

@@ -85,21 +85,22 @@ class MaxRoundsExceeded(ModelOutputError):
 def resolve_model(spec: Model | str) -> Model:
     """Turn the ``model=`` argument into a :class:`~toolwire.run.model.Model`.
 
-    The one place where model specs are resolved; string specs such as
-    ``"openai:gpt-4.1-mini"`` will be resolved here once toolwire's providers land.
+    A string is a model spec (``"local"``, ``"openai:gpt-4.1-mini"``,
+    ``"anthropic:claude-sonnet-4-5"``, ...) resolved by ``toolwire.providers.resolve``.
+    That import happens here, inside the function, so ``toolwire.run`` itself never
+    loads a provider (the one sanctioned upward import; see tests/test_architecture.py).
 
     Raises:
-        CallerError: ``spec`` is a string (not supported yet) or not a model.
+        CallerError: ``spec`` is an unknown spec, or not a model.
     """
     if isinstance(spec, str):
-        raise CallerError(
-            f"model={spec!r}: model strings are not supported yet",
-            hint="pass a Model object (e.g. toolwire.testing.ScriptedModel)",
-        )
+        from ..providers import resolve
+
+        return resolve(spec)
     if not isinstance(spec, Model):
         raise CallerError(
             f"model={spec!r} is not a model",
-            hint="pass an object with a name and a stream(request) method (the Model protocol)",
+            hint="pass a model spec such as 'openai:gpt-4.1-mini', or an object with a name and a stream(request) method",
         )
     return spec
 

@@ -109,19 +109,17 @@ class ClosureScanner:
         return -1
 
     def closes(self, text: str) -> bool:
-        """Consume ``text``; return True if the object or array closed within it.
+        """Consume ``text``; return True once the object or array has closed.
 
         The assembler's path. Instead of walking every string and bracket in Python, it
         removes whole strings with one regular expression and counts brackets with
-        ``str.count`` (both in C), and walks tokens with :meth:`feed`'s loop only when
-        the counts say the depth can have returned to zero — once per call. Unlike
-        ``feed`` it does not say where the value closed, and a value that closes and
-        reopens within one text counts as open: arguments are parsed whole once they
-        close, so such text is reported as invalid JSON then.
+        ``str.count`` (both in C): the value has closed when the depth is back to zero.
+        Unlike ``feed`` it does not say where the value closed, and text that closes
+        and reopens (``{}{``) counts as open; either way the arguments are parsed whole
+        once they close, and such text is reported as invalid JSON then.
         """
         if self._state != _NESTED:
             return self.feed(text) >= 0
-        pos = 0
         if self._in_string:
             pos = self._string_tail(text, 0)
             if pos < 0:
@@ -131,9 +129,10 @@ class ClosureScanner:
         quote = outside.find('"')  # an unterminated string runs to the end of the text
         body = outside if quote < 0 else outside[:quote]
         depth = self._depth + body.count("{") + body.count("[") - body.count("}") - body.count("]")
-        if depth <= 0:
-            return self._scan(text, 0) >= 0
         self._depth = depth
+        if depth <= 0:
+            self._state = _CLOSED
+            return True
         if quote >= 0:
             self._in_string = True
             self._string_tail(text, len(text) - len(outside) + quote + 1)  # notes a trailing escape
