@@ -278,11 +278,14 @@ def test_bad_agent_arguments(kwargs: dict[str, Any]) -> None:
         Agent(ScriptedModel([]), [add], **kwargs)
 
 
-def test_model_specs() -> None:
+def test_model_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     model = ScriptedModel([])
     assert resolve_model(model) is model
-    with pytest.raises(CallerError, match="not supported yet"):
-        Agent("openai:gpt-4.1-mini", [])
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # built offline; no request is sent
+    assert resolve_model("openai:gpt-4.1-mini").name == "openai:gpt-4.1-mini"
+    Agent("openai:gpt-4.1-mini", [add])
+    with pytest.raises(CallerError, match="no-such-provider"):
+        Agent("no-such-provider:x", [])
     with pytest.raises(CallerError, match="not a model"):
         resolve_model(42)  # type: ignore[arg-type]
 
