@@ -20,6 +20,7 @@ process and guarded by a lock held for a whole generation.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import importlib.util
 import os
@@ -160,8 +161,19 @@ def _load(source: _Source, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
             llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False
             )
+            if not _LOADED:
+                atexit.register(_close_all)
             _LOADED[key] = (llama, threading.Lock())
         return _LOADED[key]
+
+
+def _close_all() -> None:
+    """Free the loaded models at exit, while llama_cpp is still intact: left to the
+    garbage collector at interpreter shutdown, its own ``__del__`` fails noisily."""
+    with _LOADING:
+        for llama, _lock in _LOADED.values():
+            llama.close()
+        _LOADED.clear()
 
 
 def _download(source: _Source) -> Path:
