@@ -78,3 +78,16 @@ def test_fuzz_only_toolwire_errors(data: bytes, cuts: list[int]) -> None:
         decode(data, [c for c in cuts if c <= len(data)])
     except ToolwireError:
         pass
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=len(SAMPLE)), max_size=20))
+def test_feed_data_gives_each_events_data(cuts: list[int]) -> None:
+    dec = SSEDecoder()
+    payloads: list[str] = []
+    pos = 0
+    for cut in sorted(set(cuts)):
+        payloads += dec.feed_data(SAMPLE[pos:cut])
+        pos = cut
+    payloads += dec.feed_data(SAMPLE[pos:]) + dec.close_data()
+    assert payloads == [e.data for e in decode(SAMPLE)]

@@ -69,25 +69,21 @@ class StreamDecoder:
 
     def feed_bytes(self, data: bytes) -> list[Event]:
         """Consume raw SSE bytes, split anywhere; return the events they complete."""
-        self._check_open()
+        if self._dead:
+            self._check_open()
         if self._sse is None:
             self._sse = SSEDecoder()
         try:
-            payloads = self._sse.feed(data)
+            payloads = self._sse.feed_data(data)
         except ToolwireError as exc:
             raise self._fail(exc) from None
-        out: list[Event] = []
-        for payload in payloads:
-            out += self._feed_payload(payload.data)
-        return out
+        return self._feed_payloads(payloads)
 
     def close(self) -> Turn:
         """End of the response: return the Turn, or raise the error that broke it."""
         self._check_open()
         if self._sse is not None:
-            tail = self._sse.close()
-            for payload in tail:
-                self._feed_payload(payload.data)
+            self._feed_payloads(self._sse.close_data())
         self._closed = self._dead = True
         if not self._ended:
             raise self._fail(
@@ -125,27 +121,31 @@ class StreamDecoder:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _feed_payload(self, data: str) -> list[Event]:
-        if data == "[DONE]":
-            self._on_done_marker()
-            return []
-        try:
-            item = loads_payload(data)
-        except (ValueError, RecursionError) as exc:
-            raise self._fail(
-                ProtocolError(
-                    f"SSE data is not JSON ({exc}): {data[:80]!r}",
-                    where=f"SSE event {self._items + 1}",
+    def _feed_payloads(self, payloads: list[str]) -> list[Event]:
+        out: list[Event] = []
+        feed = self.feed
+        for data in payloads:
+            if data == "[DONE]":
+                self._on_done_marker()
+                continue
+            try:
+                item = loads_payload(data)
+            except (ValueError, RecursionError) as exc:
+                raise self._fail(
+                    ProtocolError(
+                        f"SSE data is not JSON ({exc}): {data[:80]!r}",
+                        where=f"SSE event {self._items + 1}",
+                    )
+                ) from None
+            if item.__class__ is not dict:
+                raise self._fail(
+                    ProtocolError(
+                        f"SSE data is JSON but not an object: {data[:80]!r}",
+                        where=f"SSE event {self._items + 1}",
+                    )
                 )
-            ) from None
-        if item.__class__ is not dict:
-            raise self._fail(
-                ProtocolError(
-                    f"SSE data is JSON but not an object: {data[:80]!r}",
-                    where=f"SSE event {self._items + 1}",
-                )
-            )
-        return self.feed(item)
+            out += feed(item)
+        return out
 
     def _check_open(self) -> None:
         if self._error is not None:
