@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,13 +50,20 @@ def run(args: argparse.Namespace) -> int:
 
 def render(provider: str, data: bytes, read: int) -> list[str]:
     """The four layers for one recorded stream, as printable lines."""
-    from ..wire import AnthropicStream, OpenAIChatStream, OpenAIResponsesStream, ToolCallReady
+    from ..wire import (
+        AnthropicStream,
+        OpenAIChatStream,
+        OpenAIResponsesStream,
+        StreamDecoder,
+        ToolCallReady,
+    )
 
-    decoder = {
+    decoders: dict[str, Callable[[], StreamDecoder]] = {
         "openai": OpenAIChatStream,
         "anthropic": AnthropicStream,
         "responses": OpenAIResponsesStream,
-    }[provider]()
+    }
+    decoder = decoders[provider]()
     events = []
     for start in range(0, len(data), read):
         events += decoder.feed_bytes(data[start : start + read])

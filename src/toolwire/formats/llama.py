@@ -40,6 +40,7 @@ import ast
 import json
 import math
 import re
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -174,9 +175,9 @@ class _TextScanner(FormatStream):
             self._text(marker)  # looked like a call start but is not one
             pos = start + len(marker)
 
+    @abstractmethod
     def _on_marker(self, text: str, start: int, marker: str) -> int | None:
         """Handle a marker at ``start``: new position, None (undecided), -1 (content)."""
-        raise NotImplementedError
 
     def _truncated(self) -> None:
         raise self._error(

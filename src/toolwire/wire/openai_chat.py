@@ -12,10 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ProtocolError, ProviderAPIError, ToolwireError
+from ..errors import ProtocolError, ProviderAPIError
 from ..messages import Usage
-from .events import Event
-from .stream import StreamDecoder, _as_dict
+from .stream import StreamDecoder
 
 __all__ = ["OpenAIChatStream", "openai_usage"]
 
@@ -29,49 +28,38 @@ class OpenAIChatStream(StreamDecoder):
         super().__init__()
         self._other_choices = False
 
-    def feed(self, item: Any) -> list[Event]:
-        """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
+    def _handle(self, item: dict[str, Any]) -> None:
+        """One ``chat.completion.chunk``.
 
         This is the per-fragment hot loop of every streamed turn, measured against a
         hand-written floor in bench/bench_assembly.py, so it is written flat: the common
         fragment (arguments only) costs a few dict lookups and one assembler call.
         """
-        if self._dead:
-            self._check_open()
         asm = self._asm
-        out: list[Event] = []
-        asm.events = out
-        self._items += 1
-        try:
-            if item.__class__ is not dict:
-                item = _as_dict(item)
-            for choice in item.get("choices") or ():
-                if choice.get("index", 0):
-                    self._other_choice()
-                    continue
-                delta = choice.get("delta")
-                if delta:
-                    tool_calls = delta.get("tool_calls")
-                    if tool_calls:
-                        for tc in tool_calls:
-                            fn = tc.get("function")
-                            if fn is not None and "id" not in tc and "name" not in fn:
-                                args = fn.get("arguments")
-                                if args.__class__ is str:
-                                    asm.arguments(tc.get("index"), args)
-                                    continue
-                            self._tool_call(tc, fn)
-                        if len(delta) > 1:
-                            self._delta_text(delta)
-                    else:
+        for choice in item.get("choices") or ():
+            if choice.get("index", 0):
+                self._other_choice()
+                continue
+            delta = choice.get("delta")
+            if delta:
+                tool_calls = delta.get("tool_calls")
+                if tool_calls:
+                    for tc in tool_calls:
+                        fn = tc.get("function")
+                        if fn is not None and "id" not in tc and "name" not in fn:
+                            args = fn.get("arguments")
+                            if args.__class__ is str:
+                                asm.arguments(tc.get("index"), args)
+                                continue
+                        self._tool_call(tc, fn)
+                    if len(delta) > 1:
                         self._delta_text(delta)
-                if choice.get("finish_reason"):
-                    self._finish(choice["finish_reason"])
-            if "usage" in item or "error" in item:
-                self._usage_or_error(item)
-        except Exception as exc:
-            raise self._fail(exc) from (None if isinstance(exc, ToolwireError) else exc)
-        return out
+                else:
+                    self._delta_text(delta)
+            if choice.get("finish_reason"):
+                self._finish(choice["finish_reason"])
+        if "usage" in item or "error" in item:
+            self._usage_or_error(item)
 
     def _other_choice(self) -> None:
         if not self._other_choices:

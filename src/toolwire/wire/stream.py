@@ -10,6 +10,7 @@ index dicts directly, and a missing key or a wrong type surfaces here, with its 
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from ..errors import DecoderStateError, ProtocolError, ToolwireError
@@ -37,7 +38,7 @@ def loads_payload(data: str) -> Any:
     return json.loads(data)
 
 
-class StreamDecoder:
+class StreamDecoder(ABC):
     """Base class: one instance decodes one model turn."""
 
     provider: ClassVar[str] = ""
@@ -113,10 +114,11 @@ class StreamDecoder:
 
     # -- for subclasses ------------------------------------------------------------------
 
+    @abstractmethod
     def _handle(self, item: dict[str, Any]) -> None:
-        raise NotImplementedError  # pragma: no cover - every provider overrides it
+        """Translate one decoded item into assembler calls."""
 
-    def _on_done_marker(self) -> None:
+    def _on_done_marker(self) -> None:  # noqa: B027  # a hook: only OpenAI Chat needs it
         """An SSE ``[DONE]`` payload (OpenAI's end marker); others ignore it."""
 
     # -- internals -----------------------------------------------------------------------
