@@ -4,11 +4,10 @@
 """DeepSeek tool-call formats: V3 / R1 / V3.1 full-width markers and V3.2 / V4 DSML.
 
 Strategy: a cursor over a small buffer and one method per parser state
-(:class:`MarkupStream`). Each state reads up to the next marker it cares about with
+(:class:`~toolwire.formats.markup.MarkupStream`). Each state reads up to the next marker it cares about with
 :class:`~toolwire.formats.base.MarkerSet` (only a possible marker prefix is held
 back), so content and arguments stream as they arrive and the cost stays linear.
-The same machinery (plus :class:`ArgumentWriter`, which builds an arguments object
-from key/value pieces) is shared by the ``glm`` and ``kimi`` modules.
+The machinery lives in :mod:`toolwire.formats.markup`, shared with ``glm`` and ``kimi``.
 
 Layouts (sources: the official chat templates as mirrored in ggml-org/llama.cpp
 ``models/templates/deepseek-ai-DeepSeek-V3.1.jinja`` and
@@ -47,37 +46,27 @@ Decisions (documented per the issue):
 
 from __future__ import annotations
 
-import json
 import re
-from abc import abstractmethod
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import CallerError
-from ..wire.events import ToolCallDelta
-from ..wire.jsonscan import ClosureScanner
 from .base import (
     Format,
     FormatStream,
     MarkerSet,
     opens_reasoning,
-    schema_types,
-    value_to_json,
 )
+from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
 
 __all__ = [
     "VARIANTS",
-    "ArgumentWriter",
     "DeepSeekFormat",
-    "MarkupStream",
-    "ThinkStream",
     "make",
 ]
 
 VARIANTS: tuple[str, ...] = ("v3.1", "v3", "r1", "v3.2", "v4")
 
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
 EOS = "<｜end▁of▁sentence｜>"
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
 CALLS_END = "<｜tool▁calls▁end｜>"
@@ -106,326 +95,6 @@ DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
 _SPACE = re.compile(r"\s*")
 _DSML_NAME = re.compile(r'\s*name="(.*)"\s*', re.DOTALL)
 _DSML_PARAM = re.compile(r'\s*name="(.*?)"\s+string="(true|false)"\s*', re.DOTALL)
-
-
-# --------------------------------------------------------------------------- shared machinery
-
-
-class MarkupStream(FormatStream):
-    """A buffer, a cursor and a current-state method: the skeleton of a marker parser.
-
-    Each state method consumes what it can from ``_buf[_pos:]`` and returns ``True``
-    to run the (possibly new) state again, ``False`` when it needs more input. The
-    buffer is compacted once per feed, so a whole output fed at once is not copied
-    per marker. Subclasses set ``_state`` and implement :meth:`_finish`.
-    """
-
-    def __init__(self, fmt: Format, *, id_prefix: str | None = None) -> None:
-        super().__init__(fmt, id_prefix=id_prefix)
-        self._buf = ""
-        self._pos = 0
-        self._final = False
-        self._state: Callable[[], bool] = self._finished
-        self._json = ClosureScanner()
-        self._json_after: Callable[[], bool] = self._finished
-        self._tail: list[str] = []
-
-    # ---- driving
-
-    def _feed(self, delta: str) -> None:
-        self._buf += delta
-        self._pump()
-
-    def _close(self) -> None:
-        self._final = True
-        self._pump()
-        self._finish()
-
-    def _pump(self) -> None:
-        while self._state():
-            pass
-        self._buf = self._buf[self._pos :]
-        self._pos = 0
-
-    def _finished(self) -> bool:
-        return False
-
-    def _arguments(self, text: str, index: int | None = None) -> None:
-        # Merge with the previous fragment of the same call, as _text does for text:
-        # an object built from many small pieces then costs one event per feed.
-        target = self._call_count - 1 if index is None else index
-        last = self._out[-1] if self._out else None
-        if text and isinstance(last, ToolCallDelta) and last.index == target:
-            last.arguments += text
-        else:
-            super()._arguments(text, index)
-
-    @abstractmethod
-    def _finish(self) -> None:
-        """At end of output: raise FormatError unless the parser is at rest."""
-
-    # ---- reading primitives
-
-    def _until(self, markers: MarkerSet) -> tuple[str, str | None]:
-        """Consume up to (and including) the earliest marker.
-
-        Returns:
-            ``(text before it, marker)``; or, when no marker is in the buffer, the text
-            that cannot start one (everything, at end of output) and ``None``.
-        """
-        found = markers.search(self._buf, self._pos)
-        if found is not None:
-            at, marker = found
-            chunk = self._buf[self._pos : at]
-            self._pos = at + len(marker)
-            return chunk, marker
-        end = len(self._buf)
-        if not self._final:
-            end -= markers.holdback(self._buf, self._pos)
-        chunk = self._buf[self._pos : end]
-        self._pos = end
-        return chunk, None
-
-    def _peek(self, literal: str) -> bool | None:
-        """Consume ``literal`` if the buffer starts with it.
-
-        Returns:
-            ``True`` (consumed), ``False`` (it is not there) or ``None`` (the buffer is
-            a proper prefix of it: wait for more input).
-        """
-        if self._buf.startswith(literal, self._pos):
-            self._pos += len(literal)
-            return True
-        # Slice at most len(literal) characters: the buffer may hold the whole output.
-        rest = self._buf[self._pos : self._pos + len(literal)]
-        if not self._final and len(rest) < len(literal) and literal.startswith(rest):
-            return None
-        return False
-
-    def _skip_space(self) -> bool:
-        """Skip whitespace; return whether a non-space character follows."""
-        match = _SPACE.match(self._buf, self._pos)
-        self._pos = match.end() if match else self._pos
-        return self._pos < len(self._buf)
-
-    def _expect(self, choices: Sequence[str], what: str) -> str | None:
-        """After optional whitespace, consume one of ``choices``.
-
-        Returns:
-            The literal consumed, or ``None`` when more input is needed.
-
-        Raises:
-            FormatError: Something else is there.
-        """
-        # The whitespace skipped here is layout, so it is consumed even while waiting:
-        # a long run fed one character at a time is then scanned once.
-        if not self._skip_space():
-            return None
-        waiting = False
-        for literal in choices:
-            seen = self._peek(literal)
-            if seen:
-                return literal
-            waiting = waiting or seen is None
-        if waiting:
-            return None
-        found = self._buf[self._pos : self._pos + 40]
-        raise self._error(f"expected {what}, found {found!r}", self._where())
-
-    def _where(self) -> str:
-        return f"tool call {self.call_count - 1}" if self.call_count else "tool-call section"
-
-    # ---- JSON arguments (V3 / V3.1 / Kimi): streamed as scanned, marker-safe
-
-    def _start_json_arguments(self, after: Callable[[], bool]) -> None:
-        self._json = ClosureScanner()
-        self._json_after = after
-        self._tail = []
-        self._state = self._st_json_arguments
-
-    def _st_json_arguments(self) -> bool:
-        scanner = self._json
-        if not scanner.started:
-            if not self._skip_space():
-                return False
-            if self._buf[self._pos] != "{":
-                raise self._error("the arguments must be a JSON object", self._where())
-        end = scanner.feed(self._buf, self._pos)
-        stop = len(self._buf) if end < 0 else end
-        self._arguments(self._buf[self._pos : stop])
-        self._pos = stop
-        if end < 0:
-            return False
-        self._state = self._json_after
-        return True
-
-    def _read_tail(self, markers: MarkerSet, closer: str, allowed: Sequence[str]) -> bool | None:
-        """Read what follows a call's JSON up to ``closer``.
-
-        Returns:
-            ``None`` while waiting, ``True`` once ``closer`` was consumed.
-
-        Raises:
-            FormatError: Another marker came first, or the text in between is not one
-                of ``allowed`` (after stripping whitespace).
-        """
-        chunk, marker = self._until(markers)
-        self._tail.append(chunk)
-        if marker is None:
-            return None
-        tail = "".join(self._tail).strip()
-        self._tail = []
-        if marker != closer or tail not in allowed:
-            raise self._error(f"unexpected {tail or marker!r} after the arguments", self._where())
-        return True
-
-
-class ThinkStream(MarkupStream):
-    """A :class:`MarkupStream` whose output may open with ``<think>…</think>``.
-
-    Leading whitespace is held until it is clear whether ``<think>`` follows (GLM-4.5
-    writes ``\\n<think>``); inside reasoning only ``</think>`` is a marker.
-    """
-
-    think_open: ClassVar[str] = THINK_OPEN
-    think_close: ClassVar[str] = THINK_CLOSE
-    # A separator the template writes right after </think>, dropped once (GLM: "\n").
-    after_think: ClassVar[str] = ""
-
-    def __init__(self, fmt: Format, *, id_prefix: str | None, reasoning_open: bool) -> None:
-        super().__init__(fmt, id_prefix=id_prefix)
-        self._think_end = MarkerSet([self.think_close])
-        self._state = self._st_reasoning if reasoning_open else self._st_start
-
-    @abstractmethod
-    def _st_content(self) -> bool:
-        """The state outside reasoning and calls."""
-
-    def _st_start(self) -> bool:
-        mark = self._pos
-        self._skip_space()
-        opened = self._peek(self.think_open)
-        if opened is None:
-            self._pos = mark
-            return False
-        if opened:
-            self._state = self._st_reasoning
-            return True
-        self._pos = mark
-        self._state = self._st_content
-        return True
-
-    def _st_reasoning(self) -> bool:
-        chunk, marker = self._until(self._think_end)
-        self._reasoning(chunk)
-        if marker is None:
-            return False
-        self._state = self._st_after_think
-        return True
-
-    def _st_after_think(self) -> bool:
-        if self.after_think and self._peek(self.after_think) is None:
-            return False
-        self._state = self._st_content
-        return True
-
-    def _at_rest(self) -> bool:
-        return self._state in (
-            self._st_start,
-            self._st_reasoning,
-            self._st_after_think,
-            self._st_content,
-        )
-
-
-class ArgumentWriter:
-    """Builds one call's arguments JSON object from key/value pieces as they arrive.
-
-    ``emit`` receives the JSON text incrementally: ``{"city": "Bei`` … ``jing"}``. A
-    value is streamed as a JSON string when it is text; typed values (a JSON tag, or a
-    schema that allows more than a string) are buffered until they close, then
-    converted, since their type is only known from the whole text.
-    """
-
-    __slots__ = ("_emit", "_keys", "_mode", "_pieces", "_schema")
-
-    def __init__(self, emit: Callable[[str], None]) -> None:
-        self._emit = emit
-        self._keys: set[str] = set()
-        self._mode = ""
-        self._pieces: list[str] = []
-        self._schema: Mapping[str, Any] | None = None
-
-    @property
-    def empty(self) -> bool:
-        """Whether no key was written yet."""
-        return not self._keys
-
-    def key(self, name: str) -> bool:
-        """Start the member ``name``; return ``False`` if it was already written."""
-        if name in self._keys:
-            return False
-        self._emit(("{" if not self._keys else ", ") + json.dumps(name, ensure_ascii=False) + ": ")
-        self._keys.add(name)
-        return True
-
-    def begin_text(self) -> None:
-        """The value is raw text: stream it as a JSON string."""
-        self._mode = "text"
-        self._emit('"')
-
-    def begin_json(self) -> None:
-        """The value is JSON text (buffered, validated when it closes)."""
-        self._mode = "json"
-        self._pieces = []
-
-    def begin_typed(self, schema: Mapping[str, Any] | None) -> None:
-        """The value is text typed by ``schema`` (see :func:`base.coerce_value`)."""
-        types = schema_types(schema)
-        if not types or types == {"string"}:
-            self.begin_text()
-            return
-        self._mode = "typed"
-        self._schema = schema
-        self._pieces = []
-
-    def piece(self, text: str) -> None:
-        """More of the current value."""
-        if not text:
-            return
-        if self._mode == "text":
-            self._emit(json.dumps(text, ensure_ascii=False)[1:-1])
-        else:
-            self._pieces.append(text)
-
-    def end_value(self) -> str | None:
-        """Close the current value; return an error message if it is invalid."""
-        mode, self._mode = self._mode, ""
-        if mode == "text":
-            self._emit('"')
-            return None
-        text = "".join(self._pieces)
-        self._pieces = []
-        if mode == "typed":
-            self._emit(value_to_json(text, self._schema))
-            return None
-        return self._emit_json(text)
-
-    def _emit_json(self, text: str) -> str | None:
-        try:
-            json.loads(text, parse_constant=_reject_constant)
-        except (ValueError, RecursionError):
-            return f"value {text[:40]!r} is not valid JSON"
-        self._emit(text.strip())
-        return None
-
-    def close(self) -> None:
-        """Close the object (``{}`` when it has no member)."""
-        self._emit("}" if self._keys else "{}")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
 
 
 # --------------------------------------------------------------------------- V3 / R1 / V3.1

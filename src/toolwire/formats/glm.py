@@ -40,7 +40,7 @@ from typing import Any, ClassVar
 
 from ..errors import CallerError
 from .base import Format, FormatStream, MarkerSet, opens_reasoning
-from .deepseek import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
+from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
 
 __all__ = ["VARIANTS", "GlmFormat", "make"]
 

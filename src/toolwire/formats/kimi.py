@@ -54,7 +54,7 @@ from typing import Any, ClassVar
 
 from ..errors import CallerError
 from .base import Format, FormatStream, MarkerSet, opens_reasoning
-from .deepseek import THINK_CLOSE, THINK_OPEN, ArgumentWriter, MarkupStream, ThinkStream
+from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, MarkupStream, ThinkStream
 
 __all__ = ["VARIANTS", "KimiFormat", "make"]
 
