@@ -221,3 +221,21 @@ def test_demo_runs_both_prompts_and_reports_a_failed_one(
     assert "=== prompt: Search the code" in captured.out
     assert "=== prompt: What's tomorrow's weather in Beijing and Shanghai?" in captured.out
     assert "=== answer: Cloudy in Beijing." in captured.out
+
+
+def test_failures_of_a_run_are_reported_after_the_answer() -> None:
+    import io
+
+    from toolwire import Agent
+    from toolwire.cli.live import run_prompts
+    from toolwire.demo.tools import DEMO_TOOLS
+    from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+
+    model = ScriptedModel(
+        [tool_call_turn(("list_files", {}), ("get_weather", {"city": "Paris"})), text_turn("done")]
+    )
+    out = io.StringIO()
+    assert run_prompts(Agent(model, DEMO_TOOLS), ["weather?"], trace=False, out=out) == 0
+    text = out.getvalue()
+    assert "failures in this run" in text
+    assert "unknown" in text.lower() and "schema" in text.lower()

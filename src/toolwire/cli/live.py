@@ -351,3 +351,11 @@ async def _run_one(agent: Any, prompt: str, view: PlainView) -> None:
         view.finish()
     if isinstance(view, TraceView):
         view.history(stream.messages)
+    report_failures(stream.result.diagnostics, getattr(view, "out", None) or sys.stdout)
+
+
+def report_failures(diagnostics: Any, out: TextIO) -> None:
+    """After a run: the failure classes seen (wrong tool, bad JSON, loops, ...), if any."""
+    if diagnostics.total:
+        print("=== failures in this run (toolwire.RunDiagnostics)", file=out)
+        print(diagnostics.summary(), file=out)
