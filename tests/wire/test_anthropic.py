@@ -81,3 +81,18 @@ def test_missing_message_stop_is_truncation() -> None:
     )
     with pytest.raises(ProtocolError, match="ended before"):
         stream.close()
+
+
+def test_sdk_event_objects_are_accepted() -> None:
+    types = pytest.importorskip("anthropic.types")
+    from pydantic import TypeAdapter
+
+    adapter = TypeAdapter(types.RawMessageStreamEvent)
+    items = [i for i in fixture_items("anthropic_parallel.sse") if i["type"] != "ping"]
+    from_sdk = AnthropicStream()
+    for item in items:
+        from_sdk.feed(adapter.validate_python(item))
+    from_dicts = AnthropicStream()
+    for item in items:
+        from_dicts.feed(item)
+    assert from_sdk.close() == from_dicts.close()

@@ -103,3 +103,19 @@ def test_unknown_event_types_are_ignored() -> None:
     stream.feed({"type": "response.web_search_call.in_progress", "output_index": 0})
     stream.feed(completed())
     assert stream.close().finish_reason == "stop"
+
+
+def test_sdk_event_objects_are_accepted() -> None:
+    responses = pytest.importorskip("openai.types.responses")
+    from openai._models import construct_type  # how the SDK builds events from the wire
+
+    items = fixture_items("openai_responses_parallel.sse")
+    from_sdk = OpenAIResponsesStream()
+    for item in items:
+        event = construct_type(type_=responses.ResponseStreamEvent, value=item)
+        assert not isinstance(event, dict)
+        from_sdk.feed(event)
+    from_dicts = OpenAIResponsesStream()
+    for item in items:
+        from_dicts.feed(item)
+    assert from_sdk.close() == from_dicts.close()
