@@ -30,7 +30,8 @@ def test_recorded_stream() -> None:
     ]
     assert [r.index for r in turn.requests] == [2, 3, 4]
     assert turn.finish_reason == "tool_calls"
-    assert turn.usage == Usage(input_tokens=472, output_tokens=89, cache_read_tokens=256)
+    # input_tokens includes cached input (OpenAI's convention, the same for every provider).
+    assert turn.usage == Usage(input_tokens=472 + 256, output_tokens=89, cache_read_tokens=256)
     # A tool without input is ready at its content_block_stop.
     assert [e.call.id for e in events if isinstance(e, ToolCallReady)] == [
         "toolu_01A",
@@ -96,3 +97,21 @@ def test_sdk_event_objects_are_accepted() -> None:
     for item in items:
         from_dicts.feed(item)
     assert from_sdk.close() == from_dicts.close()
+
+
+def test_streamed_and_non_streamed_usage_agree() -> None:
+    from toolwire.history import decode_anthropic_response
+
+    usage = {"input_tokens": 10, "cache_read_input_tokens": 5, "cache_creation_input_tokens": 2}
+    stream = AnthropicStream()
+    stream.feed({"type": "message_start", "message": {"usage": {**usage, "output_tokens": 1}}})
+    stream.feed(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 9},
+        }
+    )
+    stream.feed({"type": "message_stop"})
+    response = {"content": [], "stop_reason": "end_turn", "usage": {**usage, "output_tokens": 9}}
+    assert stream.close().usage == decode_anthropic_response(response).usage == Usage(17, 9, 5, 2)

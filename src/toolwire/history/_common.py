@@ -24,7 +24,6 @@ __all__ = [
     "as_list",
     "as_mapping",
     "history_error",
-    "opt_int",
     "opt_str",
     "parse_object",
     "protocol_error",
@@ -95,15 +94,6 @@ def opt_str(obj: Mapping[str, Any], key: str, where: str, err: ErrorFactory) -> 
     if value is None or isinstance(value, str):
         return value
     raise err(f"field {key!r} must be a string or null, but is a {type(value).__name__}", where)
-
-
-def opt_int(obj: Mapping[str, Any], key: str) -> int:
-    """Return the integer at ``obj[key]``, or 0 when absent or not an integer.
-
-    Token counts are informational: a missing or odd count must not fail a turn.
-    """
-    value = obj.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def status_from_text(content: str) -> ToolStatus:

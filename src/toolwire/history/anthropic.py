@@ -53,17 +53,17 @@ from ..messages import (
     ToolCall,
     ToolResult,
     ToolStatus,
-    Usage,
     UserMessage,
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
+from ..wire.usage import ANTHROPIC_STOP_REASONS
+from ..wire.usage import anthropic_usage as usage_from_anthropic
 from ._common import (
     ErrorFactory,
     as_list,
     as_mapping,
     history_error,
-    opt_int,
     opt_str,
     parse_object,
     protocol_error,
@@ -85,21 +85,6 @@ __all__ = [
 
 JSONDict = dict[str, Any]
 
-ANTHROPIC_STOP_REASONS: dict[str, str] = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "refusal": "content_filter",
-}
-"""``stop_reason`` -> finish reason (OpenAI Chat vocabulary).
-
-Source: the ``StopReason`` values of the ``anthropic`` SDK and Anthropic's "Handling stop
-reasons" guide. A value not in the table (``pause_turn``: a server-tool loop paused and
-the turn must be sent back to continue) passes through unchanged, so that nobody reads
-it as a finished answer.
-"""
 
 INVALID_ARGUMENTS_KEY = "_toolwire_invalid_arguments"
 """The key under which arguments that are not a JSON object travel to Anthropic."""
@@ -400,31 +385,3 @@ def _feed_block(assembler: Assembler, index: int, block: Mapping[str, Any], wher
             assembler.reasoning_meta(signature=part.signature, redacted=part.redacted)
     else:
         assembler.notice("unsupported_block", f"content block of type {kind!r} skipped", index)
-
-
-def usage_from_anthropic(usage: Mapping[str, Any]) -> Usage:
-    """Map Anthropic ``usage`` to :class:`~toolwire.messages.Usage`.
-
-    Anthropic's ``input_tokens`` excludes cached input; toolwire's, like OpenAI's,
-    includes it, so ``input_tokens`` here is ``input_tokens`` plus
-    ``cache_read_input_tokens`` plus ``cache_creation_input_tokens``. The two cache
-    counts also go to ``cache_read_tokens`` and ``cache_write_tokens``;
-    ``output_tokens_details.thinking_tokens`` (when sent) to ``reasoning_tokens``.
-
-    Args:
-        usage: The ``usage`` object of a response or of ``message_start`` /
-            ``message_delta`` stream events.
-
-    Returns:
-        The token counts.
-    """
-    read = opt_int(usage, "cache_read_input_tokens")
-    write = opt_int(usage, "cache_creation_input_tokens")
-    details = usage.get("output_tokens_details")
-    return Usage(
-        input_tokens=opt_int(usage, "input_tokens") + read + write,
-        output_tokens=opt_int(usage, "output_tokens"),
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=opt_int(details, "thinking_tokens") if isinstance(details, Mapping) else 0,
-    )

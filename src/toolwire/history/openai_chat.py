@@ -43,18 +43,17 @@ from ..messages import (
     TextPart,
     ToolCall,
     ToolResult,
-    Usage,
     UserMessage,
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
+from ..wire.usage import openai_usage as usage_from_openai_chat
 from ._common import (
     TOOL_ERROR_PREFIX,
     ErrorFactory,
     as_list,
     as_mapping,
     history_error,
-    opt_int,
     opt_str,
     protocol_error,
     raise_api_error,
@@ -307,29 +306,3 @@ def _with_placeholders(raw: Any, where: str) -> JSONDict:
     function["name"] = opt_str(function, "name", f"{where}.function", protocol_error) or ""
     call["function"] = function
     return call
-
-
-def usage_from_openai_chat(usage: Mapping[str, Any]) -> Usage:
-    """Map Chat Completions ``usage`` to :class:`~toolwire.messages.Usage`.
-
-    ``input_tokens`` is ``prompt_tokens`` (which includes cached tokens),
-    ``cache_read_tokens`` is ``prompt_tokens_details.cached_tokens`` and
-    ``reasoning_tokens`` is ``completion_tokens_details.reasoning_tokens``. Missing or
-    non-integer counts read as 0.
-
-    Args:
-        usage: The ``usage`` object of a response or of the last stream chunk.
-
-    Returns:
-        The token counts.
-    """
-    prompt = usage.get("prompt_tokens_details")
-    completion = usage.get("completion_tokens_details")
-    return Usage(
-        input_tokens=opt_int(usage, "prompt_tokens"),
-        output_tokens=opt_int(usage, "completion_tokens"),
-        cache_read_tokens=opt_int(prompt, "cached_tokens") if isinstance(prompt, Mapping) else 0,
-        reasoning_tokens=opt_int(completion, "reasoning_tokens")
-        if isinstance(completion, Mapping)
-        else 0,
-    )

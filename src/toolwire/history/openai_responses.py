@@ -49,17 +49,17 @@ from ..messages import (
     TextPart,
     ToolCall,
     ToolResult,
-    Usage,
     UserMessage,
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
+from ..wire.usage import RESPONSES_INCOMPLETE_REASONS
+from ..wire.usage import responses_usage as usage_from_responses
 from ._common import (
     ErrorFactory,
     as_list,
     as_mapping,
     history_error,
-    opt_int,
     opt_str,
     protocol_error,
     raise_api_error,
@@ -79,16 +79,6 @@ __all__ = [
 
 JSONDict = dict[str, Any]
 
-RESPONSES_INCOMPLETE_REASONS: dict[str, str] = {
-    "max_output_tokens": "length",
-    "content_filter": "content_filter",
-}
-"""``incomplete_details.reason`` -> finish reason (OpenAI Chat vocabulary).
-
-A status ``completed`` maps to ``tool_calls`` when the output has a function call and
-``stop`` otherwise; an incomplete reason not in this table passes through unchanged, and
-``incomplete`` without a reason reads as ``length`` (the output was cut short).
-"""
 
 _SUMMARY_JOIN = "\n\n"
 
@@ -402,32 +392,3 @@ def _raise_unfinished(response: Mapping[str, Any], status: str) -> NoReturn:
     """Raise the provider's error for a failed or cancelled response."""
     raise_api_error(response)  # the response's own ``error`` says most
     raise ProviderAPIError(f"the response {status}", error_type=status, body=dict(response))
-
-
-def usage_from_responses(usage: Mapping[str, Any]) -> Usage:
-    """Map Responses API ``usage`` to :class:`~toolwire.messages.Usage`.
-
-    ``input_tokens`` includes cached tokens (``input_tokens_details.cached_tokens``
-    becomes ``cache_read_tokens``, ``input_tokens_details.cache_write_tokens`` where the
-    API sends it ``cache_write_tokens``); ``output_tokens_details.reasoning_tokens``
-    becomes ``reasoning_tokens``. Missing or non-integer counts read as 0.
-
-    Args:
-        usage: The ``usage`` object of a response.
-
-    Returns:
-        The token counts.
-    """
-    inputs = usage.get("input_tokens_details")
-    outputs = usage.get("output_tokens_details")
-    return Usage(
-        input_tokens=opt_int(usage, "input_tokens"),
-        output_tokens=opt_int(usage, "output_tokens"),
-        cache_read_tokens=opt_int(inputs, "cached_tokens") if isinstance(inputs, Mapping) else 0,
-        cache_write_tokens=opt_int(inputs, "cache_write_tokens")
-        if isinstance(inputs, Mapping)
-        else 0,
-        reasoning_tokens=opt_int(outputs, "reasoning_tokens")
-        if isinstance(outputs, Mapping)
-        else 0,
-    )

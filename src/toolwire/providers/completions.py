@@ -24,8 +24,8 @@ from ..formats import Format
 from ..run.model import ModelEvent, ModelRequest
 from ..turn import Turn
 from ..wire.events import Event
-from ..wire.openai_chat import openai_usage
 from ..wire.sse import SSEDecoder
+from ..wire.usage import openai_usage
 from .base import HTTPModel, finish_body
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers

@@ -6,7 +6,7 @@ assembler's index, ``input_json_delta.partial_json`` fragments are its arguments
 ``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
 ``redacted_thinking`` blocks are kept so the thinking can be sent back.
 ``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
-(``STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderAPIError``.
+(``wire.usage.ANTHROPIC_STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderAPIError``.
 """
 
 from __future__ import annotations
@@ -15,22 +15,11 @@ import json
 from typing import Any
 
 from ..errors import ProviderAPIError, ToolwireError
-from ..messages import Usage
 from .events import Event
 from .stream import StreamDecoder, _as_dict
+from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
-__all__ = ["STOP_REASONS", "AnthropicStream", "anthropic_usage"]
-
-# Anthropic stop_reason -> the finish vocabulary every Turn uses.
-STOP_REASONS = {
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "tool_use": "tool_calls",
-    "max_tokens": "length",
-    "model_context_window_exceeded": "length",
-    "pause_turn": "pause",
-    "refusal": "content_filter",
-}
+__all__ = ["AnthropicStream"]
 
 
 class AnthropicStream(StreamDecoder):
@@ -41,7 +30,7 @@ class AnthropicStream(StreamDecoder):
     def __init__(self) -> None:
         super().__init__()
         self._tool_blocks: set[int] = set()
-        self._usage = Usage()
+        self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
     def feed(self, item: Any) -> list[Event]:
         """Consume one Messages stream event (a dict or an SDK object); return events.
@@ -131,26 +120,9 @@ class AnthropicStream(StreamDecoder):
         self._on_usage(item.get("usage"))
         reason = (item.get("delta") or {}).get("stop_reason")
         if reason:
-            self._asm.finish(STOP_REASONS.get(reason, reason))
+            self._asm.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
 
     def _on_usage(self, usage: dict[str, Any] | None) -> None:
         if usage:
-            self._usage = anthropic_usage(usage, self._usage)
-            self._asm.set_usage(self._usage)
-
-
-def anthropic_usage(usage: dict[str, Any], previous: Usage | None = None) -> Usage:
-    """Merge an Anthropic ``usage`` object (fields absent from it keep their previous value)."""
-    prev = previous or Usage()
-
-    def pick(key: str, old: int) -> int:
-        value = usage.get(key)
-        return old if value is None else int(value)
-
-    return Usage(
-        input_tokens=pick("input_tokens", prev.input_tokens),
-        output_tokens=pick("output_tokens", prev.output_tokens),
-        cache_read_tokens=pick("cache_read_input_tokens", prev.cache_read_tokens),
-        cache_write_tokens=pick("cache_creation_input_tokens", prev.cache_write_tokens),
-        reasoning_tokens=prev.reasoning_tokens,
-    )
+            self._usage.update((k, v) for k, v in usage.items() if v is not None)
+            self._asm.set_usage(anthropic_usage(self._usage))

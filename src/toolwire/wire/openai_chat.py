@@ -13,10 +13,10 @@ import json
 from typing import Any
 
 from ..errors import ProtocolError, ProviderAPIError
-from ..messages import Usage
 from .stream import StreamDecoder
+from .usage import openai_usage
 
-__all__ = ["OpenAIChatStream", "openai_usage"]
+__all__ = ["OpenAIChatStream"]
 
 
 class OpenAIChatStream(StreamDecoder):
@@ -114,18 +114,6 @@ class OpenAIChatStream(StreamDecoder):
         if self._asm.finish_reason is None:
             return  # [DONE] without a finish reason: still a truncated turn
         self._ended = True
-
-
-def openai_usage(usage: dict[str, Any]) -> Usage:
-    """Chat Completions ``usage`` as a ``Usage``."""
-    prompt_details = usage.get("prompt_tokens_details") or {}
-    completion_details = usage.get("completion_tokens_details") or {}
-    return Usage(
-        input_tokens=usage.get("prompt_tokens") or 0,
-        output_tokens=usage.get("completion_tokens") or 0,
-        cache_read_tokens=prompt_details.get("cached_tokens") or 0,
-        reasoning_tokens=completion_details.get("reasoning_tokens") or 0,
-    )
 
 
 def _str(value: Any, field: str) -> str:

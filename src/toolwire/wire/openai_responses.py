@@ -17,12 +17,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProviderAPIError
-from ..messages import Usage
 from .stream import StreamDecoder
+from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
-__all__ = ["OpenAIResponsesStream", "responses_usage"]
-
-_INCOMPLETE = {"max_output_tokens": "length", "content_filter": "content_filter"}
+__all__ = ["OpenAIResponsesStream"]
 
 
 class OpenAIResponsesStream(StreamDecoder):
@@ -81,7 +79,7 @@ class OpenAIResponsesStream(StreamDecoder):
         response = item["response"]
         self._usage(response)
         reason = (response.get("incomplete_details") or {}).get("reason") or "length"
-        self._asm.finish(_INCOMPLETE.get(reason, reason))
+        self._asm.finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
         self._ended = True
 
     def _on_failed(self, item: dict[str, Any]) -> None:
@@ -101,16 +99,6 @@ class OpenAIResponsesStream(StreamDecoder):
         usage = response.get("usage")
         if usage:
             self._asm.set_usage(responses_usage(usage))
-
-
-def responses_usage(usage: dict[str, Any]) -> Usage:
-    """Responses API ``usage`` as a ``Usage``."""
-    return Usage(
-        input_tokens=usage.get("input_tokens") or 0,
-        output_tokens=usage.get("output_tokens") or 0,
-        cache_read_tokens=(usage.get("input_tokens_details") or {}).get("cached_tokens") or 0,
-        reasoning_tokens=(usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
-    )
 
 
 _HANDLERS = {
