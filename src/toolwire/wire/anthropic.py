@@ -14,9 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ProviderAPIError, ToolwireError
-from .events import Event
-from .stream import StreamDecoder, _as_dict
+from ..errors import ProviderAPIError
+from .stream import StreamDecoder
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
 __all__ = ["AnthropicStream"]
@@ -32,38 +31,18 @@ class AnthropicStream(StreamDecoder):
         self._tool_blocks: set[int] = set()
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def feed(self, item: Any) -> list[Event]:
-        """Consume one Messages stream event (a dict or an SDK object); return events.
-
-        ``input_json_delta`` and ``text_delta`` — nearly every event of a turn — go
-        straight to the assembler; the rest through ``_handle``.
-        """
-        if self._dead:
-            self._check_open()
-        asm = self._asm
-        out: list[Event] = []
-        asm.events = out
-        self._items += 1
-        try:
-            if item.__class__ is dict and item.get("type") == "content_block_delta":
-                delta = item["delta"]
-                kind = delta["type"]
-                if kind == "input_json_delta":
-                    asm.arguments(item["index"], delta["partial_json"])
-                elif kind == "text_delta":
-                    asm.text(delta["text"])
-                else:
-                    self._on_delta(item["index"], delta)
-            else:
-                self._handle(item if item.__class__ is dict else _as_dict(item))
-        except Exception as exc:
-            raise self._fail(exc) from (None if isinstance(exc, ToolwireError) else exc)
-        return out
-
     def _handle(self, item: dict[str, Any]) -> None:
         kind = item["type"]
         if kind == "content_block_delta":
-            self._on_delta(item["index"], item["delta"])
+            # Nearly every event of a turn: the two common deltas go straight through.
+            delta = item["delta"]
+            delta_kind = delta["type"]
+            if delta_kind == "input_json_delta":
+                self._asm.arguments(item["index"], delta["partial_json"])
+            elif delta_kind == "text_delta":
+                self._asm.text(delta["text"])
+            else:
+                self._on_delta(delta)
         elif kind == "content_block_start":
             self._on_block_start(item["index"], item["content_block"])
         elif kind == "content_block_stop":
@@ -82,17 +61,13 @@ class AnthropicStream(StreamDecoder):
             )
         # "ping" and event types added later carry nothing for the turn.
 
-    def _on_delta(self, index: int, delta: dict[str, Any]) -> None:
+    def _on_delta(self, delta: dict[str, Any]) -> None:
+        """The less frequent deltas (``citations_delta`` and later kinds carry nothing)."""
         kind = delta["type"]
-        asm = self._asm
-        if kind == "input_json_delta":
-            asm.tool_fragment(index, None, None, delta["partial_json"])
-        elif kind == "text_delta":
-            asm.text(delta["text"])
-        elif kind == "thinking_delta":
-            asm.reasoning(delta["thinking"])
+        if kind == "thinking_delta":
+            self._asm.reasoning(delta["thinking"])
         elif kind == "signature_delta":
-            asm.reasoning_meta(signature=delta["signature"])
+            self._asm.reasoning_meta(signature=delta["signature"])
 
     def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
         kind = block["type"]
