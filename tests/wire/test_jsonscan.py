@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -211,6 +212,22 @@ def test_closes_reports_the_piece_that_closes(
     assert results == [False] * (len(pieces) - 1) + [True]
 
 
+@pytest.mark.parametrize(
+    ("pieces", "expected"),
+    [
+        (["{}"], [True]),
+        (['  \n{"a": {"b": "}"}, "c": []}'], [True]),
+        (["  ", "\t{", '"a": "{{"', "}"], [False, False, False, True]),
+        (['{"a": [1, 2', "]", "}"], [False, False, True]),
+        (['"just a string"', "{}"], [False, False]),  # not an object: never reported
+        (["12", "}"], [False, False]),
+    ],
+)
+def test_closes_on_the_first_piece(pieces: list[str], expected: list[bool]) -> None:
+    scanner = ClosureScanner()
+    assert [scanner.closes(p) for p in pieces] == expected
+
+
 def test_closes_handles_strings_escapes_and_brackets_inside_strings() -> None:
     scanner = ClosureScanner()
     pieces = ['{"a": "}]\\', '"', ' {[", "b": [1, {"c": "\\\\"}]', ", ", '"d": "x"', "}  "]
@@ -225,3 +242,364 @@ def test_complete_is_false_while_a_top_level_string_is_open() -> None:
     assert (parser.value, parser.complete) == ("abcd", True)
     with pytest.raises(PartialJSONError, match="extra data"):
         parser.feed(" 1 ")
+
+
+# ---- PartialJSON: the value after every delta, against an independent reference
+
+
+def _reference_partial(prefix: str) -> tuple[object, bool]:
+    """``(value, complete)`` PartialJSON should show after ``prefix`` of a valid JSON text.
+
+    Written for clarity, not speed: a recursive descent over the whole prefix. What is
+    shown: whole strings, numbers followed by a character that ends them, whole
+    literals, the text so far of an open value string (without an escape cut off at its
+    end, nor a lone ``\\uD8xx`` escape right at its end, whose pair may follow), and a
+    key once its value has started. Numbers and literals that touch the end of the
+    prefix may still grow, and are not shown.
+    """
+
+    class NotStarted(Exception):
+        pass
+
+    s = prefix
+    i = 0
+
+    def space() -> None:
+        nonlocal i
+        while i < len(s) and s[i] in " \t\n\r":
+            i += 1
+
+    def string() -> tuple[str, bool]:
+        nonlocal i
+        start = i + 1
+        j = start
+        last_unit = start
+        while j < len(s) and s[j] != '"':
+            if s[j] == "\\":
+                width = 6 if s[j + 1 : j + 2] == "u" else 2
+                if j + width > len(s):
+                    break  # an escape cut off at the end
+            else:
+                width = 1
+            last_unit = j  # the start of the last whole character or escape
+            j += width
+        if j < len(s) and s[j] == '"':
+            i = j + 1
+            return json.loads(s[start - 1 : i], strict=False), True
+        i = len(s)
+        text = json.loads('"' + s[start:j] + '"', strict=False)
+        unit = s[last_unit:j]
+        if text and len(unit) == 6 and unit[:2] == "\\u" and 0xD800 <= int(unit[2:], 16) <= 0xDBFF:
+            text = text[:-1]  # half a surrogate pair: its other half may follow
+        return text, False
+
+    def value() -> tuple[object, bool]:
+        nonlocal i
+        space()
+        if i == len(s):
+            raise NotStarted
+        char = s[i]
+        if char == '"':
+            return string()
+        if char == "{":
+            i += 1
+            obj: dict[str, object] = {}
+            while True:
+                space()
+                if i == len(s):
+                    return obj, False
+                if s[i] == "}":
+                    i += 1
+                    return obj, True
+                if s[i] == ",":
+                    i += 1
+                    space()
+                    if i == len(s):
+                        return obj, False
+                key, whole = string()
+                space()
+                if not whole or i == len(s):
+                    return obj, False
+                i += 1  # the colon
+                try:
+                    item, done = value()
+                except NotStarted:
+                    return obj, False
+                obj[key] = item
+                if not done:
+                    return obj, False
+        if char == "[":
+            i += 1
+            arr: list[object] = []
+            while True:
+                space()
+                if i == len(s):
+                    return arr, False
+                if s[i] == "]":
+                    i += 1
+                    return arr, True
+                if s[i] == ",":
+                    i += 1
+                try:
+                    item, done = value()
+                except NotStarted:
+                    return arr, False
+                arr.append(item)
+                if not done:
+                    return arr, False
+        for word, literal in (("true", True), ("false", False), ("null", None)):
+            if s.startswith(word, i):
+                i += len(word)
+                return literal, True
+            if word.startswith(s[i:]):
+                raise NotStarted  # the rest of the word is still to come
+        m = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?").match(s, i)
+        if m is None or m.end() == len(s) or s[m.end()] in ".eE+-0123456789":
+            raise NotStarted  # it may go on ("-", "1", "1.", "1e", "1e-" at the end)
+        i = m.end()
+        return json.loads(m.group()), True
+
+    try:
+        return value()
+    except NotStarted:
+        return None, False
+
+
+def _texts(value: object, layout: int, ascii_only: bool) -> str:
+    if layout == 0:
+        return json.dumps(value, ensure_ascii=ascii_only)
+    if layout == 1:
+        return json.dumps(value, ensure_ascii=ascii_only, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=ascii_only, indent=layout - 1) + "\n"
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    json_values,
+    st.lists(st.integers(min_value=0, max_value=400), max_size=40),
+    st.integers(min_value=0, max_value=3),
+    st.booleans(),
+)
+def test_partial_json_value_after_every_delta_matches_a_reference(
+    value: object, cuts: list[int], layout: int, ascii_only: bool
+) -> None:
+    text = _texts(value, layout, ascii_only)
+    parser = PartialJSON()
+    fed = 0
+    for piece in split(text, cuts):
+        parser.feed(piece)
+        fed += len(piece)
+        assert (parser.value, parser.complete) == _reference_partial(text[:fed]), text[:fed]
+    final = parser.value
+    expected = json.loads(text)
+    if isinstance(expected, (dict, list, str, bool)) or expected is None or text[-1] == "\n":
+        assert final == expected
+        assert parser.complete
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_values, st.booleans())
+def test_partial_json_one_character_at_a_time(value: object, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only) + " "
+    parser = PartialJSON()
+    for k, char in enumerate(text, 1):
+        parser.feed(char)
+        assert (parser.value, parser.complete) == _reference_partial(text[:k])
+    assert parser.value == json.loads(text)
+
+
+def test_reference_partial_itself() -> None:
+    # The reference's own rules, spelled out (a wrong reference would pass wrong code).
+    assert _reference_partial("") == (None, False)
+    assert _reference_partial(' {"a') == ({}, False)
+    assert _reference_partial('{"a": ') == ({}, False)
+    assert _reference_partial('{"a": 1') == ({}, False)
+    assert _reference_partial('{"a": 1,') == ({"a": 1}, False)
+    assert _reference_partial('{"a": tr') == ({}, False)
+    assert _reference_partial('{"a": true') == ({"a": True}, False)
+    assert _reference_partial('{"a": "x\\u00') == ({"a": "x"}, False)
+    assert _reference_partial('["\\ud83d') == ([""], False)
+    assert _reference_partial('["\\ud83d\\ude80') == (["\U0001f680"], False)
+    assert _reference_partial('[[1], {"b": [') == ([[1], {"b": []}], False)
+    assert _reference_partial('"abc"') == ("abc", True)
+    assert _reference_partial("12") == (None, False)
+    assert _reference_partial("12 ") == (12, True)
+
+
+def feed_all(pieces: list[str]) -> PartialJSON:
+    parser = PartialJSON()
+    for piece in pieces:
+        parser.feed(piece)
+    return parser
+
+
+@pytest.mark.parametrize(
+    ("pieces", "value"),
+    [
+        (["{", "}"], {}),
+        (["[", "]"], []),
+        (["[[", "]", ", {}", ", [[]]", "]"], [[], {}, [[]]]),
+        (['{"a": {}', ', "b": []', "}"], {"a": {}, "b": []}),
+        (['{"a"', ":", " 1", "}"], {"a": 1}),  # a colon alone, a number alone
+        (['{"a": 1', ",", ' "b": 2}'], {"a": 1, "b": 2}),  # a comma alone
+        (["[1", ",", "2", "]"], [1, 2]),
+        (["[-", "1", "2.", "5e", "-", "3", "]"], [-12.5e-3]),  # a number in five deltas
+        (["[1", "0", "0]"], [100]),
+        (["[0.", "5, 1E", "+2]"], [0.5, 100.0]),
+        (["[t", "r", "ue, nu", "ll, f", "alse]"], [True, None, False]),
+        (['["a\\', 'nb"]'], ["a\nb"]),  # an escape cut after its backslash
+        (['["\\u00', 'e9"]'], ["é"]),  # ... inside a \u escape
+        (['["\\ud83d', '\\ude80"]'], ["\U0001f680"]),  # a surrogate pair in two deltas
+        (['["\\', '"', '"]'], ['"']),  # an escaped quote in two deltas
+        (['["x\\\\', '"]'], ["x\\"]),  # an escaped backslash then the closing quote
+        ([' \n\t{ "a" \r: [ 1 , 2 ] } \n'], {"a": [1, 2]}),  # whitespace between tokens
+        (["{\n", '  "a"', " ", ":", " ", "1", "\n", "}"], {"a": 1}),
+        (['{"k\\"ey": "v"}'], {'k"ey': "v"}),  # an escape in a whole key
+        (['{"k', '\\"', 'ey": "v"}'], {'k"ey': "v"}),  # ... and in one cut in three
+    ],
+)
+def test_partial_json_deltas_that_cut_tokens(pieces: list[str], value: object) -> None:
+    parser = feed_all(pieces)
+    assert parser.value == value == json.loads("".join(pieces))
+    assert parser.complete
+
+
+@pytest.mark.parametrize(
+    ("pieces", "shown"),
+    [
+        (['{"a": 1'], {}),  # 1 may be 10
+        (['{"a": 1 '], {"a": 1}),
+        (['{"a": -'], {}),
+        (['{"a": 1.'], {}),
+        (['{"a": 1e'], {}),
+        (['{"a": fals'], {}),
+        (['{"a": false'], {"a": False}),
+        (['{"a": "x\\'], {"a": "x"}),
+        (['{"a": "x\\u12'], {"a": "x"}),
+        (['{"a": "x', "\\u12"], {"a": "x"}),
+        (['{"a": "\\ud83d'], {"a": ""}),
+        (['{"a": "\\ud83dz'], {"a": "\ud83dz"}),  # a lone surrogate, as json.loads gives
+        (['{"a": "x", "b'], {"a": "x"}),
+        (['{"a": "x", "b":'], {"a": "x"}),
+        (['{"a": "x", "b": "'], {"a": "x", "b": ""}),
+        (['{"a": [{"b": ['], {"a": [{"b": []}]}),
+        (["[", '"ab', "c"], ["abc"]),
+    ],
+)
+def test_partial_json_shows_what_is_whole(pieces: list[str], shown: object) -> None:
+    parser = feed_all(pieces)
+    assert parser.value == shown
+    assert not parser.complete
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("12 ", 12), ("-0.5\n", -0.5), ("true", True), ("null", None), ('"s"', "s"), ("[]", [])],
+)
+def test_partial_json_top_level_values(text: str, value: object) -> None:
+    for pieces in ([text], list(text)):
+        parser = feed_all(pieces)
+        assert parser.complete
+        assert parser.value == value
+    parser = feed_all(["12"])  # a number at the end of the text may still grow
+    assert (parser.value, parser.complete) == (None, False)
+
+
+def test_partial_json_long_string_is_joined_when_read() -> None:
+    # Past a length the open string is no longer copied on every delta, only on a read.
+    parser = PartialJSON()
+    parser.feed('{"a": "')
+    body = "".join(chr(ord("a") + i % 26) for i in range(5000))
+    for k in range(0, len(body), 7):
+        parser.feed(body[k : k + 7])
+        if k % 700 == 0:
+            assert parser.value == {"a": body[: k + 7]}
+    parser.feed('\\n", "k')
+    assert parser.value == {"a": body + "\n"}
+    parser.feed('": "x"}')
+    assert parser.value == {"a": body + "\n", "k": "x"}
+    assert parser.complete
+    key = PartialJSON()  # a long key: shown once its value starts
+    key.feed('{"')
+    for k in range(0, len(body), 7):
+        key.feed(body[k : k + 7])
+        assert key.value == {}
+    key.feed('": 1}')
+    assert key.value == {body: 1}
+
+
+def test_partial_json_value_is_one_object_updated_in_place() -> None:
+    parser = PartialJSON()
+    parser.feed('{"a": [1, "x')
+    root = parser.value
+    inner = root["a"]
+    parser.feed('yz", {"b": 2}], "c": null}')
+    assert parser.value is root and root["a"] is inner
+    assert root == {"a": [1, "xyz", {"b": 2}], "c": None}
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        '{"a":1} x',  # trailing garbage
+        "[1] ]",
+        '"a" "b"',
+        "1 2",
+        "{}{}",
+        "[1,,2]",
+        "[,1]",
+        "{,}",
+        '{"a":}',
+        '{"a" "b": 1}',
+        '{"a": 1 "b": 2}',
+        "{1: 2}",
+        '{"a": 1,}',
+        "[1,]",
+        "[01]",
+        "[1.e5]",
+        "[1.5.3]",
+        "[--1]",
+        "[-Infinity]",
+        "[NaN]",
+        "[tru e]",
+        "[truex]",
+        '["\\x"]',
+        '["\\u12G4"]',
+        "]",
+        ":",
+        ",",
+        "x",
+    ],
+)
+def test_partial_json_malformed_in_any_chunking(bad: str) -> None:
+    for pieces in ([bad], list(bad), [bad[: len(bad) // 2], bad[len(bad) // 2 :]]):
+        parser = PartialJSON()
+        with pytest.raises(PartialJSONError):
+            for piece in pieces:
+                parser.feed(piece)
+            parser.feed(" ")  # ends a number or a word held back at the end
+        with pytest.raises(PartialJSONError):
+            parser.feed("1")  # stays failed
+        with pytest.raises(PartialJSONError):
+            parser.feed("")
+
+
+def test_partial_json_error_messages_say_what_and_where() -> None:
+    parser = PartialJSON()
+    with pytest.raises(PartialJSONError, match=r"':'.*where ',' or '\}' was expected"):
+        parser.feed('{"a": 1:')
+    parser = PartialJSON()
+    with pytest.raises(PartialJSONError, match="extra data"):
+        parser.feed("[] [")
+    parser = PartialJSON()
+    with pytest.raises(PartialJSONError, match="invalid escape"):
+        parser.feed('["a\\qb"]')
+
+
+def test_partial_json_failed_inside_an_open_string_stays_failed() -> None:
+    parser = PartialJSON()
+    parser.feed('{"a": "abc')
+    with pytest.raises(PartialJSONError):
+        parser.feed("\\q")
+    with pytest.raises(PartialJSONError):
+        parser.feed("more string text")  # not taken as more of the string

@@ -15,7 +15,8 @@ import json
 from typing import Any
 
 from ..errors import ProviderAPIError
-from .stream import StreamDecoder
+from .events import Event, ToolCallDelta
+from .stream import StreamDecoder, as_dict, cause
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
 __all__ = ["AnthropicStream"]
@@ -31,19 +32,45 @@ class AnthropicStream(StreamDecoder):
         self._tool_blocks: set[int] = set()
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def _handle(self, item: dict[str, Any]) -> None:
-        kind = item["type"]
-        if kind == "content_block_delta":
-            # Nearly every event of a turn: the two common deltas go straight through.
-            delta = item["delta"]
-            delta_kind = delta["type"]
-            if delta_kind == "input_json_delta":
-                self._asm.arguments(item["index"], delta["partial_json"])
-            elif delta_kind == "text_delta":
-                self._asm.text(delta["text"])
+    def feed(self, item: Any) -> list[Event]:
+        """Consume one Messages stream event (a dict or an SDK object); return events."""
+        if self._dead:
+            self._check_open()
+        asm = self._asm
+        out: list[Event] = []
+        asm.events = out
+        self._items += 1
+        try:
+            if item.__class__ is not dict:
+                item = as_dict(item)
+            if item["type"] == "content_block_delta":
+                # Nearly every event of a turn: an arguments fragment goes through
+                # Assembler.arguments, written out (see its comment).
+                delta = item["delta"]
+                if delta["type"] == "input_json_delta":
+                    text = delta["partial_json"]
+                    call = asm.calls.get(item["index"])
+                    if call is not None and text and text.__class__ is str:
+                        call.parts.append(text)
+                        out.append(ToolCallDelta(call.index, text))
+                        if "}" in text and not call.ready and text.rstrip()[-1] == "}":
+                            asm.scan(call)
+                    else:
+                        asm.tool_fragment(item["index"], None, None, text)
+                elif delta["type"] == "text_delta":
+                    asm.text(delta["text"])
+                else:
+                    self._on_delta(delta)
             else:
-                self._on_delta(delta)
-        elif kind == "content_block_start":
+                self._on_event(item)
+        except Exception as exc:
+            raise self._fail(exc) from cause(exc)
+        return out
+
+    def _on_event(self, item: dict[str, Any]) -> None:
+        """Every event but ``content_block_delta``."""
+        kind = item["type"]
+        if kind == "content_block_start":
             self._on_block_start(item["index"], item["content_block"])
         elif kind == "content_block_stop":
             if item["index"] in self._tool_blocks:

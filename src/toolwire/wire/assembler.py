@@ -37,9 +37,26 @@ from .events import (
 )
 from .jsonscan import ClosureScanner
 
-__all__ = ["Assembler", "parse_arguments"]
+__all__ = ["Assembler", "loads_json", "parse_arguments"]
 
-_loads = json.loads
+# The C scanner behind json.loads, called directly: it skips three Python-level
+# wrapper calls, which are most of the cost of parsing a small value (a chunk of a
+# stream, the arguments of a small call; bench/bench_assembly.py measures both).
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads(text)``, faster for the common case of text without surrounding space.
+
+    Raises what ``json.loads`` raises (its error text included) for anything else.
+    """
+    try:
+        value, end = _scan_once(text, 0)
+        if end == len(text) or text[end:].isspace():
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    return json.loads(text)
 
 
 def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
@@ -47,7 +64,7 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
     if not text or text.isspace():
         return {}, None
     try:
-        return _loads(text), None
+        return loads_json(text), None
     except ValueError as exc:
         return None, f"Invalid JSON arguments for tool {name}: {exc}"
     except RecursionError:
@@ -55,9 +72,24 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
 
 
 class _Call:
-    """Assembly state of one tool call."""
+    """Assembly state of one tool call.
 
-    __slots__ = ("done", "id", "index", "name", "parts", "ready", "request", "scanned", "scanner")
+    Stream decoders append argument fragments to ``parts`` themselves on their hot path
+    (see ``Assembler.arguments``), so this is the one place that state lives.
+    """
+
+    __slots__ = (
+        "call",
+        "done",
+        "id",
+        "index",
+        "name",
+        "parts",
+        "ready",
+        "request",
+        "scanned",
+        "scanner",
+    )
 
     def __init__(self, index: int) -> None:
         self.index = index
@@ -65,10 +97,11 @@ class _Call:
         self.name = ""
         self.parts: list[str] = []
         self.scanned = 0  # how many of ``parts`` the scanner has seen
-        self.scanner = ClosureScanner()
+        self.scanner: ClosureScanner | None = None  # created by the first closing bracket
         self.done = False  # the arguments are known to be final
         self.ready = False  # ToolCallReady was emitted
         self.request: ToolRequest | None = None
+        self.call: ToolCall | None = None  # the history shape, built once ready
 
 
 class _Segment:
@@ -89,10 +122,12 @@ class Assembler:
 
     def __init__(self) -> None:
         self.events: list[Event] = []
-        self._calls: dict[int, _Call] = {}
+        # The calls by provider index. Stream decoders append arguments fragments to
+        # these directly on their hot path (see ``arguments``) and call ``scan``.
+        self.calls: dict[int, _Call] = {}
         self._order: list[_Segment | _Call] = []
         self._finish: str | None = None
-        self._usage = Usage()
+        self._usage: Usage | None = None  # built when reported, or at the end
         self._notices: list[Notice] = []
         self._break = False  # the next text or reasoning starts a new part
 
@@ -150,7 +185,7 @@ class Assembler:
         self, index: int | None, id: str | None, name: str | None, arguments: str | None
     ) -> None:
         """Add one fragment of the call at ``index``: any of id, name, arguments text."""
-        call = self._calls.get(index) if index is not None else self._unindexed(id, name)
+        call = self.calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
             self.events.append(ToolCallStarted(call.index, id, name))
@@ -161,12 +196,8 @@ class Assembler:
         if arguments:
             call.parts.append(arguments)
             self.events.append(ToolCallDelta(call.index, arguments))
-            if (
-                ("}" in arguments or "]" in arguments)
-                and not call.ready
-                and arguments.rstrip()[-1] in "}]"
-            ):
-                self._scan(call)
+            if "}" in arguments and not call.ready and arguments.rstrip()[-1] == "}":
+                self.scan(call)
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
 
@@ -177,20 +208,21 @@ class Assembler:
         an append, one event and two substring tests (a scan only when the fragment
         ends in a closing bracket).
         """
-        call = self._calls.get(index)  # type: ignore[arg-type]  # None is never a key
+        call = self.calls.get(index)  # type: ignore[arg-type]  # None is never a key
         if call is None or not text or text.__class__ is not str:
             self.tool_fragment(index, None, None, text)
             return
         # The same three steps as in tool_fragment, written out: a helper call here would
-        # cost ~5% of the per-fragment time (bench/bench_assembly.py).
+        # cost ~5% of the per-fragment time (bench/bench_assembly.py). The stream
+        # decoders repeat them inline for the same reason.
         call.parts.append(text)
         self.events.append(ToolCallDelta(call.index, text))
-        if ("}" in text or "]" in text) and not call.ready and text.rstrip()[-1] in "}]":
-            self._scan(call)
+        if "}" in text and not call.ready and text.rstrip()[-1] == "}":
+            self.scan(call)
 
     def tool_arguments_done(self, index: int, arguments: str | None = None) -> None:
         """The call's arguments are final; ``arguments`` (if given) is their full text."""
-        call = self._calls.get(index)
+        call = self.calls.get(index)
         if call is None:
             raise ProtocolError(
                 "arguments finished for a tool call that never started", where=f"index {index}"
@@ -214,13 +246,13 @@ class Assembler:
 
     def _open(self, index: int) -> _Call:
         call = _Call(index)
-        self._calls[index] = call
+        self.calls[index] = call
         self._order.append(call)
         return call
 
     def _unindexed(self, id: str | None, name: str | None) -> _Call:
         """A fragment without an index: merge into the one open call, or start a new one."""
-        open_calls = [c for c in self._calls.values() if not c.ready]
+        open_calls = [c for c in self.calls.values() if not c.ready]
         if len(open_calls) == 1 and not (id and open_calls[0].id and id != open_calls[0].id):
             call = open_calls[0]
             self._notice(
@@ -230,7 +262,7 @@ class Assembler:
             )
             return call
         if not open_calls and (id or name):
-            index = max(self._calls, default=-1) + 1
+            index = max(self.calls, default=-1) + 1
             self._notice(
                 "missing_index", "a tool-call fragment had no index; started a new call", index
             )
@@ -253,12 +285,21 @@ class Assembler:
                 call.index,
             )
 
-    def _scan(self, call: _Call) -> None:
+    def scan(self, call: _Call) -> None:
+        """The last fragment of ``call`` ends in ``}`` or ``]``: scan what is new since the
+        last scan and emit ``ToolCallReady`` if the arguments JSON has closed.
+
+        Fragments ending elsewhere cannot close the value, so they are not scanned
+        (the stream decoders test that on their own hot path before calling this).
+        """
         parts = call.parts
         start = call.scanned
         text = parts[-1] if start == len(parts) - 1 else "".join(parts[start:])
         call.scanned = len(parts)
-        if call.scanner.closes(text):
+        scanner = call.scanner
+        if scanner is None:
+            scanner = call.scanner = ClosureScanner()
+        if scanner.closes(text):
             call.done = True
             self._emit_ready(call)
 
@@ -268,11 +309,7 @@ class Assembler:
         arguments = "".join(call.parts)
         request = self._request(call, arguments)
         call.ready = True
-        self.events.append(
-            ToolCallReady(
-                call.index, ToolCall(call.id, call.name, _history_arguments(arguments)), request
-            )
-        )
+        self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
 
     def _request(self, call: _Call, arguments: str) -> ToolRequest:
         request = call.request
@@ -281,6 +318,15 @@ class Assembler:
             request = ToolRequest(call.id or "", call.name, arguments, value, error, call.index)
             call.request = request
         return request
+
+    @staticmethod
+    def _history_call(call: _Call, arguments: str) -> ToolCall:
+        """The call as kept in history; built once when ready and reused by ``close``."""
+        made = call.call
+        history = _history_arguments(arguments)
+        if made is None or made.arguments != history or made.name != call.name:
+            made = call.call = ToolCall(call.id or "", call.name, history)
+        return made
 
     # -- end of turn -----------------------------------------------------------------
 
@@ -296,7 +342,7 @@ class Assembler:
 
     def call_indexes(self) -> list[int]:
         """The indexes of the tool calls seen so far."""
-        return list(self._calls)
+        return list(self.calls)
 
     @property
     def finish_reason(self) -> str | None:
@@ -306,6 +352,8 @@ class Assembler:
     @property
     def usage(self) -> Usage:
         """The usage recorded so far."""
+        if self._usage is None:
+            self._usage = Usage()
         return self._usage
 
     def notice(self, kind: str, message: str, index: int | None = None) -> None:
@@ -338,19 +386,20 @@ class Assembler:
         """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
         parts: list[Part] = []
         requests: list[ToolRequest] = []
-        calls = sorted(self._calls.values(), key=lambda c: c.index)
+        by_index = self.calls
+        calls = [by_index[index] for index in sorted(by_index)]
         self._check_calls(calls)
         call_iter = iter(calls)
         for item in self._order:
-            if isinstance(item, _Segment):
+            if item.__class__ is _Segment:
                 parts.append(_segment_part(item))
             else:
                 call = next(call_iter)  # calls take their slots in index order
                 arguments = "".join(call.parts)
                 requests.append(self._request(call, arguments))
-                parts.append(ToolCall(call.id or "", call.name, _history_arguments(arguments)))
+                parts.append(self._history_call(call, arguments))
         self._check_finish(len(requests))
-        return Turn(AssistantMessage(parts), requests, self._finish, self._usage, self._notices)
+        return Turn(AssistantMessage(parts), requests, self._finish, self.usage, self._notices)
 
     def _check_calls(self, calls: list[_Call]) -> None:
         seen: set[str] = set()

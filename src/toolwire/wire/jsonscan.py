@@ -1,7 +1,7 @@
 """Incremental JSON scanning, linear in the total input.
 
-Two tools share one tokenizer (the regular expressions below, which let ``re`` walk
-string bodies in C instead of a Python loop per character):
+Two tools, which share the regular expressions for string bodies below (they let ``re``
+walk a string with escapes in C instead of a Python loop per character):
 
 * ``ClosureScanner`` tracks only nesting depth and string state. The assembler feeds it
   a call's argument fragments and learns the moment the top-level object closes, which
@@ -11,17 +11,22 @@ string bodies in C instead of a Python loop per character):
   that holds the rest of the model output too.
 * ``PartialJSON`` builds the value as it arrives, for streaming UIs: ``.value`` is one
   object updated in place, readable after any delta, with an unfinished string showing
-  its partial content.
+  its partial content. Deltas hold a few characters each, so it is written for a low
+  cost per delta: punctuation is read one character at a time in Python (cheaper than a
+  regular-expression call for a character or two), string bodies with ``str.find``,
+  numbers with json's own scanner.
 
-Both process each character a constant number of times, so cost grows linearly with the
-text, where re-parsing the buffer on every delta (what most partial parsers do) grows
-quadratically.
+Both process each character a constant number of times (``PartialJSON`` reads again
+only what it held back at the end of a delta: a number, a literal or an escape cut in
+two), so cost grows linearly with the text, where re-parsing the buffer on every delta
+(what most partial parsers do) grows quadratically.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import ModelOutputError
@@ -118,8 +123,20 @@ class ClosureScanner:
         and reopens (``{}{``) counts as open; either way the arguments are parsed whole
         once they close, and such text is reported as invalid JSON then.
         """
-        if self._state != _NESTED:
-            return self.feed(text) >= 0
+        state = self._state
+        if state != _NESTED:
+            if state != _FRESH or self._any:
+                return self.feed(text) >= 0
+            # The first piece (often long: the assembler scans only at a closing brace)
+            # goes to the bracket count below too, not to ``feed``'s token walk.
+            pos = _LEADING_SPACE.match(text).end()  # type: ignore[union-attr]  # always matches
+            if pos == len(text):
+                return False
+            if text[pos] not in "{[":
+                self._state = _GAVE_UP
+                return False
+            self._state = _NESTED
+            text = text[pos:]
         if self._in_string:
             pos = self._string_tail(text, 0)
             if pos < 0:
@@ -221,40 +238,49 @@ class PartialJSONError(ModelOutputError):
     """The text fed to ``PartialJSON`` cannot be the start of a JSON value."""
 
 
-# One token outside strings: optional whitespace, then a complete string, a string that
-# is still open, punctuation, a number, or a literal.
-_TOKEN = re.compile(
-    r"""[ \t\n\r]*(?:
-        (?P<str>"[^"\\]*(?:\\.[^"\\]*)*")
-      | (?P<open>")
-      | (?P<punct>[{}\[\]:,])
-      | (?P<num>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)
-      | (?P<lit>true|false|null)
-    )""",
-    re.S | re.X,
+def _not_json(name: str) -> Any:
+    raise PartialJSONError(f"not JSON: {name}", hint="")
+
+
+# json's own scanner (in C where available) reads a number in one call, cheaper than a
+# regular expression and int() or float(): ``(value, offset after it)``. PartialJSON
+# calls it where a number starts ("-" or a digit), so it never parses anything else;
+# NaN and -Infinity, which are not JSON, are rejected through ``parse_constant``.
+_scan_number: Callable[[str, int], tuple[Any, int]]
+_scan_number = json.JSONDecoder(parse_constant=_not_json).scan_once  # type: ignore[attr-defined]
+# What may follow a number. A number with anything else after it may still go on in the
+# next delta ("1." may be "1.5"), if it is the start of a number to the end of the text.
+_AFTER_NUMBER = " \t\n\r,]}"
+_NUMBER_START = re.compile(r"-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?\Z")
+_WORDS: dict[str, tuple[str, Any]] = {
+    "t": ("true", True),
+    "f": ("false", False),
+    "n": ("null", None),
+}
+# An open string shorter than this is stored in its slot on every delta; a longer one only
+# when ``value`` is read, so that feeding stays linear however long a string grows.
+_STORE_AT_ONCE_BELOW = 1024
+
+# What the innermost open container (or the top level) expects next: one int, which
+# ``PartialJSON.feed`` keeps in a local.
+_KEY = 0  # an object wants a key, or "}" while it is empty
+_OBJ_VALUE = 1  # an object has a key and its colon and wants the value
+_ARR_VALUE = 2  # an array wants a value, or "]" while it is empty
+_COLON = 3  # an object has a key and wants ":"
+_TOP = 4  # nothing read yet: a value starts the document
+_DONE = 5  # the document is complete: only whitespace may follow
+_OBJ_COMMA = 6  # after a value in an object: "," or "}"
+_ARR_COMMA = 7  # after a value in an array: "," or "]"
+_EXPECTED = (
+    "a key or '}'",
+    "a value",
+    "a value or ']'",
+    "':'",
+    "a value",
+    "nothing (the value is complete)",
+    "',' or '}'",
+    "',' or ']'",
 )
-_LITERALS: dict[str, Any] = {"true": True, "false": False, "null": None}
-_MAYBE_PARTIAL = re.compile(
-    r"[ \t\n\r]*(?:-?[0-9]*\.?[0-9]*(?:[eE][+-]?[0-9]*)?|t|tr|tru|f|fa|fal|fals|n|nu|nul)\Z"
-)
-_WS = frozenset(" \t\n\r")
-_NUM_MORE = frozenset(".eE+-0123456789")
-
-
-_KEY, _COLON, _VALUE, _COMMA = range(4)  # what an open container expects next
-_EXPECT_NAMES = ("key", "colon", "value", "comma")
-
-
-class _Frame:
-    """An open object or array on the parse stack."""
-
-    __slots__ = ("container", "expect", "is_object", "key")
-
-    def __init__(self, container: dict[str, Any] | list[Any]) -> None:
-        self.container = container
-        self.is_object = container.__class__ is dict
-        self.key: str | None = None
-        self.expect = _KEY if self.is_object else _VALUE
 
 
 class PartialJSON:
@@ -270,30 +296,54 @@ class PartialJSON:
 
     ``value`` is the same object after every feed, updated in place (``None`` until a
     value starts). Numbers and literals appear once they are whole; keys once their
-    value starts. Malformed input raises ``PartialJSONError`` and the parser stays failed.
+    value starts; an escape once it is whole (and the first half of a surrogate pair
+    with its second half). Malformed input raises ``PartialJSONError`` and the parser
+    stays failed. (Control characters in strings are let through, where ``json.loads``
+    rejects them by default.)
 
-    The common delta — more characters of a string — costs two substring tests and an
-    append; an open string is joined and stored only when ``value`` is read.
+    Deltas are short, a few characters each from most models, so what counts is the
+    cost per delta (see ``feed``). The common delta, more characters of an open string,
+    costs two substring tests, a concatenation and a store. A string longer than
+    ``_STORE_AT_ONCE_BELOW`` is instead joined when ``value`` is read, so feeding stays
+    linear however long it grows. Text that may still grow (a number or literal at the
+    end of a delta, an escape cut in two) is held back and read again with the next
+    delta.
     """
 
     __slots__ = (
         "_complete",
+        "_container",
         "_dirty",
         "_error",
-        "_frames",
+        "_expect",
+        "_key",
         "_pending",
         "_root",
+        "_stack",
+        "_str",
         "_str_key",
-        "_str_parts",
+        "_str_more",
+        "_str_slot",
+        "_str_target",
     )
 
     def __init__(self) -> None:
         self._root: Any = None
-        self._frames: list[_Frame] = []
+        self._stack: list[Any] = []  # the open containers, outermost first
+        self._container: Any = None  # the innermost open container (``_stack[-1]``)
+        self._expect = _TOP
+        self._key = ""  # the innermost object's key whose value is expected or open
         self._pending = ""  # text held back: a possibly unfinished number, literal or escape
-        self._str_parts: list[str] | None = None  # raw pieces of the string now open
+        # The string now open (None: none is), decoded. A long one holds the text up to
+        # the last read of ``value``; what came since is in ``_str_more``.
+        self._str: str | None = None
+        self._str_more: list[str] = []
         self._str_key = False  # the open string is an object key
-        self._dirty = False  # the open value string grew since it was last stored
+        # Where the open value string is shown: its container (None for a key or the
+        # root) and its key there, or -1 (the array's last item).
+        self._str_target: Any = None
+        self._str_slot: Any = None
+        self._dirty = False  # ``_str_more`` holds text that ``value`` does not show yet
         self._complete = False
         self._error: PartialJSONError | None = None
 
@@ -306,206 +356,285 @@ class PartialJSON:
     def value(self) -> Any:
         """The current best-effort value (the same object, updated in place)."""
         if self._dirty:
-            self._set_open_string()
+            self._show_long_string()
         return self._root
 
     def feed(self, text: str) -> None:
         """Add the next piece of JSON text."""
-        if self._error is not None:
-            raise self._error
+        # Written for a low cost per delta, as measured (bench/bench_partial_json.py):
+        # - Everything a usual delta needs is in this one function; a Python call costs
+        #   as much as reading several characters. Rare paths (errors, escapes, strings
+        #   that open, the top level) are calls.
+        # - Outside strings the text is read one character at a time, with the tests in
+        #   order of frequency. A regular expression that reads a whole step at once
+        #   loses: its call alone costs as much as a few characters read here, and a
+        #   delta holds only a few.
+        # - ``expect`` changes with almost every character, so it is a local, stored
+        #   back once; the rest of the state is used about once per delta and stays on
+        #   ``self``.
         if self._pending:
             text = self._pending + text
             self._pending = ""
-        pos = 0
-        parts = self._str_parts
-        if parts is not None:
-            if '"' not in text and "\\" not in text:  # the common case: more string body
-                parts.append(text)
+        string = self._str
+        if string is not None and '"' not in text and "\\" not in text:
+            # The common delta: more of an open string. A short one is stored in its slot
+            # at once: a copy costs less than noting it and joining pieces on a read.
+            if len(string) < _STORE_AT_ONCE_BELOW:
+                string += text
+                self._str = string
+                if self._str_target is not None:
+                    self._str_target[self._str_slot] = string
+                elif not self._str_key:
+                    self._root = string
+            else:
+                self._str_more.append(text)
                 self._dirty = not self._str_key
-                return
-            pos = self._continue_string(text, 0)
-            if pos < 0:
-                return
+            return
+        if self._error is not None:  # a failed parser has no open string: it comes here
+            raise self._error
         try:
-            self._tokens(text, pos)
+            n = len(text)
+            pos = 0
+            expect = self._expect  # a local: it changes with almost every character
+            if string is not None:  # the open string ends in this delta, or has an escape
+                if "\\" in text:
+                    pos = _STR_BODY.match(text).end()  # type: ignore[union-attr]  # always matches
+                    if pos == n or text[pos] != '"':
+                        self._add_to_string(text[:pos], text[pos:])
+                        return
+                    piece = _decode_string(text[:pos])
+                else:
+                    pos = text.find('"')
+                    piece = text[:pos]
+                pos += 1
+                if self._str_more:
+                    string += "".join(self._str_more)
+                    self._str_more.clear()
+                    self._dirty = False
+                string += piece
+                self._str = None
+                if self._str_key:
+                    self._key = string
+                    expect = _COLON
+                elif self._str_target is not None:
+                    self._str_target[self._str_slot] = string
+                else:
+                    self._root = string
+                    self._complete = True
+            while pos < n:
+                char = text[pos]
+                if char == ",":
+                    if expect == _OBJ_COMMA:
+                        expect = _KEY
+                    elif expect == _ARR_COMMA:
+                        expect = _ARR_VALUE
+                    else:
+                        raise _unexpected(text, pos, expect)
+                    pos += 1
+                    if pos < n and text[pos] == " ":  # ", " in one step
+                        pos += 1
+                    continue
+                if char == '"':
+                    if "\\" in text:
+                        end = _STR_BODY.match(text, pos + 1).end()  # type: ignore[union-attr]
+                        if end == n or text[end] != '"':  # the string runs past this delta
+                            piece, self._pending = _decode_open(text[pos + 1 : end], text[end:])
+                            self._open_string(piece, expect)
+                            return
+                        value: Any = _decode_string(text[pos + 1 : end])
+                    else:
+                        end = text.find('"', pos + 1)
+                        if end < 0:  # the string runs past this delta
+                            self._open_string(text[pos + 1 :], expect)
+                            return
+                        value = text[pos + 1 : end]
+                    pos = end + 1
+                    if expect == _KEY:
+                        self._key = value
+                        expect = _COLON
+                        continue
+                elif char in "-0123456789":
+                    try:
+                        value, end = _scan_number(text, pos)
+                    except StopIteration:  # "-" and no digit yet
+                        end = pos
+                    if end == n or text[end] not in _AFTER_NUMBER:
+                        # It may go on in the next delta ("12" may be "123", "1." "1.5").
+                        if end < n and _NUMBER_START.match(text, pos) is None:
+                            raise _bad_number(text, pos, end, expect)
+                        self._pending = text[pos:]
+                        break
+                    pos = end
+                elif char == ":":
+                    if expect != _COLON:
+                        raise _unexpected(text, pos, expect)
+                    expect = _OBJ_VALUE
+                    pos += 1
+                    if pos < n and text[pos] == " ":  # ": " in one step
+                        pos += 1
+                    continue
+                elif char in _WORDS:
+                    word, value = _WORDS[char]
+                    if not text.startswith(word, pos):
+                        if not word.startswith(text[pos:]):
+                            raise _unexpected(text, pos, expect)
+                        self._pending = text[pos:]  # the rest of the word is in the next delta
+                        break
+                    pos += len(word)
+                elif char in "]}":
+                    container = self._container
+                    if char == "}":
+                        ok = expect == _OBJ_COMMA or (expect == _KEY and not container)
+                    else:
+                        ok = expect == _ARR_COMMA or (expect == _ARR_VALUE and not container)
+                    if not ok:
+                        raise _unexpected(text, pos, expect)
+                    stack = self._stack
+                    stack.pop()
+                    if stack:
+                        container = self._container = stack[-1]
+                        expect = _OBJ_COMMA if container.__class__ is dict else _ARR_COMMA
+                    else:
+                        self._container = None
+                        expect = _DONE
+                        self._complete = True
+                    pos += 1
+                    continue
+                elif char in "[{":
+                    value = {} if char == "{" else []
+                    if expect == _OBJ_VALUE:
+                        self._container[self._key] = value
+                    elif expect == _ARR_VALUE:
+                        self._container.append(value)
+                    else:
+                        self._root_value(expect, value)
+                    self._stack.append(value)
+                    self._container = value
+                    expect = _KEY if char == "{" else _ARR_VALUE
+                    pos += 1
+                    continue
+                elif char in " \n\r\t":
+                    pos += 1
+                    continue
+                else:
+                    raise _unexpected(text, pos, expect)
+                # A whole scalar: store it where the container expects it.
+                if expect == _OBJ_VALUE:
+                    self._container[self._key] = value
+                    expect = _OBJ_COMMA
+                elif expect == _ARR_VALUE:
+                    self._container.append(value)
+                    expect = _ARR_COMMA
+                else:
+                    expect = self._root_value(expect, value)
+            self._expect = expect
         except PartialJSONError as exc:
             self._error = exc
+            self._str = None  # so that every later feed comes to the check above
             raise
 
-    # -- strings -------------------------------------------------------------------
+    def _root_value(self, expect: int, value: Any) -> int:
+        """A value outside any container: the document itself, or an error."""
+        if expect != _TOP:
+            raise _unexpected(json.dumps(value), 0, expect)
+        self._root = value
+        self._complete = value.__class__ is not dict and value.__class__ is not list
+        return _DONE
 
-    def _continue_string(self, text: str, pos: int) -> int:
-        """Append to the open string; return where it closed (after the quote) or -1."""
-        parts = self._str_parts
-        assert parts is not None
-        end = _STR_BODY.match(text, pos).end()  # type: ignore[union-attr]
-        parts.append(text[pos:end])
-        if end < len(text) and text[end] == '"':
-            self._close_string()
-            return end + 1
-        self._pending = text[end:]  # a trailing backslash waits for its partner
-        self._dirty = not self._str_key
-        return -1
+    # -- strings that span deltas ------------------------------------------------
 
-    def _close_string(self) -> None:
-        parts = self._str_parts
-        assert parts is not None
-        raw = "".join(parts)
-        self._str_parts = None
+    def _open_string(self, string: str, expect: int) -> None:
+        """A string starts, ``string`` so far, and runs past this delta."""
+        self._str = string
+        self._str_key = expect == _KEY
+        if expect == _OBJ_VALUE:
+            self._container[self._key] = string  # the partial string shows in place
+            self._str_target, self._str_slot = self._container, self._key
+            expect = _OBJ_COMMA
+        elif expect == _ARR_VALUE:
+            self._container.append(string)
+            self._str_target, self._str_slot = self._container, -1
+            expect = _ARR_COMMA
+        elif expect == _KEY:
+            self._str_target = None
+        else:
+            expect = self._root_value(expect, string)
+            self._complete = False  # until the string closes
+            self._str_target = None
+        self._expect = expect
+
+    def _add_to_string(self, piece: str, tail: str) -> None:
+        """Add the raw ``piece`` to the open string; hold back ``tail`` (a lone backslash)."""
+        piece, self._pending = _decode_open(piece, tail)
+        string = self._str
+        assert string is not None
+        if len(string) < _STORE_AT_ONCE_BELOW:  # as in ``feed``
+            string += piece
+            self._str = string
+            if self._str_target is not None:
+                self._str_target[self._str_slot] = string
+            elif not self._str_key:
+                self._root = string
+        else:
+            self._str_more.append(piece)
+            self._dirty = not self._str_key
+
+    def _show_long_string(self) -> None:
+        """Store the open string's text so far: a long one, when ``value`` is read."""
+        assert self._str is not None
+        string = self._str + "".join(self._str_more)
+        self._str = string
+        self._str_more.clear()
         self._dirty = False
-        value = raw if "\\" not in raw else _decode_string(raw, final=True)
-        frame = self._frames[-1] if self._frames else None
-        if self._str_key:
-            assert frame is not None
-            frame.key = value
-            frame.expect = _COLON
+        if self._str_target is not None:
+            self._str_target[self._str_slot] = string
         else:
-            self._put(frame, value)
-
-    def _set_open_string(self) -> None:
-        parts = self._str_parts
-        assert parts is not None
-        raw = "".join(parts)  # once per read; the joined text replaces its pieces
-        self._str_parts = [raw]
-        self._dirty = False
-        value = raw if "\\" not in raw else _decode_string(raw, final=False)
-        frames = self._frames
-        if not frames:
-            self._root = value
-            return
-        frame = frames[-1]
-        if frame.is_object:
-            frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
-        else:
-            frame.container[-1] = value  # type: ignore[index,call-overload,unused-ignore]
-
-    def _put(self, frame: _Frame | None, value: str) -> None:
-        """Store the open (or just closed) value string in the slot reserved for it."""
-        if frame is None:
-            self._root = value
-            self._complete = self._str_parts is None
-        elif frame.is_object:
-            frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
-        else:
-            frame.container[-1] = value  # type: ignore[index,call-overload,unused-ignore]
-
-    # -- tokens --------------------------------------------------------------------
-
-    def _tokens(self, text: str, pos: int) -> None:
-        # One regular-expression match per token; the frequent tokens (a string, a
-        # comma or colon, a number going into an open container) are handled inline.
-        n = len(text)
-        match = _TOKEN.match
-        frames = self._frames
-        while pos < n:
-            m = match(text, pos)
-            kind = m.lastgroup if m is not None else None
-            if kind is None or (kind == "num" and (m.end() == n or text[m.end()] in _NUM_MORE)):  # type: ignore[union-attr]
-                self._hold_or_fail(text, pos)  # a number may go on in the next delta
-                return
-            assert m is not None
-            pos = m.end()
-            frame = frames[-1] if frames else None
-            if kind == "punct":
-                char = text[pos - 1]
-                if frame is not None and char == "," and frame.expect == _COMMA:
-                    frame.expect = _KEY if frame.is_object else _VALUE
-                elif frame is not None and char == ":" and frame.expect == _COLON:
-                    frame.expect = _VALUE
-                else:
-                    self._punct(frame, char)
-                continue
-            if kind == "str":
-                raw = text[m.start(kind) + 1 : pos - 1]
-                value: Any = raw if "\\" not in raw else _decode_string(raw, final=True)
-                if frame is not None and frame.expect == _KEY:
-                    frame.key = value
-                    frame.expect = _COLON
-                    continue
-            elif kind == "open":
-                self._open_string(frame)
-                pos = self._continue_string(text, pos)
-                if pos < 0:
-                    return
-                continue
-            elif kind == "num":
-                num = m.group(kind)
-                value = float(num) if ("." in num or "e" in num or "E" in num) else int(num)
-            else:
-                value = _LITERALS[m.group(kind)]
-            if frame is not None and frame.expect == _VALUE:
-                if frame.is_object:
-                    frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
-                else:
-                    frame.container.append(value)  # type: ignore[union-attr]
-                frame.expect = _COMMA
-            else:
-                self._value(frame, value)
-
-    def _hold_or_fail(self, text: str, pos: int) -> None:
-        rest = text[pos:]
-        if not rest.strip(" \t\n\r"):
-            return
-        if _MAYBE_PARTIAL.match(rest):
-            self._pending = rest.lstrip(" \t\n\r")
-            return
-        raise PartialJSONError(f"not JSON: unexpected {rest[:20]!r}", hint="")
-
-    def _open_string(self, frame: _Frame | None) -> None:
-        self._str_key = frame is not None and frame.expect == _KEY
-        self._str_parts = []
-        if not self._str_key:
-            self._value(frame, "")  # reserve the slot so the partial string shows where it belongs
-
-    def _punct(self, frame: _Frame | None, char: str) -> None:
-        if char in "{[":
-            container: dict[str, Any] | list[Any] = {} if char == "{" else []
-            self._value(frame, container)
-            self._frames.append(_Frame(container))
-            return
-        if frame is None:
-            raise PartialJSONError(f"unexpected {char!r} outside an object or array")
-        expect = frame.expect
-        if char == "," and expect == _COMMA:
-            frame.expect = _KEY if frame.is_object else _VALUE
-        elif char == ":" and expect == _COLON:
-            frame.expect = _VALUE
-        elif char in "}]":
-            empty_ok = not frame.container and expect == (_KEY if frame.is_object else _VALUE)
-            if (char == "}") != frame.is_object or not (expect == _COMMA or empty_ok):
-                raise PartialJSONError(f"unexpected {char!r}")
-            self._frames.pop()
-            if not self._frames:
-                self._complete = True
-        else:
-            raise PartialJSONError(
-                f"unexpected {char!r} where a {_EXPECT_NAMES[expect]} was expected"
-            )
-
-    def _value(self, frame: _Frame | None, value: Any) -> None:
-        if frame is None:
-            if self._complete:
-                raise PartialJSONError("extra data after a complete JSON value")
-            self._root = value
-            # A scalar at the top level is complete at once, unless it is a string still open.
-            self._complete = not isinstance(value, (dict, list)) and self._str_parts is None
-            return
-        if frame.expect != _VALUE:
-            raise PartialJSONError(f"a value where a {_EXPECT_NAMES[frame.expect]} was expected")
-        if frame.is_object:
-            frame.container[frame.key] = value  # type: ignore[index,call-overload,unused-ignore]
-        else:
-            frame.container.append(value)  # type: ignore[union-attr]
-        frame.expect = _COMMA
+            self._root = string
 
 
-def _decode_string(raw: str, *, final: bool) -> str:
-    """Decode the body of a JSON string literal (without its quotes)."""
+def _unexpected(text: str, pos: int, expect: int) -> PartialJSONError:
+    what = repr(text[pos : pos + 20])
+    if expect == _DONE:
+        return PartialJSONError(f"extra data after a complete JSON value: {what}", hint="")
+    return PartialJSONError(f"not JSON: {what} where {_EXPECTED[expect]} was expected", hint="")
+
+
+def _bad_number(text: str, start: int, end: int, expect: int) -> PartialJSONError:
+    if end == start:  # no number at all
+        return _unexpected(text, start, expect)
+    # A number, then something that cannot follow it: say what was expected there.
+    after = {_OBJ_VALUE: _OBJ_COMMA, _ARR_VALUE: _ARR_COMMA, _TOP: _DONE}.get(expect, expect)
+    return _unexpected(text, end, after)
+
+
+def _decode_string(body: str) -> str:
+    """Decode the body of a JSON string literal (without its quotes).
+
+    Control characters are let through, as they are in strings without escapes (which
+    are never decoded).
+    """
     try:
-        return _scanstring(raw + '"', 0)[0]  # type: ignore[no-any-return]
+        return _scanstring(body + '"', 0, False)[0]  # type: ignore[no-any-return]
     except ValueError:
-        if final:
-            raise PartialJSONError(f"invalid escape in string {raw[:40]!r}") from None
-    # An unfinished escape at the end (e.g. "\\u00"): show the text before it.
-    cut = raw.rfind("\\")
-    return _decode_string(raw[:cut], final=False) if cut >= 0 else raw
+        raise PartialJSONError(f"invalid escape in string {body[:40]!r}", hint="") from None
+
+
+def _decode_open(body: str, tail: str) -> tuple[str, str]:
+    """Decode the start of an open string: ``(text, tail to read again with the next delta)``.
+
+    ``body`` holds whole escapes, except perhaps a ``\\u`` escape cut off at its end: that,
+    and a whole ``\\uD83D`` (the first half of a surrogate pair, whose second half may
+    come next), go to the front of ``tail``.
+    """
+    if "\\" not in body:
+        return body, tail
+    try:
+        text = _scanstring(body + '"', 0, False)[0]
+    except ValueError as exc:
+        cut = exc.pos - 1  # type: ignore[attr-defined]  # the backslash of a bad \u escape
+        if not (body.startswith("\\u", cut) and len(body) - cut < 6):
+            raise PartialJSONError(f"invalid escape in string {body[:40]!r}", hint="") from None
+        return _decode_open(body[:cut], body[cut:] + tail)
+    if text and "\ud800" <= text[-1] <= "\udbff" and body.startswith("\\u", len(body) - 6):
+        return text[:-1], body[-6:] + tail
+    return text, tail

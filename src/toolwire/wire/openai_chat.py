@@ -13,7 +13,8 @@ import json
 from typing import Any
 
 from ..errors import ProtocolError, ProviderAPIError
-from .stream import StreamDecoder
+from .events import Event, ToolCallDelta
+from .stream import StreamDecoder, as_dict, cause
 from .usage import openai_usage
 
 __all__ = ["OpenAIChatStream"]
@@ -28,38 +29,56 @@ class OpenAIChatStream(StreamDecoder):
         super().__init__()
         self._other_choices = False
 
-    def _handle(self, item: dict[str, Any]) -> None:
-        """One ``chat.completion.chunk``.
+    def feed(self, item: Any) -> list[Event]:
+        """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
 
         This is the per-fragment hot loop of every streamed turn, measured against a
         hand-written floor in bench/bench_assembly.py, so it is written flat: the common
-        fragment (arguments only) costs a few dict lookups and one assembler call.
+        chunk (one arguments fragment of an open call) costs a few dict lookups, an
+        append and one event, with no further Python call. Everything else goes
+        through the helpers below and the assembler's methods.
         """
+        if self._dead:
+            self._check_open()
         asm = self._asm
-        for choice in item.get("choices") or ():
-            if choice.get("index", 0):
-                self._other_choice()
-                continue
-            delta = choice.get("delta")
-            if delta:
-                tool_calls = delta.get("tool_calls")
-                if tool_calls:
-                    for tc in tool_calls:
-                        fn = tc.get("function")
-                        if fn is not None and "id" not in tc and "name" not in fn:
-                            args = fn.get("arguments")
-                            if args.__class__ is str:
-                                asm.arguments(tc.get("index"), args)
-                                continue
-                        self._tool_call(tc, fn)
-                    if len(delta) > 1:
+        out: list[Event] = []
+        asm.events = out
+        self._items += 1
+        try:
+            if item.__class__ is not dict:
+                item = as_dict(item)
+            for choice in item.get("choices") or ():
+                if choice.get("index", 0):
+                    self._other_choice()
+                    continue
+                delta = choice.get("delta")
+                if delta:
+                    tool_calls = delta.get("tool_calls")
+                    if tool_calls:
+                        for tc in tool_calls:
+                            fn = tc.get("function")
+                            if fn is not None and "id" not in tc and "name" not in fn:
+                                args = fn.get("arguments")
+                                call = asm.calls.get(tc.get("index"))
+                                if call is not None and args and args.__class__ is str:
+                                    # Assembler.arguments, written out (see its comment).
+                                    call.parts.append(args)
+                                    out.append(ToolCallDelta(call.index, args))
+                                    if "}" in args and not call.ready and args.rstrip()[-1] == "}":
+                                        asm.scan(call)
+                                    continue
+                            self._tool_call(tc, fn)
+                        if len(delta) > 1:
+                            self._delta_text(delta)
+                    else:
                         self._delta_text(delta)
-                else:
-                    self._delta_text(delta)
-            if choice.get("finish_reason"):
-                self._finish(choice["finish_reason"])
-        if "usage" in item or "error" in item:
-            self._usage_or_error(item)
+                if choice.get("finish_reason"):
+                    self._finish(choice["finish_reason"])
+            if item.get("usage") or "error" in item:
+                self._usage_or_error(item)
+        except Exception as exc:
+            raise self._fail(exc) from cause(exc)
+        return out
 
     def _other_choice(self) -> None:
         if not self._other_choices:

@@ -1,41 +1,29 @@
 """What the three provider stream decoders share: input handling and failure rules.
 
 A decoder accepts decoded items (dicts, or official SDK objects, which are turned into
-dicts), or raw SSE bytes split anywhere. Whatever goes wrong inside a provider handler
-becomes a ``ProtocolError`` naming the item number; a decoder that failed stays failed
-and raises the same error again. Provider handlers stay small because of this: they
-index dicts directly, and a missing key or a wrong type surfaces here, with its place.
+dicts), or raw SSE bytes split anywhere. Whatever goes wrong inside a provider's
+``feed`` becomes a ``ProtocolError`` naming the item number; a decoder that failed
+stays failed and raises the same error again. Provider code stays small because of
+this: it indexes dicts directly, and a missing key or a wrong type surfaces here, with
+its place.
+
+Each provider writes its own ``feed`` with the same short prologue and epilogue (a
+shared wrapper would add a Python call per streamed fragment, the largest single cost
+left on the hot path; bench/bench_assembly.py measures it).
 """
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 from ..errors import DecoderStateError, ProtocolError, ToolwireError
 from ..turn import Turn
-from .assembler import Assembler
+from .assembler import Assembler, loads_json
 from .events import Event
 from .sse import SSEDecoder
 
-__all__ = ["StreamDecoder"]
-
-# The C scanner behind json.loads, called directly: it skips three Python-level
-# wrapper calls per event, which is most of the per-event cost for small chunks
-# (bench/bench_assembly.py measures it against a json.loads floor).
-_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-def loads_payload(data: str) -> Any:
-    """Parse one SSE data payload as JSON (fast path, then json.loads for the error text)."""
-    try:
-        value, end = _scan_once(data, 0)
-        if end == len(data) or data[end:].isspace():
-            return value
-    except (StopIteration, ValueError, RecursionError):
-        pass
-    return json.loads(data)
+__all__ = ["StreamDecoder", "as_dict", "cause"]
 
 
 class StreamDecoder(ABC):
@@ -54,19 +42,22 @@ class StreamDecoder(ABC):
 
     # -- public API --------------------------------------------------------------------
 
+    @abstractmethod
     def feed(self, item: Any) -> list[Event]:
-        """Consume one decoded chunk or event (a dict or an SDK object); return events."""
-        if self._dead:
-            self._check_open()
-        asm = self._asm
-        out: list[Event] = []
-        asm.events = out
-        self._items += 1
-        try:
-            self._handle(item if item.__class__ is dict else _as_dict(item))
-        except Exception as exc:
-            raise self._fail(exc) from (None if isinstance(exc, ToolwireError) else exc)
-        return out
+        """Consume one decoded chunk or event (a dict or an SDK object); return events.
+
+        Implementations follow one pattern::
+
+            if self._dead:
+                self._check_open()
+            out = self._asm.events = []
+            self._items += 1
+            try:
+                ...  # the provider's mapping, item first through as_dict()
+            except Exception as exc:
+                raise self._fail(exc) from cause(exc)
+            return out
+        """
 
     def feed_bytes(self, data: bytes) -> list[Event]:
         """Consume raw SSE bytes, split anywhere; return the events they complete."""
@@ -98,7 +89,7 @@ class StreamDecoder(ABC):
         try:
             return self._asm.close()
         except Exception as exc:
-            raise self._fail(exc) from (None if isinstance(exc, ToolwireError) else exc)
+            raise self._fail(exc) from cause(exc)
 
     def _partial_turn(self) -> Turn | None:
         """What was assembled so far, for an error report (None if it cannot be built)."""
@@ -114,10 +105,6 @@ class StreamDecoder(ABC):
 
     # -- for subclasses ------------------------------------------------------------------
 
-    @abstractmethod
-    def _handle(self, item: dict[str, Any]) -> None:
-        """Translate one decoded item into assembler calls."""
-
     def _on_done_marker(self) -> None:  # noqa: B027  # a hook: only OpenAI Chat needs it
         """An SSE ``[DONE]`` payload (OpenAI's end marker); others ignore it."""
 
@@ -131,7 +118,7 @@ class StreamDecoder(ABC):
                 self._on_done_marker()
                 continue
             try:
-                item = loads_payload(data)
+                item = loads_json(data)
             except (ValueError, RecursionError) as exc:
                 raise self._fail(
                     ProtocolError(
@@ -170,7 +157,12 @@ class StreamDecoder(ABC):
         return exc
 
 
-def _as_dict(item: Any) -> dict[str, Any]:
+def cause(exc: Exception) -> Exception | None:
+    """What a wrapped error is raised ``from``: nothing for toolwire's own errors."""
+    return None if isinstance(exc, ToolwireError) else exc
+
+
+def as_dict(item: Any) -> dict[str, Any]:
     """An official SDK object (pydantic model) as the dict it was decoded from."""
     for method in ("to_dict", "model_dump"):
         dump = getattr(item, method, None)
