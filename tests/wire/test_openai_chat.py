@@ -72,6 +72,31 @@ def test_id_after_first_fragment_and_split_name() -> None:
     assert turn.tool_calls == [ToolCall("call_1", "explore_code", '{"q": 1}')]
 
 
+def test_ready_at_the_closing_brace_whatever_came_before() -> None:
+    stream = OpenAIChatStream()
+    stream.feed(chunk([tc(0, id="call_1", name="f", args=' {"a": "}"')]))
+    fragments = [', "b": [1, {"c": 2}]', "}", "\n"]
+    ready = [
+        [e for e in stream.feed(chunk([tc(0, args=f)])) if isinstance(e, ToolCallReady)]
+        for f in fragments
+    ]
+    assert [len(r) for r in ready] == [0, 1, 0]
+    assert ready[1][0].request.input == {"a": "}", "b": [1, {"c": 2}]}
+    stream.feed(chunk(finish="tool_calls"))
+    request = stream.close().requests[0]
+    assert request.raw_arguments.endswith("}\n")  # verbatim, with what came after
+    assert request.input == ready[1][0].request.input
+
+
+def test_arguments_that_are_not_an_object_are_reported_at_the_end() -> None:
+    stream = OpenAIChatStream()
+    events = stream.feed(chunk([tc(0, id="call_1", name="f", args="[1, ")]))
+    events += stream.feed(chunk([tc(0, args="{}]")]))
+    events += stream.feed(chunk(finish="tool_calls"))
+    assert not [e for e in events if isinstance(e, ToolCallReady)]
+    assert stream.close().requests[0].input == [1, {}]
+
+
 def test_ready_waits_for_a_late_id() -> None:
     stream = OpenAIChatStream()
     assert not any(

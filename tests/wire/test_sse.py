@@ -91,3 +91,25 @@ def test_feed_data_gives_each_events_data(cuts: list[int]) -> None:
         pos = cut
     payloads += dec.feed_data(SAMPLE[pos:]) + dec.close_data()
     assert payloads == [e.data for e in decode(SAMPLE)]
+
+
+def test_utf8_sequence_cut_between_pieces() -> None:
+    dec = SSEDecoder()
+    euro = "€".encode()
+    assert dec.feed(b"data: " + euro[:1]) == []
+    assert dec.feed(euro[1:2]) == []
+    assert dec.feed(euro[2:] + b"\n\n") == [SSEEvent("€")]
+
+
+def test_cut_sequence_that_turns_out_invalid_names_its_byte() -> None:
+    dec = SSEDecoder()
+    dec.feed(b"data: \xe2\x82")  # the start of a 3-byte sequence: bytes 6 and 7
+    with pytest.raises(ProtocolError, match="byte 6"):
+        dec.feed(b"(\n\n")
+
+
+def test_stream_ending_inside_a_sequence_is_an_error() -> None:
+    dec = SSEDecoder()
+    dec.feed(b"data: ok\n\ndata: \xe2\x82")
+    with pytest.raises(ProtocolError, match="not valid UTF-8"):
+        dec.close()

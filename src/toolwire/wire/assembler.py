@@ -8,9 +8,11 @@ name, or a repeated id, breaks the turn (``TurnError``); arguments that are not 
 JSON are recorded on that call only.
 
 While the stream runs, each call's arguments go through a ``ClosureScanner``, lazily:
-fragments are only scanned when one contains a closing bracket, so the common fragment
-costs an append and two substring tests. When the top-level object closes the call is
-parsed once and a ``ToolCallReady`` event goes out — before the stream ends.
+tool arguments are a JSON object, so the fragments are only scanned when one ends in
+``}`` and the common fragment costs an append and one substring test. When the
+top-level object closes the call is parsed once and a ``ToolCallReady`` event goes out
+— before the stream ends. (Arguments that are not an object are never reported ready
+while streaming; the turn's end reports them.)
 
 Events produced by each method are appended to ``events``; the stream decoders hand
 that list out and start a new one per ``feed``.
@@ -97,7 +99,7 @@ class _Call:
         self.name = ""
         self.parts: list[str] = []
         self.scanned = 0  # how many of ``parts`` the scanner has seen
-        self.scanner: ClosureScanner | None = None  # created by the first closing bracket
+        self.scanner: ClosureScanner | None = None  # created at the first fragment ending in "}"
         self.done = False  # the arguments are known to be final
         self.ready = False  # ToolCallReady was emitted
         self.request: ToolRequest | None = None
@@ -205,8 +207,8 @@ class Assembler:
         """Add an arguments-only fragment: ``tool_fragment(index, None, None, text)``, faster.
 
         Nearly every fragment of a streamed call is one of these, so this path does only
-        an append, one event and two substring tests (a scan only when the fragment
-        ends in a closing bracket).
+        an append, one event and one substring test (a scan only when the fragment
+        ends in ``}``).
         """
         call = self.calls.get(index)  # type: ignore[arg-type]  # None is never a key
         if call is None or not text or text.__class__ is not str:

@@ -7,14 +7,13 @@ multi-line data, a leading BOM) with one deliberate leniency: at ``close()`` a f
 event that lacks its blank line is still dispatched, because servers that forget the
 last newline are common and dropping their final chunk would lose data.
 
-Bytes are decoded once per feed with an incremental UTF-8 decoder and split into lines
-with ``str.split``; only whole lines are interpreted, so each byte is handled a constant
-number of times.
+Bytes are decoded once per feed (a UTF-8 sequence cut at the end of a piece waits for
+the next one) and split into lines with ``str.split``; only whole lines are
+interpreted, so each byte is handled a constant number of times.
 """
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,15 +40,15 @@ class SSEDecoder:
         "_buf",
         "_closed",
         "_data",
-        "_decoder",
         "_event",
         "_id",
         "_offset",
+        "_partial",
         "_retry",
     )
 
     def __init__(self) -> None:
-        self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self._partial = b""  # the start of a UTF-8 sequence cut off by the last piece
         self._buf = ""  # an unfinished line
         self._data: list[str] = []
         self._event = ""
@@ -103,14 +102,24 @@ class SSEDecoder:
         return self._lines(self._decode(b"", final=True), final=True, payloads=True)
 
     def _decode(self, data: bytes, *, final: bool) -> str:
+        # bytes.decode directly: an incremental decoder object costs more per piece
+        # than the decoding itself on a stream of small reads (bench/bench_assembly.py).
+        partial = self._partial
+        if partial:
+            data = partial + data
+            self._partial = b""
         try:
-            text = self._decoder.decode(data, final)
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self._closed = True
-            raise ProtocolError(
-                f"SSE stream is not valid UTF-8 ({exc.reason})",
-                where=f"byte {self._offset + exc.start}",
-            ) from None
+            if final or exc.reason != "unexpected end of data":
+                self._closed = True
+                raise ProtocolError(
+                    f"SSE stream is not valid UTF-8 ({exc.reason})",
+                    where=f"byte {self._offset - len(partial) + exc.start}",
+                ) from None
+            # A sequence cut at the end of the piece: the rest comes with the next one.
+            self._partial = data[exc.start :]
+            text = data[: exc.start].decode("utf-8")
         if not self._bom_done and text:
             self._bom_done = True
             if text[0] == "\ufeff":
@@ -133,11 +142,16 @@ class SSEDecoder:
         data = self._data
         for line in lines:
             if not line:
-                if data:
+                if not data:
+                    self._event = ""
+                elif payloads and len(data) == 1:
+                    # The usual event, one data line, dispatched without a call.
+                    events.append(data[0])
+                    data.clear()
+                    self._event = ""
+                else:
                     events.append(self._dispatch(payloads))
                     data = self._data
-                else:
-                    self._event = ""
             elif line.startswith("data:"):
                 data.append(line[6:] if line[5:6] == " " else line[5:])
             elif line[0] != ":":
