@@ -47,6 +47,9 @@ __all__ = ["Assembler", "loads_json", "parse_arguments"]
 _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
+_UNSET: Any = object()  # "not parsed yet", where None is a value
+
+
 def loads_json(text: str) -> Any:
     """``json.loads(text)``, faster for the common case of text without surrounding space.
 
@@ -288,35 +291,58 @@ class Assembler:
             )
 
     def scan(self, call: _Call) -> None:
-        """The last fragment of ``call`` ends in ``}`` or ``]``: scan what is new since the
-        last scan and emit ``ToolCallReady`` if the arguments JSON has closed.
+        """The last fragment of ``call`` ends in ``}``: scan what is new since the last scan
+        and emit ``ToolCallReady`` if the arguments JSON has closed.
 
-        Fragments ending elsewhere cannot close the value, so they are not scanned
+        Fragments ending elsewhere cannot close the object, so they are not scanned
         (the stream decoders test that on their own hot path before calling this).
         """
         parts = call.parts
-        start = call.scanned
-        text = parts[-1] if start == len(parts) - 1 else "".join(parts[start:])
-        call.scanned = len(parts)
         scanner = call.scanner
         if scanner is None:
+            # The first scan covers all the text so far. A small call has usually
+            # arrived whole by then (its braces balance), and one parse in C both
+            # proves that and gives the input, kept for the request. Otherwise the
+            # scanner takes over and sees each later fragment once.
+            text = "".join(parts)
+            call.scanned = len(parts)
+            if text.count("{") == text.count("}"):
+                try:
+                    value, end = _scan_once(text, 0)
+                except (StopIteration, ValueError, RecursionError):
+                    pass
+                else:
+                    if value.__class__ is dict and (end == len(text) or text[end:].isspace()):
+                        call.done = True
+                        self._emit_ready(call, text, value)
+                        return
             scanner = call.scanner = ClosureScanner()
+        else:
+            start = call.scanned
+            text = parts[-1] if start == len(parts) - 1 else "".join(parts[start:])
+            call.scanned = len(parts)
         if scanner.closes(text):
             call.done = True
             self._emit_ready(call)
 
-    def _emit_ready(self, call: _Call) -> None:
+    def _emit_ready(self, call: _Call, arguments: str | None = None, parsed: Any = _UNSET) -> None:
+        """Emit ``ToolCallReady`` (``arguments`` and ``parsed``: the joined text and its
+        value, when the caller has them already)."""
         if not call.id or not call.name:
             return  # reported when the id or name arrives, or as a TurnError at close
-        arguments = "".join(call.parts)
-        request = self._request(call, arguments)
+        if arguments is None:
+            arguments = "".join(call.parts)
+        request = self._request(call, arguments, parsed)
         call.ready = True
         self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
 
-    def _request(self, call: _Call, arguments: str) -> ToolRequest:
+    def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
         request = call.request
         if request is None or request.raw_arguments != arguments or request.name != call.name:
-            value, error = parse_arguments(call.name, arguments)
+            if parsed is _UNSET:
+                value, error = parse_arguments(call.name, arguments)
+            else:
+                value, error = parsed, None
             request = ToolRequest(call.id or "", call.name, arguments, value, error, call.index)
             call.request = request
         return request
