@@ -17,8 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProviderAPIError
-from .events import Event, ToolCallDelta
-from .stream import StreamDecoder, as_dict, cause
+from .stream import StreamDecoder
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
 __all__ = ["OpenAIResponsesStream"]
@@ -33,35 +32,14 @@ class OpenAIResponsesStream(StreamDecoder):
         super().__init__()
         self._has_calls = False
 
-    def feed(self, item: Any) -> list[Event]:
-        """Consume one ``response.*`` event (a dict or an SDK object); return events."""
-        if self._dead:
-            self._check_open()
-        asm = self._asm
-        out: list[Event] = []
-        asm.events = out
-        self._items += 1
-        try:
-            if item.__class__ is not dict:
-                item = as_dict(item)
-            if item["type"] == "response.function_call_arguments.delta":
-                # Nearly every event of a call: Assembler.arguments, written out.
-                text = item["delta"]
-                call = asm.calls.get(item["output_index"])
-                if call is not None and text and text.__class__ is str:
-                    call.parts.append(text)
-                    out.append(ToolCallDelta(call.index, text))
-                    if "}" in text and not call.ready and text.rstrip()[-1] == "}":
-                        asm.scan(call)
-                else:
-                    asm.tool_fragment(item["output_index"], None, None, text)
-            else:
-                handler = _HANDLERS.get(item["type"])
-                if handler is not None:
-                    handler(self, item)
-        except Exception as exc:
-            raise self._fail(exc) from cause(exc)
-        return out
+    def _handle(self, item: dict[str, Any]) -> None:
+        kind = item["type"]
+        if kind == "response.function_call_arguments.delta":
+            self._asm.arguments(item["output_index"], item["delta"])
+            return
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, item)
 
     def _on_args_done(self, item: dict[str, Any]) -> None:
         self._asm.tool_arguments_done(item["output_index"], item["arguments"])
