@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProviderAPIError
+from .events import Event
 from .stream import StreamDecoder
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
@@ -31,6 +32,10 @@ class OpenAIResponsesStream(StreamDecoder):
     def __init__(self) -> None:
         super().__init__()
         self._has_calls = False
+
+    def feed(self, item: Any) -> list[Event]:
+        """Consume one ``response.*`` event (a dict or an SDK object); return events."""
+        return self._decode_with(self._handle, item)
 
     def _handle(self, item: dict[str, Any]) -> None:
         kind = item["type"]

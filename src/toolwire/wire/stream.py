@@ -8,13 +8,15 @@ this: it indexes dicts directly, and a missing key or a wrong type surfaces here
 its place.
 
 The benchmarked decoders (OpenAI Chat, Anthropic) write their own ``feed`` with the
-same short prologue and epilogue as the general one here: a shared wrapper would add a
-Python call per streamed fragment, the largest single cost left on that path
-(bench/bench_assembly.py measures it).
+same short prologue and epilogue as the general ``_decode_with`` here: a shared wrapper
+would add a Python call per streamed fragment, the largest single cost left on that
+path (bench/bench_assembly.py measures it).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from ..errors import DecoderStateError, ProtocolError, ToolwireError
@@ -26,7 +28,7 @@ from .sse import SSEDecoder
 __all__ = ["StreamDecoder", "as_dict", "cause"]
 
 
-class StreamDecoder:
+class StreamDecoder(ABC):
     """Base class: one instance decodes one model turn."""
 
     provider: ClassVar[str] = ""
@@ -42,24 +44,9 @@ class StreamDecoder:
 
     # -- public API --------------------------------------------------------------------
 
+    @abstractmethod
     def feed(self, item: Any) -> list[Event]:
-        """Consume one decoded chunk or event (a dict or an SDK object); return events.
-
-        The general path: ``_handle`` translates the item into assembler calls. The
-        decoders whose per-fragment cost is benchmarked (OpenAI Chat, Anthropic)
-        override ``feed`` itself with the same prologue and epilogue and their common
-        item handled inline, which saves a Python call per streamed fragment.
-        """
-        if self._dead:
-            self._check_open()
-        out: list[Event] = []
-        self._asm.events = out
-        self._items += 1
-        try:
-            self._handle(item if item.__class__ is dict else as_dict(item))
-        except Exception as exc:
-            raise self._fail(exc) from cause(exc)
-        return out
+        """Consume one decoded chunk or event (a dict or an SDK object); return events."""
 
     def feed_bytes(self, data: bytes) -> list[Event]:
         """Consume raw SSE bytes, split anywhere; return the events they complete."""
@@ -107,11 +94,25 @@ class StreamDecoder:
 
     # -- for subclasses ------------------------------------------------------------------
 
-    def _handle(self, item: dict[str, Any]) -> None:
-        """Translate one decoded item into assembler calls (for the general ``feed``)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement _handle or feed")
+    def _decode_with(self, handle: Callable[[dict[str, Any]], None], item: Any) -> list[Event]:
+        """The general ``feed``: ``handle`` translates the item into assembler calls.
 
-    def _on_done_marker(self) -> None:  # a hook: only OpenAI Chat needs it
+        The decoders whose per-fragment cost is benchmarked (OpenAI Chat, Anthropic)
+        write this prologue and epilogue into their own ``feed`` instead, with their
+        common item handled inline, which saves two Python calls per streamed fragment.
+        """
+        if self._dead:
+            self._check_open()
+        out: list[Event] = []
+        self._asm.events = out
+        self._items += 1
+        try:
+            handle(item if item.__class__ is dict else as_dict(item))
+        except Exception as exc:
+            raise self._fail(exc) from cause(exc)
+        return out
+
+    def _on_done_marker(self) -> None:  # noqa: B027  # a hook: only OpenAI Chat needs it
         """An SSE ``[DONE]`` payload (OpenAI's end marker); others ignore it."""
 
     # -- internals -----------------------------------------------------------------------
