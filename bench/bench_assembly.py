@@ -6,6 +6,12 @@ Run it with::
     .venv/bin/python bench/bench_assembly.py --quick    # a smaller, noisier run
     .venv/bin/python bench/bench_assembly.py --json bench/results/assembly.json
 
+That measures the wire layer the checkout runs, pure Python. For the compiled build
+(hatch_build.py; what release wheels ship), build it once and put it first on the path::
+
+    bash scripts/build-compiled
+    PYTHONPATH=build/compiled .venv/bin/python bench/bench_assembly.py
+
 Two benchmarks over the same nine workloads (1, 4, 16 parallel calls x ~100 B, ~2 KB,
 ~50 KB of JSON arguments, 1-8 character fragments interleaved across calls; see
 ``workloads.py``):
@@ -52,6 +58,7 @@ from workloads import (
     ASSEMBLY_SIZES,
     Measurement,
     ToolWorkload,
+    build_name,
     build_tool_workload,
     format_ratio,
     measure,
@@ -269,6 +276,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, An
         f"Python {platform.python_version()} on {platform.machine()}, peers: "
         + ", ".join(f"{k} {v}" for k, v in peer_versions().items())
     )
+    print(f"toolwire wire layer: {build_name()}")
     print(
         f"Settings: repeats={args.repeats}, cap={args.cap:g} s per slow peer run, "
         f"samples of >= {args.min_sample_ns / 1e6:g} ms; cells are time per stream (ratio to the floor).\n"
@@ -348,6 +356,7 @@ def to_json(
     return {
         "benchmark": "assembly",
         "python": platform.python_version(),
+        "toolwire_build": build_name(),
         "peers": peer_versions(),
         "settings": {
             "repeats": args.repeats,

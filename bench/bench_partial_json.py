@@ -5,6 +5,7 @@ Run it with::
     .venv/bin/python bench/bench_partial_json.py            # about two minutes on 2 cores
     .venv/bin/python bench/bench_partial_json.py --quick
     .venv/bin/python bench/bench_partial_json.py --json bench/results/partial_json.json
+    PYTHONPATH=build/compiled .venv/bin/python bench/bench_partial_json.py   # compiled build
 
 A streaming UI shows a tool call's arguments while they arrive: after each delta it
 wants the current best-effort value. Documents of about 1, 10 and 100 KB (realistic
@@ -42,6 +43,7 @@ import peers
 from workloads import (
     PARTIAL_SIZES,
     Measurement,
+    build_name,
     deltas,
     format_ratio,
     growth_exponent,
@@ -133,7 +135,7 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, An
     """Print the Markdown tables; return the summary."""
     print("# toolwire partial-JSON benchmark\n")
     print(
-        f"Python {platform.python_version()}; {args.width}-character deltas, value read after every delta; "
+        f"Python {platform.python_version()}, toolwire wire layer {build_name()}; {args.width}-character deltas, value read after every delta; "
         f"repeats={args.repeats}. Cells: total time for the document (ratio to one json.loads of the final text).\n"
     )
     cols = [c for c in COLUMNS if c in rows[0]["results"]]
@@ -207,6 +209,7 @@ def to_json(
     return {
         "benchmark": "partial_json",
         "python": platform.python_version(),
+        "toolwire_build": build_name(),
         "settings": {"width": args.width, "repeats": args.repeats, "quick": args.quick},
         "documents": out_rows,
         "summary": summary,

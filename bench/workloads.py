@@ -470,6 +470,13 @@ def format_ns(ns: float) -> str:
     return f"{ns:.0f} ns"
 
 
+def build_name() -> str:
+    """Which build of toolwire's wire layer this process runs (scripts/build-compiled)."""
+    import toolwire.wire
+
+    return "compiled (mypyc)" if toolwire.wire.COMPILED else "pure Python"
+
+
 def format_ratio(ratio: float) -> str:
     """``1.23x`` / ``45.6x`` / ``789x``."""
     if ratio >= 100:

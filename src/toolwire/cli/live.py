@@ -237,7 +237,7 @@ class TraceView(PlainView):
 
 
 def _plain(event: Any) -> str:
-    fields = ", ".join(f"{name}={getattr(event, name)!r}" for name in event.__slots__)
+    fields = ", ".join(f"{name}={getattr(event, name)!r}" for name in event.__match_args__)
     return f"{type(event).__name__}({fields})"
 
 

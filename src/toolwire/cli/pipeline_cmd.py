@@ -117,7 +117,7 @@ def _fields(event: Any) -> dict[str, Any]:
 
     if isinstance(event, ToolCallReady):
         return {"index": event.index, "id": event.call.id, "input": event.request.input}
-    return {name: getattr(event, name) for name in event.__slots__ if not name.startswith("_")}
+    return {name: getattr(event, name) for name in event.__match_args__}
 
 
 def _history(provider: str, turn: Any) -> list[Any]:

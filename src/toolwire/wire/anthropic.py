@@ -36,33 +36,35 @@ class AnthropicStream(StreamDecoder):
         """Consume one Messages stream event (a dict or an SDK object); return events."""
         if self._dead:
             self._check_open()
-        asm = self._asm
+        asm = self._assembler
         out: list[Event] = []
         asm.events = out
         self._items += 1
         try:
-            if item.__class__ is not dict:
-                item = as_dict(item)
-            if item["type"] == "content_block_delta":
+            # Typed locals: dict operations in the compiled build (see OpenAIChatStream.feed).
+            event: dict[str, Any] = item if type(item) is dict else as_dict(item)
+            if event["type"] == "content_block_delta":
                 # Nearly every event of a turn: an arguments fragment goes through
                 # Assembler.arguments, written out (see its comment).
-                delta = item["delta"]
+                delta: dict[str, Any] = event["delta"]
                 if delta["type"] == "input_json_delta":
                     text = delta["partial_json"]
-                    call = asm.calls.get(item["index"])
-                    if call is not None and text and text.__class__ is str:
-                        call.parts.append(text)
-                        out.append(ToolCallDelta(call.index, text))
-                        if "}" in text and not call.ready and text.rstrip()[-1] == "}":
+                    index = event["index"]
+                    call = asm.calls.get(index)
+                    if call is not None and isinstance(text, str) and text:
+                        fragment: str = text
+                        call.parts.append(fragment)
+                        out.append(ToolCallDelta(call.index, fragment))
+                        if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
                             asm.scan(call)
                     else:
-                        asm.tool_fragment(item["index"], None, None, text)
+                        asm.tool_fragment(index, None, None, text)
                 elif delta["type"] == "text_delta":
                     asm.text(delta["text"])
                 else:
                     self._on_delta(delta)
             else:
-                self._on_event(item)
+                self._on_event(event)
         except Exception as exc:
             raise self._fail(exc) from cause(exc)
         return out
@@ -74,7 +76,7 @@ class AnthropicStream(StreamDecoder):
             self._on_block_start(item["index"], item["content_block"])
         elif kind == "content_block_stop":
             if item["index"] in self._tool_blocks:
-                self._asm.tool_arguments_done(item["index"])
+                self._assembler.tool_arguments_done(item["index"])
         elif kind == "message_start":
             self._on_usage(item["message"].get("usage"))
         elif kind == "message_delta":
@@ -92,13 +94,13 @@ class AnthropicStream(StreamDecoder):
         """The less frequent deltas (``citations_delta`` and later kinds carry nothing)."""
         kind = delta["type"]
         if kind == "thinking_delta":
-            self._asm.reasoning(delta["thinking"])
+            self._assembler.reasoning(delta["thinking"])
         elif kind == "signature_delta":
-            self._asm.reasoning_meta(signature=delta["signature"])
+            self._assembler.reasoning_meta(signature=delta["signature"])
 
     def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
         kind = block["type"]
-        asm = self._asm
+        asm = self._assembler
         asm.part_break()
         if kind == "tool_use":
             self._tool_blocks.add(index)
@@ -122,9 +124,9 @@ class AnthropicStream(StreamDecoder):
         self._on_usage(item.get("usage"))
         reason = (item.get("delta") or {}).get("stop_reason")
         if reason:
-            self._asm.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
+            self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
 
     def _on_usage(self, usage: dict[str, Any] | None) -> None:
         if usage:
             self._usage.update((k, v) for k, v in usage.items() if v is not None)
-            self._asm.set_usage(anthropic_usage(self._usage))
+            self._assembler.set_usage(anthropic_usage(self._usage))

@@ -4,18 +4,19 @@ Provider decoders (OpenAI Chat, OpenAI Responses, Anthropic) and the text-marker
 parsers of ``toolwire.formats`` all describe a model turn with these events, and the
 one assembler consumes them. Events are small slotted objects: the hot path creates
 one per argument fragment, so they carry no more than they must.
+
+They behave like dataclasses (keyword or positional construction, ``==`` by type and
+fields, a readable ``repr``, ``__match_args__`` for ``match``) but their ``__init__`` is
+written out: in the compiled build (hatch_build.py) a generated dataclass ``__init__``
+would run in the interpreter, the largest cost left per fragment.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any, ClassVar
 
-from ..turn import Notice
-
-if TYPE_CHECKING:
-    from ..messages import ToolCall, Usage
-    from ..turn import ToolRequest
+from ..messages import ToolCall, Usage
+from ..turn import Notice, ToolRequest
 
 __all__ = [
     "Event",
@@ -30,43 +31,77 @@ __all__ = [
 ]
 
 
-@dataclass(slots=True)
-class TextDelta:
+class _Fields:
+    """Equality, ``repr`` and field names for the event classes below."""
+
+    __slots__ = ()
+    __match_args__: ClassVar[tuple[str, ...]] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__match_args__)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, _Fields)
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        raise TypeError(f"unhashable type: {type(self).__name__!r}")
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__match_args__)
+        return f"{type(self).__name__}({fields})"
+
+
+class TextDelta(_Fields):
     """A piece of answer text."""
 
-    text: str
+    __slots__ = ("text",)
+    __match_args__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
-@dataclass(slots=True)
-class ReasoningDelta:
+class ReasoningDelta(_Fields):
     """A piece of reasoning ("thinking") text."""
 
-    text: str
+    __slots__ = ("text",)
+    __match_args__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
 
 
-@dataclass(slots=True)
-class ToolCallStarted:
+class ToolCallStarted(_Fields):
     """The first fragment of the tool call at ``index`` arrived.
 
     ``id`` and ``name`` are whatever that fragment carried (a provider may send them
     later, or split the name); the ``ToolCallReady`` event carries the final values.
     """
 
-    index: int
-    id: str | None
-    name: str | None
+    __slots__ = ("id", "index", "name")
+    __match_args__ = ("index", "id", "name")
+
+    def __init__(self, index: int, id: str | None, name: str | None) -> None:
+        self.index = index
+        self.id = id
+        self.name = name
 
 
-@dataclass(slots=True)
-class ToolCallDelta:
+class ToolCallDelta(_Fields):
     """A fragment of the arguments text of the tool call at ``index``."""
 
-    index: int
-    arguments: str
+    __slots__ = ("arguments", "index")
+    __match_args__ = ("index", "arguments")
+
+    def __init__(self, index: int, arguments: str) -> None:
+        self.index = index
+        self.arguments = arguments
 
 
-@dataclass(slots=True)
-class ToolCallReady:
+class ToolCallReady(_Fields):
     """The call at ``index`` is complete: its arguments JSON has closed.
 
     Emitted the moment the closing bracket arrives, usually before the stream ends;
@@ -74,24 +109,34 @@ class ToolCallReady:
     the parse error) so nothing is parsed twice.
     """
 
-    index: int
-    call: ToolCall
-    request: ToolRequest
+    __slots__ = ("call", "index", "request")
+    __match_args__ = ("index", "call", "request")
+
+    def __init__(self, index: int, call: ToolCall, request: ToolRequest) -> None:
+        self.index = index
+        self.call = call
+        self.request = request
 
 
-@dataclass(slots=True)
-class Finished:
+class Finished(_Fields):
     """The provider said why the turn ended (OpenAI's vocabulary: ``stop``,
     ``tool_calls``, ``length``, ``content_filter``)."""
 
-    reason: str
+    __slots__ = ("reason",)
+    __match_args__ = ("reason",)
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
 
 
-@dataclass(slots=True)
-class UsageReported:
+class UsageReported(_Fields):
     """The provider reported token usage (totals for the turn so far)."""
 
-    usage: Usage
+    __slots__ = ("usage",)
+    __match_args__ = ("usage",)
+
+    def __init__(self, usage: Usage) -> None:
+        self.usage = usage
 
 
 Event = (

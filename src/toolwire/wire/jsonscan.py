@@ -635,6 +635,6 @@ def _decode_open(body: str, tail: str) -> tuple[str, str]:
         if not (body.startswith("\\u", cut) and len(body) - cut < 6):
             raise PartialJSONError(f"invalid escape in string {body[:40]!r}", hint="") from None
         return _decode_open(body[:cut], body[cut:] + tail)
-    if text and "\ud800" <= text[-1] <= "\udbff" and body.startswith("\\u", len(body) - 6):
+    if text and 0xD800 <= ord(text[-1]) <= 0xDBFF and body.startswith("\\u", len(body) - 6):
         return text[:-1], body[-6:] + tail
     return text, tail

@@ -40,31 +40,39 @@ class OpenAIChatStream(StreamDecoder):
         """
         if self._dead:
             self._check_open()
-        asm = self._asm
+        asm = self._assembler
         out: list[Event] = []
         asm.events = out
         self._items += 1
+        # The locals are typed so that the compiled build (hatch_build.py) uses dict
+        # operations directly; an item of the wrong shape fails the type check there and
+        # a lookup here, and either becomes the ProtocolError below.
         try:
-            if item.__class__ is not dict:
-                item = as_dict(item)
-            for choice in item.get("choices") or ():
+            chunk: dict[str, Any] = item if type(item) is dict else as_dict(item)
+            choice: dict[str, Any]
+            for choice in chunk.get("choices") or ():
                 if choice.get("index", 0):
                     self._other_choice()
                     continue
-                delta = choice.get("delta")
+                delta: dict[str, Any] | None = choice.get("delta")
                 if delta:
                     tool_calls = delta.get("tool_calls")
                     if tool_calls:
+                        tc: dict[str, Any]
                         for tc in tool_calls:
-                            fn = tc.get("function")
+                            fn: dict[str, Any] | None = tc.get("function")
                             if fn is not None and "id" not in tc and "name" not in fn:
                                 args = fn.get("arguments")
-                                call = asm.calls.get(tc.get("index"))
-                                if call is not None and args and args.__class__ is str:
+                                # Any, not int: a missing or odd index must miss here,
+                                # not fail the compiled build's type check.
+                                index: Any = tc.get("index")
+                                call = asm.calls.get(index)
+                                if call is not None and isinstance(args, str) and args:
                                     # Assembler.arguments, written out (see its comment).
-                                    call.parts.append(args)
-                                    out.append(ToolCallDelta(call.index, args))
-                                    if "}" in args and not call.ready and args.rstrip()[-1] == "}":
+                                    text: str = args
+                                    call.parts.append(text)
+                                    out.append(ToolCallDelta(call.index, text))
+                                    if "}" in text and not call.ready and text.rstrip()[-1] == "}":
                                         asm.scan(call)
                                     continue
                             self._tool_call(tc, fn)
@@ -74,8 +82,8 @@ class OpenAIChatStream(StreamDecoder):
                         self._delta_text(delta)
                 if choice.get("finish_reason"):
                     self._finish(choice["finish_reason"])
-            if item.get("usage") or "error" in item:
-                self._usage_or_error(item)
+            if chunk.get("usage") or "error" in chunk:
+                self._usage_or_error(chunk)
         except Exception as exc:
             raise self._fail(exc) from cause(exc)
         return out
@@ -83,19 +91,21 @@ class OpenAIChatStream(StreamDecoder):
     def _other_choice(self) -> None:
         if not self._other_choices:
             self._other_choices = True
-            self._asm.notice("other_choices_ignored", "only choice 0 is assembled; ask for n=1")
+            self._assembler.notice(
+                "other_choices_ignored", "only choice 0 is assembled; ask for n=1"
+            )
 
     def _tool_call(self, tc: dict[str, Any], fn: dict[str, Any] | None) -> None:
         if not fn:
-            self._asm.tool_fragment(tc.get("index"), tc.get("id"), None, None)
+            self._assembler.tool_fragment(tc.get("index"), tc.get("id"), None, None)
             return
         args = fn.get("arguments")
         if args is not None and args.__class__ is not str:
             args = self._coerce_arguments(args)
-        self._asm.tool_fragment(tc.get("index"), tc.get("id"), fn.get("name"), args)
+        self._assembler.tool_fragment(tc.get("index"), tc.get("id"), fn.get("name"), args)
 
     def _delta_text(self, delta: dict[str, Any]) -> None:
-        asm = self._asm
+        asm = self._assembler
         content = delta.get("content")
         if content:
             asm.text(_str(content, "delta.content"))
@@ -107,7 +117,7 @@ class OpenAIChatStream(StreamDecoder):
             asm.text(_str(refusal, "delta.refusal"))
 
     def _finish(self, reason: Any) -> None:
-        self._asm.finish(_str(reason, "finish_reason"))
+        self._assembler.finish(_str(reason, "finish_reason"))
         self._ended = True
 
     def _usage_or_error(self, item: dict[str, Any]) -> None:
@@ -115,12 +125,12 @@ class OpenAIChatStream(StreamDecoder):
             raise _api_error(item["error"])
         usage = item.get("usage")
         if usage:
-            self._asm.set_usage(openai_usage(usage))
+            self._assembler.set_usage(openai_usage(usage))
 
     def _coerce_arguments(self, args: Any) -> str:
         """Some servers send arguments as an object; keep it, as JSON text, and say so."""
         if isinstance(args, (dict, list)):
-            self._asm.notice(
+            self._assembler.notice(
                 "arguments_not_string",
                 "tool-call arguments arrived as an object, not a JSON string",
             )
@@ -130,7 +140,7 @@ class OpenAIChatStream(StreamDecoder):
         )
 
     def _on_done_marker(self) -> None:
-        if self._asm.finish_reason is None:
+        if self._assembler.finish_reason is None:
             return  # [DONE] without a finish reason: still a truncated turn
         self._ended = True
 

@@ -40,21 +40,21 @@ class OpenAIResponsesStream(StreamDecoder):
     def _handle(self, item: dict[str, Any]) -> None:
         kind = item["type"]
         if kind == "response.function_call_arguments.delta":
-            self._asm.arguments(item["output_index"], item["delta"])
+            self._assembler.arguments(item["output_index"], item["delta"])
             return
         handler = _HANDLERS.get(kind)
         if handler is not None:
             handler(self, item)
 
     def _on_args_done(self, item: dict[str, Any]) -> None:
-        self._asm.tool_arguments_done(item["output_index"], item["arguments"])
+        self._assembler.tool_arguments_done(item["output_index"], item["arguments"])
 
     def _on_item_added(self, item: dict[str, Any]) -> None:
         out = item["item"]
-        self._asm.part_break()
+        self._assembler.part_break()
         if out["type"] == "function_call":
             self._has_calls = True
-            self._asm.tool_fragment(
+            self._assembler.tool_fragment(
                 item["output_index"],
                 out.get("call_id"),
                 out.get("name"),
@@ -64,27 +64,27 @@ class OpenAIResponsesStream(StreamDecoder):
     def _on_item_done(self, item: dict[str, Any]) -> None:
         out = item["item"]
         if out["type"] == "reasoning":
-            self._asm.reasoning_meta(redacted=out.get("encrypted_content"), id=out.get("id"))
+            self._assembler.reasoning_meta(redacted=out.get("encrypted_content"), id=out.get("id"))
         elif out["type"] == "function_call" and out.get("arguments") is not None:
-            self._asm.tool_arguments_done(item["output_index"], out["arguments"])
+            self._assembler.tool_arguments_done(item["output_index"], out["arguments"])
 
     def _on_text(self, item: dict[str, Any]) -> None:
-        self._asm.text(item["delta"])
+        self._assembler.text(item["delta"])
 
     def _on_reasoning(self, item: dict[str, Any]) -> None:
-        self._asm.reasoning(item["delta"])
+        self._assembler.reasoning(item["delta"])
 
     def _on_completed(self, item: dict[str, Any]) -> None:
         response = item["response"]
         self._usage(response)
-        self._asm.finish("tool_calls" if self._has_calls else "stop")
+        self._assembler.finish("tool_calls" if self._has_calls else "stop")
         self._ended = True
 
     def _on_incomplete(self, item: dict[str, Any]) -> None:
         response = item["response"]
         self._usage(response)
         reason = (response.get("incomplete_details") or {}).get("reason") or "length"
-        self._asm.finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
+        self._assembler.finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
         self._ended = True
 
     def _on_failed(self, item: dict[str, Any]) -> None:
@@ -103,7 +103,7 @@ class OpenAIResponsesStream(StreamDecoder):
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
         if usage:
-            self._asm.set_usage(responses_usage(usage))
+            self._assembler.set_usage(responses_usage(usage))
 
 
 _HANDLERS = {

@@ -58,14 +58,12 @@ class SSEDecoder:
         self._bom_done = False
         self._closed = False
 
-    def feed(self, data: bytes) -> list[SSEEvent]:
+    def feed(self, data: bytes | bytearray | memoryview) -> list[SSEEvent]:
         """Consume the next bytes; return the events they complete."""
         if self._closed:
             raise DecoderStateError("SSEDecoder.feed() called after close()")
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ProtocolError(
-                f"SSE input must be bytes, got {type(data).__name__}", where=f"byte {self._offset}"
-            )
+        if not isinstance(data, (bytes, bytearray, memoryview)):  # the compiled build checks first
+            raise TypeError(f"SSE input must be bytes, got {type(data).__name__}")
         text = self._decode(bytes(data), final=False)
         self._offset += len(data)
         return self._lines(text, final=False)
@@ -78,7 +76,7 @@ class SSEDecoder:
         text = self._decode(b"", final=True)
         return self._lines(text, final=True)
 
-    def feed_data(self, data: bytes) -> list[str]:
+    def feed_data(self, data: bytes | bytearray | memoryview) -> list[str]:
         """Like ``feed``, but return only each event's data.
 
         The provider decoders need nothing else (their JSON carries the event type), and
@@ -86,10 +84,8 @@ class SSEDecoder:
         """
         if self._closed:
             raise DecoderStateError("SSEDecoder.feed_data() called after close()")
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise ProtocolError(
-                f"SSE input must be bytes, got {type(data).__name__}", where=f"byte {self._offset}"
-            )
+        if not isinstance(data, (bytes, bytearray, memoryview)):  # the compiled build checks first
+            raise TypeError(f"SSE input must be bytes, got {type(data).__name__}")
         text = self._decode(bytes(data), final=False)
         self._offset += len(data)
         return self._lines(text, final=False, payloads=True)

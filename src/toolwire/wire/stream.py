@@ -25,16 +25,26 @@ from .assembler import Assembler, loads_json
 from .events import Event
 from .sse import SSEDecoder
 
+try:  # read by mypyc when it compiles this module; a no-op at run time
+    from mypy_extensions import mypyc_attr
+except ImportError:  # not installed (it comes with mypy): the no-op is all that is needed
+
+    def mypyc_attr(*_: str, **__: object) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
+
+
 __all__ = ["StreamDecoder", "as_dict", "cause"]
 
 
+# Your own decoder may subclass this one in the compiled build too (hatch_build.py).
+@mypyc_attr(allow_interpreted_subclasses=True)
 class StreamDecoder(ABC):
     """Base class: one instance decodes one model turn."""
 
     provider: ClassVar[str] = ""
 
     def __init__(self) -> None:
-        self._asm = Assembler()
+        self._assembler = Assembler()
         self._sse: SSEDecoder | None = None
         self._items = 0
         self._ended = False  # the provider's terminal signal arrived
@@ -48,7 +58,7 @@ class StreamDecoder(ABC):
     def feed(self, item: Any) -> list[Event]:
         """Consume one decoded chunk or event (a dict or an SDK object); return events."""
 
-    def feed_bytes(self, data: bytes) -> list[Event]:
+    def feed_bytes(self, data: bytes | bytearray | memoryview) -> list[Event]:
         """Consume raw SSE bytes, split anywhere; return the events they complete."""
         if self._dead:
             self._check_open()
@@ -76,21 +86,21 @@ class StreamDecoder(ABC):
                 )
             )
         try:
-            return self._asm.close()
+            return self._assembler.close()
         except Exception as exc:
             raise self._fail(exc) from cause(exc)
 
     def _partial_turn(self) -> Turn | None:
         """What was assembled so far, for an error report (None if it cannot be built)."""
         try:
-            return self._asm.close()
+            return self._assembler.close()
         except ToolwireError:
             return None
 
     @property
     def assembler(self) -> Assembler:
         """The assembler this decoder feeds (finish reason and usage so far)."""
-        return self._asm
+        return self._assembler
 
     # -- for subclasses ------------------------------------------------------------------
 
@@ -104,7 +114,7 @@ class StreamDecoder(ABC):
         if self._dead:
             self._check_open()
         out: list[Event] = []
-        self._asm.events = out
+        self._assembler.events = out
         self._items += 1
         try:
             handle(item if item.__class__ is dict else as_dict(item))

@@ -1,0 +1,82 @@
+"""The compiled build (hatch_build.py) covers the whole wire layer, and a test run can
+be told which build it must be testing (scripts/test runs the suite against both)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import toolwire.wire
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def compiled_modules() -> set[str]:
+    text = (ROOT / "hatch_build.py").read_text(encoding="utf-8")
+    return set(re.findall(r'"toolwire/wire/(\w+)\.py"', text))
+
+
+def test_every_wire_module_is_in_the_compiled_build() -> None:
+    # A new wire module left out of the list would silently run interpreted, and be
+    # imported from the compiled modules as a Python module: a slow, untested mix.
+    wire = {p.stem for p in (ROOT / "src" / "toolwire" / "wire").glob("*.py")}
+    assert compiled_modules() == wire - {"__init__"}
+
+
+@pytest.mark.skipif(
+    "TOOLWIRE_EXPECT_COMPILED" not in os.environ, reason="the run did not say which build"
+)
+def test_the_build_under_test_is_the_one_expected() -> None:
+    expected = os.environ["TOOLWIRE_EXPECT_COMPILED"] == "1"
+    assert toolwire.wire.COMPILED is expected
+    for name in sorted(compiled_modules()):
+        module = importlib.import_module(f"toolwire.wire.{name}")
+        assert (module.__file__ or "").endswith(".py") is not expected, module.__file__
+
+
+class LinesDecoder(toolwire.wire.StreamDecoder):
+    """A decoder of one's own: each item is a line of answer text; None ends the turn."""
+
+    provider = "lines"
+
+    def feed(self, item: object) -> list[toolwire.wire.Event]:
+        def handle(data: dict[str, object]) -> None:
+            if data["line"] is None:
+                self._assembler.finish("stop")
+                self._ended = True
+            else:
+                self._assembler.text(str(data["line"]))
+
+        return self._decode_with(handle, item)
+
+
+def test_a_decoder_of_ones_own_subclasses_stream_decoder() -> None:
+    # Compiled classes cannot be subclassed from Python unless they say so; this one does.
+    decoder = LinesDecoder()
+    assert decoder.feed({"line": "hello "}) == [toolwire.wire.TextDelta("hello ")]
+    decoder.feed({"line": "world"})
+    decoder.feed({"line": None})
+    assert decoder.close().text == "hello world"
+
+
+def test_the_wire_layer_imports_without_mypy_extensions() -> None:
+    # mypy_extensions comes with mypy, not with toolwire: stream.py must not need it.
+    code = (
+        "import sys; sys.modules['mypy_extensions'] = None\n"
+        "import toolwire.wire as w\n"
+        "class D(w.StreamDecoder):\n"
+        "    def feed(self, item): return []\n"
+        "print(type(D()).__name__)"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=False, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "D"
