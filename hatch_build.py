@@ -2,7 +2,7 @@
 
 The wire layer (``src/toolwire/wire``) is the per-fragment hot path of every streamed
 turn. It is ordinary, strictly typed Python; mypyc turns the same source into a C
-extension that runs it about 1.5x faster (bench/README.md has the numbers). Release
+extension that runs it about twice as fast (bench/README.md has the numbers). Release
 wheels are built with ``TOOLWIRE_COMPILE=1``; a plain or editable install stays pure
 Python, so a checkout never imports a stale compiled module in place of edited source.
 

@@ -377,8 +377,9 @@ class PartialJSON:
             self._pending = ""
         string = self._str
         if string is not None and '"' not in text and "\\" not in text:
-            # The common delta: more of an open string. A short one is stored in its slot
-            # at once: a copy costs less than noting it and joining pieces on a read.
+            # The common delta: more of an open string (``_add_to_string`` for a piece
+            # without escapes, written out: one Python call less per delta). A short one
+            # is stored in its slot at once: a copy costs less than joining pieces on a read.
             if len(string) < _STORE_AT_ONCE_BELOW:
                 string += text
                 self._str = string

@@ -60,13 +60,7 @@ class SSEDecoder:
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[SSEEvent]:
         """Consume the next bytes; return the events they complete."""
-        if self._closed:
-            raise DecoderStateError("SSEDecoder.feed() called after close()")
-        if not isinstance(data, (bytes, bytearray, memoryview)):  # the compiled build checks first
-            raise TypeError(f"SSE input must be bytes, got {type(data).__name__}")
-        text = self._decode(bytes(data), final=False)
-        self._offset += len(data)
-        return self._lines(text, final=False)
+        return self._lines(self._take(data, "feed"), final=False)
 
     def close(self) -> list[SSEEvent]:
         """End of stream: dispatch what is still buffered (see the module docstring)."""
@@ -82,13 +76,7 @@ class SSEDecoder:
         The provider decoders need nothing else (their JSON carries the event type), and
         skipping one ``SSEEvent`` per event is measurable on a stream of small chunks.
         """
-        if self._closed:
-            raise DecoderStateError("SSEDecoder.feed_data() called after close()")
-        if not isinstance(data, (bytes, bytearray, memoryview)):  # the compiled build checks first
-            raise TypeError(f"SSE input must be bytes, got {type(data).__name__}")
-        text = self._decode(bytes(data), final=False)
-        self._offset += len(data)
-        return self._lines(text, final=False, payloads=True)
+        return self._lines(self._take(data, "feed_data"), final=False, payloads=True)
 
     def close_data(self) -> list[str]:
         """Like ``close``, but return only each event's data."""
@@ -96,6 +84,16 @@ class SSEDecoder:
             return []
         self._closed = True
         return self._lines(self._decode(b"", final=True), final=True, payloads=True)
+
+    def _take(self, data: bytes | bytearray | memoryview, method: str) -> str:
+        """Check the next bytes (``method`` is the public caller, for the error) and decode them."""
+        if self._closed:
+            raise DecoderStateError(f"SSEDecoder.{method}() called after close()")
+        if not isinstance(data, (bytes, bytearray, memoryview)):  # the compiled build checks first
+            raise TypeError(f"SSE input must be bytes, got {type(data).__name__}")
+        text = self._decode(bytes(data), final=False)
+        self._offset += len(data)
+        return text
 
     def _decode(self, data: bytes, *, final: bool) -> str:
         # bytes.decode directly: an incremental decoder object costs more per piece
