@@ -138,7 +138,13 @@ def bwrap_argv(bwrap: str, plan: Plan) -> list[str]:
         argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     argv += ["--proc", "/proc", "--dev", "/dev"]
     argv += ["--perms", "1777", "--size", str(plan.tmp_bytes), "--tmpfs", "/tmp"]
+    made: set[str] = set()
     for path in plan.read_only:
+        # Parents bwrap would create 0700 (privileged) must be searchable by the command.
+        for parent in _ancestors(path):
+            if parent not in made:
+                made.add(parent)
+                argv += ["--perms", "0755", "--dir", parent]
         argv += ["--ro-bind", path, path]
     argv += ["--bind", plan.workspace, WORKSPACE, "--chdir", WORKSPACE]
     argv.append("--clearenv")
@@ -149,6 +155,12 @@ def bwrap_argv(bwrap: str, plan: Plan) -> list[str]:
         argv += ["--cap-add", "CAP_SETPCAP"]
     argv.append("--")
     return argv
+
+
+def _ancestors(path: str) -> list[str]:
+    """``/a/b/c`` -> ``["/a", "/a/b"]``."""
+    parts = [p for p in path.split("/") if p]
+    return ["/" + "/".join(parts[:n]) for n in range(1, len(parts))]
 
 
 def limits_argv(prlimit: str, limits: Limits) -> list[str]:
