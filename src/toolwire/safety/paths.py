@@ -63,6 +63,14 @@ class PathGuard:
             )
         return real
 
+    def allows(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` resolves inside a root (:meth:`resolve` without the error)."""
+        try:
+            self.resolve(path)
+        except PathNotAllowedError:
+            return False
+        return True
+
     def relative(self, path: Path) -> str:
         """``path`` (a resolved path inside a root) as the model should see it."""
         for root in self.roots:
