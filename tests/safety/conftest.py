@@ -55,4 +55,3 @@ def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     sandbox._isolation.cache_clear()
     yield
     sandbox._isolation.cache_clear()
-

@@ -90,7 +90,9 @@ def test_a_denied_call_never_runs_and_is_recorded() -> None:
 
 def test_ask_without_an_approver_denies_saying_approval_was_required() -> None:
     ledger = Ledger()
-    model = ScriptedModel([tool_call_turn(("write_file", {"path": "x", "text": "y"})), text_turn("ok")])
+    model = ScriptedModel(
+        [tool_call_turn(("write_file", {"path": "x", "text": "y"})), text_turn("ok")]
+    )
     agent = Agent(model, ledger.tools(), permissions=Permissions(ask=["write_*"]))
     result = agent.run_sync("write")
     [denied] = results_of(result.messages)
@@ -116,7 +118,9 @@ def test_sync_approver_answers(answer: object, runs: bool, reason: str | None) -
         asked.append(request)
         return answer
 
-    model = ScriptedModel([tool_call_turn(("write_file", {"path": "x", "text": "y"})), text_turn("ok")])
+    model = ScriptedModel(
+        [tool_call_turn(("write_file", {"path": "x", "text": "y"})), text_turn("ok")]
+    )
     agent = Agent(model, ledger.tools(), permissions=Permissions(ask=["write_*"]), approve=approve)
     result = agent.run_sync("write")
     [request] = asked
@@ -157,7 +161,9 @@ def test_approval_waits_do_not_hold_up_the_rest_of_the_batch() -> None:
 
         model = ScriptedModel(
             [
-                tool_call_turn(("write_file", {"path": "w", "text": "t"}), ("read_file", {"path": "r"})),
+                tool_call_turn(
+                    ("write_file", {"path": "w", "text": "t"}), ("read_file", {"path": "r"})
+                ),
                 text_turn("ok"),
             ]
         )
@@ -185,7 +191,9 @@ def test_side_effect_default_asks_before_changing_anything() -> None:
 
     model = ScriptedModel(
         [
-            tool_call_turn(("read_file", {"path": "r"}), ("write_file", {"path": "w", "text": "t"})),
+            tool_call_turn(
+                ("read_file", {"path": "r"}), ("write_file", {"path": "w", "text": "t"})
+            ),
             text_turn("ok"),
         ]
     )
@@ -240,9 +248,7 @@ def test_an_injected_call_that_needs_approval_still_asks() -> None:
             text_turn("ok"),
         ]
     )
-    agent = Agent(
-        model, ledger.tools(), permissions=Permissions(ask=["delete_*"]), approve=approve
-    )
+    agent = Agent(model, ledger.tools(), permissions=Permissions(ask=["delete_*"]), approve=approve)
     result = agent.run_sync("go")
     assert asked == ["delete_all"]
     assert "delete_all" not in ledger.ran

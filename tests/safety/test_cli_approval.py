@@ -30,7 +30,17 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultServer]:
 
 def run(server: FaultServer, *extra: str) -> int:
     return main(
-        ["run", "note it", "--model", "openai:demo", "--base-url", f"{server.url}/v1", "--tools", TOOLS, *extra]
+        [
+            "run",
+            "note it",
+            "--model",
+            "openai:demo",
+            "--base-url",
+            f"{server.url}/v1",
+            "--tools",
+            TOOLS,
+            *extra,
+        ]
     )
 
 
@@ -65,7 +75,14 @@ class Request:
 
 @pytest.mark.parametrize(
     ("typed", "answer"),
-    [("y\n", True), ("YES\n", True), ("\n", False), ("n\n", False), ("too risky\n", "the user refused: too risky"), ("", None)],
+    [
+        ("y\n", True),
+        ("YES\n", True),
+        ("\n", False),
+        ("n\n", False),
+        ("too risky\n", "the user refused: too risky"),
+        ("", None),
+    ],
 )
 def test_the_terminal_approver_reads_an_answer(typed: str, answer: object) -> None:
     out = io.StringIO()

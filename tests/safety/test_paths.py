@@ -41,7 +41,16 @@ def test_paths_inside_are_resolved(tree: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", ["..", "../secret.txt", "sub/../../secret.txt", "/etc/passwd", "link-out", "dir-out/secret.txt", "a\0b"]
+    "path",
+    [
+        "..",
+        "../secret.txt",
+        "sub/../../secret.txt",
+        "/etc/passwd",
+        "link-out",
+        "dir-out/secret.txt",
+        "a\0b",
+    ],
 )
 def test_paths_outside_are_refused_without_naming_the_host(tree: Path, path: str) -> None:
     guard = PathGuard(tree)
@@ -66,7 +75,11 @@ def test_bad_roots(tmp_path: Path) -> None:
 
 
 @settings(max_examples=200)
-@given(st.lists(st.sampled_from(["..", ".", "sub", "a.txt", "link-out", "dir-out", "/", "x"]), max_size=6))
+@given(
+    st.lists(
+        st.sampled_from(["..", ".", "sub", "a.txt", "link-out", "dir-out", "/", "x"]), max_size=6
+    )
+)
 def test_whatever_is_allowed_lies_inside(parts: list[str]) -> None:
     root = Path(__file__).parent  # any real directory: the property is about resolution
     guard = PathGuard(root)

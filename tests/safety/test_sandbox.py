@@ -163,7 +163,11 @@ def test_network_true_shares_the_host_network(make_sandbox: MakeSandbox) -> None
         server.listen()
         port = server.getsockname()[1]
         result = make_sandbox(network=True).run_sync(
-            ["python3", "-c", f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('ok')"]
+            [
+                "python3",
+                "-c",
+                f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('ok')",
+            ]
         )
         assert result.stdout == "ok\n", result
         server.settimeout(5)
@@ -174,7 +178,9 @@ def test_network_true_shares_the_host_network(make_sandbox: MakeSandbox) -> None
 def test_a_root_caller_runs_commands_unprivileged(make_sandbox: MakeSandbox) -> None:
     if os.geteuid() != 0:
         pytest.skip("checks the root path (CI runs as root)")
-    result = make_sandbox().run_sync(["sh", "-c", "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status"])
+    result = make_sandbox().run_sync(
+        ["sh", "-c", "id -u; grep -E '^(CapEff|NoNewPrivs)' /proc/self/status"]
+    )
     lines = result.stdout.split("\n")
     assert lines[0] == "65534"
     assert "CapEff:\t0000000000000000" in lines and "NoNewPrivs:\t1" in lines

@@ -35,7 +35,9 @@ def processes_with(marker: str) -> list[str]:
     return found
 
 
-def test_python_is_visible_and_the_workspace_writable(make_sandbox: MakeSandbox, workspace: Path) -> None:
+def test_python_is_visible_and_the_workspace_writable(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
     result = make_sandbox().run_sync(
         py("import os, sys; open('out.txt', 'w').write('hi'); print(sys.executable, os.getcwd())")
     )
@@ -70,13 +72,19 @@ def test_writing_outside_the_workspace_fails(make_sandbox: MakeSandbox, tmp_path
     assert not (tmp_path / "escaped").exists()
 
 
-def test_host_files_outside_the_grants_are_invisible(make_sandbox: MakeSandbox, tmp_path: Path) -> None:
+def test_host_files_outside_the_grants_are_invisible(
+    make_sandbox: MakeSandbox, tmp_path: Path
+) -> None:
     secret = Path("/tmp") / f"toolwire-escape-{os.getpid()}.txt"
     secret.write_text("the host's secret")
     home = os.path.expanduser("~")
     try:
         result = make_sandbox().run_sync(
-            ["sh", "-c", f"cat {secret}; ls -a {home}; ls /root /home; cat /etc/shadow; cat {tmp_path}/*"]
+            [
+                "sh",
+                "-c",
+                f"cat {secret}; ls -a {home}; ls /root /home; cat /etc/shadow; cat {tmp_path}/*",
+            ]
         )
     finally:
         secret.unlink()
@@ -86,7 +94,9 @@ def test_host_files_outside_the_grants_are_invisible(make_sandbox: MakeSandbox, 
     assert "No such file" in result.stderr
 
 
-def test_a_granted_path_is_readable_but_not_writable(make_sandbox: MakeSandbox, tmp_path: Path) -> None:
+def test_a_granted_path_is_readable_but_not_writable(
+    make_sandbox: MakeSandbox, tmp_path: Path
+) -> None:
     granted = tmp_path / "data"
     granted.mkdir()
     (granted / "input.txt").write_text("granted data")
@@ -152,7 +162,9 @@ def test_a_4_gb_allocation_fails(make_sandbox: MakeSandbox) -> None:
     assert "MemoryError" in result.stderr
 
 
-def test_a_1_gb_file_is_stopped_at_the_file_size_limit(make_sandbox: MakeSandbox, workspace: Path) -> None:
+def test_a_1_gb_file_is_stopped_at_the_file_size_limit(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
     sandbox = make_sandbox(file_size_mb=8)
     python = sandbox.run_sync(
         py("f = open('big', 'wb')\nfor _ in range(1024): f.write(bytes(2**20))")
@@ -188,9 +200,7 @@ def test_a_background_child_does_not_outlive_the_command(make_sandbox: MakeSandb
 
 def test_the_wall_clock_kills_the_whole_tree(make_sandbox: MakeSandbox) -> None:
     marker = f"87654{os.getpid() % 1000}"
-    result = make_sandbox(wall_seconds=1).run_sync(
-        ["sh", "-c", f"sleep {marker} & sleep {marker}"]
-    )
+    result = make_sandbox(wall_seconds=1).run_sync(["sh", "-c", f"sleep {marker} & sleep {marker}"])
     assert result.timed_out and result.killed == "wall"
     assert result.returncode == 128 + 9
     assert processes_with(f"sleep\0{marker}") == []

@@ -57,9 +57,7 @@ class TerminalApprover:
         if len(arguments) > _MAX_SHOWN:
             arguments = arguments[:_MAX_SHOWN] + "…"
         with self._lock:
-            self.out.write(
-                f"\ntoolwire: allow {request.name} {arguments}? [y/N, or type why not] "
-            )
+            self.out.write(f"\ntoolwire: allow {request.name} {arguments}? [y/N, or type why not] ")
             self.out.flush()
             line = self.stdin.readline()
         if not line:

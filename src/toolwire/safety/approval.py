@@ -16,6 +16,7 @@ exception — denies: a broken approval must not let a call through.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import threading
 from typing import TYPE_CHECKING, Any
@@ -103,10 +104,8 @@ async def _in_daemon_thread(function: Any, argument: Any) -> Any:
             outcome = (True, function(argument))
         except BaseException as exc:  # handed to the waiter, raised there
             outcome = (False, exc)
-        try:
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
             loop.call_soon_threadsafe(deliver, *outcome)
-        except RuntimeError:
-            pass  # the event loop is closed: nobody waits any more
 
     threading.Thread(target=work, name="toolwire-approval", daemon=True).start()
     return await future

@@ -132,7 +132,7 @@ def _patterns(name: str, value: object) -> tuple[str, ...]:
 def _decision(name: str, value: object) -> Decision:
     if value not in DECISIONS:
         raise CallerError(f"Permissions({name}={value!r}): use 'allow', 'deny' or 'ask'")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def _compile(patterns: tuple[str, ...]) -> re.Pattern[str] | None:

@@ -76,10 +76,7 @@ class Running:
         self._max = max_output
         self._started = time.monotonic()
         self._killed = threading.Event()
-        ids: dict[str, object] = {}
-        if user is not None:
-            ids = {"user": user, "group": group, "extra_groups": []}
-        self._proc = subprocess.Popen(  # noqa: S603 - the argv is built by the sandbox
+        self._proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -88,7 +85,9 @@ class Running:
             cwd=cwd,
             start_new_session=True,  # its own process group: one killpg stops the tree
             close_fds=True,
-            **ids,  # type: ignore[arg-type]
+            user=user,
+            group=group,
+            extra_groups=[] if user is not None else None,
         )
         self._pidfd = os.pidfd_open(self._proc.pid)
         if stdin is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import math
 import os
 import re
 import signal
@@ -237,9 +238,7 @@ class Sandbox:
             self._warn_unisolated()
             prefix, cwd = [], str(self.workspace)
             env = {**self.env, "HOME": str(self.workspace)}
-        full = layout.command_argv(
-            prefix, layout.limits_argv(self._prlimit, limits), drop, command
-        )
+        full = layout.command_argv(prefix, layout.limits_argv(self._prlimit, limits), drop, command)
         return Running(
             full,
             env=env,
@@ -309,7 +308,7 @@ def _positive(name: str, value: object, *, integer: bool = False) -> float:
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if integer:
         ok = isinstance(value, int) and not isinstance(value, bool)
-    if not ok or not value > 0 or value != value or value == float("inf"):  # type: ignore[operator]
+    if not ok or not math.isfinite(value) or not value > 0:  # type: ignore[arg-type,operator]
         kind = "an int" if integer else "a number"
         raise CallerError(f"Sandbox {name} must be {kind} > 0, got {value!r}")
     return float(value)  # type: ignore[arg-type]

@@ -46,12 +46,7 @@ def sandbox_python_tool(sandbox: Sandbox) -> Tool:
         result = await sandbox.run([_PYTHON, "-c", _source("code", code)])
         return result.render()
 
-    return tool(
-        run_python,
-        name="run_python",
-        side_effects=True,
-        timeout=_timeout(sandbox),
-    )
+    return tool(name="run_python", side_effects=True, timeout=_timeout(sandbox))(run_python)
 
 
 def sandbox_shell_tool(sandbox: Sandbox) -> Tool:
@@ -70,12 +65,7 @@ def sandbox_shell_tool(sandbox: Sandbox) -> Tool:
         result = await sandbox.run(["/bin/sh", "-c", _source("command", command)])
         return result.render()
 
-    return tool(
-        run_shell,
-        name="run_shell",
-        side_effects=True,
-        timeout=_timeout(sandbox),
-    )
+    return tool(name="run_shell", side_effects=True, timeout=_timeout(sandbox))(run_shell)
 
 
 def _check_sandbox(sandbox: object) -> None:
