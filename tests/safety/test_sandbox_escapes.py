@@ -170,6 +170,7 @@ def test_a_1_gb_file_is_stopped_at_the_file_size_limit(
         py("f = open('big', 'wb')\nfor _ in range(1024): f.write(bytes(2**20))")
     )
     assert python.returncode != 0 and "File too large" in python.stderr
+    assert python.killed == "file_size"
     shell = sandbox.run_sync(["sh", "-c", "dd if=/dev/zero of=big2 bs=1M count=1024"])
     assert shell.killed == "file_size"
     tmp = sandbox.run_sync(["sh", "-c", "dd if=/dev/zero of=/tmp/big bs=1M count=1024"])

@@ -64,7 +64,8 @@ class SandboxResult:
         killed: Why the sandbox stopped it, or ``None``: ``"wall"`` (wall clock),
             ``"output"`` (output cap), ``"cpu"`` (CPU time: ``SIGXCPU``, or the
             ``SIGKILL`` of the hard CPU limit), ``"file_size"`` (a file
-            grew past the limit), ``"memory"`` (it died of the memory limit — best
+            grew past the limit: ``SIGXFSZ``, or a program that failed with "File too
+            large"), ``"memory"`` (it died of the memory limit — best
             effort: the limit makes allocations fail, and a program that gives up with
             the usual out-of-memory message is reported so).
         isolated: Whether it ran in namespaces (``False`` only with ``allow_unisolated``).
@@ -458,7 +459,9 @@ def _killed_reason(outcome: Outcome, code: int) -> str | None:
     # SIGKILL the sandbox does not send itself, bar the kernel's OOM killer).
     if code in (128 + signal.SIGXCPU, 128 + signal.SIGKILL):
         return "cpu"
-    if code == 128 + signal.SIGXFSZ:
+    # SIGXFSZ kills a program that keeps the default action; Python ignores it and
+    # fails the write with EFBIG ("File too large") instead.
+    if code == 128 + signal.SIGXFSZ or (code != 0 and b"File too large" in outcome.stderr[-2000:]):
         return "file_size"
     if code != 0 and _OOM.search(outcome.stderr[-2000:]):
         return "memory"
