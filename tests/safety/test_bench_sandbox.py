@@ -12,7 +12,7 @@ from toolwire.safety import SandboxWarning
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-import bench_sandbox  # noqa: E402
+import bench_sandbox
 
 
 @pytest.mark.usefixtures("isolated")
