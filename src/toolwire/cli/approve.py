@@ -30,7 +30,9 @@ class TerminalApprover:
 
     Args:
         stdin: Where answers are read (default ``sys.stdin``).
-        out: Where questions are written (default ``sys.stderr``).
+        out: Where questions are written (default: ``sys.stderr`` at the time of asking,
+            so that a live display that wraps ``sys.stderr`` prints the question above
+            itself).
         interactive: Whether anyone can answer (default: ``stdin`` is a terminal).
     """
 
@@ -42,7 +44,7 @@ class TerminalApprover:
         interactive: bool | None = None,
     ) -> None:
         self.stdin = stdin or sys.stdin
-        self.out = out or sys.stderr
+        self._out = out
         self.interactive = self.stdin.isatty() if interactive is None else interactive
         self._lock = threading.Lock()
 
@@ -57,8 +59,10 @@ class TerminalApprover:
         if len(arguments) > _MAX_SHOWN:
             arguments = arguments[:_MAX_SHOWN] + "…"
         with self._lock:
-            self.out.write(f"\ntoolwire: allow {request.name} {arguments}? [y/N, or type why not] ")
-            self.out.flush()
+            out = self._out or sys.stderr
+            # A whole line: a live display passes complete lines through above itself.
+            out.write(f"toolwire: allow {request.name} {arguments}? [y/N, or type why not]\n")
+            out.flush()
             line = self.stdin.readline()
         if not line:
             return f"no answer to the approval of `{request.name}` (end of input)"
