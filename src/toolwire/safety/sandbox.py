@@ -112,8 +112,9 @@ class Sandbox:
             the working directory and ``HOME``).
         network: Keep the host's network (default: a network namespace with only its
             own loopback).
-        cpu_seconds: CPU time per command.
-        memory_mb: Address space per process, in MiB.
+        cpu_seconds: CPU time per process (``RLIMIT_CPU``: whole seconds, at least 1).
+        memory_mb: Address space per process, in MiB (``RLIMIT_AS``: runtimes that
+            reserve much more than they use, such as the JVM or Go, need more).
         wall_seconds: Wall-clock time per command; the whole process tree is killed.
         max_output_bytes: Bytes kept of stdout and of stderr, each; more stops the
             command.
