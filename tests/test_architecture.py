@@ -29,7 +29,8 @@ FORBIDDEN = {
     "formats": {"history", "tools", "run", "providers", "cli", "demo"},
     "history": {"tools", "run", "providers", "cli", "demo"},
     "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
-    "run": {"providers", "cli", "demo"},
+    "run": {"providers", "cli", "demo", "safety"},
+    "safety": {"providers", "cli", "demo"},
 }
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).

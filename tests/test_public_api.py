@@ -42,3 +42,34 @@ def test_fixed_names_exist() -> None:
         toolwire.repair_json,
     ):
         assert callable(obj)
+
+
+def test_safety_names_have_the_fixed_signatures() -> None:
+    import inspect
+
+    sandbox = inspect.signature(toolwire.Sandbox)
+    fixed = {
+        "network": False,
+        "cpu_seconds": 10,
+        "memory_mb": 512,
+        "wall_seconds": 30,
+        "max_output_bytes": 1_000_000,
+        "env": None,
+        "read_only_paths": (),
+        "allow_unisolated": False,
+    }
+    assert next(iter(sandbox.parameters)) == "workspace"
+    for name, default in fixed.items():
+        assert sandbox.parameters[name].default == default, name
+        assert sandbox.parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+    permissions = inspect.signature(toolwire.Permissions)
+    assert [permissions.parameters[n].default for n in ("allow", "deny", "ask", "default")] == [
+        (),
+        (),
+        (),
+        "allow",
+    ]
+    agent = inspect.signature(toolwire.Agent)
+    assert {"permissions", "approve"} <= set(agent.parameters)
+    for function in (toolwire.sandbox_python_tool, toolwire.sandbox_shell_tool):
+        assert list(inspect.signature(function).parameters) == ["sandbox"]

@@ -25,6 +25,8 @@ _EXPORTS = {
     "ModelOutputError": "errors",
     "RepairError": "errors",
     "ToolExecutionError": "errors",
+    "SandboxUnavailableError": "errors",
+    "PathNotAllowedError": "errors",
     # the neutral conversation model and turns
     "Message": "messages",
     "SystemMessage": "messages",
@@ -65,6 +67,13 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    # safety: permissions, the sandbox, path guards
+    "Permissions": "safety",
+    "Sandbox": "safety",
+    "SandboxResult": "safety",
+    "sandbox_python_tool": "safety",
+    "sandbox_shell_tool": "safety",
+    "PathGuard": "safety",
 }
 
 __all__ = [
@@ -83,6 +92,9 @@ __all__ = [
     "Model",
     "ModelOutputError",
     "ModelRequest",
+    "PathGuard",
+    "PathNotAllowedError",
+    "Permissions",
     "ProtocolError",
     "ProviderAPIError",
     "ProviderError",
@@ -91,6 +103,9 @@ __all__ = [
     "RetryPolicy",
     "RunDiagnostics",
     "RunResult",
+    "Sandbox",
+    "SandboxResult",
+    "SandboxUnavailableError",
     "SystemMessage",
     "TextPart",
     "Tool",
@@ -113,6 +128,8 @@ __all__ = [
     "check_history",
     "missing_results",
     "repair_json",
+    "sandbox_python_tool",
+    "sandbox_shell_tool",
     "tool",
     "__version__",
 ]
@@ -136,10 +153,12 @@ if TYPE_CHECKING:
         CallerError,
         HistoryError,
         ModelOutputError,
+        PathNotAllowedError,
         ProtocolError,
         ProviderAPIError,
         ProviderError,
         RepairError,
+        SandboxUnavailableError,
         ToolExecutionError,
         ToolwireError,
         TurnError,
@@ -170,6 +189,14 @@ if TYPE_CHECKING:
         TurnDone,
         UsageLimitExceeded,
         UsageLimits,
+    )
+    from .safety import (
+        PathGuard,
+        Permissions,
+        Sandbox,
+        SandboxResult,
+        sandbox_python_tool,
+        sandbox_shell_tool,
     )
     from .tools import (
         BudgetExceeded,

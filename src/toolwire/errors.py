@@ -153,3 +153,30 @@ class ToolExecutionError(ToolwireError):
     """A tool raised, timed out, or returned something that cannot be sent back."""
 
     fault: ClassVar[Fault] = "tool"
+
+
+class SandboxUnavailableError(CallerError):
+    """The sandbox cannot isolate here: bubblewrap or a kernel feature it needs is missing.
+
+    Attributes:
+        missing: What is missing, in words.
+    """
+
+    default_hint = (
+        "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; or "
+        "pip install 'toolwire[sandbox]'), or pass allow_unisolated=True to run with "
+        "resource limits only"
+    )
+
+    def __init__(self, missing: str, *, hint: str | None = None) -> None:
+        self.missing = missing
+        super().__init__(f"the sandbox cannot isolate commands here: {missing}", hint=hint)
+
+
+class PathNotAllowedError(ModelOutputError):
+    """A file tool was asked for a path outside its allowed roots (after resolving links).
+
+    The message names the path as the model gave it, never the resolved host path.
+    """
+
+    default_hint = "use a path inside the tool's directory (relative paths are resolved there)"

@@ -16,6 +16,8 @@ and a weather lookup over a bundled table). ``--trace`` prints every layer — r
 deltas, assembled calls, results, the final history; ``--demo`` runs the source
 articles' two demo prompts with the trace on, one round of tool calls
 (``--tool-choice required --max-rounds 1`` unless given) and then the answer.
+A tool that declares side effects runs only after you approve the call at the
+terminal (``--yes`` allows every call; ``--deny``/``--ask`` take tool name patterns).
 """
 
 from __future__ import annotations
@@ -74,6 +76,15 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--demo", action="store_true", help="run the demo prompts on the model, with --trace"
     )
+    parser.add_argument(
+        "--yes", "-y", action="store_true", help="allow every tool call without asking"
+    )
+    parser.add_argument(
+        "--deny", action="append", metavar="PATTERN", help="never run tools matching PATTERN"
+    )
+    parser.add_argument(
+        "--ask", action="append", metavar="PATTERN", help="ask before tools matching PATTERN"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -114,7 +125,20 @@ def build_agent(args: argparse.Namespace) -> Any:
         max_rounds=max_rounds,
         tool_choice=args.tool_choice or ("required" if demo else "auto"),
         settings=settings,
+        **_permissions(args),
     )
+
+
+def _permissions(args: argparse.Namespace) -> dict[str, Any]:
+    """``permissions=`` and ``approve=`` for the agent (see the module docstring)."""
+    from .approve import TerminalApprover, cli_permissions
+
+    yes = getattr(args, "yes", False)
+    deny, ask = getattr(args, "deny", None), getattr(args, "ask", None)
+    return {
+        "permissions": cli_permissions(yes=yes, deny=deny, ask=ask),
+        "approve": TerminalApprover(),
+    }
 
 
 def load_tools(specs: list[str] | None) -> list[Any]:

@@ -1,7 +1,9 @@
 """The demo tools of the source articles: a code search and a weather lookup.
 
 Both are read-only and safe to run in parallel, so the executor batches them; both
-work offline on data bundled with the package.
+work offline on data bundled with the package. The code search is confined to its
+project by a :class:`~toolwire.safety.PathGuard`: a ``path`` with ``..``, an absolute
+path or a link leading out is refused, and no message names the install directory.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
+from ..safety.paths import PathGuard
 from ..tools import tool
 
 __all__ = ["DEMO_TOOLS", "explore_code", "get_weather"]
@@ -43,12 +46,15 @@ def explore_code(query: str, path: str = "", max_results: int = 20) -> str:
         path: Directory to search, relative to the bundled demo project (empty: all of it).
         max_results: The most matching lines to return.
     """
-    root = demo_project() / path
+    guard = PathGuard(demo_project())
+    root = guard.resolve(path or ".")
     if not root.is_dir():
-        raise FileNotFoundError(f"no such directory: {root}")
+        raise FileNotFoundError(f"no such directory in the project: {path!r}")
     needle = query.lower()
     hits: list[str] = []
     for file in sorted(root.rglob("*.py")):
+        if not guard.allows(file):
+            continue  # a link inside the project that leads out of it
         for number, line in enumerate(
             file.read_text(encoding="utf-8", errors="replace").splitlines(), 1
         ):

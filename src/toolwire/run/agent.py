@@ -51,6 +51,7 @@ from .events import (
     ToolResultReady,
 )
 from .execute import Discarded, ExecutionOptions, Executor, TurnRun
+from .gate import Approver, CallGate, PermissionPolicy
 from .limits import UsageLimitExceeded, UsageLimits
 from .loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
 from .model import Model, ModelRequest, ToolChoice, TurnDone
@@ -151,6 +152,11 @@ class Agent:
         retry_policy: Failure budgets per class and the per-tool breaker.
         loop_policy: Loop detection thresholds.
         limits: Usage limits per run.
+        permissions: Which calls may run (``toolwire.Permissions``); a denied call
+            gets a ``denied`` result and is never executed (``None``: every call runs).
+        approve: Asked about each call the permissions say to ask about: gets the
+            ``ToolRequest``, answers ``True``, ``False`` or a denial reason (sync or
+            async). Without it, such calls are denied.
 
     Raises:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, ...).
@@ -172,9 +178,12 @@ class Agent:
         retry_policy: RetryPolicy | None = None,
         loop_policy: LoopPolicy | None = None,
         limits: UsageLimits | None = None,
+        permissions: PermissionPolicy | None = None,
+        approve: Approver | None = None,
     ) -> None:
         self.model = resolve_model(model)
-        self.executor = Executor(tools, execution)
+        self.permissions = permissions
+        self.executor = Executor(tools, execution, gate=_gate(permissions, approve))
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
         self.max_rounds = _count("max_rounds", max_rounds)
@@ -545,7 +554,28 @@ def _failure_kind(validation_kind: str | None, status: ToolStatus) -> str | None
         return "tool_error"
     if status is ToolStatus.TIMEOUT:
         return "timeout"
+    if status is ToolStatus.DENIED:
+        return "denied"
     return None
+
+
+def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> CallGate | None:
+    """The executor's permission gate, built by the policy (``toolwire.safety``)."""
+    if approve is not None and not callable(approve):
+        raise CallerError(f"approve must be a function of the ToolRequest, not {approve!r}")
+    if permissions is None:
+        if approve is not None:
+            raise CallerError(
+                "approve= was given without permissions=: nothing would ever ask it",
+                hint="pass permissions=toolwire.Permissions(ask=['*']) to approve every call",
+            )
+        return None
+    if not callable(getattr(permissions, "gate", None)):
+        raise CallerError(
+            f"permissions={permissions!r} is not a permission policy",
+            hint="pass toolwire.Permissions(allow=..., deny=..., ask=...)",
+        )
+    return permissions.gate(approve)
 
 
 def _start_history(

@@ -27,6 +27,8 @@ ran past its ``timeout``                   ``timeout`` (a sync tool's thread is
 cancelled while running (run cancelled,    ``cancelled``
 KeyboardInterrupt in a sibling, a turn
 that turned out invalid)
+denied by the permission gate (never      ``denied``
+runs; see :mod:`toolwire.run.gate`)
 never started (the run stopped first, a    ``not_executed``
 usage limit, ``tool_choice="none"``)
 =========================================  ==========================================
@@ -77,6 +79,7 @@ from ..turn import ToolRequest
 from ..wire.events import ToolCallReady, ToolCallStarted
 from ._scope import TaskScope, deadline
 from ._threads import Job, WorkerPool, shared_pool
+from .gate import CallGate
 from .plan import plan_batches
 from .results import DEFAULT_MAX_CHARS, ResultError, render_content
 
@@ -161,6 +164,8 @@ class Executor:
         sleep: Awaited between retries (a fake clock in tests).
         rng: Source of the backoff jitter.
         pool: Worker threads for sync tools (default: one shared by the process).
+        gate: Asked before each valid call runs (permissions, :mod:`.gate`); a call it
+            denies is never executed and gets a ``denied`` result.
     """
 
     def __init__(
@@ -171,7 +176,9 @@ class Executor:
         sleep: Sleep = asyncio.sleep,
         rng: random.Random | None = None,
         pool: WorkerPool | None = None,
+        gate: CallGate | None = None,
     ) -> None:
+        self.gate = gate
         self.toolset = tools if isinstance(tools, Toolset) else Toolset(tools)
         self.options = options or ExecutionOptions()
         self.sleep = sleep
@@ -227,6 +234,8 @@ class _Call:
 
     __slots__ = (
         "budget_cut",
+        "denial",
+        "gated",
         "index",
         "request",
         "result",
@@ -247,6 +256,8 @@ class _Call:
         self.started = False  # the tool function began (so stopping it is "cancelled")
         self.task: asyncio.Task[None] | None = None
         self.budget_cut = False  # cancelled by the batch budget, to run again serially
+        self.gated = False  # the permission gate answered (asked once, even if re-run)
+        self.denial: str | None = None
 
     @property
     def runnable(self) -> bool:
@@ -520,7 +531,8 @@ class TurnRun:
     async def _guarded(self, call: _Call) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
         try:
-            result = await self._attempts(call)
+            denial = await self._permit(call)
+            result = await self._attempts(call) if denial is None else _denied(call, denial)
         except asyncio.CancelledError:
             if not call.budget_cut:
                 self._settle(call, self._unfinished(call, self._stop_reason))
@@ -533,6 +545,24 @@ class TurnRun:
                 self._scope.cancel_all()
         else:
             self._settle(call, result)
+
+    async def _permit(self, call: _Call) -> str | None:
+        """Ask the executor's gate (once per call) whether the call may run.
+
+        Inside the call's own task, so an approval wait never holds up its siblings.
+        A gate that raises denies: a broken permission check must not let calls through.
+        """
+        gate = self._executor.gate
+        if gate is None or call.gated:
+            return call.denial
+        tool = call.tool
+        assert tool is not None
+        try:
+            denial = await gate(call.request, tool)
+        except Exception as exc:
+            denial = f"the permission check failed ({_describe(exc)})"
+        call.gated, call.denial = True, denial
+        return denial
 
     async def _attempts(self, call: _Call) -> ToolResult:
         """Run the call, retrying retryable failures of idempotent tools."""
@@ -625,6 +655,12 @@ def _release(call: _Call, job: Job) -> None:
     call.started = call.started or job.started
     if not job.future.done() or job.future.cancelled():
         job.abandon()
+
+
+def _denied(call: _Call, reason: str) -> ToolResult:
+    request = call.request
+    text = f"{TOOL_ERROR_PREFIX}the call to `{request.name}` was denied and did not run: {reason}"
+    return ToolResult(request.id, request.name, text, ToolStatus.DENIED)
 
 
 def _budget_result(call: _Call, tool: Tool, budget: float | None) -> ToolResult:

@@ -1,0 +1,83 @@
+"""The terminal approver of ``toolwire run``: asks before a call that needs approval.
+
+``toolwire run`` gives its agent ``Permissions(side_effects="ask")`` (plus any
+``--deny``/``--ask`` patterns): a tool that declares side effects runs only after the
+user says yes at the terminal. ``--yes`` allows every call not denied. Without a
+terminal to ask (standard input is a pipe), such calls are refused with a reason that
+says to use ``--yes``.
+
+The approver is sync: the approval gate runs it in a daemon thread, so a pending
+question holds up neither the event loop nor the calls that need no approval, and a
+lock keeps two questions from interleaving.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from typing import Any, TextIO
+
+__all__ = ["TerminalApprover", "cli_permissions"]
+
+_YES = {"y", "yes"}
+_NO = {"", "n", "no"}
+_MAX_SHOWN = 400  # characters of arguments shown in the question
+
+
+class TerminalApprover:
+    """Ask at the terminal whether a call may run.
+
+    Args:
+        stdin: Where answers are read (default ``sys.stdin``).
+        out: Where questions are written (default: ``sys.stderr`` at the time of asking,
+            so that a live display that wraps ``sys.stderr`` prints the question above
+            itself).
+        interactive: Whether anyone can answer (default: ``stdin`` is a terminal).
+    """
+
+    def __init__(
+        self,
+        stdin: TextIO | None = None,
+        out: TextIO | None = None,
+        *,
+        interactive: bool | None = None,
+    ) -> None:
+        self.stdin = stdin or sys.stdin
+        self._out = out
+        self.interactive = self.stdin.isatty() if interactive is None else interactive
+        self._lock = threading.Lock()
+
+    def __call__(self, request: Any) -> bool | str:
+        """``True`` (yes), ``False`` (no) or the reason the user typed."""
+        if not self.interactive:
+            return (
+                f"`{request.name}` needs approval and toolwire run has no terminal to ask "
+                "(run it with --yes to allow such calls)"
+            )
+        arguments = json.dumps(request.input, ensure_ascii=False)
+        if len(arguments) > _MAX_SHOWN:
+            arguments = arguments[:_MAX_SHOWN] + "…"
+        with self._lock:
+            out = self._out or sys.stderr
+            # A whole line: a live display passes complete lines through above itself.
+            out.write(f"toolwire: allow {request.name} {arguments}? [y/N, or type why not]\n")
+            out.flush()
+            line = self.stdin.readline()
+        if not line:
+            return f"no answer to the approval of `{request.name}` (end of input)"
+        answer = line.strip()
+        if answer.lower() in _YES:
+            return True
+        if answer.lower() in _NO:
+            return False
+        return f"the user refused: {answer}"
+
+
+def cli_permissions(*, yes: bool, deny: list[str] | None, ask: list[str] | None) -> Any:
+    """The policy of ``toolwire run``: ask before side effects unless ``--yes``."""
+    from ..safety import Permissions
+
+    if yes:
+        return Permissions(deny=deny or (), ask=ask or ())
+    return Permissions(deny=deny or (), ask=ask or (), side_effects="ask")

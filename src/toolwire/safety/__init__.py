@@ -1,0 +1,30 @@
+"""Safety: who may run a tool call, and where a command may run.
+
+* :mod:`.permissions` — ``Permissions``: allow / deny / ask per tool (pure).
+* :mod:`.approval` — the approval flow: the executor's gate that applies a policy and
+  asks an approver (sync or async).
+* :mod:`.sandbox` — ``Sandbox``: commands isolated with bubblewrap namespaces and
+  resource limits (:mod:`.bwrap` builds the command line, :mod:`.process` runs it).
+* :mod:`.tools` — the shipped sandboxed tools ``run_python`` and ``run_shell``.
+* :mod:`.paths` — ``PathGuard``: file tools confined to allowed roots.
+"""
+
+from __future__ import annotations
+
+from .approval import ApprovalGate
+from .paths import PathGuard
+from .permissions import Decision, Permissions
+from .sandbox import Sandbox, SandboxResult, SandboxWarning
+from .tools import sandbox_python_tool, sandbox_shell_tool
+
+__all__ = [
+    "ApprovalGate",
+    "Decision",
+    "PathGuard",
+    "Permissions",
+    "Sandbox",
+    "SandboxResult",
+    "SandboxWarning",
+    "sandbox_python_tool",
+    "sandbox_shell_tool",
+]

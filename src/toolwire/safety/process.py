@@ -1,0 +1,170 @@
+"""Run one command line to completion under a wall clock and an output cap.
+
+The I/O edge of the sandbox: a child in a session of its own, its stdout and stderr
+read as they come (a selector over both pipes and the child's pidfd), each kept up to
+``max_output`` bytes. Going past the cap or the wall clock kills the child's whole
+process group; with bubblewrap the child is bwrap itself, whose death kills the
+sandbox's PID 1 and so everything inside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Outcome", "Running"]
+
+_READ = 65536
+_DRAIN_SECONDS = 2.0  # after a kill, how long to wait for the pipes to close
+
+
+@dataclass
+class Outcome:
+    """What a finished child left.
+
+    Attributes:
+        status: The ``wait`` status (``os.waitstatus_to_exitcode`` gives -N for signal N).
+        stdout: Up to the cap.
+        stderr: Up to the cap.
+        cut: The streams that went past the cap (``"stdout"``, ``"stderr"``).
+        timed_out: The wall clock ran out first.
+        seconds: Wall time.
+    """
+
+    status: int = 0
+    stdout: bytes = b""
+    stderr: bytes = b""
+    cut: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    seconds: float = 0.0
+
+
+class Running:
+    """One started child; :meth:`wait` collects it, :meth:`kill` stops it from any thread.
+
+    Args:
+        argv: The command line.
+        env: Its complete environment.
+        cwd: Its working directory.
+        stdin: Text to send to its standard input (``None``: an empty input).
+        wall_seconds: Kill it after this long.
+        max_output: Bytes kept per stream; more kills it.
+        user: Start it as this uid (and ``group``), with no supplementary groups.
+        group: The gid for ``user``.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        stdin: str | None,
+        wall_seconds: float,
+        max_output: int,
+        user: int | None = None,
+        group: int | None = None,
+    ) -> None:
+        self._wall = wall_seconds
+        self._max = max_output
+        self._started = time.monotonic()
+        self._killed = threading.Event()
+        self._proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env),
+            cwd=cwd,
+            start_new_session=True,  # its own process group: one killpg stops the tree
+            close_fds=True,
+            user=user,
+            group=group,
+            extra_groups=[] if user is not None else None,
+        )
+        self._pidfd = os.pidfd_open(self._proc.pid)
+        if stdin is not None:
+            threading.Thread(
+                target=_feed, args=(self._proc.stdin, stdin.encode()), daemon=True
+            ).start()
+
+    def kill(self) -> None:
+        """Kill the child's process group (idempotent, thread-safe)."""
+        self._killed.set()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._proc.pid, signal.SIGKILL)
+
+    def wait(self) -> Outcome:
+        """Read the output until the child ends (or is killed), then reap it."""
+        outcome = Outcome()
+        buffers = {"stdout": bytearray(), "stderr": bytearray()}
+        selector = selectors.DefaultSelector()
+        assert self._proc.stdout is not None and self._proc.stderr is not None
+        selector.register(self._proc.stdout, selectors.EVENT_READ, "stdout")
+        selector.register(self._proc.stderr, selectors.EVENT_READ, "stderr")
+        selector.register(self._pidfd, selectors.EVENT_READ, "exit")
+        deadline = self._started + self._wall
+        exited = False
+        try:
+            while len(selector.get_map()) > (0 if exited else 1) or not exited:
+                timeout = deadline - time.monotonic()
+                if timeout <= 0:
+                    if exited or self._killed.is_set():
+                        break  # pipes held open past the end (or the kill): stop reading
+                    outcome.timed_out = True
+                    self.kill()
+                    deadline = time.monotonic() + _DRAIN_SECONDS
+                    continue
+                for key, _ in selector.select(timeout):
+                    name = key.data
+                    if name == "exit":
+                        selector.unregister(key.fileobj)
+                        exited = True
+                        # Anything the command left in its group is stopped now; with
+                        # bwrap the namespace is already gone.
+                        self.kill()
+                        deadline = min(deadline, time.monotonic() + _DRAIN_SECONDS)
+                        continue
+                    data = os.read(key.fd, _READ)
+                    if not data:
+                        selector.unregister(key.fileobj)
+                        continue
+                    buffer = buffers[name]
+                    room = self._max - len(buffer)
+                    buffer += data[:room]
+                    if len(data) > room and name not in outcome.cut:
+                        outcome.cut.append(name)
+                        self.kill()
+                        deadline = min(deadline, time.monotonic() + _DRAIN_SECONDS)
+        finally:
+            selector.close()
+            self._close()
+        outcome.stdout, outcome.stderr = bytes(buffers["stdout"]), bytes(buffers["stderr"])
+        _, status = os.waitpid(self._proc.pid, 0)
+        self._proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+        outcome.status = status
+        outcome.seconds = time.monotonic() - self._started
+        return outcome
+
+    def _close(self) -> None:
+        for stream in (self._proc.stdout, self._proc.stderr, self._proc.stdin):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        os.close(self._pidfd)
+
+
+def _feed(pipe: object, data: bytes) -> None:
+    """Write the command's standard input, then close it; a command that stops
+    reading early is not an error."""
+    with contextlib.suppress(OSError, ValueError):
+        pipe.write(data)  # type: ignore[attr-defined]
+    with contextlib.suppress(OSError, ValueError):
+        pipe.close()  # type: ignore[attr-defined]
