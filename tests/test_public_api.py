@@ -42,3 +42,11 @@ def test_fixed_names_exist() -> None:
         toolwire.repair_json,
     ):
         assert callable(obj)
+
+
+def test_observe_names_exist() -> None:
+    from toolwire import testing
+
+    assert callable(toolwire.AuditLog)
+    assert callable(testing.ReplayModel.from_log)
+    assert "run_id" in toolwire.RunResult.__dataclass_fields__

@@ -65,12 +65,18 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    # observing runs: the audit log
+    "AuditLog": "observe",
+    "AuditLogError": "errors",
+    "RunNotFoundError": "errors",
 }
 
 __all__ = [
     "Agent",
     "AgentStream",
     "AssistantMessage",
+    "AuditLog",
+    "AuditLogError",
     "BudgetExceeded",
     "CallerError",
     "ExecutionOptions",
@@ -90,6 +96,7 @@ __all__ = [
     "RepairError",
     "RetryPolicy",
     "RunDiagnostics",
+    "RunNotFoundError",
     "RunResult",
     "SystemMessage",
     "TextPart",
@@ -133,6 +140,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .errors import (
+        AuditLogError,
         CallerError,
         HistoryError,
         ModelOutputError,
@@ -140,6 +148,7 @@ if TYPE_CHECKING:
         ProviderAPIError,
         ProviderError,
         RepairError,
+        RunNotFoundError,
         ToolExecutionError,
         ToolwireError,
         TurnError,
@@ -157,6 +166,7 @@ if TYPE_CHECKING:
         Usage,
         UserMessage,
     )
+    from .observe import AuditLog
     from .run import (
         Agent,
         AgentStream,
