@@ -74,6 +74,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--demo", action="store_true", help="run the demo prompts on the model, with --trace"
     )
+    from .logdb import add_log_options
+
+    add_log_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -107,6 +110,8 @@ def build_agent(args: argparse.Namespace) -> Any:
         raise CallerError(f"--max-rounds must be >= 0, got {max_rounds}")
     model = resolve(args.model, base_url=args.base_url)
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
+    from .logdb import log_target
+
     return Agent(
         model,
         load_tools(args.tools),
@@ -114,6 +119,7 @@ def build_agent(args: argparse.Namespace) -> Any:
         max_rounds=max_rounds,
         tool_choice=args.tool_choice or ("required" if demo else "auto"),
         settings=settings,
+        log=log_target(args),
     )
 
 
