@@ -102,6 +102,11 @@ class RunRecorder:
 
     def _started(self, event: RequestStarted) -> None:
         self._request = event
+        if self._requests:
+            # Everything of the rounds before is committed before the next request
+            # goes out (one wait per request, not per call): a killed run loses at
+            # most the round in flight.
+            self._log.flush()
 
     def _response(self, event: ResponseDone) -> None:
         request = self._request

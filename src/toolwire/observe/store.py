@@ -4,11 +4,12 @@ Writes leave the run's event loop at once: the recorder turns each event into on
 (a tuple) and puts it on a queue; a writer thread takes whatever has queued up, redacts
 it, and commits it in one transaction. When runs are quiet each row is committed as
 soon as it arrives; when calls end in bursts, one commit covers the burst. (A commit is
-an fsync-free WAL append with ``synchronous=NORMAL``, about 30-100 µs: per call, that
-alone is as much as the executor's whole overhead, bench/bench_observe.py.) A process
-killed with SIGKILL therefore loses only rows still in the queue — the calls that were
-in flight, plus at most the burst being committed. ``RunEnded`` waits for the queue
-to drain, so a finished run is in the file when ``Agent.run`` returns.
+an fsync-free WAL append with ``synchronous=NORMAL``, tens of microseconds: per call,
+that alone is about the executor's whole overhead, bench/bench_observe.py.) Before each
+model request after the first, and at the end of the run, the recorder waits for the
+queue to drain: a process killed with SIGKILL loses at most the round in flight (its
+calls, and its model turn if not yet committed), never an earlier round, and a finished
+run is in the file when ``Agent.run`` returns.
 
 Errors: an unusable file (locked, read-only, corrupt, from a newer toolwire) is an
 :class:`~toolwire.errors.AuditLogError` naming it. A strict log raises it when a run
@@ -115,6 +116,10 @@ def connect(path: str, *, readonly: bool = False, timeout: float = 5.0) -> sqlit
         raise AuditLogError(path, f"cannot create its directory ({exc.strerror})") from None
     try:
         _prepare(conn, path, readonly=readonly)
+        if readonly and schema_version(conn) < SCHEMA_VERSION:
+            # An older log: bring it up to date once (a writable connection), so that
+            # the readers' queries can rely on one schema.
+            connect(path, timeout=timeout).close()
     except BaseException:
         conn.close()
         raise
