@@ -116,7 +116,7 @@ def test_the_log_keeps_the_full_result_the_model_saw_cut(tmp_path: Path) -> None
     model = ScriptedModel([tool_call_turn(("dump", {"size": 5000})), text_turn("ok")])
     agent = Agent(model, [dump], log=path, execution=ExecutionOptions(max_result_chars=100))
     result = agent.run_sync("go")
-    seen = [m for m in result.messages if getattr(m, "role", "") == "tool"][0].content
+    seen = next(m for m in result.messages if getattr(m, "role", "") == "tool").content
     assert "truncated" in seen
     [(logged,)] = rows(path, "SELECT result FROM calls")
     assert logged == "x" * 5000

@@ -56,7 +56,7 @@ def read_only(tmp_path: Path) -> Iterator[Path]:
         extra.unlink()
     if os.geteuid() == 0:
         chattr = shutil.which("chattr")
-        if chattr is None or subprocess.run([chattr, "+i", str(path)]).returncode != 0:
+        if chattr is None or subprocess.run([chattr, "+i", str(path)], check=False).returncode != 0:
             pytest.skip("running as root, and chattr +i is not available to make a file read-only")
         yield path
         subprocess.run([chattr, "-i", str(path)], check=True)
