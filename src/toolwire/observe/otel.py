@@ -33,10 +33,9 @@ from ..run.events import (
 )
 from ..run.execute import CallRecord
 from ..run.observers import RunListener
+from .record import failure_class
 
 __all__ = ["Instrumentation"]
-
-_FAILED = {"error", "timeout"}
 
 
 def _ns(seconds: float) -> int:
@@ -162,8 +161,8 @@ class _RunSpans:
         result = event.result
         status = result.status.value
         span, ended = self._tool_span(result.name, result.call_id, event.round, event.call, status)
-        if status in _FAILED or (event.call is not None and event.call.validation_kind):
-            kind = (event.call.validation_kind if event.call else None) or status
+        kind = failure_class(event.call.validation_kind if event.call else None, result.status)
+        if kind is not None:
             span.set_attribute("error.type", kind)
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, result.content[:200]))
         span.end(end_time=None if ended is None else _ns(ended))

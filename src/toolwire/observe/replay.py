@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ..errors import CallerError, ToolExecutionError
+from ..errors import CallerError, ToolExecutionError, ToolwireError
 from ..messages import (
     AssistantMessage,
     Message,
@@ -131,6 +131,7 @@ class ReplayModel:
                     _answerer(function["name"], answers),
                     concurrency_safe=True,
                     side_effects=False,
+                    retries=0,
                 )
             )
         return tools
@@ -179,10 +180,26 @@ def _answerer(
             )
         status, text = queue.popleft()
         if status != "ok":
-            raise ReplayedToolError(text)
+            raise _logged_failure(name, text)
         return text
 
     return answer
+
+
+def _logged_failure(name: str, text: str) -> Exception:
+    """An exception that the executor turns into the logged error text again.
+
+    The executor writes ``Tool error: the call to `NAME` failed: TYPE: MESSAGE`` (then
+    the schema and advice); raising an exception of a class named ``TYPE`` with
+    ``MESSAGE`` reproduces it exactly.
+    """
+    reason = text.removeprefix(f"Tool error: the call to `{name}` failed: ")
+    for marker in ("\nExpected arguments (JSON Schema): ", "\nCorrect the call and try again"):
+        reason = reason.split(marker, 1)[0]
+    kind, colon, message = reason.partition(": ")
+    if not colon or not kind.isidentifier() or reason == text:
+        return ReplayedToolError(text)
+    return type(kind, (Exception,), {})(message)
 
 
 def turn_chunks(turn: dict[str, Any]) -> list[dict[str, Any]]:
@@ -286,7 +303,12 @@ def assert_replays(
     """
     model = ReplayModel.from_log(path, run_id)
     agent = Agent(model, model.tools() if tools is None else tools, **agent_options)
-    result = agent.run_sync(history=model.history())
+    try:
+        result = agent.run_sync(history=model.history())
+    except ToolwireError as exc:
+        raise AssertionError(
+            f"replay of run {model.run['run_id']} stopped ({model.run['outcome']} when logged): {exc}"
+        ) from exc
     logged = [c for c in model.run["calls"] if c["status"] != "discarded"]
     replayed = [m for m in result.messages[len(model.history()) :] if isinstance(m, ToolResult)]
     calls = {
