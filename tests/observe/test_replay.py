@@ -63,6 +63,10 @@ def test_replay_with_logged_tools_needs_no_tool_code(logged: tuple[str, Any]) ->
     assert replayed.output == original.output
 
 
+def strip(calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(c["tool"], c["arguments"], c["status"], c["result_preview"]) for c in calls]
+
+
 def test_replay_twice_is_deterministic_and_logs_again(
     logged: tuple[str, Any], tmp_path: Path
 ) -> None:
@@ -74,9 +78,6 @@ def test_replay_twice_is_deterministic_and_logs_again(
         outputs.append(Agent(model, model.tools(), log=again).run_sync(history=model.history()))
     assert outputs[0].messages == outputs[1].messages
     first, second = (again.inspect(r.run_id) for r in outputs)
-    strip = lambda calls: [
-        (c["tool"], c["arguments"], c["status"], c["result_preview"]) for c in calls
-    ]
     assert (
         strip(first["calls"])
         == strip(second["calls"])

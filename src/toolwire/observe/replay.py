@@ -199,7 +199,8 @@ def _logged_failure(name: str, text: str) -> Exception:
     kind, colon, message = reason.partition(": ")
     if not colon or not kind.isidentifier() or reason == text:
         return ReplayedToolError(text)
-    return type(kind, (Exception,), {})(message)
+    failure: Exception = type(kind, (Exception,), {})(message)
+    return failure
 
 
 def turn_chunks(turn: dict[str, Any]) -> list[dict[str, Any]]:
