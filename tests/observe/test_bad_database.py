@@ -131,3 +131,20 @@ def test_cli_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["log", "--db", str(path)]) == 2
     assert f"audit log {path}: no such file" in capsys.readouterr().err
     assert not path.exists()  # reading never creates a log
+
+
+def test_lock_taken_after_the_log_opened(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    log = AuditLog(path, timeout=0.05)
+    assert _run(log)[1] == "fine"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.warns(AuditLogWarning, match=f"{path}.*locked.*rows of the run were lost"):
+            assert _run(log)[1] == "fine"
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert _run(log)[1] == "fine"  # the lock is gone: logging goes on
+    assert len(log.runs()) == 2
+    log.close()

@@ -7,15 +7,15 @@ queues them (:meth:`AuditLog.submit`); JSON encoding of the few larger values
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..messages import Message, ToolStatus, UserMessage
+from ..messages import Message, ToolResult, ToolStatus, UserMessage
 from ..run.events import (
     CallDiscarded,
     ObservedEvent,
@@ -26,6 +26,7 @@ from ..run.events import (
     ToolResultReady,
 )
 from ..run.execute import CallRecord
+from .store import AuditLogWarning
 
 if TYPE_CHECKING:
     from .store import AuditLog, Row
@@ -47,14 +48,30 @@ def failure_class(validation_kind: str | None, status: ToolStatus) -> str | None
 
 
 def message_json(messages: list[Message]) -> str:
-    """The neutral messages as JSON (dataclass fields; enums by value)."""
-    return json.dumps([dataclasses.asdict(m) for m in messages], default=_plain)
+    """The neutral messages as JSON: their dataclass fields, enums by value."""
+    return json.dumps([_plain(m) for m in messages])
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, enum.Enum):
-        return value.value
-    return repr(value)
+    """A message or part as a dict of its fields (``dataclasses.asdict`` without the
+    deep copies: one message per result, once per request, on the event loop)."""
+    if type(value) is ToolResult:  # the common case, written out
+        return {
+            "call_id": value.call_id,
+            "name": value.name,
+            "content": value.content,
+            "status": value.status.value,
+            "role": "tool",
+        }
+    out: dict[str, Any] = {}
+    for name in value.__dataclass_fields__:
+        item = getattr(value, name)
+        if isinstance(item, list):
+            item = [_plain(part) for part in item]
+        elif isinstance(item, enum.Enum):
+            item = item.value
+        out[name] = item
+    return out
 
 
 class RunRecorder:
@@ -215,5 +232,8 @@ class RunRecorder:
             )
         )
         self._log.flush()  # a finished run is in the file when Agent.run returns
-        if self._log.error is not None and self._log.strict:
-            raise self._log.error
+        error, self._log.error = self._log.error, None
+        if error is not None:  # the writer thread failed after the run began
+            if self._log.strict:
+                raise error
+            warnings.warn(f"{error}; rows of the run were lost", AuditLogWarning, stacklevel=2)
