@@ -50,21 +50,38 @@ def script(n: int) -> list[Any]:
     return [tool_call_turn(*[("noop", {"i": i}, f"c{i}") for i in range(n)]), text_turn("done")]
 
 
-def median_run(make_agent: Callable[[], Agent], turns: list[Any], repeat: int) -> float:
-    """Median seconds of one run, over ``repeat`` runs in one event loop."""
-    agent = make_agent()
+def paired_runs(
+    make_base: Callable[[], Agent],
+    make_observed: Callable[[], Agent],
+    turns: list[Any],
+    repeat: int,
+) -> tuple[float, float, float, float]:
+    """Median wall and CPU seconds of a run without and with the observer.
 
-    async def main() -> list[float]:
-        samples = []
+    The two agents run alternately in one event loop, so that a burst of load on this
+    shared machine hits both sides alike. CPU time is the process's (every thread:
+    the writer's work counts), and moves much less with other processes' load.
+    """
+    agents = (make_base(), make_observed())
+
+    async def main() -> list[list[tuple[float, float]]]:
+        samples: list[list[tuple[float, float]]] = [[], []]
         for i in range(repeat + 1):
-            agent.model = ScriptedModel(turns)
-            start = time.perf_counter()
-            await agent.run("go")
-            if i:  # the first run warms up
-                samples.append(time.perf_counter() - start)
+            for side, agent in enumerate(agents):
+                agent.model = ScriptedModel(turns)
+                wall, cpu = time.perf_counter(), time.process_time()
+                await agent.run("go")
+                if i:  # the first round warms up
+                    samples[side].append((time.perf_counter() - wall, time.process_time() - cpu))
         return samples
 
-    return statistics.median(asyncio.run(main()))
+    base, observed = asyncio.run(main())
+    return (
+        statistics.median(s[0] for s in base),
+        statistics.median(s[1] for s in base),
+        statistics.median(s[0] for s in observed),
+        statistics.median(s[1] for s in observed),
+    )
 
 
 def otel_agent() -> Callable[[], Agent] | None:
@@ -99,26 +116,32 @@ def main(quick: bool = False) -> None:
             ),
             "OpenTelemetry SDK (BatchSpanProcessor)": otel_agent(),
         }
-        base = {
-            n: median_run(lambda: Agent(ScriptedModel([]), [noop]), script(n), repeat)
-            for n in sizes
-        }
+        print("µs per call, wall time / CPU time of the process (all threads), whole loop;")
+        print("for the observers, the difference from the run without one.\n")
         print(f"| µs per call | {' | '.join(f'N={n}' for n in sizes)} |")
         print(f"|---|{'---:|' * len(sizes)}")
-        print(
-            "| run without an observer (whole loop) | "
-            + " | ".join(f"{base[n] / n * 1e6:,.1f}" for n in sizes)
-            + " |"
-        )
+        rows: dict[str, list[str]] = {"run without an observer": []}
         for label, make in observers.items():
-            if make is None:
-                print(f"| {label} | " + " | ".join("—" for _ in sizes) + " |")
-                continue
-            cells = []
+            rows[label] = []
             for n in sizes:
-                with_observer = median_run(make, script(n), repeat)
-                cells.append(f"+{(with_observer - base[n]) / n * 1e6:,.1f}")
+                if make is None:
+                    rows[label].append("—")
+                    continue
+                base_wall, base_cpu, wall, cpu = paired_runs(plain, make, script(n), repeat)
+                if len(rows["run without an observer"]) < len(sizes):
+                    rows["run without an observer"].append(
+                        f"{base_wall / n * 1e6:,.1f} / {base_cpu / n * 1e6:,.1f}"
+                    )
+                rows[label].append(
+                    f"+{(wall - base_wall) / n * 1e6:,.1f} / +{(cpu - base_cpu) / n * 1e6:,.1f}"
+                )
+        for label, cells in rows.items():
             print(f"| {label} | {' | '.join(cells)} |")
+
+
+def plain() -> Agent:
+    """The agent without an observer."""
+    return Agent(ScriptedModel([]), [noop])
 
 
 if __name__ == "__main__":
