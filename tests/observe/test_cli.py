@@ -182,6 +182,7 @@ def test_run_logs_to_toolwire_log_by_default(
 ) -> None:
     assert _run_cmd(server) == 0
     path = str(default_log_path())  # TOOLWIRE_LOG: a temp file (tests/conftest.py)
+    assert f"logged to {path}" in capsys.readouterr().err
     [run] = AuditLog(path).runs()
     assert run["prompt"] == "Where is login?" and run["calls"] == 2 and run["outcome"] == "ok"
 
@@ -193,8 +194,10 @@ def test_run_log_path_and_no_log(
     assert _run_cmd(server, "--log", str(chosen)) == 0
     assert len(AuditLog(chosen).runs()) == 1
     server.replies = [sse(recorded_stream("openai")), sse(_answer())]
+    capsys.readouterr()
     assert _run_cmd(server, "--no-log") == 0
     assert not default_log_path().exists()
+    assert "logged to" not in capsys.readouterr().err
 
 
 def test_default_log_path_follows_xdg(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ articles' two demo prompts with the trace on, one round of tool calls
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 __all__ = ["DEMO_PROMPTS", "register"]
@@ -92,7 +93,12 @@ def run(args: argparse.Namespace) -> int:
     prompts = DEMO_PROMPTS if args.demo else (args.prompt,)
     from .live import run_prompts
 
-    return run_prompts(agent, prompts, trace=args.trace or args.demo)
+    code = run_prompts(agent, prompts, trace=args.trace or args.demo)
+    for hook in agent.hooks:  # say where the run went (stderr: stdout ends with the answer)
+        path = getattr(hook, "path", None)
+        if path is not None:
+            print(f"logged to {path}: toolwire inspect last", file=sys.stderr)
+    return code
 
 
 def build_agent(args: argparse.Namespace) -> Any:
