@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     from .live import run_prompts
 
     code = run_prompts(agent, prompts, trace=args.trace or args.demo)
-    for hook in agent.hooks:  # say where the run went (stderr: stdout ends with the answer)
+    for hook in agent.hooks if code == 0 else ():  # where the run went (an error: one line)
         path = getattr(hook, "path", None)
         if path is not None:
             print(f"logged to {path}: toolwire inspect last", file=sys.stderr)
