@@ -325,6 +325,8 @@ class AuditLog:
             AuditLogError: The file cannot be read.
         """
         self.flush()
+        if self.path == ":memory:":
+            self.open()  # nothing to read from but this connection
         if self._conn is not None:
             with self._lock:
                 yield self._conn

@@ -478,7 +478,7 @@ class _Run:
         run = agent.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
-            on_call=self._on_call,
+            on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
         )
         turn: Turn | None = None
         try:

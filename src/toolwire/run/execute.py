@@ -139,7 +139,7 @@ class ExecutionOptions:
             raise CallerError("ExecutionOptions.retry_on must be a function of the exception")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs ~1 µs more per call
 class CallRecord:
     """How one call went, for observers (the audit log, tracing): what the model sent,
     what was done with it, and when.
