@@ -113,7 +113,7 @@ class Redactor:
         if not patterns:
             # A name alone is the literal of both its shapes ("name": and name=), and a
             # literal that contains another one is implied by it: fewer scans.
-            found = {*(_PATTERN_TRIGGERS if defaults else ()), *(k.lower() for k in keys)}
+            found = {*(_PATTERN_TRIGGERS if defaults else ()), *(k.casefold() for k in keys)}
             self._triggers = tuple(
                 sorted(t for t in found if not any(u != t and u in t for u in found))
             )
@@ -124,7 +124,7 @@ class Redactor:
             return False
         if self._triggers is None:
             return True
-        lowered = text.lower()
+        lowered = text.casefold()
         return any(trigger in lowered for trigger in self._triggers)
 
     def __call__(self, text: str) -> str:
