@@ -211,3 +211,18 @@ def test_default_log_path_follows_xdg(tmp_path: Path) -> None:
         "home",
         "u",
     )
+
+
+def test_help_lists_the_commands_and_imports_nothing_heavy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from toolwire.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('sqlite3', 'toolwire.observe', 'toolwire.run'))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "log" in out and "inspect" in out and "trace" in out
+    assert out.strip().endswith("[]")
