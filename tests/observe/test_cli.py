@@ -93,7 +93,9 @@ def test_inspect_json(db: str, capsys: pytest.CaptureFixture[str]) -> None:
         (2, "search", "ok"),
     ]
     assert calls[0]["arguments"] == '{"q": "same"}'
-    assert isinstance(calls[0]["latency_ms"], float) and calls[4]["latency_ms"] is None
+    assert all(isinstance(c["latency_ms"], float) and c["latency_ms"] >= 0 for c in calls)
+    assert calls[4]["latency_ms"] == 0.0 and calls[4]["attempts"] == 0  # never ran
+    assert calls[0]["latency_ms"] > 0 and calls[0]["attempts"] == 1
     assert calls[0]["result_preview"].startswith("found same")
     assert calls[0]["early"] is True and calls[3]["early"] is False
     assert report["tool_distribution"] == {"search": 4, "write": 1, "nope": 1}

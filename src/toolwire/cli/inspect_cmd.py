@@ -106,7 +106,7 @@ def render(report: dict[str, Any]) -> str:
             )
             lines.append(
                 f"  [{call['index']}] {call['tool']}({call['arguments'][:80]}) "
-                f"{call['status']} {_ms(call['latency_ms'])}{flags}"
+                f"{call['status']} {_ms(call['latency_ms']) if call['attempts'] else 'not run'}{flags}"
             )
             lines.append(f"      → {call['result_preview'][:110]}")
     lines.append(f"rounds: {report['rounds']}  calls: {len(report['calls'])}")

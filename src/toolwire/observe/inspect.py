@@ -90,7 +90,8 @@ def inspect_run(
             "tool": c["tool"],
             "arguments": c["arguments"],
             "status": c["status"],
-            "latency_ms": None if c["latency_ms"] is None else round(c["latency_ms"], 3),
+            # A call that never ran (invalid, not executed) took no time: 0, attempts 0.
+            "latency_ms": round(c["latency_ms"] or 0.0, 3),
             "result_preview": _preview(c["result"]),
             "result_chars": len(c["result"]),
             "early": bool(c["early"]),
