@@ -116,3 +116,11 @@ def test_discarded_calls_get_a_span(spans: InMemorySpanExporter) -> None:
 def test_off_unless_asked(spans: InMemorySpanExporter) -> None:
     Agent(ScriptedModel([text_turn("x")]), []).run_sync("go")
     assert spans.get_finished_spans() == ()
+
+
+def test_a_provider_spec_splits_into_provider_and_model(spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel([text_turn("x")], name="openai:gpt-4.1-mini")
+    Agent(model, [], instrument=True).run_sync("go")
+    [chat] = _by_name(spans)["chat gpt-4.1-mini"]
+    assert chat.attributes["gen_ai.request.model"] == "gpt-4.1-mini"
+    assert chat.attributes["gen_ai.provider.name"] == "openai"

@@ -10,7 +10,8 @@ global tracer provider: configure an SDK and exporter as usual; with only
 ``opentelemetry-api`` installed they are no-ops.
 
 Attributes used (https://opentelemetry.io/docs/specs/semconv/gen-ai/):
-``gen_ai.operation.name``, ``gen_ai.request.model``, ``gen_ai.agent.name``,
+``gen_ai.operation.name``, ``gen_ai.request.model``, ``gen_ai.provider.name`` (from a
+``provider:model`` spec), ``gen_ai.agent.name``,
 ``gen_ai.conversation.id`` (the run id), ``gen_ai.response.finish_reasons``,
 ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``, ``gen_ai.tool.name``,
 ``gen_ai.tool.call.id``, ``gen_ai.tool.type``, ``error.type``; toolwire's own under
@@ -40,6 +41,15 @@ __all__ = ["Instrumentation"]
 
 def _ns(seconds: float) -> int:
     return int(seconds * 1e9)
+
+
+def _model_attributes(spec: str) -> dict[str, str]:
+    """``gen_ai.request.model`` and, for a spec such as ``openai:gpt-4.1-mini``,
+    ``gen_ai.provider.name`` (the part before the colon)."""
+    provider, colon, model = spec.partition(":")
+    if not colon or not provider or not model:
+        return {"gen_ai.request.model": spec}
+    return {"gen_ai.request.model": model, "gen_ai.provider.name": provider}
 
 
 class Instrumentation:
@@ -85,7 +95,7 @@ class _RunSpans:
             attributes={
                 "gen_ai.operation.name": "invoke_agent",
                 "gen_ai.agent.name": "toolwire",
-                "gen_ai.request.model": start.model,
+                **_model_attributes(start.model),
                 "gen_ai.conversation.id": start.run_id,
                 "toolwire.run_id": start.run_id,
             },
@@ -107,13 +117,13 @@ class _RunSpans:
 
     def _request(self, event: RequestStarted) -> None:
         self._chat = self._tracer.start_span(
-            f"chat {self._model}",
+            f"chat {_model_attributes(self._model)['gen_ai.request.model']}",
             context=self._context,
             kind=self._trace.SpanKind.CLIENT,
             start_time=_ns(event.at),
             attributes={
                 "gen_ai.operation.name": "chat",
-                "gen_ai.request.model": self._model,
+                **_model_attributes(self._model),
                 "gen_ai.conversation.id": self._run_id,
                 "toolwire.round": event.round,
             },
