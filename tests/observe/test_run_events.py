@@ -116,3 +116,31 @@ def test_log_and_instrument_arguments_are_checked(tmp_path: Path) -> None:
         Agent(model, [], instrument="yes")  # type: ignore[arg-type]
     agent: Any = Agent(model, [], log=tmp_path / "runs.db")
     assert type(agent.hooks[0]).__name__ == "AuditLog"
+
+
+def test_a_rewritten_history_is_recorded_whole() -> None:
+    import json
+    import time
+
+    from toolwire import AuditLog
+    from toolwire.messages import AssistantMessage, SystemMessage, TextPart, UserMessage
+    from toolwire.run.events import RunStarted
+    from toolwire.run.model import ModelRequest
+    from toolwire.turn import Turn
+
+    log = AuditLog(":memory:")
+    first = [SystemMessage("s"), UserMessage("q1")]
+    listener = log.begin(RunStarted("ab" * 16, "m", [], {}, first, time.time()))
+    answer = Turn(AssistantMessage([TextPart("a")]), [], "stop")
+    grown = [*first, answer.message, UserMessage("q2")]
+    compacted = [SystemMessage("s"), UserMessage("summary"), UserMessage("q3")]
+    for number, messages in enumerate((first, grown, compacted), start=1):
+        now = time.time()
+        listener(RequestStarted(number, ModelRequest(messages), now))
+        listener(ResponseDone(number, answer, now, None, now))
+    with log.reading() as conn:
+        rows = conn.execute("SELECT messages, history_length FROM requests ORDER BY seq").fetchall()
+    contents = [[m.get("content") for m in json.loads(text)] for text, _ in rows]
+    assert contents == [["s", "q1"], [None, "q2"], ["s", "summary", "q3"]]
+    assert [length for _, length in rows] == [2, 4, 3]
+    log.close()

@@ -3,6 +3,10 @@
 This runs on the run's event loop, so it only copies what it needs into tuples and
 queues them (:meth:`AuditLog.submit`); JSON encoding of the few larger values
 (messages, tool calls) happens here, once per request, never per fragment.
+
+A request's row holds the messages added since the previous request, or all of them
+when the history was rewritten in between (compacted, trimmed): then their count is
+the row's ``history_length``.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ class RunRecorder:
         self._requests = 0
         self._calls = 0
         self._sent = 0  # messages already recorded with an earlier request
+        self._last: Message | None = None  # the last of them
         self._request: RequestStarted | None = None
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
@@ -94,7 +99,7 @@ class RunRecorder:
         }
 
     def start_row(self) -> Row:
-        """The ``runs`` row, written synchronously when the run begins."""
+        """The ``runs`` row (written before the first request)."""
         start = self._start
         prompts = [m.content for m in start.messages if isinstance(m, UserMessage)]
         return (
@@ -125,10 +130,17 @@ class RunRecorder:
             # most the round in flight.
             self._log.flush()
 
+    def _extends(self, messages: list[Message]) -> bool:
+        """Whether ``messages`` continue what the previous request sent (a history that
+        was rewritten, e.g. compacted, is recorded whole)."""
+        sent = self._sent
+        return sent == 0 or (len(messages) >= sent and messages[sent - 1] is self._last)
+
     def _response(self, event: ResponseDone) -> None:
         request = self._request
         messages = list(request.request.messages) if request is not None else []
-        new, self._sent = messages[self._sent :], len(messages)
+        new = messages[self._sent :] if self._extends(messages) else messages
+        self._sent, self._last = len(messages), (messages[-1] if messages else None)
         self._requests += 1
         turn = event.turn
         message = turn.message
