@@ -29,12 +29,16 @@ FORBIDDEN = {
     "formats": {"history", "tools", "run", "providers", "cli", "demo"},
     "history": {"tools", "run", "providers", "cli", "demo"},
     "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
-    "run": {"providers", "cli", "demo", "safety"},
-    "safety": {"providers", "cli", "demo"},
+    "run": {"providers", "cli", "demo", "safety", "observe"},
+    "safety": {"providers", "cli", "demo", "observe"},
+    "observe": {"providers", "cli", "demo"},
 }
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}
+# Likewise the observers a run asks for (run/observers.py: resolve_hooks): the audit log
+# for Agent(log=PATH), the OpenTelemetry hook for Agent(instrument=True).
+ALLOWED |= {("run/observers.py", "toolwire.observe"), ("run/observers.py", "toolwire.observe.otel")}
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
 

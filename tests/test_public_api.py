@@ -73,3 +73,11 @@ def test_safety_names_have_the_fixed_signatures() -> None:
     assert {"permissions", "approve"} <= set(agent.parameters)
     for function in (toolwire.sandbox_python_tool, toolwire.sandbox_shell_tool):
         assert list(inspect.signature(function).parameters) == ["sandbox"]
+
+
+def test_observe_names_exist() -> None:
+    from toolwire import testing
+
+    assert callable(toolwire.AuditLog)
+    assert callable(testing.ReplayModel.from_log)
+    assert "run_id" in toolwire.RunResult.__dataclass_fields__

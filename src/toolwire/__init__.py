@@ -74,12 +74,18 @@ _EXPORTS = {
     "sandbox_python_tool": "safety",
     "sandbox_shell_tool": "safety",
     "PathGuard": "safety",
+    # observing runs: the audit log
+    "AuditLog": "observe",
+    "AuditLogError": "errors",
+    "RunNotFoundError": "errors",
 }
 
 __all__ = [
     "Agent",
     "AgentStream",
     "AssistantMessage",
+    "AuditLog",
+    "AuditLogError",
     "BudgetExceeded",
     "CallerError",
     "ExecutionOptions",
@@ -102,6 +108,7 @@ __all__ = [
     "RepairError",
     "RetryPolicy",
     "RunDiagnostics",
+    "RunNotFoundError",
     "RunResult",
     "Sandbox",
     "SandboxResult",
@@ -150,6 +157,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .errors import (
+        AuditLogError,
         CallerError,
         HistoryError,
         ModelOutputError,
@@ -158,6 +166,7 @@ if TYPE_CHECKING:
         ProviderAPIError,
         ProviderError,
         RepairError,
+        RunNotFoundError,
         SandboxUnavailableError,
         ToolExecutionError,
         ToolwireError,
@@ -176,6 +185,7 @@ if TYPE_CHECKING:
         Usage,
         UserMessage,
     )
+    from .observe import AuditLog
     from .run import (
         Agent,
         AgentStream,

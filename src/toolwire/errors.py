@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal
 Fault = Literal["caller", "provider", "model", "tool"]
 
 __all__ = [
+    "AuditLogError",
     "CallerError",
     "DecoderStateError",
     "Fault",
@@ -23,6 +24,7 @@ __all__ = [
     "ProviderAPIError",
     "ProviderError",
     "RepairError",
+    "RunNotFoundError",
     "ToolExecutionError",
     "ToolwireError",
     "TurnError",
@@ -180,3 +182,42 @@ class PathNotAllowedError(ModelOutputError):
     """
 
     default_hint = "use a path inside the tool's directory (relative paths are resolved there)"
+
+
+class AuditLogError(CallerError):
+    """The audit log's SQLite file cannot be used: locked, read-only, from a newer
+    toolwire, or not a database.
+
+    A run does not fail because of it unless the log is strict
+    (``AuditLog(path, strict=True)``); otherwise it is reported as a warning.
+
+    Attributes:
+        path: The database file.
+    """
+
+    default_hint = (
+        "check the file's permissions and that no other process holds a write lock, "
+        "or point the log elsewhere (--log PATH, TOOLWIRE_LOG, or --no-log)"
+    )
+
+    def __init__(self, path: str, problem: str, *, hint: str | None = None) -> None:
+        self.path = path
+        super().__init__(f"audit log {path}: {problem}", hint=hint)
+
+
+class RunNotFoundError(CallerError):
+    """No logged run matches the given id (or the prefix matches more than one).
+
+    Attributes:
+        ref: The id, prefix or ``last`` that was asked for.
+        latest: The ids of the latest runs in the log, newest first.
+    """
+
+    def __init__(self, path: str, ref: str, problem: str, latest: list[str]) -> None:
+        self.ref = ref
+        self.latest = latest
+        shown = ", ".join(latest) if latest else "the log has no runs"
+        super().__init__(
+            f"audit log {path}: {problem}; latest runs: {shown}",
+            hint="give a full run id, an unambiguous prefix, or 'last'",
+        )

@@ -5,6 +5,10 @@ per model request, through the real :class:`~toolwire.wire.OpenAIChatStream` dec
 so a test exercises the same assembly, early execution and history code as a live
 run. The helpers ``text_turn`` and ``tool_call_turn`` build chunk lists for the common
 cases.
+
+``ReplayModel`` plays back a run recorded in an audit log (``Agent(log=...)``), and
+``assert_replays`` turns such a run into a regression test
+(:mod:`toolwire.observe.replay`).
 """
 
 from __future__ import annotations
@@ -17,10 +21,11 @@ from typing import Any
 
 from .errors import CallerError
 from .history import to_openai_chat
+from .observe.replay import ReplayModel, assert_replays
 from .run.model import ModelEvent, ModelRequest, TurnDone
 from .wire.openai_chat import OpenAIChatStream
 
-__all__ = ["ScriptedModel", "text_turn", "tool_call_turn"]
+__all__ = ["ReplayModel", "ScriptedModel", "assert_replays", "text_turn", "tool_call_turn"]
 
 _ids = itertools.count(1)
 

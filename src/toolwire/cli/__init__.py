@@ -17,7 +17,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Subcommand modules, in the order --help lists them.
-SUBCOMMANDS = ("run", "pipeline", "parse", "formats")
+SUBCOMMANDS = ("run", "pipeline", "parse", "formats", "log", "inspect", "trace")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,6 +23,7 @@ terminal (``--yes`` allows every call; ``--deny``/``--ask`` take tool name patte
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 __all__ = ["DEMO_PROMPTS", "register"]
@@ -85,6 +86,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--ask", action="append", metavar="PATTERN", help="ask before tools matching PATTERN"
     )
+    from .logdb import add_log_options
+
+    add_log_options(parser)
     parser.set_defaults(handler=run)
 
 
@@ -100,7 +104,12 @@ def run(args: argparse.Namespace) -> int:
     prompts = DEMO_PROMPTS if args.demo else (args.prompt,)
     from .live import run_prompts
 
-    return run_prompts(agent, prompts, trace=args.trace or args.demo)
+    code = run_prompts(agent, prompts, trace=args.trace or args.demo)
+    for hook in agent.hooks if code == 0 else ():  # where the run went (an error: one line)
+        path = getattr(hook, "path", None)
+        if path is not None:
+            print(f"logged to {path}: toolwire inspect last", file=sys.stderr)
+    return code
 
 
 def build_agent(args: argparse.Namespace) -> Any:
@@ -118,6 +127,8 @@ def build_agent(args: argparse.Namespace) -> Any:
         raise CallerError(f"--max-rounds must be >= 0, got {max_rounds}")
     model = resolve(args.model, base_url=args.base_url)
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
+    from .logdb import log_target
+
     return Agent(
         model,
         load_tools(args.tools),
@@ -126,6 +137,7 @@ def build_agent(args: argparse.Namespace) -> Any:
         tool_choice=args.tool_choice or ("required" if demo else "auto"),
         settings=settings,
         **_permissions(args),
+        log=log_target(args),
     )
 
 

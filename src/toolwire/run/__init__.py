@@ -9,6 +9,7 @@
 * :mod:`.resume` — answering the calls a saved history left open.
 * :mod:`.events` — what ``Agent.run_stream`` yields.
 * :mod:`.model` — the ``Model`` protocol every provider implements.
+* :mod:`.observers` — the hooks the audit log and tracing listen through.
 """
 
 from __future__ import annotations
@@ -17,16 +18,21 @@ from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_mod
 from .events import (
     CallDiscarded,
     LoopWarning,
+    ObservedEvent,
     RequestStarted,
+    ResponseDone,
     RoundEnd,
+    RunEnded,
     RunEvent,
     RunFinished,
+    RunStarted,
     ToolResultReady,
 )
-from .execute import Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
+from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
 from .limits import UsageLimitExceeded, UsageLimits
 from .loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
+from .observers import RunHook, RunListener
 from .plan import Batch, plan_batches
 from .results import DEFAULT_MAX_CHARS, ResultError, render_content
 from .resume import answer_missing, not_executed_result
@@ -37,6 +43,7 @@ __all__ = [
     "AgentStream",
     "Batch",
     "CallDiscarded",
+    "CallRecord",
     "Discarded",
     "ExecutionOptions",
     "Executor",
@@ -48,12 +55,18 @@ __all__ = [
     "Model",
     "ModelEvent",
     "ModelRequest",
+    "ObservedEvent",
     "RequestStarted",
+    "ResponseDone",
     "ResultError",
     "RoundEnd",
+    "RunEnded",
     "RunEvent",
     "RunFinished",
+    "RunHook",
+    "RunListener",
     "RunResult",
+    "RunStarted",
     "ToolChoice",
     "ToolResultReady",
     "TurnDone",

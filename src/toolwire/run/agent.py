@@ -28,6 +28,8 @@ A run given a ``history`` resumes it: calls left unanswered by an interruption g
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -45,16 +47,18 @@ from .events import (
     CallDiscarded,
     LoopWarning,
     RequestStarted,
+    ResponseDone,
     RoundEnd,
     RunEvent,
     RunFinished,
     ToolResultReady,
 )
-from .execute import Discarded, ExecutionOptions, Executor, TurnRun
+from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
 from .limits import UsageLimitExceeded, UsageLimits
 from .loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
 from .model import Model, ModelRequest, ToolChoice, TurnDone
+from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .resume import answer_missing
 
 __all__ = ["Agent", "AgentStream", "MaxRoundsExceeded", "RunResult", "resolve_model"]
@@ -120,6 +124,8 @@ class RunResult:
         diagnostics: Failed, repaired and valid calls, by class.
         forced_final: Whether the answer came from the request forced at ``max_rounds``.
         discarded: Calls started early and cancelled because their turn changed.
+        run_id: The run's id: the one it is logged under when ``Agent(log=...)`` is
+            used (``toolwire inspect RUN_ID``), set either way.
     """
 
     output: str
@@ -131,6 +137,7 @@ class RunResult:
     diagnostics: RunDiagnostics
     forced_final: bool = False
     discarded: list[Discarded] = field(default_factory=list)
+    run_id: str = ""
 
 
 class Agent:
@@ -157,6 +164,10 @@ class Agent:
         approve: Asked about each call the permissions say to ask about: gets the
             ``ToolRequest``, answers ``True``, ``False`` or a denial reason (sync or
             async). Without it, such calls are denied.
+        log: Record every run in an audit log: a ``toolwire.AuditLog`` or a path to
+            its SQLite file (``None``: no log).
+        instrument: Emit OpenTelemetry spans through the global tracer provider
+            (needs ``toolwire[otel]``).
 
     Raises:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, ...).
@@ -180,6 +191,8 @@ class Agent:
         limits: UsageLimits | None = None,
         permissions: PermissionPolicy | None = None,
         approve: Approver | None = None,
+        log: RunHook | str | os.PathLike[str] | None = None,
+        instrument: bool = False,
     ) -> None:
         self.model = resolve_model(model)
         self.permissions = permissions
@@ -199,6 +212,7 @@ class Agent:
         self.retry_policy = retry_policy or RetryPolicy()
         self.loop_policy = loop_policy or LoopPolicy()
         self.limits = limits or UsageLimits()
+        self.hooks = resolve_hooks(log, instrument)
 
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
@@ -373,9 +387,52 @@ class _Run:
         self.loops = LoopDetector(agent.loop_policy)
         self.discarded: list[Discarded] = []
         self.emit: Emit = _ignore
+        self.run_id = new_run_id()
+        self._number = 0  # the current round's number, for the events of its calls
+        self._first_event_at: float | None = None
 
     async def drive(self, emit: Emit) -> RunResult:
-        """Run the loop to its end, sending events to ``emit``."""
+        """Run the loop to its end, sending events to ``emit`` (and to the observers)."""
+        if not self.agent.hooks:
+            return await self._drive(emit)
+        observation = self._observe()
+        result: RunResult | None = None
+        try:
+            result = await self._drive(observation.wrap(emit))
+        except BaseException as exc:
+            observation.end(error=exc, **self._totals(result))
+            raise
+        observation.end(error=None, **self._totals(result))
+        return result
+
+    def _observe(self) -> Observation:
+        agent = self.agent
+        settings = {
+            "tool_choice": agent.tool_choice,
+            "parallel_tool_calls": agent.parallel_tool_calls,
+            "max_rounds": agent.max_rounds,
+            "on_max_rounds": agent.on_max_rounds,
+            "early_execution": agent.early_execution,
+            "provider": dict(agent.settings),
+        }
+        return Observation.begin(
+            agent.hooks,
+            run_id=self.run_id,
+            model=agent.model.name,
+            tools=agent.toolset.definitions(),
+            settings=settings,
+            messages=self.messages,
+        )
+
+    def _totals(self, result: RunResult | None) -> dict[str, Any]:
+        return {
+            "result": result,
+            "rounds": self.rounds,
+            "requests": self.requests,
+            "usage": self.usage,
+        }
+
+    async def _drive(self, emit: Emit) -> RunResult:
         self.emit = emit
         try:
             return await self._loop()
@@ -409,6 +466,7 @@ class _Run:
             diagnostics=self.diagnostics,
             forced_final=forced,
             discarded=list(self.discarded),
+            run_id=self.run_id,
         )
         self.emit(RunFinished(result))
         return result
@@ -422,17 +480,20 @@ class _Run:
         request = self._request(forced)
         check_history(self.messages)
         self.requests += 1
-        number = self.rounds + 1
-        self.emit(RequestStarted(number, request))
+        number = self._number = self.rounds + 1
+        sent_at = time.time()
+        self._first_event_at = None
+        self.emit(RequestStarted(number, request, sent_at))
         run = agent.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
-            on_result=self._on_result,
+            on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
         )
         turn: Turn | None = None
         try:
             async with run:
                 turn = await self._stream(request, run)
+                self.emit(ResponseDone(number, turn, sent_at, self._first_event_at, time.time()))
                 self.usage = self.usage + turn.usage
                 run.bind(turn.requests)
                 await run.finish(skip_reason=_FORCED_REASON if forced else None)
@@ -471,6 +532,8 @@ class _Run:
                 if isinstance(item, TurnDone):
                     turn = item.turn
                     continue
+                if self._first_event_at is None:
+                    self._first_event_at = time.time()
                 self.emit(item)
                 if isinstance(item, ToolCallReady):
                     run.ready(item)
@@ -487,13 +550,17 @@ class _Run:
             )
         return turn
 
-    def _on_result(self, index: int, result: ToolResult) -> None:
-        self.emit(ToolResultReady(index, result))
+    def _on_call(self, call: CallRecord, result: ToolResult) -> None:
+        self.emit(ToolResultReady(call.index, result, self._number, call))
 
     def _record_discarded(self, run: TurnRun) -> None:
         for item in run.discarded:
             self.discarded.append(item)
-            self.emit(CallDiscarded(item.index, item.call_id, item.name, item.reason))
+            self.emit(
+                CallDiscarded(
+                    item.index, item.call_id, item.name, item.reason, self._number, item.call
+                )
+            )
         run.discarded.clear()
 
     # -- after the round -----------------------------------------------------------------------

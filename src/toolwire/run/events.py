@@ -4,18 +4,24 @@ A streamed run yields, per round: ``RequestStarted``; the model's own events as 
 arrive (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
 ``ToolCallReady``, ``Finished``, ``UsageReported``, ``Notice`` from
 :mod:`toolwire.wire.events`); a ``ToolResultReady`` per call as it ends (early-started
-calls can end before the stream does); ``CallDiscarded`` and ``LoopWarning`` when they
-happen; ``RoundEnd``. The last event of a successful run is ``RunFinished``.
+calls can end before the stream does); ``ResponseDone`` when the model's stream ends;
+``CallDiscarded`` and ``LoopWarning`` when they happen; ``RoundEnd``. The last event of a
+successful run is ``RunFinished``.
+
+Observers of a run (the audit log, OpenTelemetry; see :mod:`toolwire.run.observers`)
+also get ``RunStarted`` before anything else and ``RunEnded`` after everything, whatever
+the outcome; ``run_stream`` does not yield those two. Times are ``time.time()`` seconds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from ..messages import ToolResult
+from ..messages import Message, ToolResult, Usage
 from ..turn import Turn
 from ..wire.events import Event
+from .execute import CallRecord
 from .model import ModelRequest
 
 if TYPE_CHECKING:
@@ -24,10 +30,14 @@ if TYPE_CHECKING:
 __all__ = [
     "CallDiscarded",
     "LoopWarning",
+    "ObservedEvent",
     "RequestStarted",
+    "ResponseDone",
     "RoundEnd",
+    "RunEnded",
     "RunEvent",
     "RunFinished",
+    "RunStarted",
     "ToolResultReady",
 ]
 
@@ -39,10 +49,36 @@ class RequestStarted:
     Attributes:
         round: The 1-based round number (the forced final request has its own).
         request: What is sent.
+        at: When it was sent.
     """
 
     round: int
     request: ModelRequest
+    at: float = 0.0
+
+
+@dataclass(slots=True)
+class ResponseDone:
+    """The model's stream for one request ended with its turn.
+
+    Attributes:
+        round: The round of the request.
+        turn: The assembled turn (text, calls as sent, usage, finish reason).
+        started_at: When the request was sent.
+        first_event_at: When the first event arrived (``None``: none did).
+        ended_at: When the turn was complete.
+    """
+
+    round: int
+    turn: Turn
+    started_at: float
+    first_event_at: float | None
+    ended_at: float
+
+    @property
+    def latency_ms(self) -> float:
+        """Milliseconds from the request to the complete turn."""
+        return (self.ended_at - self.started_at) * 1000.0
 
 
 @dataclass(slots=True)
@@ -51,11 +87,21 @@ class ToolResultReady:
 
     Attributes:
         index: The provider's index of the call in its turn.
-        result: Its one result.
+        result: Its one result (the text the model reads, possibly cut).
+        round: The round of the call.
+        call: How it ran: arguments as sent, repaired, early start, times, attempts
+            (``None`` only for results built outside the executor).
     """
 
     index: int
     result: ToolResult
+    round: int = 0
+    call: CallRecord | None = None
+
+    @property
+    def latency_ms(self) -> float | None:
+        """Milliseconds the call ran (``None``: it never started)."""
+        return None if self.call is None else self.call.latency_ms
 
 
 @dataclass(slots=True)
@@ -67,12 +113,16 @@ class CallDiscarded:
         call_id: Its id.
         name: Its tool name.
         reason: Why.
+        round: The round of the call.
+        call: How it ran until it was cancelled.
     """
 
     index: int
     call_id: str
     name: str
     reason: str
+    round: int = 0
+    call: CallRecord | None = None
 
 
 @dataclass(slots=True)
@@ -119,7 +169,64 @@ class RunFinished:
     result: RunResult
 
 
+@dataclass(slots=True)
+class RunStarted:
+    """A run begins (observers only; ``run_stream`` does not yield it).
+
+    Attributes:
+        run_id: The run's id (``RunResult.run_id``).
+        model: The model's name.
+        tools: The tool definitions offered.
+        settings: What the run was configured with (tool choice, limits, provider options).
+        messages: The history the run starts from (system prompt and user prompt included).
+        at: When it began.
+    """
+
+    run_id: str
+    model: str
+    tools: list[dict[str, Any]]
+    settings: dict[str, Any]
+    messages: list[Message]
+    at: float
+
+
+@dataclass(slots=True)
+class RunEnded:
+    """A run is over, whatever the outcome (observers only).
+
+    Attributes:
+        run_id: The run's id.
+        outcome: ``ok``, ``error`` (an exception stopped it) or ``cancelled``
+            (cancellation, ``KeyboardInterrupt`` or ``SystemExit``).
+        at: When it ended.
+        result: The result of a run that finished.
+        error: The exception that stopped it (``None`` for ``ok``).
+        rounds: Rounds with tool calls.
+        requests: Model requests made.
+        usage: Tokens, summed over every request.
+    """
+
+    run_id: str
+    outcome: Literal["ok", "error", "cancelled"]
+    at: float
+    result: RunResult | None
+    error: BaseException | None
+    rounds: int
+    requests: int
+    usage: Usage
+
+
 RunEvent: TypeAlias = (
-    Event | RequestStarted | ToolResultReady | CallDiscarded | LoopWarning | RoundEnd | RunFinished
+    Event
+    | RequestStarted
+    | ResponseDone
+    | ToolResultReady
+    | CallDiscarded
+    | LoopWarning
+    | RoundEnd
+    | RunFinished
 )
 """Everything ``Agent.run_stream`` yields."""
+
+ObservedEvent: TypeAlias = RunEvent | RunStarted | RunEnded
+"""What a run's observers receive: the stream's events plus the run's start and end."""

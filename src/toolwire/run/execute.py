@@ -63,9 +63,11 @@ import asyncio
 import bisect
 import functools
 import random
+import sys
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
@@ -84,6 +86,7 @@ from .plan import plan_batches
 from .results import DEFAULT_MAX_CHARS, ResultError, render_content
 
 __all__ = [
+    "CallRecord",
     "Discarded",
     "ExecutionOptions",
     "Executor",
@@ -92,6 +95,7 @@ __all__ = [
 ]
 
 ResultCallback = Callable[[int, ToolResult], None]
+CallCallback = Callable[["CallRecord", ToolResult], None]
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -138,6 +142,46 @@ class ExecutionOptions:
             raise CallerError("ExecutionOptions.retry_on must be a function of the exception")
 
 
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs ~1 µs more per call
+class CallRecord:
+    """How one call went, for observers (the audit log, tracing): what the model sent,
+    what was done with it, and when.
+
+    Attributes:
+        index: The provider's index of the call.
+        call_id: Its id.
+        name: Its tool name.
+        arguments: The arguments text exactly as the model sent it.
+        repaired: Whether the arguments were malformed JSON that repair recovered.
+        validation_kind: The validation failure class (``None``: the call was valid).
+        early: Whether it started while the model was still streaming.
+        started_at: When it started (``time.time()``; ``None``: it never ran).
+        ended_at: When it got its result (or was discarded).
+        attempts: How many times the tool ran (retries included; 0: never).
+        full_result: The whole result text when the model got a cut one (``None``:
+            the model saw it all).
+    """
+
+    index: int
+    call_id: str
+    name: str
+    arguments: str
+    repaired: bool
+    validation_kind: str | None
+    early: bool
+    started_at: float | None
+    ended_at: float
+    attempts: int
+    full_result: str | None = None
+
+    @property
+    def latency_ms(self) -> float | None:
+        """Milliseconds from start to result (``None``: it never started)."""
+        if self.started_at is None:
+            return None
+        return (self.ended_at - self.started_at) * 1000.0
+
+
 @dataclass(frozen=True, slots=True)
 class Discarded:
     """A call that started early and was then cancelled because the turn changed.
@@ -147,12 +191,14 @@ class Discarded:
         call_id: Its id.
         name: Its tool name.
         reason: Why it was cancelled.
+        call: How it ran until then.
     """
 
     index: int
     call_id: str
     name: str
     reason: str
+    call: CallRecord | None = field(default=None, compare=False)
 
 
 class Executor:
@@ -193,6 +239,7 @@ class Executor:
         early: bool = True,
         allowed: int | None = None,
         on_result: ResultCallback | None = None,
+        on_call: CallCallback | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -201,8 +248,10 @@ class Executor:
             allowed: The most calls this turn may execute (a usage limit); a turn
                 with more valid calls executes none of them.
             on_result: Called with ``(provider index, result)`` as each call ends.
+            on_call: Called with ``(record, result)`` as each call ends (after
+                ``on_result``): the record says how it ran.
         """
-        return TurnRun(self, early=early, allowed=allowed, on_result=on_result)
+        return TurnRun(self, early=early, allowed=allowed, on_result=on_result, on_call=on_call)
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
         """Validate, plan and run a finished turn's calls.
@@ -233,14 +282,18 @@ class _Call:
     """Execution state of one call."""
 
     __slots__ = (
+        "attempts",
         "budget_cut",
         "denial",
+        "early",
+        "full_result",
         "gated",
         "index",
         "request",
         "result",
         "safe",
         "started",
+        "started_at",
         "task",
         "tool",
         "validation",
@@ -258,6 +311,28 @@ class _Call:
         self.budget_cut = False  # cancelled by the batch budget, to run again serially
         self.gated = False  # the permission gate answered (asked once, even if re-run)
         self.denial: str | None = None
+        # For observers (CallRecord): set when the call is launched and run.
+        self.early = False
+        self.started_at: float | None = None
+        self.attempts = 0
+        self.full_result: str | None = None
+
+    def record(self) -> CallRecord:
+        """How the call went so far (ended now)."""
+        request, validation = self.request, self.validation
+        return CallRecord(
+            index=self.index,
+            call_id=request.id,
+            name=request.name,
+            arguments=request.raw_arguments,
+            repaired=validation.repaired,
+            validation_kind=validation.kind,
+            early=self.early,
+            started_at=self.started_at,
+            ended_at=time.time(),
+            attempts=self.attempts,
+            full_result=self.full_result,
+        )
 
     @property
     def runnable(self) -> bool:
@@ -293,11 +368,13 @@ class TurnRun:
         early: bool,
         allowed: int | None,
         on_result: ResultCallback | None,
+        on_call: CallCallback | None = None,
     ) -> None:
         self._executor = executor
         self._early = early
         self._allowed = allowed
         self._on_result = on_result
+        self._on_call = on_call
         self._scope = TaskScope()
         self._by_index: dict[int, _Call] = {}
         self._known: list[int] = []  # indices seen while streaming, ascending
@@ -526,10 +603,13 @@ class TurnRun:
 
     def _launch(self, call: _Call) -> None:
         self._launched += 1
+        call.early = self._order is None  # launched while the turn still streams
         call.task = self._scope.start(self._guarded(call))
 
     async def _guarded(self, call: _Call) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
+        if call.started_at is None:
+            call.started_at = time.time()
         try:
             denial = await self._permit(call)
             result = await self._attempts(call) if denial is None else _denied(call, denial)
@@ -572,6 +652,7 @@ class TurnRun:
         attempts = 1 + (tool.retries if tool.idempotent else 0)
         self._executed += 1
         for attempt in range(attempts):
+            call.attempts += 1
             try:
                 value = await self._once(call, tool)
             except TimeoutError as exc:
@@ -610,10 +691,13 @@ class TurnRun:
                 _release(call, job)
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
+        limit = self._executor.options.max_result_chars
         try:
-            content = render_content(value, max_chars=self._executor.options.max_result_chars)
+            content = render_content(value, max_chars=limit)
         except ResultError as exc:
             return failure_result(call.request.id, tool.name, exc.message, tool=None)
+        if len(content) > limit and self._on_call is not None:  # cut: observers get it all
+            call.full_result = render_content(value, max_chars=sys.maxsize)
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
 
     def _settle(self, call: _Call, result: ToolResult) -> None:
@@ -623,6 +707,8 @@ class TurnRun:
         call.result = result
         if self._on_result is not None:
             self._on_result(call.index, result)
+        if self._on_call is not None:
+            self._on_call(call.record(), result)
 
     @staticmethod
     def _unfinished(call: _Call, reason: str) -> ToolResult:
@@ -643,7 +729,9 @@ class TurnRun:
         # Set directly, not through _settle: no result event for a call that is replaced.
         call.result = self._unfinished(call, reason)
         call.task.cancel()
-        self.discarded.append(Discarded(call.index, request.id, request.name, reason))
+        self.discarded.append(
+            Discarded(call.index, request.id, request.name, reason, call=call.record())
+        )
 
     def _discard_all(self, reason: str) -> None:
         for call in self._by_index.values():

@@ -1,0 +1,124 @@
+"""``toolwire inspect RUN``: one logged run, tool system first.
+
+    toolwire inspect last
+    toolwire inspect 3f2a --json
+    toolwire inspect 3f2a --price-in 0.4 --price-out 1.6   # USD per million tokens
+
+RUN is a full run id, an unambiguous prefix, or ``last``. It shows the rounds with
+each call's status and latency, the tool distribution, suspicious loops (one call
+signature more than --loop-threshold times), failures by class with what to check
+first, and tokens (and cost, given prices) per round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .logdb import add_db_option, db_path
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``inspect`` subcommand."""
+    parser = subparsers.add_parser(
+        "inspect",
+        help="show one logged run: calls, latencies, loops, failures, tokens",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("run_ref", metavar="RUN", help="run id, unambiguous prefix, or 'last'")
+    add_db_option(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--loop-threshold",
+        type=int,
+        default=2,
+        metavar="N",
+        help="flag a call signature seen more than N times (default 2)",
+    )
+    parser.add_argument("--price-in", type=float, metavar="USD", help="per million input tokens")
+    parser.add_argument("--price-out", type=float, metavar="USD", help="per million output tokens")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the analysis of one run."""
+    from ..errors import CallerError
+    from ..observe.inspect import inspect_run
+    from ..observe.query import load_run
+    from ..observe.store import connect
+
+    if args.loop_threshold < 1:
+        raise CallerError(f"--loop-threshold must be >= 1, got {args.loop_threshold}")
+    if (args.price_in is None) != (args.price_out is None):
+        raise CallerError("give both --price-in and --price-out, or neither")
+    prices = None if args.price_in is None else (args.price_in, args.price_out)
+    path = db_path(args)
+    conn = connect(path, readonly=True)
+    try:
+        report = inspect_run(
+            load_run(conn, args.run_ref, path), loop_threshold=args.loop_threshold, prices=prices
+        )
+    finally:
+        conn.close()
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(render(report))
+    return 0
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.1f} ms"
+
+
+def render(report: dict[str, Any]) -> str:
+    """The report as text."""
+    lines = [
+        f"run {report['run_id']}  {report['model']}  {report['time']}  {report['outcome']}",
+    ]
+    if report["error"]:
+        lines.append(f"  error: {report['error_type']}: {report['error']}")
+    if report["prompt"]:
+        lines.append(f"  prompt: {report['prompt'][:120]}")
+    for request in report["requests"]:
+        usage = request["usage"]
+        cost = "" if usage["cost"] is None else f", ${usage['cost']:.6f}"
+        lines.append(
+            f"round {request['round']}: model {_ms(request['latency_ms'])} "
+            f"({request['finish_reason']}, {usage['input_tokens']} in / "
+            f"{usage['output_tokens']} out tokens{cost})"
+        )
+        for call in report["calls"]:
+            if call["round"] != request["round"]:
+                continue
+            flags = "".join(
+                f" [{flag}]"
+                for flag, on in (
+                    ("early", call["early"]),
+                    ("repaired", call["repaired"]),
+                    (f"{call['retries']} retries", call["retries"]),
+                )
+                if on
+            )
+            lines.append(
+                f"  [{call['index']}] {call['tool']}({call['arguments'][:80]}) "
+                f"{call['status']} {_ms(call['latency_ms']) if call['attempts'] else 'not run'}{flags}"
+            )
+            lines.append(f"      → {call['result_preview'][:110]}")
+    lines.append(f"rounds: {report['rounds']}  calls: {len(report['calls'])}")
+    distribution = ", ".join(f"{k} x{v}" for k, v in report["tool_distribution"].items())
+    lines.append(f"tools: {distribution or 'none'}")
+    for loop in report["suspicious_loops"]:
+        lines.append(
+            f"suspicious loop: {loop['signature'][:100]} x{loop['count']} (rounds {loop['rounds']})"
+        )
+    for kind, count in report["failures_by_class"].items():
+        lines.append(f"failures: {kind} x{count} — {report['failure_hints'].get(kind, '')}")
+    usage = report["usage"]
+    cost = "" if usage["cost"] is None else f", ${usage['cost']:.6f}"
+    lines.append(f"tokens: {usage['input_tokens']} in / {usage['output_tokens']} out{cost}")
+    return "\n".join(lines)

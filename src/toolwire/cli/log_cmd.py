@@ -1,0 +1,54 @@
+"""``toolwire log``: the latest runs in the audit log.
+
+toolwire log                 # id, time, model, rounds, calls, failures, outcome
+toolwire log --limit 50 --json
+toolwire log --db runs.db
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .logdb import add_db_option, db_path
+
+__all__ = ["register"]
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``log`` subcommand."""
+    parser = subparsers.add_parser(
+        "log",
+        help="list the latest logged runs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_db_option(parser)
+    parser.add_argument("--limit", type=int, default=20, metavar="N", help="runs to list")
+    parser.add_argument("--json", action="store_true", help="print a JSON list, newest first")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the latest runs."""
+    from ..errors import CallerError
+    from ..observe import AuditLog
+
+    if args.limit < 1:
+        raise CallerError(f"--limit must be >= 1, got {args.limit}")
+    runs = AuditLog(db_path(args)).runs(args.limit)
+    if args.json:
+        print(json.dumps(runs, indent=2))
+        return 0
+    if not runs:
+        print("no runs logged yet")
+        return 0
+    print(f"{'run':12}  {'time':19}  {'model':24}  rounds  calls  failed  outcome")
+    for r in runs:
+        time = (r["time"] or "")[:19].replace("T", " ")
+        print(
+            f"{r['run_id'][:12]}  {time:19}  {r['model'][:24]:24}  {r['rounds']:>6}  "
+            f"{r['calls']:>5}  {r['failures']:>6}  {r['outcome']}"
+        )
+    return 0

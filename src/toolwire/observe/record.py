@@ -1,0 +1,251 @@
+"""One run's events, turned into audit-log rows.
+
+This runs on the run's event loop, so it only copies what it needs into tuples and
+queues them (:meth:`AuditLog.submit`); JSON encoding of the few larger values
+(messages, tool calls) happens here, once per request, never per fragment.
+
+A request's row holds the messages added since the previous request, or all of them
+when the history was rewritten in between (compacted, trimmed): then their count is
+the row's ``history_length``.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import time
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..messages import Message, ToolResult, ToolStatus, UserMessage
+from ..run.events import (
+    CallDiscarded,
+    ObservedEvent,
+    RequestStarted,
+    ResponseDone,
+    RunEnded,
+    RunStarted,
+    ToolResultReady,
+)
+from ..run.execute import CallRecord
+from .store import AuditLogWarning
+
+if TYPE_CHECKING:
+    from .store import AuditLog, Row
+
+__all__ = ["RunRecorder", "failure_class", "message_json"]
+
+_INSERT_CALL = (
+    "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
+    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+_STATUS_FAILURE = {ToolStatus.ERROR: "tool_error", ToolStatus.TIMEOUT: "timeout"}
+
+
+def failure_class(validation_kind: str | None, status: ToolStatus) -> str | None:
+    """The failure class of a call (as ``RunDiagnostics`` counts them), or ``None``."""
+    return validation_kind or _STATUS_FAILURE.get(status)
+
+
+def message_json(messages: list[Message]) -> str:
+    """The neutral messages as JSON: their dataclass fields, enums by value."""
+    return json.dumps([_plain(m) for m in messages])
+
+
+def _plain(value: Any) -> Any:
+    """A message or part as a dict of its fields (``dataclasses.asdict`` without the
+    deep copies: one message per result, once per request, on the event loop)."""
+    if type(value) is ToolResult:  # the common case, written out
+        return {
+            "call_id": value.call_id,
+            "name": value.name,
+            "content": value.content,
+            "status": value.status.value,
+            "role": "tool",
+        }
+    out: dict[str, Any] = {}
+    for name in value.__dataclass_fields__:
+        item = getattr(value, name)
+        if isinstance(item, list):
+            item = [_plain(part) for part in item]
+        elif isinstance(item, enum.Enum):
+            item = item.value
+        out[name] = item
+    return out
+
+
+class RunRecorder:
+    """The listener that writes one run to an :class:`~toolwire.observe.AuditLog`."""
+
+    def __init__(self, log: AuditLog, start: RunStarted) -> None:
+        self._log = log
+        self._start = start
+        self.run_id = start.run_id
+        self._requests = 0
+        self._calls = 0
+        self._sent = 0  # messages already recorded with an earlier request
+        self._last: Message | None = None  # the last of them
+        self._request: RequestStarted | None = None
+        self._handlers: dict[type, Callable[[Any], None]] = {
+            RequestStarted: self._started,
+            ResponseDone: self._response,
+            ToolResultReady: self._call,
+            CallDiscarded: self._discarded,
+            RunEnded: self._ended,
+        }
+
+    def start_row(self) -> Row:
+        """The ``runs`` row (written before the first request)."""
+        start = self._start
+        prompts = [m.content for m in start.messages if isinstance(m, UserMessage)]
+        return (
+            "INSERT INTO runs (run_id, started_at, model, tools, settings, prompt, outcome, pid)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
+            (
+                start.run_id,
+                start.at,
+                start.model,
+                json.dumps(start.tools, default=repr),
+                json.dumps(start.settings, default=repr),
+                prompts[-1] if prompts else None,
+                os.getpid(),
+            ),
+        )
+
+    def __call__(self, event: ObservedEvent) -> None:
+        """Record one event; one dict lookup for the many that need nothing (deltas)."""
+        handler = self._handlers.get(type(event))
+        if handler is not None:
+            handler(event)
+
+    def _started(self, event: RequestStarted) -> None:
+        self._request = event
+        if self._requests:
+            # Everything of the rounds before is committed before the next request
+            # goes out (one wait per request, not per call): a killed run loses at
+            # most the round in flight.
+            self._log.flush()
+
+    def _extends(self, messages: list[Message]) -> bool:
+        """Whether ``messages`` continue what the previous request sent (a history that
+        was rewritten, e.g. compacted, is recorded whole)."""
+        sent = self._sent
+        return sent == 0 or (len(messages) >= sent and messages[sent - 1] is self._last)
+
+    def _response(self, event: ResponseDone) -> None:
+        request = self._request
+        messages = list(request.request.messages) if request is not None else []
+        new = messages[self._sent :] if self._extends(messages) else messages
+        self._sent, self._last = len(messages), (messages[-1] if messages else None)
+        self._requests += 1
+        turn = event.turn
+        message = turn.message
+        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+        usage = turn.usage
+        self._log.submit(
+            (
+                "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
+                " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
+                " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
+                " reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    self._requests,
+                    event.round,
+                    event.started_at,
+                    event.first_event_at,
+                    event.ended_at,
+                    event.latency_ms,
+                    message_json(new),
+                    len(messages),
+                    request.request.tool_choice if request is not None else None,
+                    turn.finish_reason,
+                    message.text,
+                    message.reasoning,
+                    json.dumps(calls),
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_read_tokens,
+                    usage.reasoning_tokens,
+                ),
+            )
+        )
+
+    def _call(self, event: ToolResultReady) -> None:
+        result, call = event.result, event.call
+        status = result.status
+        if call is None:  # a result made outside the executor: what it says is all we know
+            self._insert_call(event.round, event.index, result.call_id, result.name, status.value,
+                              text=result.content, failure=failure_class(None, status))  # fmt: skip
+            return
+        self._insert_call(
+            event.round, call.index, call.call_id, call.name, status.value,
+            call=call, text=call.full_result or result.content,
+            failure=failure_class(call.validation_kind, status),
+        )  # fmt: skip
+
+    def _discarded(self, event: CallDiscarded) -> None:
+        self._insert_call(event.round, event.index, event.call_id, event.name, "discarded",
+                          call=event.call, reason=event.reason)  # fmt: skip
+
+    def _insert_call(
+        self,
+        round_: int,
+        index: int,
+        call_id: str,
+        tool: str,
+        status: str,
+        *,
+        call: CallRecord | None = None,
+        text: str = "",
+        failure: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        self._calls += 1
+        params = (
+            self.run_id, self._calls, round_, index, call_id, tool,
+            call.arguments if call else "", int(call.repaired) if call else 0,
+            status, text,
+            call.started_at if call else None, call.ended_at if call else time.time(),
+            call.latency_ms if call else None, call.attempts if call else 0,
+            failure, int(call.early) if call else 0, reason,
+        )  # fmt: skip
+        self._log.submit((_INSERT_CALL, params))
+
+    def _ended(self, event: RunEnded) -> None:
+        error = event.error
+        usage = event.usage
+        output = event.result.output if event.result is not None else None
+        self._log.submit(
+            (
+                "UPDATE runs SET ended_at = ?, outcome = ?, error = ?, error_type = ?, output = ?,"
+                " rounds = ?, requests = ?, input_tokens = ?, output_tokens = ?,"
+                " cache_read_tokens = ?, cache_write_tokens = ?, reasoning_tokens = ?"
+                " WHERE run_id = ?",
+                (
+                    event.at,
+                    event.outcome,
+                    None if error is None else (str(error) or type(error).__name__),
+                    None if error is None else type(error).__name__,
+                    output,
+                    event.rounds,
+                    event.requests,
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    usage.reasoning_tokens,
+                    self.run_id,
+                ),
+            )
+        )
+        self._log.flush()  # a finished run is in the file when Agent.run returns
+        error, self._log.error = self._log.error, None
+        if error is not None:  # the writer thread failed after the run began
+            if self._log.strict:
+                raise error
+            warnings.warn(f"{error}; rows of the run were lost", AuditLogWarning, stacklevel=2)

@@ -1,0 +1,125 @@
+"""The audit log's schema: numbered migrations, applied in order, never edited.
+
+``PRAGMA user_version`` holds the number of migrations applied. A new version of the
+schema is a new entry appended to :data:`MIGRATIONS`; an existing entry is never
+changed, so that every database, however old, reaches the same schema by running the
+entries it has not run yet. A database with a higher version than this toolwire knows
+was written by a newer toolwire: it is refused, not guessed at.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "apply_migrations", "schema_version"]
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: runs, model requests and tool calls.
+    """
+    CREATE TABLE runs (
+        run_id TEXT PRIMARY KEY,
+        started_at REAL NOT NULL,
+        ended_at REAL,
+        model TEXT NOT NULL,
+        tools TEXT NOT NULL,          -- JSON: the tool definitions offered
+        settings TEXT NOT NULL,       -- JSON: tool choice, limits, provider options
+        prompt TEXT,                  -- the last user message at the start
+        outcome TEXT NOT NULL,        -- running | ok | error | cancelled
+        error TEXT,
+        error_type TEXT,
+        output TEXT,
+        rounds INTEGER NOT NULL DEFAULT 0,
+        requests INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE requests (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        seq INTEGER NOT NULL,         -- 1-based request number in the run
+        round INTEGER NOT NULL,
+        started_at REAL NOT NULL,
+        first_event_at REAL,
+        ended_at REAL NOT NULL,
+        latency_ms REAL NOT NULL,
+        messages TEXT NOT NULL,       -- JSON: the messages added since the previous request
+        history_length INTEGER NOT NULL, -- messages sent in all
+        tool_choice TEXT,
+        finish_reason TEXT,
+        text TEXT NOT NULL,
+        reasoning TEXT NOT NULL,
+        tool_calls TEXT NOT NULL,     -- JSON: [{id, name, arguments}] verbatim
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    CREATE TABLE calls (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        seq INTEGER NOT NULL,         -- order in which results arrived
+        round INTEGER NOT NULL,
+        idx INTEGER NOT NULL,         -- the provider's index in its turn
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        arguments TEXT NOT NULL,      -- as the model sent them
+        repaired INTEGER NOT NULL,
+        status TEXT NOT NULL,         -- ok | error | timeout | cancelled | not_executed | discarded
+        result TEXT NOT NULL,         -- the full text, even when the model saw a cut one
+        started_at REAL,
+        ended_at REAL NOT NULL,
+        latency_ms REAL,
+        attempts INTEGER NOT NULL,
+        failure_class TEXT,
+        early INTEGER NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
+    # 2: cache and reasoning tokens, the writer's process id (a run still 'running'
+    # whose process is gone was killed), why a call was discarded, and the indexes
+    # the inspector's queries use.
+    """
+    ALTER TABLE runs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE runs ADD COLUMN pid INTEGER;
+    ALTER TABLE requests ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE requests ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE calls ADD COLUMN reason TEXT;
+    CREATE INDEX runs_by_start ON runs (started_at);
+    CREATE INDEX calls_by_tool ON calls (run_id, tool);
+    """,
+)
+"""Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The version this toolwire writes."""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's schema version (0: empty)."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def apply_migrations(conn: sqlite3.Connection, *, upto: int = SCHEMA_VERSION) -> int:
+    """Apply the migrations the database has not run yet, each in its own transaction.
+
+    Args:
+        conn: A connection in autocommit mode (``isolation_level=None``).
+        upto: Stop at this version (tests build old databases with it).
+
+    Returns:
+        The version before migrating. A version above ``upto`` is left alone; the
+        caller decides whether it is acceptable.
+    """
+    before = schema_version(conn)
+    for version in range(before + 1, upto + 1):
+        statements = [s for s in MIGRATIONS[version - 1].split(";") if s.strip()]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in statements:
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    return before

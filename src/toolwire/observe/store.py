@@ -1,0 +1,416 @@
+"""``AuditLog``: the SQLite file every observed run is written to.
+
+Writes leave the run's event loop at once: the recorder turns each event into one row
+(a tuple) and puts it on a queue; a writer thread takes whatever has queued up, redacts
+it, and commits it in one transaction. When runs are quiet each row is committed as
+soon as it arrives; when calls end in bursts, one commit covers the burst. (A commit is
+an fsync-free WAL append with ``synchronous=NORMAL``, tens of microseconds: per call,
+that alone is about the executor's whole overhead, bench/bench_observe.py.) Before each
+model request after the first, and at the end of the run, the recorder waits for the
+queue to drain: a process killed with SIGKILL loses at most the round in flight (its
+calls, and its model turn if not yet committed), never an earlier round, and a finished
+run is in the file when ``Agent.run`` returns.
+
+Errors: an unusable file (locked, read-only, corrupt, from a newer toolwire) is an
+:class:`~toolwire.errors.AuditLogError` naming it. A strict log raises it when a run
+begins, before the first model request; otherwise it becomes an
+:class:`AuditLogWarning` and the run goes on without a log.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import operator
+import os
+import queue
+import sqlite3
+import threading
+import warnings
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import AuditLogError, CallerError
+from ..run.events import RunStarted
+from ..run.observers import RunListener
+from .redact import Redactor
+from .schema import SCHEMA_VERSION, apply_migrations, schema_version
+
+__all__ = ["AuditLog", "AuditLogWarning", "connect", "describe_error"]
+
+Row = tuple[str, tuple[Any, ...]]
+"""One write: an SQL statement and its parameters."""
+
+_MAX_GROUP = 2000  # rows per commit at most, so that one commit never holds the lock long
+GROUP_WINDOW = 0.002
+"""Seconds the writer waits after the first row of a group for more to arrive.
+
+Without the wait, every row woke the writer and handed it the GIL while the run was
+busy (about 10 µs per row); with it, queueing a row is a list append. A flush cuts
+the wait short."""
+
+
+class AuditLogWarning(UserWarning):
+    """The audit log could not be written; the run went on without it."""
+
+
+class _Flush:
+    __slots__ = ("done",)
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+
+
+_STOP = object()
+
+
+def describe_error(path: str, exc: sqlite3.Error, timeout: float) -> AuditLogError:
+    """The :class:`AuditLogError` for an SQLite failure on ``path``."""
+    text = str(exc)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return AuditLogError(
+            path,
+            f"the database is locked by another connection (waited {timeout:g} s)",
+            hint="let the other process finish, or log to another file (--log PATH)",
+        )
+    if "readonly" in lowered or "read-only" in lowered or "unable to open" in lowered:
+        return AuditLogError(path, f"the file cannot be written ({text})")
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return AuditLogError(
+            path,
+            f"the file is not a usable SQLite database ({text})",
+            hint="move the file away (it may be corrupt, or not an audit log) and log again",
+        )
+    return AuditLogError(path, f"SQLite error: {text}")
+
+
+def connect(path: str, *, readonly: bool = False, timeout: float = 5.0) -> sqlite3.Connection:
+    """A connection to the audit log at ``path``, checked and migrated.
+
+    Args:
+        path: The file (``":memory:"``: a private in-memory database).
+        readonly: Open for reading only; the file must exist and is never migrated.
+        timeout: Seconds to wait for another connection's write lock.
+
+    Raises:
+        AuditLogError: The file is missing (``readonly``), locked, read-only, corrupt,
+            or from a newer toolwire.
+    """
+    try:
+        if readonly:
+            if not Path(path).is_file():
+                raise AuditLogError(
+                    path,
+                    "no such file",
+                    hint="run something with the log on first, or pass --db PATH",
+                )
+            uri = Path(path).resolve().as_uri() + "?mode=ro"
+            conn = sqlite3.connect(
+                uri, uri=True, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+        else:
+            if path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                path, timeout=timeout, isolation_level=None, check_same_thread=False
+            )
+    except sqlite3.Error as exc:
+        raise describe_error(path, exc, timeout) from None
+    except OSError as exc:
+        raise AuditLogError(path, f"cannot create its directory ({exc.strerror})") from None
+    try:
+        _prepare(conn, path, readonly=readonly)
+        if readonly and schema_version(conn) < SCHEMA_VERSION:
+            # An older log: bring it up to date once (a writable connection), so that
+            # the readers' queries can rely on one schema.
+            connect(path, timeout=timeout).close()
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> None:
+    try:
+        version = schema_version(conn)
+        if version > SCHEMA_VERSION:
+            raise AuditLogError(
+                path,
+                f"it was written by a newer toolwire (schema version {version}; this "
+                f"toolwire knows versions up to {SCHEMA_VERSION})",
+                hint="upgrade toolwire, or log to another file (--log PATH)",
+            )
+        if readonly:
+            if version == 0:
+                raise AuditLogError(path, "it is not a toolwire audit log (no schema)")
+            return
+        if path != ":memory:" and conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
+            raise AuditLogError(path, "SQLite refused WAL mode for it")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        apply_migrations(conn)
+    except sqlite3.Error as exc:
+        raise describe_error(path, exc, conn_timeout(conn)) from None
+
+
+def conn_timeout(conn: sqlite3.Connection) -> float:
+    """The connection's busy timeout in seconds."""
+    return float(conn.execute("PRAGMA busy_timeout").fetchone()[0]) / 1000.0
+
+
+class AuditLog:
+    """Every run of the agents that use it, in one SQLite file.
+
+    Use as ``Agent(model, tools, log=AuditLog("runs.db"))`` (or ``log="runs.db"``); one
+    log may serve many agents and concurrent runs. Read it back with
+    ``toolwire log``/``toolwire inspect``, :meth:`runs` and :meth:`inspect`.
+
+    Args:
+        path: The SQLite file (created with its directory), or ``":memory:"``.
+        strict: Fail a run (before its first request) when the log cannot be
+            written, instead of warning and going on without it.
+        redact: What to redact before writing (default: the built-in patterns and
+            names, see :mod:`toolwire.observe.redact`).
+        timeout: Seconds to wait for another process's write lock.
+        group_commits: Commit from a writer thread, grouping rows that arrive
+            together (the default). ``False`` commits every row in the caller's
+            thread as it is recorded: slower, for comparison (bench/).
+
+    Raises:
+        CallerError: An argument has the wrong type.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        strict: bool = False,
+        redact: Redactor | None = None,
+        timeout: float = 5.0,
+        group_commits: bool = True,
+    ) -> None:
+        if not isinstance(path, (str, os.PathLike)):
+            raise CallerError(f"AuditLog(path): a path or ':memory:', not {path!r}")
+        if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or timeout < 0:
+            raise CallerError(f"AuditLog(timeout): a number of seconds >= 0, not {timeout!r}")
+        self.path = os.fspath(path)
+        self.strict = bool(strict)
+        self.redact = redact if redact is not None else Redactor()
+        self.timeout = float(timeout)
+        self.group_commits = bool(group_commits)
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # one statement sequence on the connection at a time
+        self._open_lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._wake = threading.Event()  # ends the writer's group window early
+        self._writer: threading.Thread | None = None
+        self.error: AuditLogError | None = None
+        """The last write error (the writer thread keeps going; rows in it are lost)."""
+
+    def __repr__(self) -> str:
+        return f"AuditLog({self.path!r})"
+
+    # -- opening ---------------------------------------------------------------------------
+
+    def open(self) -> AuditLog:
+        """Open (create, migrate) the file now rather than at the first run.
+
+        Raises:
+            AuditLogError: The file cannot be used.
+        """
+        with self._open_lock:
+            if self._conn is None:
+                self._conn = connect(self.path, timeout=self.timeout)
+                if self.group_commits:
+                    self._start_writer()
+        return self
+
+    def _start_writer(self) -> None:
+        writer = threading.Thread(
+            target=_write_loop,
+            args=(weakref.ref(self), self._queue, self._wake),
+            name=f"toolwire-audit-log:{self.path}",
+            daemon=True,
+        )
+        writer.start()
+        self._writer = writer
+        atexit.register(self.close)
+
+    def begin(self, start: RunStarted) -> RunListener:
+        """The listener for one run (the :class:`~toolwire.run.observers.RunHook` side).
+
+        Raises:
+            AuditLogError: Only when ``strict``: the file cannot be used.
+        """
+        from .record import RunRecorder
+
+        try:
+            first = self._conn is None
+            self.open()
+            recorder = RunRecorder(self, start)
+            if first or self.strict or not self.group_commits:
+                self.write_now(recorder.start_row())  # proves the file writable, now
+            else:
+                self.submit(recorder.start_row())
+        except AuditLogError as exc:
+            if self.strict:
+                raise
+            warnings.warn(f"{exc}; the run is not logged", AuditLogWarning, stacklevel=2)
+            return _ignore
+        return recorder
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def submit(self, row: Row) -> None:
+        """Queue one row for the writer (or write it now without ``group_commits``)."""
+        if self._writer is None:
+            self.write_now(row)
+        else:
+            self._queue.put(row)
+
+    def write_now(self, row: Row) -> None:
+        """Write and commit one row in this thread, after what is queued.
+
+        Raises:
+            AuditLogError: The write failed.
+        """
+        self.flush()
+        conn = self._conn
+        assert conn is not None, "write_now() before open()"
+        with self._lock:
+            try:
+                _commit(conn, [row], self.redact)
+            except sqlite3.Error as exc:
+                raise describe_error(self.path, exc, self.timeout) from None
+
+    def flush(self) -> None:
+        """Wait until everything queued so far is committed (or failed)."""
+        writer = self._writer
+        if writer is None or not writer.is_alive():
+            return
+        marker = _Flush()
+        self._queue.put(marker)
+        self._wake.set()
+        marker.done.wait()
+
+    def close(self) -> None:
+        """Commit what is queued, stop the writer and close the file (idempotent)."""
+        with self._open_lock:
+            writer, self._writer = self._writer, None
+            if writer is not None and writer.is_alive():
+                self._queue.put(_STOP)
+                self._wake.set()
+                writer.join()
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+        atexit.unregister(self.close)
+
+    def __enter__(self) -> AuditLog:
+        return self.open()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection to read from, after what is queued is committed.
+
+        Raises:
+            AuditLogError: The file cannot be read.
+        """
+        self.flush()
+        if self.path == ":memory:":
+            self.open()  # nothing to read from but this connection
+        if self._conn is not None:
+            with self._lock:
+                yield self._conn
+            return
+        conn = connect(self.path, readonly=True, timeout=self.timeout)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The latest runs, newest first (what ``toolwire log --json`` prints)."""
+        from .query import list_runs
+
+        with self.reading() as conn:
+            return list_runs(conn, limit)
+
+    def resolve(self, ref: str) -> str:
+        """The full id of a run: ``ref`` is an id, an unambiguous prefix, or ``last``.
+
+        Raises:
+            RunNotFoundError: No run, or more than one, matches.
+        """
+        from .query import resolve_run
+
+        with self.reading() as conn:
+            return resolve_run(conn, ref, self.path)
+
+    def inspect(self, ref: str, *, loop_threshold: int = 2) -> dict[str, Any]:
+        """The analysis of one run (what ``toolwire inspect RUN --json`` prints)."""
+        from .inspect import inspect_run
+        from .query import load_run
+
+        with self.reading() as conn:
+            return inspect_run(load_run(conn, ref, self.path), loop_threshold=loop_threshold)
+
+
+def _ignore(event: object) -> None:
+    """The listener of a run whose log could not be opened."""
+
+
+def _commit(conn: sqlite3.Connection, rows: list[Row], redact: Redactor) -> None:
+    conn.execute("BEGIN")
+    try:
+        for sql, group in itertools.groupby(rows, key=operator.itemgetter(0)):
+            conn.executemany(sql, [_redacted(params, redact) for _, params in group])
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _redacted(params: tuple[Any, ...], redact: Redactor) -> tuple[Any, ...]:
+    texts = [p for p in params if isinstance(p, str)]
+    if not redact.may_contain("\0".join(texts)):  # one check per row, not per field
+        return params
+    return tuple(redact(p) if isinstance(p, str) else p for p in params)
+
+
+def _write_loop(
+    owner: weakref.ReferenceType[AuditLog], rows: queue.SimpleQueue[Any], wake: threading.Event
+) -> None:
+    """The writer thread: commit whatever has queued up, as one transaction."""
+    while True:
+        group = [rows.get()]
+        if not isinstance(group[0], _Flush) and group[0] is not _STOP:
+            wake.wait(GROUP_WINDOW)  # let the rest of the burst arrive
+        wake.clear()
+        while len(group) < _MAX_GROUP:
+            try:
+                group.append(rows.get_nowait())
+            except queue.Empty:
+                break
+        log = owner()
+        writes = [item for item in group if isinstance(item, tuple)]
+        if writes and log is not None and log._conn is not None:
+            with log._lock:
+                try:
+                    _commit(log._conn, writes, log.redact)
+                except sqlite3.Error as exc:
+                    log.error = describe_error(log.path, exc, log.timeout)
+        for item in group:
+            if isinstance(item, _Flush):
+                item.done.set()
+        if log is None or any(item is _STOP for item in group):
+            return
+        del log

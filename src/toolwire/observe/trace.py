@@ -1,0 +1,226 @@
+"""The trace viewer: one logged run as one self-contained HTML page.
+
+Each round is a timeline: the model's stream is one bar (a tick marks its first
+event), each tool call another, placed on the same time axis, so that a parallel batch
+shows as overlapping bars and an early-started call begins before the stream's bar
+ends. Bars are coloured by status and laid out here, in Python, as plain positioned
+elements; the page's only script shows a bar's details (arguments, result, timings)
+when it is clicked. Everything — styles, script, data — is inline: the page fetches
+nothing. All logged text enters the page escaped (HTML text, or JSON with ``<``
+escaped inside the data block), never as markup.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+__all__ = ["render_html"]
+
+MAX_DETAIL_CHARS = 100_000  # of one result or arguments text inside the page
+
+_STYLE = """
+:root { --ok:#2e9d5b; --error:#d64545; --timeout:#e08a1e; --cancelled:#8a8a8a;
+  --not_executed:#b9b9b9; --discarded:#9b6cd1; --model:#3b7dd8; }
+* { box-sizing: border-box; }
+body { font: 13px/1.4 system-ui, sans-serif; margin: 16px 20px; color: #222; }
+h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6px; }
+.meta { color: #555; margin-bottom: 10px; } .meta b { color: #222; }
+.legend span { display: inline-block; margin-right: 12px; }
+.legend i { display: inline-block; width: 11px; height: 11px; margin-right: 4px;
+  vertical-align: -1px; border-radius: 2px; }
+.round { border-top: 1px solid #ddd; }
+.row { display: flex; align-items: center; height: 24px; }
+.label { width: 240px; flex: none; overflow: hidden; white-space: nowrap;
+  text-overflow: ellipsis; padding-right: 8px; font-family: ui-monospace, monospace; }
+.track { position: relative; flex: 1; height: 18px; background: #f6f6f6; }
+.bar { position: absolute; top: 2px; height: 14px; min-width: 3px; border-radius: 3px;
+  cursor: pointer; }
+.bar:hover, .bar.selected { outline: 2px solid #222; }
+.bar.model { background: var(--model); }
+.tick { position: absolute; top: 0; width: 2px; height: 18px; background: #123d73; }
+.axis { display: flex; justify-content: space-between; margin-left: 240px; color: #777;
+  font-size: 11px; }
+#details { margin-top: 16px; padding: 10px; border: 1px solid #ccc; background: #fafafa;
+  min-height: 40px; }
+#details pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0 10px;
+  max-height: 360px; overflow: auto; background: #fff; padding: 6px; border: 1px solid #e4e4e4; }
+"""
+
+_SCRIPT = """
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("trace-data").textContent);
+  var details = document.getElementById("details");
+  function add(tag, text) {
+    var node = document.createElement(tag);
+    node.textContent = text;
+    details.appendChild(node);
+    return node;
+  }
+  function show(bar) {
+    var item = data.items[bar.getAttribute("data-item")];
+    var selected = document.querySelector(".bar.selected");
+    if (selected) { selected.classList.remove("selected"); }
+    bar.classList.add("selected");
+    details.textContent = "";
+    add("h2", item.title);
+    add("div", item.summary);
+    for (var i = 0; i < item.sections.length; i++) {
+      add("b", item.sections[i][0]);
+      add("pre", item.sections[i][1]);
+    }
+  }
+  var bars = document.querySelectorAll(".bar");
+  for (var i = 0; i < bars.length; i++) {
+    bars[i].addEventListener("click", function (event) { show(event.currentTarget); });
+  }
+}());
+"""
+
+_STATUSES = ("ok", "error", "timeout", "cancelled", "not_executed", "discarded")
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000.0:.1f} ms"
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_DETAIL_CHARS:
+        return text
+    return (
+        f"{text[:MAX_DETAIL_CHARS]}\n…[{len(text) - MAX_DETAIL_CHARS} more characters in the log]"
+    )
+
+
+def _pretty(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+    except ValueError:
+        return arguments
+
+
+class _Page:
+    """Collects the bars' detail records while the rounds are laid out."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+
+    def item(self, title: str, summary: str, sections: list[tuple[str, str]]) -> int:
+        self.items.append({"title": title, "summary": summary, "sections": sections})
+        return len(self.items) - 1
+
+
+def _bar(css: str, item: int, start: float, end: float, *, origin: float, span: float,
+         attributes: str = "") -> str:  # fmt: skip
+    left = (start - origin) / span * 100.0
+    width = max(0.0, (end - start) / span * 100.0)
+    return (
+        f'<div class="bar {css}" data-item="{item}" {attributes}'
+        f' style="left:{left:.3f}%;width:{width:.3f}%"></div>'
+    )
+
+
+def _round(page: _Page, number: int, requests: list[dict[str, Any]],
+           calls: list[dict[str, Any]]) -> str:  # fmt: skip
+    starts = [q["started_at"] for q in requests] + [
+        c["started_at"] if c["started_at"] is not None else c["ended_at"] for c in calls
+    ]
+    ends = [q["ended_at"] for q in requests] + [c["ended_at"] for c in calls]
+    origin = min(starts)
+    span = max(max(ends) - origin, 1e-6)
+    rows = []
+    for q in requests:
+        tool_calls = json.loads(q["tool_calls"])
+        summary = (
+            f"{_ms(q['ended_at'] - q['started_at'])}, finish reason {q['finish_reason']}, "
+            f"{q['input_tokens']} input / {q['output_tokens']} output tokens, "
+            f"{len(tool_calls)} tool call(s)"
+        )
+        sections = [("text", _cut(q["text"]))] if q["text"] else []
+        if q["reasoning"]:
+            sections.append(("reasoning", _cut(q["reasoning"])))
+        if tool_calls:
+            sections.append(("tool calls as sent", _cut(json.dumps(tool_calls, indent=2))))
+        item = page.item(f"model request {q['seq']} (round {number})", summary, sections)
+        bar = _bar("model", item, q["started_at"], q["ended_at"], origin=origin, span=span,
+                   attributes=f'data-request="{q["seq"]}"')  # fmt: skip
+        if q["first_event_at"] is not None:
+            left = (q["first_event_at"] - origin) / span * 100.0
+            bar += f'<div class="tick" title="first event" style="left:{left:.3f}%"></div>'
+        rows.append(
+            f'<div class="row"><div class="label">model stream #{q["seq"]}</div>'
+            f'<div class="track">{bar}</div></div>'
+        )
+    for c in calls:
+        status = c["status"] if c["status"] in _STATUSES else "error"
+        started = c["started_at"] if c["started_at"] is not None else c["ended_at"]
+        flags = [
+            flag for flag, on in (("early start", c["early"]), ("repaired", c["repaired"])) if on
+        ]
+        latency = "never ran" if c["latency_ms"] is None else f"{c['latency_ms']:.1f} ms"
+        summary = ", ".join(
+            [f"status {c['status']}", latency, f"{c['attempts']} attempt(s)", *flags]
+            + ([f"failure class {c['failure_class']}"] if c["failure_class"] else [])
+            + ([f"discarded: {c['reason']}"] if c.get("reason") else [])
+        )
+        item = page.item(
+            f"{c['tool']} · {c['call_id']}",
+            summary,
+            [("arguments", _cut(_pretty(c["arguments"]))), ("result", _cut(c["result"]))],
+        )
+        call_id = html.escape(c["call_id"], quote=True)
+        bar = _bar(f"call s-{status}", item, started, c["ended_at"], origin=origin, span=span,
+                   attributes=f'data-call-id="{call_id}" data-status="{status}" title="{call_id}"')  # fmt: skip
+        label = html.escape(f"[{c['idx']}] {c['tool']}")
+        rows.append(
+            f'<div class="row"><div class="label" title="{label}">{label}</div>'
+            f'<div class="track">{bar}</div></div>'
+        )
+    axis = "".join(f"<span>{_ms(span * k / 4)}</span>" for k in range(5))
+    return (
+        f'<section class="round" data-round="{number}"><h2>Round {number}</h2>'
+        f'{"".join(rows)}<div class="axis">{axis}</div></section>'
+    )
+
+
+def render_html(run: dict[str, Any]) -> str:
+    """The page for a run loaded by :func:`~toolwire.observe.query.load_run`."""
+    page = _Page()
+    numbers = sorted({q["round"] for q in run["requests"]} | {c["round"] for c in run["calls"]})
+    sections = [
+        _round(
+            page,
+            n,
+            [q for q in run["requests"] if q["round"] == n],
+            [c for c in run["calls"] if c["round"] == n],
+        )
+        for n in numbers
+    ]
+    duration = (
+        _ms(run["ended_at"] - run["started_at"]) if run["ended_at"] is not None else "unfinished"
+    )
+    legend = "".join(
+        f'<span><i style="background:var(--{s})"></i>{s}</span>' for s in ("model", *_STATUSES)
+    )
+    status_css = "".join(f".bar.s-{s} {{ background: var(--{s}); }}\n" for s in _STATUSES)
+    data = json.dumps({"items": page.items}, ensure_ascii=False).replace("<", "\\u003c")
+    title = html.escape(f"toolwire trace {run['run_id']}")
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<title>{title}</title><style>{_STYLE}{status_css}</style></head>
+<body>
+<h1>{title}</h1>
+<div class="meta"><b>{html.escape(run["model"])}</b> · {html.escape(run["outcome"])} ·
+{duration} · {len(run["requests"])} model request(s) · {len(run["calls"])} call(s)
+{"· " + html.escape(str(run["error"])) if run["error"] else ""}</div>
+<div class="meta">prompt: {html.escape((run["prompt"] or "")[:500])}</div>
+<div class="legend">{legend}</div>
+{"".join(sections) or "<p>No model request was logged.</p>"}
+<div id="details">Click a bar for its arguments, result and timings.</div>
+<script type="application/json" id="trace-data">{data}</script>
+<script>{_SCRIPT}</script>
+</body></html>
+"""

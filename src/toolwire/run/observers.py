@@ -1,0 +1,132 @@
+"""Observers of a run: the audit log and OpenTelemetry listen here; the loop needs neither.
+
+A *hook* (``Agent(log=...)``, ``Agent(instrument=True)``) is asked once per run for a
+*listener*, handing it the run's :class:`~toolwire.run.events.RunStarted`; the listener
+then gets every event the run emits and finally one
+:class:`~toolwire.run.events.RunEnded`. A hook that must fail the run (strict logging)
+raises from ``begin``, before the first model request; a listener handles its own
+errors, so an observer never decides how a run goes.
+
+The observers live in :mod:`toolwire.observe`, above ``run`` in the import order; the
+two lazy imports in :func:`resolve_hooks` are the sanctioned way down (as
+``resolve_model`` is for providers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..errors import CallerError
+from ..messages import Message, Usage
+from .events import ObservedEvent, RunEnded, RunEvent, RunStarted
+
+__all__ = ["Observation", "RunHook", "RunListener", "new_run_id", "resolve_hooks"]
+
+RunListener = Callable[[ObservedEvent], None]
+"""Receives one run's events, then its ``RunEnded``."""
+
+
+@runtime_checkable
+class RunHook(Protocol):
+    """Something that observes runs: asked for a listener at the start of each run."""
+
+    def begin(self, start: RunStarted) -> RunListener:
+        """A listener for the run that starts (raise here to stop it before it begins)."""
+        ...
+
+
+def new_run_id() -> str:
+    """A fresh run id: 32 hex digits, random, so that short prefixes are unambiguous."""
+    return uuid.uuid4().hex
+
+
+def resolve_hooks(log: object, instrument: object) -> tuple[RunHook, ...]:
+    """The hooks that ``Agent(log=..., instrument=...)`` asks for.
+
+    Args:
+        log: ``None``, an ``AuditLog`` (or any :class:`RunHook`), or a path to one.
+        instrument: Whether to emit OpenTelemetry spans.
+
+    Raises:
+        CallerError: ``log`` or ``instrument`` has the wrong type, or the
+            ``opentelemetry-api`` package is missing.
+    """
+    hooks: list[RunHook] = []
+    if isinstance(log, (str, os.PathLike)):
+        from ..observe import AuditLog
+
+        hooks.append(AuditLog(log))
+    elif isinstance(log, RunHook):
+        hooks.append(log)
+    elif log is not None:
+        raise CallerError(
+            f"log={log!r} is neither an AuditLog nor a path",
+            hint="pass toolwire.AuditLog(path), a path such as 'runs.db', or None",
+        )
+    if not isinstance(instrument, bool):
+        raise CallerError(f"instrument must be a bool, not {instrument!r}")
+    if instrument:
+        from ..observe.otel import Instrumentation
+
+        hooks.append(Instrumentation())
+    return tuple(hooks)
+
+
+class Observation:
+    """The listeners of one run, fed alongside the run's own emitter."""
+
+    def __init__(self, listeners: Sequence[RunListener], run_id: str) -> None:
+        self._listeners = tuple(listeners)
+        self._run_id = run_id
+
+    @classmethod
+    def begin(
+        cls,
+        hooks: Sequence[RunHook],
+        *,
+        run_id: str,
+        model: str,
+        tools: list[dict[str, Any]],
+        settings: dict[str, Any],
+        messages: list[Message],
+    ) -> Observation:
+        """Ask every hook for its listener (a strict hook may raise here)."""
+        start = RunStarted(run_id, model, tools, settings, list(messages), time.time())
+        return cls([hook.begin(start) for hook in hooks], run_id)
+
+    def wrap(self, emit: Callable[[RunEvent], None]) -> Callable[[RunEvent], None]:
+        """An emitter that tells the listeners first, then ``emit``."""
+        listeners = self._listeners
+
+        def both(event: RunEvent) -> None:
+            for listener in listeners:
+                listener(event)
+            emit(event)
+
+        return both
+
+    def end(
+        self,
+        *,
+        result: Any,
+        error: BaseException | None,
+        rounds: int,
+        requests: int,
+        usage: Usage,
+    ) -> None:
+        """Tell the listeners how the run ended."""
+        outcome: Literal["ok", "error", "cancelled"]
+        if error is None:
+            outcome = "ok"
+        elif isinstance(error, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
+            outcome = "cancelled"
+        else:
+            outcome = "error"
+        ended = RunEnded(self._run_id, outcome, time.time(), result, error, rounds, requests, usage)
+        for listener in self._listeners:
+            listener(ended)

@@ -1,0 +1,126 @@
+"""OpenTelemetry spans (GenAI semantic conventions), checked with the SDK's in-memory exporter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from toolwire import Agent
+from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+
+from .helpers import CorrectingModel, search, write
+
+sdk_trace = pytest.importorskip(
+    "opentelemetry.sdk.trace", reason="opentelemetry-sdk is not installed"
+)
+from opentelemetry import trace  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import (  # noqa: E402
+    InMemorySpanExporter,
+)
+from opentelemetry.trace import StatusCode  # noqa: E402
+
+_EXPORTER = InMemorySpanExporter()
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """The global tracer provider (set once per process, as OpenTelemetry allows)."""
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, sdk_trace.TracerProvider):
+        provider = sdk_trace.TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        trace.set_tracer_provider(provider)
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+def _by_name(exporter: InMemorySpanExporter) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    for span in exporter.get_finished_spans():
+        found.setdefault(span.name, []).append(span)
+    return found
+
+
+def test_spans_of_a_run(spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel(
+        [
+            tool_call_turn(
+                ("search", {"q": "a"}),
+                ("search", {"q": "b"}),
+                ("write", {"path": "p"}),
+                fragment=3,
+                usage={"prompt_tokens": 10, "completion_tokens": 4},
+            ),
+            text_turn("done", usage={"prompt_tokens": 20, "completion_tokens": 2}),
+        ],
+        chunk_delay=0.001,
+    )
+    result = Agent(model, [search, write], instrument=True).run_sync("go")
+    found = _by_name(spans)
+    [run] = found["invoke_agent toolwire"]
+    chats = found["chat scripted"]
+    tools = found["execute_tool search"] + found["execute_tool write"]
+    assert run.parent is None and run.attributes["gen_ai.conversation.id"] == result.run_id
+    assert run.attributes["gen_ai.operation.name"] == "invoke_agent"
+    assert len(chats) == 2 and len(tools) == 3
+    for span in chats + tools:  # siblings under the run's span
+        assert span.parent is not None and span.parent.span_id == run.context.span_id
+        assert span.context.trace_id == run.context.trace_id
+    first = min(chats, key=lambda s: s.start_time)
+    assert first.attributes["gen_ai.request.model"] == "scripted"
+    assert first.attributes["gen_ai.usage.input_tokens"] == 10
+    assert first.attributes["gen_ai.usage.output_tokens"] == 4
+    assert first.attributes["gen_ai.response.finish_reasons"] == ("tool_calls",)
+    assert first.kind == trace.SpanKind.CLIENT
+    by_id = {s.attributes["gen_ai.tool.call.id"]: s for s in tools}
+    assert set(by_id) == {m.id for m in result.messages[1].tool_calls}  # type: ignore[union-attr]
+    searches = [s for s in tools if s.attributes["gen_ai.tool.name"] == "search"]
+    # The two searches started early, while the model was still streaming, and overlap.
+    assert all(s.attributes["toolwire.tool.early"] for s in searches)
+    assert all(s.start_time < first.end_time for s in searches)
+    [failed] = found["execute_tool write"]
+    assert failed.status.status_code is StatusCode.ERROR
+    assert failed.attributes["error.type"] == "tool_error"
+    assert failed.attributes["toolwire.tool.status"] == "error"
+    assert all(s.status.status_code is StatusCode.UNSET for s in searches)
+    assert run.start_time <= min(s.start_time for s in chats + tools)
+    assert run.end_time >= max(s.end_time for s in chats + tools)
+
+
+def test_a_failed_run_marks_its_span(spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel([tool_call_turn(("search", {"q": "a"}))])
+    with pytest.raises(Exception, match="ran out of turns"):
+        Agent(model, [search], instrument=True).run_sync("go")
+    found = _by_name(spans)
+    [run] = found["invoke_agent toolwire"]
+    assert run.status.status_code is StatusCode.ERROR
+    assert run.attributes["error.type"] == "CallerError"
+    assert [c.status.status_code for c in found["chat scripted"]] == [
+        StatusCode.UNSET,
+        StatusCode.ERROR,
+    ]
+
+
+def test_discarded_calls_get_a_span(spans: InMemorySpanExporter) -> None:
+    Agent(CorrectingModel(), [search], instrument=True).run_sync("go")
+    statuses = sorted(
+        s.attributes["toolwire.tool.status"] for s in _by_name(spans)["execute_tool search"]
+    )
+    assert statuses == ["discarded", "ok"]
+
+
+def test_off_unless_asked(spans: InMemorySpanExporter) -> None:
+    Agent(ScriptedModel([text_turn("x")]), []).run_sync("go")
+    assert spans.get_finished_spans() == ()
+
+
+def test_a_provider_spec_splits_into_provider_and_model(spans: InMemorySpanExporter) -> None:
+    model = ScriptedModel([text_turn("x")], name="openai:gpt-4.1-mini")
+    Agent(model, [], instrument=True).run_sync("go")
+    [chat] = _by_name(spans)["chat gpt-4.1-mini"]
+    assert chat.attributes["gen_ai.request.model"] == "gpt-4.1-mini"
+    assert chat.attributes["gen_ai.provider.name"] == "openai"

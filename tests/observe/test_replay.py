@@ -1,0 +1,116 @@
+"""Record and replay: a logged run played back offline, as a regression test."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolwire import Agent, AuditLog, RunNotFoundError, tool
+from toolwire.messages import ToolResult
+from toolwire.observe.replay import ReplayMismatch
+from toolwire.testing import ReplayModel, ScriptedModel, assert_replays, text_turn, tool_call_turn
+
+from .helpers import search, write
+
+
+@pytest.fixture
+def logged(tmp_path: Path) -> tuple[str, Any]:
+    """A logged run: reasoning-free text, parallel calls, a failing call, two rounds."""
+    path = str(tmp_path / "runs.db")
+    model = ScriptedModel(
+        [
+            tool_call_turn(
+                ("search", {"q": "a"}),
+                ("search", {"q": "b"}),
+                ("write", {"path": "p"}),
+                text="Looking.",
+                fragment=4,
+                usage={"prompt_tokens": 11, "completion_tokens": 3},
+            ),
+            tool_call_turn(
+                ("search", {"q": "c"}), usage={"prompt_tokens": 20, "completion_tokens": 4}
+            ),
+            text_turn("All found.", usage={"prompt_tokens": 30, "completion_tokens": 5}),
+        ]
+    )
+    result = Agent(model, [search, write], log=path, system="Be brief.").run_sync("find a, b, c")
+    return path, result
+
+
+def _results(messages: list[Any]) -> list[tuple[str, str, str]]:
+    return [(m.name, m.content, m.status.value) for m in messages if isinstance(m, ToolResult)]
+
+
+def test_replay_with_live_tools_gives_the_same_run(logged: tuple[str, Any]) -> None:
+    path, original = logged
+    model = ReplayModel.from_log(path, original.run_id)
+    assert model.name == "replay:scripted" and model.remaining == 3
+    history = model.history()
+    assert [m.role for m in history] == ["system", "user"]
+    replayed = Agent(model, [search, write]).run_sync(history=history)
+    assert replayed.messages == original.messages
+    assert replayed.usage == original.usage and replayed.output == "All found."
+    assert model.remaining == 0
+
+
+def test_replay_with_logged_tools_needs_no_tool_code(logged: tuple[str, Any]) -> None:
+    path, original = logged
+    model = ReplayModel.from_log(path, "last")
+    replayed = Agent(model, model.tools()).run_sync(history=model.history())
+    assert _results(replayed.messages) == _results(original.messages)
+    assert replayed.output == original.output
+
+
+def strip(calls: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(c["tool"], c["arguments"], c["status"], c["result_preview"]) for c in calls]
+
+
+def test_replay_twice_is_deterministic_and_logs_again(
+    logged: tuple[str, Any], tmp_path: Path
+) -> None:
+    path, original = logged
+    again = AuditLog(tmp_path / "again.db")
+    outputs = []
+    for _ in range(2):
+        model = ReplayModel.from_log(path, original.run_id[:10])
+        outputs.append(Agent(model, model.tools(), log=again).run_sync(history=model.history()))
+    assert outputs[0].messages == outputs[1].messages
+    first, second = (again.inspect(r.run_id) for r in outputs)
+    assert (
+        strip(first["calls"])
+        == strip(second["calls"])
+        == strip(AuditLog(path).inspect("last")["calls"])
+    )
+
+
+def test_assert_replays_passes_and_catches_a_regression(logged: tuple[str, Any]) -> None:
+    path, original = logged
+    assert assert_replays(path, original.run_id).output == "All found."
+    assert assert_replays(path, "last", tools=[search, write]).output == "All found."
+
+    @tool(name="search", concurrency_safe=True)
+    async def broken_search(q: str) -> str:
+        """Search, now failing for one query."""
+        if q == "a":
+            raise RuntimeError("index missing")
+        return f"found {q}"
+
+    with pytest.raises(AssertionError, match=r"call 1 \(search\): status was 'ok', now 'error'"):
+        assert_replays(path, "last", tools=[broken_search, write])
+
+
+def test_replay_reports_a_diverging_agent(logged: tuple[str, Any]) -> None:
+    path, _ = logged
+    model = ReplayModel.from_log(path, "last")
+    agent = Agent(model, model.tools(), max_rounds=5)
+    agent.run_sync(history=model.history())
+    with pytest.raises(ReplayMismatch, match="logged 3 model turn"):
+        agent.run_sync("one more question")
+
+
+def test_from_log_with_an_unknown_run(logged: tuple[str, Any]) -> None:
+    path, original = logged
+    with pytest.raises(RunNotFoundError, match=original.run_id):
+        ReplayModel.from_log(path, "deadbeef")

@@ -1,0 +1,217 @@
+"""The trace page in a real headless Chromium, driven over the DevTools protocol.
+
+The page must load without a console error or an exception, show one bar per logged
+call (overlapping for a parallel batch, early-started calls beginning before the
+model's bar ends), show a call's arguments and result on click, and fetch nothing.
+A screenshot is written next to the test's files.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolwire import Agent
+from toolwire.cli import main
+from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+
+from .helpers import CorrectingModel, search, write
+
+websockets_sync = pytest.importorskip(
+    "websockets.sync.client", reason="websockets is not installed"
+)
+
+CHROMIUM_FLAGS = (
+    "--headless",
+    "--no-sandbox",  # CI runs as root
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-port=0",
+)
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        found = shutil.which(name)
+        if found:
+            return found
+    pytest.skip(
+        "no Chromium found (Debian: apt-get install chromium; scripts/system-deps installs it)"
+    )
+
+
+class DevTools:
+    """A minimal DevTools-protocol client: one page session, events kept in order."""
+
+    def __init__(self, socket: Any) -> None:
+        self._socket = socket
+        self._ids = itertools.count(1)
+        self.events: list[dict[str, Any]] = []
+        self.session: str | None = None
+
+    def send(self, method: str, **params: Any) -> dict[str, Any]:
+        number = next(self._ids)
+        message: dict[str, Any] = {"id": number, "method": method, "params": params}
+        if self.session is not None:
+            message["sessionId"] = self.session
+        self._socket.send(json.dumps(message))
+        while True:
+            reply = json.loads(self._socket.recv(timeout=30))
+            if reply.get("id") == number:
+                if "error" in reply:
+                    raise AssertionError(f"{method}: {reply['error']}")
+                return reply.get("result", {})  # type: ignore[no-any-return]
+            self.events.append(reply)
+
+    def wait_for(self, method: str) -> dict[str, Any]:
+        for event in self.events:
+            if event.get("method") == method:
+                return event
+        while True:
+            event = json.loads(self._socket.recv(timeout=30))
+            self.events.append(event)
+            if event.get("method") == method:
+                return event
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise AssertionError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[DevTools]:
+    profile = tmp_path / "chromium-profile"  # a fresh profile per test
+    with subprocess.Popen(
+        [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        try:
+            assert process.stderr is not None
+            url = None
+            for line in process.stderr:  # the browser says where it listens
+                found = re.search(r"DevTools listening on (ws://\S+)", line)
+                if found:
+                    url = found.group(1)
+                    break
+            assert url, "Chromium did not start its DevTools endpoint"
+            with websockets_sync.connect(url, max_size=None, open_timeout=30) as socket:
+                tools = DevTools(socket)
+                target = tools.send("Target.createTarget", url="about:blank")["targetId"]
+                attached = tools.send("Target.attachToTarget", targetId=target, flatten=True)
+                tools.session = attached["sessionId"]
+                for domain in ("Page", "Runtime", "Log", "Network"):
+                    tools.send(f"{domain}.enable")
+                yield tools
+        finally:
+            process.kill()
+            process.wait(timeout=30)
+            assert process.stderr is not None
+            process.stderr.close()
+
+
+def _page(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A trace page of a run with a parallel batch, a failure, an invalid call and a
+    discarded early start, and the call ids it logged."""
+    db = str(tmp_path / "runs.db")
+    model = ScriptedModel(
+        [
+            tool_call_turn(
+                ("search", {"q": "a"}, "c-a"),
+                ("search", {"q": "b"}, "c-b"),
+                ("write", {"path": "p"}, "c-w"),
+                ("search", {"nope": 1}, "c-bad"),
+                fragment=3,
+            ),
+            text_turn("done"),
+        ],
+        chunk_delay=0.002,
+    )
+    Agent(model, [search, write], log=db).run_sync("go </script> & <b>")
+    out = tmp_path / "trace.html"
+    assert main(["trace", "last", "--db", db, "--html", str(out)]) == 0
+    return out, ["c-a", "c-b", "c-w", "c-bad"]
+
+
+def _problems(tools: DevTools) -> list[str]:
+    problems = []
+    for event in tools.events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            problems.append(f"exception: {params['exceptionDetails']}")
+        elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+            problems.append(f"console.{params['type']}: {params.get('args')}")
+        elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
+            problems.append(f"log: {params['entry']}")
+        elif method == "Network.requestWillBeSent":
+            url = params["request"]["url"]
+            if not url.startswith("file://"):
+                problems.append(f"fetch: {url}")
+    return problems
+
+
+def test_trace_page_in_headless_chromium(browser: DevTools, tmp_path: Path) -> None:
+    page, call_ids = _page(tmp_path)
+    browser.send("Page.navigate", url=page.as_uri())
+    browser.wait_for("Page.loadEventFired")
+
+    bars = browser.evaluate(
+        "Array.from(document.querySelectorAll('.bar.call')).map(b => {"
+        " const r = b.getBoundingClientRect();"
+        " return {id: b.dataset.callId, status: b.dataset.status, left: r.left, right: r.right,"
+        " width: r.width, height: r.height}; })"
+    )
+    assert sorted(b["id"] for b in bars) == sorted(call_ids)
+    assert all(b["width"] > 0 and b["height"] > 0 for b in bars)  # every bar visible
+    status = {b["id"]: b["status"] for b in bars}
+    assert status == {"c-a": "ok", "c-b": "ok", "c-w": "error", "c-bad": "error"}
+    by_id = {b["id"]: b for b in bars}
+    model_bar = browser.evaluate(
+        "(() => { const r = document.querySelector('.bar.model').getBoundingClientRect();"
+        " return {left: r.left, right: r.right}; })()"
+    )
+    # The searches started early: before the stream's bar ends.
+    assert by_id["c-a"]["left"] < model_bar["right"]
+    assert by_id["c-b"]["left"] < model_bar["right"]
+
+    details = browser.evaluate(
+        "document.querySelector('.bar.call[data-call-id=\"c-w\"]').click();"
+        " document.getElementById('details').textContent"
+    )
+    assert '"path": "p"' in details and "disk full while writing p" in details
+    assert browser.evaluate("document.querySelectorAll('script').length") == 2  # nothing injected
+
+    shot = browser.send("Page.captureScreenshot", format="png")
+    screenshot = tmp_path / "trace.png"
+    screenshot.write_bytes(base64.b64decode(shot["data"]))
+    assert screenshot.read_bytes().startswith(b"\x89PNG")
+    assert _problems(browser) == []
+
+
+def test_discarded_call_bar(browser: DevTools, tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    Agent(CorrectingModel(), [search], log=db).run_sync("go")
+    out = tmp_path / "discarded.html"
+    assert main(["trace", "last", "--db", db, "--html", str(out)]) == 0
+    browser.send("Page.navigate", url=out.as_uri())
+    browser.wait_for("Page.loadEventFired")
+    statuses = browser.evaluate(
+        "Array.from(document.querySelectorAll('.bar.call')).map(b => b.dataset.status)"
+    )
+    assert statuses == ["discarded", "ok"]
+    assert _problems(browser) == []
