@@ -30,6 +30,7 @@ FORBIDDEN = {
     "history": {"tools", "run", "providers", "cli", "demo"},
     "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
     "run": {"providers", "cli", "demo"},
+    "integrations": {"providers", "cli", "demo"},
 }
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).

@@ -65,12 +65,21 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    # reach: MCP servers' tools, Ray (optional extras, imported on first use)
+    "MCPToolset": "integrations",
+    "RayBackend": "integrations",
+    "run_many": "integrations",
+    "iter_run_many": "integrations",
+    "MCPServerError": "errors",
+    "MCPToolError": "errors",
+    "BackendError": "errors",
 }
 
 __all__ = [
     "Agent",
     "AgentStream",
     "AssistantMessage",
+    "BackendError",
     "BudgetExceeded",
     "CallerError",
     "ExecutionOptions",
@@ -78,6 +87,9 @@ __all__ = [
     "HistoryError",
     "LoopDetected",
     "LoopPolicy",
+    "MCPServerError",
+    "MCPToolError",
+    "MCPToolset",
     "MaxRoundsExceeded",
     "Message",
     "Model",
@@ -88,6 +100,7 @@ __all__ = [
     "ProviderError",
     "ReasoningPart",
     "RepairError",
+    "RayBackend",
     "RetryPolicy",
     "RunDiagnostics",
     "RunResult",
@@ -111,8 +124,10 @@ __all__ = [
     "UserMessage",
     "Validation",
     "check_history",
+    "iter_run_many",
     "missing_results",
     "repair_json",
+    "run_many",
     "tool",
     "__version__",
 ]
@@ -133,8 +148,11 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from .errors import (
+        BackendError,
         CallerError,
         HistoryError,
+        MCPServerError,
+        MCPToolError,
         ModelOutputError,
         ProtocolError,
         ProviderAPIError,
@@ -145,6 +163,7 @@ if TYPE_CHECKING:
         TurnError,
     )
     from .history import check_history, missing_results
+    from .integrations import MCPToolset, RayBackend, iter_run_many, run_many
     from .messages import (
         AssistantMessage,
         Message,

@@ -55,6 +55,7 @@ from .limits import UsageLimitExceeded, UsageLimits
 from .loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
 from .model import Model, ModelRequest, ToolChoice, TurnDone
 from .resume import answer_missing
+from .sources import RunTools, ToolSource, run_tools, split_tools
 
 __all__ = ["Agent", "AgentStream", "MaxRoundsExceeded", "RunResult", "resolve_model"]
 
@@ -137,7 +138,9 @@ class Agent:
 
     Args:
         model: A :class:`~toolwire.run.model.Model` (see :func:`resolve_model`).
-        tools: Tools, plain functions, or a :class:`~toolwire.tools.Toolset`.
+        tools: Tools, plain functions, or a :class:`~toolwire.tools.Toolset`; the list
+            may also hold opened toolsets and tool sources (``toolwire.MCPToolset``),
+            which the agent opens and closes around each run (:mod:`.sources`).
         system: The system prompt (``None``: none).
         max_rounds: Rounds with tool calls before the final answer is forced.
         on_max_rounds: ``"final_answer"`` (one more request with ``tool_choice="none"``)
@@ -159,7 +162,7 @@ class Agent:
     def __init__(
         self,
         model: Model | str,
-        tools: Toolset | Sequence[Tool | Callable[..., Any]] = (),
+        tools: Toolset | Sequence[Tool | Callable[..., Any] | ToolSource | Toolset] = (),
         *,
         system: str | None = None,
         max_rounds: int = 25,
@@ -174,7 +177,8 @@ class Agent:
         limits: UsageLimits | None = None,
     ) -> None:
         self.model = resolve_model(model)
-        self.executor = Executor(tools, execution)
+        plain, self.tool_sources = split_tools(tools)
+        self.executor = Executor(plain, execution)
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
         self.max_rounds = _count("max_rounds", max_rounds)
@@ -364,12 +368,20 @@ class _Run:
         self.loops = LoopDetector(agent.loop_policy)
         self.discarded: list[Discarded] = []
         self.emit: Emit = _ignore
+        self.tools: RunTools | None = None
+
+    @property
+    def executor(self) -> Executor:
+        """This run's executor (over the tools its sources opened, if any)."""
+        return self.tools.executor if self.tools is not None else self.agent.executor
 
     async def drive(self, emit: Emit) -> RunResult:
         """Run the loop to its end, sending events to ``emit``."""
         self.emit = emit
         try:
-            return await self._loop()
+            async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
+                self.tools = tools
+                return await self._loop()
         except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
             exc.messages = list(self.messages)
             raise
@@ -380,6 +392,8 @@ class _Run:
             forced = self.rounds >= agent.max_rounds
             if forced and agent.on_max_rounds == "raise":
                 raise MaxRoundsExceeded(agent.max_rounds, "the model was still calling tools")
+            if self.tools is not None:
+                await self.tools.refresh()  # between rounds: list_changed and the like
             turn = await self._round(forced)
             if not turn.tool_calls:
                 return self._finish(turn, forced)
@@ -415,7 +429,7 @@ class _Run:
         self.requests += 1
         number = self.rounds + 1
         self.emit(RequestStarted(number, request))
-        run = agent.executor.turn(
+        run = self.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_result=self._on_result,
@@ -447,7 +461,7 @@ class _Run:
         agent = self.agent
         return ModelRequest(
             messages=list(self.messages),
-            tools=agent.toolset.definitions(),
+            tools=self.executor.toolset.definitions(),
             tool_choice="none" if forced else agent.tool_choice,
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
