@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
+import socket
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -45,6 +46,7 @@ from ..tools import Tool, Toolset
 __all__ = ["RayBackend", "connect_ray", "import_ray"]
 
 DEFAULT_CANCEL_GRACE = 5.0
+PROBE_TIMEOUT = 5.0
 
 
 def import_ray() -> Any:
@@ -75,12 +77,30 @@ def connect_ray(address: str | None) -> Any:
         )
     if target == "local":
         raise BackendError("address='local' would start a new Ray cluster; toolwire never does")
+    _probe(target)
     try:
         ray.init(address=target, log_to_driver=False)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BackendError(f"no Ray cluster answers at {target!r}: {reason}") from exc
     return ray
+
+
+def _probe(address: str) -> None:
+    """Fail fast when nothing listens at ``host:port``: ``ray.init`` would wait minutes.
+
+    ``"auto"`` (find the local cluster) and other address forms are left to Ray.
+    """
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT).close()
+    except OSError as exc:
+        raise BackendError(
+            f"no Ray cluster answers at {address!r}: {exc.strerror or type(exc).__name__}",
+            hint="check the address (host:port of the head node's GCS, or ray://host:10001)",
+        ) from exc
 
 
 class RayBackend:

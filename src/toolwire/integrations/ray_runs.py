@@ -153,7 +153,7 @@ def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[t
 
 def _ray_outcome(ray: Any, ref: Any, index: int) -> Outcome:
     try:
-        result: RunResult = ray.get(ref)
+        result: RunResult | _Failure = ray.get(ref)
     except ray.exceptions.RayTaskError as exc:
         cause = getattr(exc, "cause", None)
         return cause if isinstance(cause, Exception) else exc
@@ -162,12 +162,38 @@ def _ray_outcome(ray: Any, ref: Any, index: int) -> Outcome:
         return ToolExecutionError(
             f"the Ray worker running prompt #{index} failed ({type(exc).__name__}): {text}"
         )
-    return result
+    return result.rebuild(index) if isinstance(result, _Failure) else result
 
 
-def _run_one(shipped: bytes, prompt: str) -> RunResult:
-    """The Ray task: rebuild the agent and run one prompt."""
-    return asyncio.run(unpack_agent(shipped).run(prompt))
+def _run_one(shipped: bytes, prompt: str) -> RunResult | _Failure:
+    """The Ray task: rebuild the agent and run one prompt.
+
+    A run's error comes back as a value: exceptions with their own ``__init__``
+    arguments (most of toolwire's) do not survive pickling as Ray would do it.
+    """
+    try:
+        return asyncio.run(unpack_agent(shipped).run(prompt))
+    except Exception as exc:  # the run's own error, handed to the driver as it is
+        return _Failure(type(exc), exc.args, dict(vars(exc)), _line(exc))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Failure:
+    """A run's exception, as parts that pickle: rebuilt without calling ``__init__``."""
+
+    kind: type[Exception]
+    args: tuple[Any, ...]
+    state: dict[str, Any]
+    text: str
+
+    def rebuild(self, index: int) -> Exception:
+        try:
+            error = self.kind.__new__(self.kind, *self.args)
+            error.args = self.args
+            error.__dict__.update(self.state)
+        except Exception:  # an exception class that cannot be rebuilt: keep its text
+            return ToolExecutionError(f"run #{index} failed: {self.kind.__name__}: {self.text}")
+        return error
 
 
 def pack_agent(agent: Agent) -> bytes:
