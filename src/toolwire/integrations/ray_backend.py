@@ -132,7 +132,7 @@ class RayBackend:
         self.task_options = {"max_retries": 0, "retry_exceptions": False, **(task_options or {})}
         self.cancel_grace = float(cancel_grace)
         self._staged: weakref.WeakKeyDictionary[Tool, Any] = weakref.WeakKeyDictionary()
-        self._remote = self._ray.remote(_call_tool)
+        self._remote = self._ray.remote(_call_tool).options(**self.task_options)
 
     def __repr__(self) -> str:
         return f"RayBackend(task_options={self.task_options!r})"
@@ -160,7 +160,7 @@ class RayBackend:
         """Run one call as a Ray task; the tool's value, or its exception."""
         if tool not in self._staged:
             self._staged[tool] = self._ray.put(_pickled(tool))
-        task = self._remote.options(**self.task_options).remote(self._staged[tool], value)
+        task = self._remote.remote(self._staged[tool], value)
         try:
             return await self._outcome(tool, task)
         except asyncio.CancelledError:
@@ -206,11 +206,16 @@ class RayBackend:
         return True
 
 
+_UNPICKLED: dict[bytes, Tool] = {}  # in a worker: each shipped tool, unpickled once
+
+
 def _call_tool(pickled: bytes, value: Any) -> Any:
     """The Ray task: unpickle the tool, run it (an async tool in its own event loop)."""
-    cloudpickle = _cloudpickle()
-
-    tool: Tool = cloudpickle.loads(pickled)
+    tool = _UNPICKLED.get(pickled)
+    if tool is None:
+        if len(_UNPICKLED) >= 256:
+            _UNPICKLED.clear()
+        tool = _UNPICKLED[pickled] = _cloudpickle().loads(pickled)
     result = tool.invoke(value)
     if inspect.iscoroutine(result):
         result = asyncio.run(result)
