@@ -295,3 +295,17 @@ def test_ray_backend_never_starts_ray(args: str, expected: str) -> None:
     out = _in_fresh_process(code)
     assert f"BackendError: {expected}" in out
     assert "initialised: False" in out
+
+
+def test_mcp_tools_stay_in_the_driver(backend: RayBackend) -> None:
+    pytest.importorskip("mcp")
+    from toolwire import MCPToolset
+
+    from .conftest import TOOL_SERVER
+
+    source = MCPToolset.stdio(sys.executable, [TOOL_SERVER, "stdio"])
+    calls = tool_call_turn(("pid", {}), ("where", {"x": 1}))
+    _, result = run_on_ray(backend, [source, where], calls)
+    server_pid, remote = results(result.messages)
+    assert (server_pid.status, remote.status) == (OK, OK)
+    assert int(remote.content.split("@")[1]) != os.getpid()  # `where` ran on Ray
