@@ -30,11 +30,11 @@ from typing import Any
 os.environ.setdefault("RAY_AUTH_MODE", "token")  # Ray 2.60: token auth on every node
 os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 
-import ray  # noqa: E402
+import ray
 
-from toolwire import ExecutionOptions, RayBackend, tool  # noqa: E402
-from toolwire.run import Executor  # noqa: E402
-from toolwire.turn import ToolRequest  # noqa: E402
+from toolwire import ExecutionOptions, RayBackend, tool
+from toolwire.run import Executor
+from toolwire.turn import ToolRequest
 
 QUICK = "--quick" in sys.argv
 
@@ -105,9 +105,7 @@ def descendants(root: int) -> list[int]:
 def requests(name: str, values: list[dict[str, Any]]) -> list[ToolRequest]:
     import json
 
-    return [
-        ToolRequest(f"c{i}", name, json.dumps(v), v, None, i) for i, v in enumerate(values)
-    ]
+    return [ToolRequest(f"c{i}", name, json.dumps(v), v, None, i) for i, v in enumerate(values)]
 
 
 def timed(executor: Executor, batch: list[ToolRequest], repeat: int) -> float:
@@ -183,7 +181,9 @@ def main() -> None:
     for ms in [1, 10, 50] if QUICK else [1, 5, 10, 20, 50, 100, 200]:
         work = requests("spin", [{"loops": int(ms * rate)}] * 4)
         t_local, t_ray = timed(local, work, repeat), timed(remote, work, repeat)
-        print(f"| {ms} ms | {t_local * 1e3:.1f} ms | {t_ray * 1e3:.1f} ms | {t_local / t_ray:.2f}x |")
+        print(
+            f"| {ms} ms | {t_local * 1e3:.1f} ms | {t_ray * 1e3:.1f} ms | {t_local / t_ray:.2f}x |"
+        )
 
     start = time.perf_counter()
     ray.shutdown()
