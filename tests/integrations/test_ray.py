@@ -246,6 +246,19 @@ def test_run_many_reports_a_failed_run_in_its_place(backend: RayBackend) -> None
         run_many(agent, ["a"], backend=backend)
 
 
+def test_arun_many_inside_an_event_loop(backend: RayBackend) -> None:
+    from toolwire.integrations import arun_many
+
+    agent = Agent(EchoModel(), [where])
+
+    async def main() -> list[Any]:
+        on_ray = await arun_many(agent, ["a", "bb"], backend=backend)
+        local = await arun_many(agent, ["ccc"])
+        return [r.output.split("@")[0] for r in [*on_ray, *local]]
+
+    assert asyncio.run(main()) == ["a=1", "bb=2", "ccc=3"]
+
+
 def test_run_many_without_a_backend_runs_locally() -> None:
     agent = Agent(EchoModel(), [where])
     outputs = [r.output for r in run_many(agent, ["a", "bb"])]

@@ -6,8 +6,8 @@
   names, annotations and results.
 * :mod:`.ray_backend` — ``RayBackend``: tool calls as Ray tasks, an
   :class:`~toolwire.run.backend.ExecutionBackend` (the ``toolwire[ray]`` extra).
-* :mod:`.ray_runs` — ``run_many`` / ``iter_run_many``: whole agent runs fanned out as
-  Ray tasks.
+* :mod:`.ray_runs` — ``run_many`` / ``iter_run_many`` / ``arun_many``: whole agent
+  runs fanned out as Ray tasks.
 
 Nothing here imports ``mcp`` or ``ray`` until it is used.
 """
@@ -17,12 +17,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["MCPTools", "MCPToolset", "RayBackend", "iter_run_many", "run_many"]
+__all__ = ["MCPTools", "MCPToolset", "RayBackend", "arun_many", "iter_run_many", "run_many"]
 
 _EXPORTS = {
     "MCPTools": "mcp_toolset",
     "MCPToolset": "mcp_toolset",
     "RayBackend": "ray_backend",
+    "arun_many": "ray_runs",
     "iter_run_many": "ray_runs",
     "run_many": "ray_runs",
 }
@@ -40,4 +41,4 @@ def __getattr__(name: str) -> Any:
 if TYPE_CHECKING:
     from .mcp_toolset import MCPTools, MCPToolset
     from .ray_backend import RayBackend
-    from .ray_runs import iter_run_many, run_many
+    from .ray_runs import arun_many, iter_run_many, run_many

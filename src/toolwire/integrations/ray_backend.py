@@ -137,6 +137,11 @@ class RayBackend:
     def __repr__(self) -> str:
         return f"RayBackend(task_options={self.task_options!r})"
 
+    @property
+    def ray(self) -> Any:
+        """The connected ``ray`` module."""
+        return self._ray
+
     def __reduce__(self) -> Any:
         raise TypeError("a RayBackend belongs to the driver process; workers run tools locally")
 

@@ -23,6 +23,7 @@ prompt. Closing :func:`iter_run_many` early cancels the runs still going.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -31,7 +32,7 @@ from ..errors import BackendError, CallerError, ToolExecutionError
 from ..run import Agent, Executor, RunResult
 from .ray_backend import RayBackend
 
-__all__ = ["iter_run_many", "pack_agent", "run_many", "unpack_agent"]
+__all__ = ["arun_many", "iter_run_many", "pack_agent", "run_many", "unpack_agent"]
 
 Outcome = RunResult | BaseException
 
@@ -90,6 +91,44 @@ def iter_run_many(
         yield index, outcome
 
 
+async def arun_many(
+    agent: Agent,
+    prompts: Sequence[str],
+    *,
+    backend: RayBackend | None = None,
+    return_exceptions: bool = False,
+) -> list[Any]:
+    """:func:`run_many` for code already in an event loop (a server of many users).
+
+    Args: as :func:`run_many`. Cancelling it cancels the runs still going.
+    """
+    prompts = _check(prompts)
+    outcomes: list[Outcome]
+    if backend is None:
+        outcomes = list(
+            await asyncio.gather(*(agent.run(p) for p in prompts), return_exceptions=True)
+        )
+    else:
+        ray = backend.ray
+        refs = _submit(agent, prompts, backend)
+        try:
+            outcomes = [await _awaited(ray, ref, index) for ref, index in refs.items()]
+        finally:
+            for ref in refs:
+                ray.cancel(ref, force=True)  # a no-op for the runs that ended
+    if not return_exceptions:
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+    return outcomes
+
+
+async def _awaited(ray: Any, ref: Any, index: int) -> Outcome:
+    with contextlib.suppress(Exception):  # the outcome is read, and classified, below
+        await asyncio.wrap_future(ref.future())
+    return _ray_outcome(ray, ref, index)
+
+
 def _check(prompts: Sequence[str]) -> list[str]:
     if isinstance(prompts, str) or not all(isinstance(p, str) for p in prompts):
         raise CallerError("run_many needs a list of prompt strings")
@@ -135,11 +174,17 @@ def _task_outcome(task: asyncio.Task[RunResult]) -> Outcome:
 # -- on Ray ------------------------------------------------------------------------------------
 
 
-def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[tuple[int, Outcome]]:
-    ray = backend._ray
+def _submit(agent: Agent, prompts: list[str], backend: RayBackend) -> dict[Any, int]:
+    """One Ray task per prompt, over one shipped copy of the agent: ``{ref: index}``."""
+    ray = backend.ray
     shipped = ray.put(pack_agent(agent))
     remote = ray.remote(_run_one).options(**backend.task_options)
-    refs = {remote.remote(shipped, prompt): i for i, prompt in enumerate(prompts)}
+    return {remote.remote(shipped, prompt): i for i, prompt in enumerate(prompts)}
+
+
+def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[tuple[int, Outcome]]:
+    ray = backend.ray
+    refs = _submit(agent, prompts, backend)
     pending = list(refs)
     try:
         while pending:
