@@ -198,8 +198,8 @@ class Agent:
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
             return choice
-        if isinstance(choice, str) and choice in self.toolset:
-            return choice
+        if isinstance(choice, str) and (choice in self.toolset or self.tool_sources):
+            return choice  # a source's tool names are known only once it is opened
         raise CallerError(
             f"tool_choice={choice!r} is neither 'auto', 'required', 'none' nor a tool name",
             hint=f"tools: {', '.join(self.toolset.names) or 'none'}",
