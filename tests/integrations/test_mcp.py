@@ -280,6 +280,23 @@ def test_an_http_server_that_does_not_answer() -> None:
         asyncio.run(main())
 
 
+@pytest.mark.slow
+def test_headers_reach_the_http_server(http_server: str) -> None:
+    source = MCPToolset.http(http_server, headers={"X-Toolwire-Test": "present"})
+    _, result = run_agent(source, tool_call_turn(("header", {"name": "x-toolwire-test"})))
+    assert results(result.messages)[0].content == "present"
+
+
+def test_a_server_that_never_answers_initialize() -> None:
+    async def main() -> None:
+        args = ["-c", "import sys; sys.stdin.read()"]
+        async with MCPToolset.stdio(sys.executable, args, startup_timeout=1.0):
+            pass
+
+    with pytest.raises(MCPServerError, match="did not answer initialize within 1 s"):
+        asyncio.run(main())
+
+
 def test_headers_and_credentials_never_show() -> None:
     source = MCPToolset.http(
         "https://user:secret@example.com/mcp?token=abc", headers={"Authorization": "Bearer xyz"}

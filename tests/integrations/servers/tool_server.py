@@ -114,6 +114,12 @@ def pid() -> int:
     return os.getpid()
 
 
+@server.tool(annotations=READ_ONLY)
+async def header(name: str, ctx: Context) -> str:
+    """The value of one HTTP request header ("" on stdio)."""
+    return (ctx.headers or {}).get(name, "")
+
+
 @server.tool(name="files.read/v2", annotations=READ_ONLY)
 def read_v2(path: str) -> str:
     """A name that providers do not accept as it is."""
