@@ -322,3 +322,32 @@ def test_mcp_tools_stay_in_the_driver(backend: RayBackend) -> None:
     server_pid, remote = results(result.messages)
     assert (server_pid.status, remote.status) == (OK, OK)
     assert int(remote.content.split("@")[1]) != os.getpid()  # `where` ran on Ray
+
+
+class PidModel:
+    """Calls the MCP server's `pid` tool, then answers with its result."""
+
+    name = "pid"
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        last = request.messages[-1]
+        turn = (
+            tool_call_turn(("pid", {}))
+            if isinstance(last, UserMessage)
+            else text_turn(last.content)
+        )
+        return ScriptedModel([turn]).stream(request)
+
+
+def test_run_many_ships_mcp_configuration_and_each_run_starts_its_own_server(
+    backend: RayBackend,
+) -> None:
+    pytest.importorskip("mcp")
+    from toolwire import MCPToolset
+
+    from .conftest import TOOL_SERVER
+
+    agent = Agent(PidModel(), [MCPToolset.stdio(sys.executable, [TOOL_SERVER, "stdio"])])
+    outputs = [r.output for r in run_many(agent, ["a", "b"], backend=backend)]
+    assert all(o.isdigit() for o in outputs)
+    assert outputs[0] != outputs[1]  # one server per run, started in the worker
