@@ -29,9 +29,10 @@ FORBIDDEN = {
     "formats": {"history", "tools", "run", "providers", "cli", "demo"},
     "history": {"tools", "run", "providers", "cli", "demo"},
     "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
-    "run": {"providers", "cli", "demo", "safety", "observe"},
+    "run": {"providers", "cli", "demo", "safety", "observe", "integrations"},
     "safety": {"providers", "cli", "demo", "observe"},
     "observe": {"providers", "cli", "demo"},
+    "integrations": {"providers", "cli", "demo"},
 }
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).

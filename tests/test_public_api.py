@@ -81,3 +81,16 @@ def test_observe_names_exist() -> None:
     assert callable(toolwire.AuditLog)
     assert callable(testing.ReplayModel.from_log)
     assert "run_id" in toolwire.RunResult.__dataclass_fields__
+
+
+def test_integrations_are_lazy_and_import_neither_mcp_nor_ray() -> None:
+    code = (
+        "import sys, toolwire; toolwire.MCPToolset; toolwire.RayBackend; toolwire.run_many; "
+        "print(sorted(m for m in ('mcp', 'ray', 'httpx2') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+    assert callable(toolwire.MCPToolset.stdio) and callable(toolwire.MCPToolset.http)
+    assert callable(toolwire.iter_run_many)

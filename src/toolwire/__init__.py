@@ -78,6 +78,14 @@ _EXPORTS = {
     "AuditLog": "observe",
     "AuditLogError": "errors",
     "RunNotFoundError": "errors",
+    # reach: MCP servers' tools, Ray (optional extras, imported on first use)
+    "MCPToolset": "integrations",
+    "RayBackend": "integrations",
+    "run_many": "integrations",
+    "iter_run_many": "integrations",
+    "MCPServerError": "errors",
+    "MCPToolError": "errors",
+    "BackendError": "errors",
 }
 
 __all__ = [
@@ -86,6 +94,7 @@ __all__ = [
     "AssistantMessage",
     "AuditLog",
     "AuditLogError",
+    "BackendError",
     "BudgetExceeded",
     "CallerError",
     "ExecutionOptions",
@@ -93,6 +102,9 @@ __all__ = [
     "HistoryError",
     "LoopDetected",
     "LoopPolicy",
+    "MCPServerError",
+    "MCPToolError",
+    "MCPToolset",
     "MaxRoundsExceeded",
     "Message",
     "Model",
@@ -106,6 +118,7 @@ __all__ = [
     "ProviderError",
     "ReasoningPart",
     "RepairError",
+    "RayBackend",
     "RetryPolicy",
     "RunDiagnostics",
     "RunNotFoundError",
@@ -133,10 +146,12 @@ __all__ = [
     "UserMessage",
     "Validation",
     "check_history",
+    "iter_run_many",
     "missing_results",
     "repair_json",
     "sandbox_python_tool",
     "sandbox_shell_tool",
+    "run_many",
     "tool",
     "__version__",
 ]
@@ -158,8 +173,11 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from .errors import (
         AuditLogError,
+        BackendError,
         CallerError,
         HistoryError,
+        MCPServerError,
+        MCPToolError,
         ModelOutputError,
         PathNotAllowedError,
         ProtocolError,
@@ -173,6 +191,7 @@ if TYPE_CHECKING:
         TurnError,
     )
     from .history import check_history, missing_results
+    from .integrations import MCPToolset, RayBackend, iter_run_many, run_many
     from .messages import (
         AssistantMessage,
         Message,

@@ -15,10 +15,13 @@ Fault = Literal["caller", "provider", "model", "tool"]
 
 __all__ = [
     "AuditLogError",
+    "BackendError",
     "CallerError",
     "DecoderStateError",
     "Fault",
     "HistoryError",
+    "MCPServerError",
+    "MCPToolError",
     "ModelOutputError",
     "ProtocolError",
     "ProviderAPIError",
@@ -221,3 +224,29 @@ class RunNotFoundError(CallerError):
             f"audit log {path}: {problem}; latest runs: {shown}",
             hint="give a full run id, an unambiguous prefix, or 'last'",
         )
+
+
+class MCPServerError(ToolExecutionError):
+    """An MCP server failed: it would not start, broke the protocol, or crashed.
+
+    ``server`` names it (the command line or the URL). Raised when the server is opened
+    (before the run's first request), and as the error of a call it could not answer.
+    """
+
+    default_hint = "check the server command or URL, and the server's own log (stderr)"
+
+    def __init__(self, message: str, *, server: str, hint: str | None = None) -> None:
+        self.server = server
+        super().__init__(message, hint=hint)
+
+
+class MCPToolError(ToolExecutionError):
+    """An MCP tool answered with ``isError``: its text becomes the call's error result."""
+
+    default_hint = ""  # the message is the tool's own report
+
+
+class BackendError(CallerError):
+    """An execution backend cannot be used: no cluster to reach, or a tool it cannot ship."""
+
+    default_hint = "connect Ray first (ray.init(address=...)) or set RAY_ADDRESS"

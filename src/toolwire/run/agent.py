@@ -60,6 +60,7 @@ from .loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
 from .model import Model, ModelRequest, ToolChoice, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .resume import answer_missing
+from .sources import RunTools, ToolSource, run_tools, split_tools
 
 __all__ = ["Agent", "AgentStream", "MaxRoundsExceeded", "RunResult", "resolve_model"]
 
@@ -145,7 +146,9 @@ class Agent:
 
     Args:
         model: A :class:`~toolwire.run.model.Model` (see :func:`resolve_model`).
-        tools: Tools, plain functions, or a :class:`~toolwire.tools.Toolset`.
+        tools: Tools, plain functions, or a :class:`~toolwire.tools.Toolset`; the list
+            may also hold opened toolsets and tool sources (``toolwire.MCPToolset``),
+            which the agent opens and closes around each run (:mod:`.sources`).
         system: The system prompt (``None``: none).
         max_rounds: Rounds with tool calls before the final answer is forced.
         on_max_rounds: ``"final_answer"`` (one more request with ``tool_choice="none"``)
@@ -176,7 +179,7 @@ class Agent:
     def __init__(
         self,
         model: Model | str,
-        tools: Toolset | Sequence[Tool | Callable[..., Any]] = (),
+        tools: Toolset | Sequence[Tool | Callable[..., Any] | ToolSource | Toolset] = (),
         *,
         system: str | None = None,
         max_rounds: int = 25,
@@ -196,7 +199,8 @@ class Agent:
     ) -> None:
         self.model = resolve_model(model)
         self.permissions = permissions
-        self.executor = Executor(tools, execution, gate=_gate(permissions, approve))
+        plain, self.tool_sources = split_tools(tools)
+        self.executor = Executor(plain, execution, gate=_gate(permissions, approve))
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
         self.max_rounds = _count("max_rounds", max_rounds)
@@ -217,8 +221,8 @@ class Agent:
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
             return choice
-        if isinstance(choice, str) and choice in self.toolset:
-            return choice
+        if isinstance(choice, str) and (choice in self.toolset or self.tool_sources):
+            return choice  # a source's tool names are known only once it is opened
         raise CallerError(
             f"tool_choice={choice!r} is neither 'auto', 'required', 'none' nor a tool name",
             hint=f"tools: {', '.join(self.toolset.names) or 'none'}",
@@ -390,6 +394,12 @@ class _Run:
         self.run_id = new_run_id()
         self._number = 0  # the current round's number, for the events of its calls
         self._first_event_at: float | None = None
+        self.tools: RunTools | None = None
+
+    @property
+    def executor(self) -> Executor:
+        """This run's executor (over the tools its sources opened, if any)."""
+        return self.tools.executor if self.tools is not None else self.agent.executor
 
     async def drive(self, emit: Emit) -> RunResult:
         """Run the loop to its end, sending events to ``emit`` (and to the observers)."""
@@ -435,7 +445,9 @@ class _Run:
     async def _drive(self, emit: Emit) -> RunResult:
         self.emit = emit
         try:
-            return await self._loop()
+            async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
+                self.tools = tools
+                return await self._loop()
         except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
             exc.messages = list(self.messages)
             raise
@@ -446,6 +458,8 @@ class _Run:
             forced = self.rounds >= agent.max_rounds
             if forced and agent.on_max_rounds == "raise":
                 raise MaxRoundsExceeded(agent.max_rounds, "the model was still calling tools")
+            if self.tools is not None:
+                await self.tools.refresh()  # between rounds: list_changed and the like
             turn = await self._round(forced)
             if not turn.tool_calls:
                 return self._finish(turn, forced)
@@ -484,7 +498,7 @@ class _Run:
         sent_at = time.time()
         self._first_event_at = None
         self.emit(RequestStarted(number, request, sent_at))
-        run = agent.executor.turn(
+        run = self.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
@@ -517,7 +531,7 @@ class _Run:
         agent = self.agent
         return ModelRequest(
             messages=list(self.messages),
-            tools=agent.toolset.definitions(),
+            tools=self.executor.toolset.definitions(),
             tool_choice="none" if forced else agent.tool_choice,
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),

@@ -81,6 +81,7 @@ from ..turn import ToolRequest
 from ..wire.events import ToolCallReady, ToolCallStarted
 from ._scope import TaskScope, deadline
 from ._threads import Job, WorkerPool, shared_pool
+from .backend import ExecutionBackend
 from .gate import CallGate
 from .plan import plan_batches
 from .results import DEFAULT_MAX_CHARS, ResultError, render_content
@@ -120,6 +121,8 @@ class ExecutionOptions:
         backoff_max: The longest wait between retries.
         max_result_chars: Result text longer than this is cut.
         retry_on: Which failures of an idempotent tool are retried.
+        backend: Where calls run (:mod:`toolwire.run.backend`); ``None`` runs them in
+            this process. The ordering and one-result rules hold for every backend.
     """
 
     max_threads: int = 32
@@ -128,8 +131,14 @@ class ExecutionOptions:
     backoff_max: float = 5.0
     max_result_chars: int = DEFAULT_MAX_CHARS
     retry_on: Callable[[Exception], bool] = default_retryable
+    backend: ExecutionBackend | None = None
 
     def __post_init__(self) -> None:
+        if self.backend is not None and not isinstance(self.backend, ExecutionBackend):
+            raise CallerError(
+                f"ExecutionOptions.backend must be an execution backend, not {type(self.backend).__name__}",
+                hint="pass toolwire.RayBackend(...) or None",
+            )
         _positive_int("max_threads", self.max_threads)
         _positive_int("max_result_chars", self.max_result_chars)
         if self.batch_budget is not None:
@@ -669,6 +678,9 @@ class TurnRun:
         return failure_result(call.request.id, tool.name, failure, tool=tool, status=status)
 
     async def _once(self, call: _Call, tool: Tool) -> Any:
+        backend = self._executor.options.backend
+        if backend is not None and backend.accepts(tool):
+            return await self._on_backend(call, tool, backend)
         if not tool.is_async:
             return await self._in_thread(call, tool)
         call.started = True
@@ -676,6 +688,13 @@ class TurnRun:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
             return await tool.invoke(call.validation.input)
+
+    @staticmethod
+    async def _on_backend(call: _Call, tool: Tool, backend: ExecutionBackend) -> Any:
+        """Run the call on the backend; the deadline's cancellation reaches the remote call."""
+        call.started = True
+        async with deadline(tool.timeout):
+            return await backend.invoke(tool, call.validation.input)
 
     async def _in_thread(self, call: _Call, tool: Tool) -> Any:
         """Run a sync tool in a worker thread, under the loop's thread cap."""

@@ -1,0 +1,307 @@
+"""Many agent runs at once: locally, or fanned out across a Ray cluster.
+
+::
+
+    results = run_many(agent, prompts, backend=RayBackend())      # in prompt order
+    for index, result in iter_run_many(agent, prompts, backend=RayBackend()):
+        ...                                                       # as each run finishes
+
+With a backend, each prompt becomes one Ray task that rebuilds the agent from one
+pickled copy (put in the object store once) and runs it with ``asyncio.run``; tool
+calls inside that run execute in the worker (the copy's ``ExecutionOptions.backend``
+is cleared, so a run never fans out again). MCP toolsets in the agent are configuration
+only: each worker starts its own server for its run. Without a backend the runs are
+concurrent tasks of one local event loop.
+
+A run that raises gives its exception (the run's own: ``MaxRoundsExceeded``,
+``ProviderError``, ...): :func:`run_many` raises the first one in prompt order after
+every run has ended, or puts it in the list when ``return_exceptions=True``. A worker
+that dies under a run is a :class:`~toolwire.errors.ToolExecutionError` for that
+prompt. Closing :func:`iter_run_many` early cancels the runs still going.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ..errors import BackendError, CallerError, ToolExecutionError
+from ..run import Agent, Executor, RunResult
+from .ray_backend import RayBackend
+
+__all__ = ["arun_many", "iter_run_many", "pack_agent", "run_many", "unpack_agent"]
+
+Outcome = RunResult | BaseException
+
+
+def run_many(
+    agent: Agent,
+    prompts: Sequence[str],
+    *,
+    backend: RayBackend | None = None,
+    return_exceptions: bool = False,
+) -> list[Any]:
+    """Run ``agent`` once per prompt; the results in prompt order.
+
+    Args:
+        agent: The agent (with a backend: it must pickle — see :func:`pack_agent`).
+        prompts: One user prompt per run.
+        backend: Where the runs go (``None``: concurrently, in this process).
+        return_exceptions: Put a failed run's exception in its place instead of raising.
+
+    Returns:
+        One :class:`~toolwire.run.RunResult` (or exception) per prompt, in order.
+
+    Raises:
+        BackendError: The agent cannot be sent to the workers.
+        Exception: The first failed run's error (unless ``return_exceptions``).
+    """
+    outcomes: list[Outcome | None] = [None] * len(_check(prompts))
+    for index, outcome in iter_run_many(agent, prompts, backend=backend, return_exceptions=True):
+        outcomes[index] = outcome
+    if not return_exceptions:
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+    return outcomes
+
+
+def iter_run_many(
+    agent: Agent,
+    prompts: Sequence[str],
+    *,
+    backend: RayBackend | None = None,
+    return_exceptions: bool = False,
+) -> Iterator[tuple[int, Any]]:
+    """Run ``agent`` once per prompt; yield ``(prompt index, result)`` as each run ends.
+
+    Args: as :func:`run_many`.
+
+    Raises:
+        Exception: A failed run's error when it arrives (unless ``return_exceptions``).
+    """
+    prompts = _check(prompts)
+    outcomes = _local(agent, prompts) if backend is None else _on_ray(agent, prompts, backend)
+    for index, outcome in outcomes:
+        if isinstance(outcome, BaseException) and not return_exceptions:
+            raise outcome
+        yield index, outcome
+
+
+async def arun_many(
+    agent: Agent,
+    prompts: Sequence[str],
+    *,
+    backend: RayBackend | None = None,
+    return_exceptions: bool = False,
+) -> list[Any]:
+    """:func:`run_many` for code already in an event loop (a server of many users).
+
+    Args: as :func:`run_many`. Cancelling it cancels the runs still going.
+    """
+    prompts = _check(prompts)
+    outcomes: list[Outcome]
+    if backend is None:
+        outcomes = list(
+            await asyncio.gather(*(agent.run(p) for p in prompts), return_exceptions=True)
+        )
+    else:
+        ray = backend.ray
+        refs = _submit(agent, prompts, backend)
+        try:
+            outcomes = [await _awaited(ray, ref, index) for ref, index in refs.items()]
+        finally:
+            for ref in refs:
+                ray.cancel(ref, force=True)  # a no-op for the runs that ended
+    if not return_exceptions:
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
+    return outcomes
+
+
+async def _awaited(ray: Any, ref: Any, index: int) -> Outcome:
+    with contextlib.suppress(Exception):  # the outcome is read, and classified, below
+        await asyncio.wrap_future(ref.future())
+    return _ray_outcome(ray, ref, index)
+
+
+def _check(prompts: Sequence[str]) -> list[str]:
+    if isinstance(prompts, str) or not all(isinstance(p, str) for p in prompts):
+        raise CallerError("run_many needs a list of prompt strings")
+    return list(prompts)
+
+
+# -- in this process ---------------------------------------------------------------------
+
+
+def _local(agent: Agent, prompts: list[str]) -> Iterator[tuple[int, Outcome]]:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise CallerError(
+            "run_many without a backend runs its own event loop and cannot be called inside one",
+            hint="await asyncio.gather(*(agent.run(p) for p in prompts)) there",
+        )
+    loop = asyncio.new_event_loop()
+    tasks = {loop.create_task(agent.run(prompt)): i for i, prompt in enumerate(prompts)}
+    pending = set(tasks)
+    try:
+        while pending:
+            done, pending = loop.run_until_complete(
+                asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            )
+            for task in sorted(done, key=tasks.__getitem__):
+                yield tasks[task], _task_outcome(task)
+    finally:
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+
+
+def _task_outcome(task: asyncio.Task[RunResult]) -> Outcome:
+    error = task.exception()
+    return error if error is not None else task.result()
+
+
+# -- on Ray ------------------------------------------------------------------------------------
+
+
+def _submit(agent: Agent, prompts: list[str], backend: RayBackend) -> dict[Any, int]:
+    """One Ray task per prompt, over one shipped copy of the agent: ``{ref: index}``."""
+    ray = backend.ray
+    shipped = ray.put(pack_agent(agent))
+    remote = ray.remote(_run_one).options(**backend.task_options)
+    return {remote.remote(shipped, prompt): i for i, prompt in enumerate(prompts)}
+
+
+def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[tuple[int, Outcome]]:
+    ray = backend.ray
+    refs = _submit(agent, prompts, backend)
+    pending = list(refs)
+    try:
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                yield refs[ref], _ray_outcome(ray, ref, refs[ref])
+    finally:
+        for ref in pending:
+            ray.cancel(ref, force=True)
+
+
+def _ray_outcome(ray: Any, ref: Any, index: int) -> Outcome:
+    try:
+        result: RunResult | _Failure = ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        return cause if isinstance(cause, Exception) else exc
+    except ray.exceptions.RayError as exc:
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return ToolExecutionError(
+            f"the Ray worker running prompt #{index} failed ({type(exc).__name__}): {text}"
+        )
+    return result.rebuild(index) if isinstance(result, _Failure) else result
+
+
+def _run_one(shipped: bytes, prompt: str) -> RunResult | _Failure:
+    """The Ray task: rebuild the agent and run one prompt.
+
+    A run's error comes back as a value: exceptions with their own ``__init__``
+    arguments (most of toolwire's) do not survive pickling as Ray would do it.
+    """
+    try:
+        return asyncio.run(unpack_agent(shipped).run(prompt))
+    except Exception as exc:  # the run's own error, handed to the driver as it is
+        return _Failure(type(exc), exc.args, dict(vars(exc)), _line(exc))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Failure:
+    """A run's exception, as parts that pickle: rebuilt without calling ``__init__``."""
+
+    kind: type[Exception]
+    args: tuple[Any, ...]
+    state: dict[str, Any]
+    text: str
+
+    def rebuild(self, index: int) -> Exception:
+        try:
+            error = self.kind.__new__(self.kind, *self.args)
+            error.args = self.args
+            error.__dict__.update(self.state)
+        except Exception:  # an exception class that cannot be rebuilt: keep its text
+            return ToolExecutionError(f"run #{index} failed: {self.kind.__name__}: {self.text}")
+        return error
+
+
+def pack_agent(agent: Agent) -> bytes:
+    """The agent as bytes for a worker: its state, minus the driver-bound executor.
+
+    Raises:
+        BackendError: Some part of the agent cannot be pickled (named in the message).
+    """
+    cloudpickle = _cloudpickle()
+
+    state = dict(vars(agent))
+    executor: Executor = state.pop("executor")
+    options = dataclasses.replace(executor.options, backend=None)
+    payload = (type(agent), state, executor.toolset, options)
+    try:
+        return bytes(cloudpickle.dumps(payload))
+    except Exception as exc:  # cloudpickle raises many kinds; all mean "cannot ship this"
+        culprit = _culprit(state, executor)
+        raise BackendError(
+            f"the agent cannot be sent to Ray workers: {culprit} cannot be pickled ({_line(exc)})",
+            hint="keep locks, open files and clients out of the model and tools (create them inside)",
+        ) from exc
+
+
+def unpack_agent(shipped: bytes) -> Agent:
+    """The inverse of :func:`pack_agent`, in the worker."""
+    cloudpickle = _cloudpickle()
+
+    cls, state, toolset, options = cloudpickle.loads(shipped)
+    agent: Agent = cls.__new__(cls)
+    agent.__dict__.update(state)
+    agent.executor = Executor(toolset, options)
+    agent.toolset = agent.executor.toolset
+    return agent
+
+
+def _culprit(state: dict[str, Any], executor: Executor) -> str:
+    cloudpickle = _cloudpickle()
+
+    for tool in executor.toolset:
+        if not _pickles(cloudpickle, tool):
+            return f"tool {tool.name!r}"
+    for key, value in state.items():
+        if not _pickles(cloudpickle, value):
+            return f"its {key!r}"
+    return "its state"
+
+
+def _pickles(cloudpickle: Any, value: Any) -> bool:
+    try:
+        cloudpickle.dumps(value)
+    except Exception:  # any failure: this is the part that does not pickle
+        return False
+    return True
+
+
+def _line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
+
+
+def _cloudpickle() -> Any:
+    """Ray's cloudpickle (untyped), which pickles functions and classes by value."""
+    from ray import cloudpickle
+
+    return cloudpickle

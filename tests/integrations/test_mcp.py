@@ -1,0 +1,321 @@
+"""MCPToolset against real MCP servers that the tests start (stdio and streamable HTTP)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp")
+
+from toolwire import Agent, ExecutionOptions, MCPToolset
+from toolwire.errors import CallerError, MCPServerError
+from toolwire.messages import ToolResult, ToolStatus
+from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+
+from .conftest import RAW_SERVER, TOOL_SERVER, wait_for
+
+OK, ERROR, TIMEOUT, CANCELLED = (
+    ToolStatus.OK,
+    ToolStatus.ERROR,
+    ToolStatus.TIMEOUT,
+    ToolStatus.CANCELLED,
+)
+
+
+def stdio(**options: Any) -> MCPToolset:
+    # The SDK starts servers with a minimal environment: pass the marker folder on.
+    marks = os.environ.get("TOOL_SERVER_MARKS")
+    env = {"TOOL_SERVER_MARKS": marks} if marks else None
+    return MCPToolset.stdio(sys.executable, [TOOL_SERVER, "stdio"], env=env, **options)
+
+
+def results(messages: list[Any]) -> list[ToolResult]:
+    return [m for m in messages if isinstance(m, ToolResult)]
+
+
+def run_agent(source: Any, *turns: list[dict[str, Any]], **agent_options: Any) -> Any:
+    model = ScriptedModel([*turns, text_turn("done")])
+    agent = Agent(model, [source], **agent_options)
+    result = asyncio.run(agent.run("go"))
+    return model, result
+
+
+@pytest.fixture(params=["stdio", pytest.param("http", marks=pytest.mark.slow)])
+def server(request: pytest.FixtureRequest) -> Any:
+    """The test tool server over each transport (a factory taking MCPToolset options)."""
+    if request.param == "stdio":
+        return stdio
+    url = request.getfixturevalue("http_server")
+    return lambda **options: MCPToolset.http(url, **options)
+
+
+# -- tools from the server ---------------------------------------------------------------------
+
+
+def test_the_servers_tools_become_toolwire_tools_with_policy_from_annotations() -> None:
+    async def main() -> None:
+        async with stdio() as tools:
+            meet, write, flaky, fail = tools["meet"], tools["write"], tools["flaky"], tools["fail"]
+            assert (meet.concurrency_safe, meet.side_effects, meet.idempotent) == (
+                True,
+                False,
+                True,
+            )
+            assert (write.concurrency_safe, write.side_effects) == (False, True)
+            assert (flaky.idempotent, flaky.side_effects, flaky.retries) == (True, True, 2)
+            # no annotations: MCP's cautious defaults (side effects, run alone, no retry)
+            assert (fail.concurrency_safe, fail.side_effects, fail.idempotent) == (
+                False,
+                True,
+                False,
+            )
+            assert fail.retries == 0
+            assert meet.parameters["required"] == ["key", "n"]
+            assert "files_read_v2" in tools and "files.read/v2" not in tools
+            # the schema validates a call before anything is sent
+            assert not meet.validate('{"key": "a"}').ok
+
+    asyncio.run(main())
+
+
+def test_a_sanitised_name_still_calls_the_original_tool(server: Any) -> None:
+    model, result = run_agent(server(), tool_call_turn(("files_read_v2", {"path": "a.txt"})))
+    (answer,) = results(result.messages)
+    assert (answer.status, answer.content) == (OK, "read a.txt")
+    assert "files_read_v2" in [t["function"]["name"] for t in model.requests[0]["tools"]]
+
+
+def test_parallel_read_only_calls_overlap_on_the_server(server: Any) -> None:
+    calls = [("meet", {"key": "k", "n": 3}) for _ in range(3)]
+    _, result = run_agent(server(), tool_call_turn(*calls))
+    assert [(r.status, r.content) for r in results(result.messages)] == [(OK, "met")] * 3
+
+
+def test_destructive_calls_never_overlap(server: Any) -> None:
+    calls = [("write", {"key": f"w{i}"}) for i in range(4)]
+    _, result = run_agent(server(), tool_call_turn(*calls))
+    # each call saw itself alone (1 running); results in call order
+    assert [r.content for r in results(result.messages)] == [f"w{i}:1" for i in range(4)]
+
+
+def test_is_error_becomes_an_error_result(server: Any) -> None:
+    _, result = run_agent(server(), tool_call_turn(("fail", {"reason": "disk on fire"})))
+    (answer,) = results(result.messages)
+    assert answer.status is ERROR
+    assert "disk on fire" in answer.content
+
+
+def test_images_become_a_placeholder_and_structured_content_json() -> None:
+    _, result = run_agent(stdio(), tool_call_turn(("picture", {}), ("numbers", {})))
+    picture, numbers = results(result.messages)
+    assert picture.content.startswith("a red dot:\n[image (image/png, 8 bytes)")
+    assert '"one": 1' in numbers.content
+
+
+def test_an_idempotent_tool_is_retried() -> None:
+    agent_options = {"execution": ExecutionOptions(backoff_base=0.0)}
+    _, result = run_agent(stdio(), tool_call_turn(("flaky", {"key": "x"})), **agent_options)
+    (answer,) = results(result.messages)
+    assert (answer.status, answer.content) == (OK, "attempt 2")
+
+
+def test_invalid_arguments_are_rejected_before_the_server_sees_them() -> None:
+    _, result = run_agent(stdio(), tool_call_turn(("meet", {"key": 5})))
+    (answer,) = results(result.messages)
+    assert answer.status is ERROR
+    assert "n" in answer.content and "required" in answer.content.lower()
+
+
+# -- lifecycle -------------------------------------------------------------------------------------
+
+
+def test_the_agent_opens_and_closes_the_server_around_each_run() -> None:
+    model = ScriptedModel(
+        [
+            tool_call_turn(("pid", {})),
+            text_turn("one"),
+            tool_call_turn(("pid", {})),
+            text_turn("two"),
+        ]
+    )
+    agent = Agent(model, [stdio()])
+    first = asyncio.run(agent.run("go"))
+    second = asyncio.run(agent.run("again"))
+    pids = [int(results(r.messages)[0].content) for r in (first, second)]
+    assert pids[0] != pids[1]  # one server per run
+    for pid in pids:  # and each was stopped (and reaped) when its run ended
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def test_a_timeout_cancels_the_call_on_the_server(server: Any, marks: Path) -> None:
+    _, result = run_agent(server(timeout=3.0), tool_call_turn(("hang", {"tag": "t"})))
+    (answer,) = results(result.messages)
+    assert answer.status is TIMEOUT
+    wait_for(marks / "cancelled-t")  # notifications/cancelled reached the server
+
+
+def test_cancelling_the_run_cancels_the_call_on_the_server(marks: Path) -> None:
+    async def main() -> list[ToolResult]:
+        model = ScriptedModel([tool_call_turn(("hang", {"tag": "c"})), text_turn("never")])
+        stream = Agent(model, [stdio()]).run_stream("go")
+
+        async def consume() -> None:
+            async for _ in stream:
+                pass
+
+        task = asyncio.get_running_loop().create_task(consume())
+        await asyncio.to_thread(wait_for, marks / "started-c")  # the server runs the call
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return results(stream.messages)
+
+    (answer,) = asyncio.run(main())
+    assert answer.status is CANCELLED
+    wait_for(marks / "cancelled-c")
+
+
+def test_a_crash_turns_in_flight_calls_into_errors_and_later_calls_say_so(marks: Path) -> None:
+    first = tool_call_turn(("hang", {"tag": "h"}), ("crash", {}))
+    second = tool_call_turn(("meet", {"key": "after", "n": 1}))
+    _, result = run_agent(stdio(), first, second)
+    hang, crash, later = results(result.messages)
+    assert hang.status is ERROR and crash.status is ERROR
+    for answer in (hang, crash):
+        assert "crashed or closed the connection" in answer.content
+    assert later.status is ERROR
+    assert "is not running any more" in later.content
+    assert "crash requested by the test" in later.content  # the server's last stderr line
+
+
+def test_list_changed_refreshes_the_tools_between_rounds(server: Any) -> None:
+    model, result = run_agent(server(), tool_call_turn(("grow", {})), tool_call_turn(("extra", {})))
+    grown, extra = results(result.messages)
+    assert (grown.content, extra.status, extra.content) == ("grown", OK, "extra here")
+    offered = [[t["function"]["name"] for t in r["tools"]] for r in model.requests]
+    assert "extra" not in offered[0] and "extra" in offered[1]
+
+
+def test_two_servers_with_the_same_tools_clash_unless_prefixed() -> None:
+    model = ScriptedModel([text_turn("unused")])
+    with pytest.raises(CallerError, match="two tools are named 'meet'"):
+        asyncio.run(Agent(model, [stdio(), stdio()]).run("go"))
+    assert model.requests == []  # raised before the first request
+    calls = tool_call_turn(("a_meet", {"key": "p", "n": 1}), ("b_meet", {"key": "q", "n": 1}))
+    _, result = run_agent_many([stdio(prefix="a"), stdio(prefix="b")], calls)
+    assert [r.content for r in results(result.messages)] == ["met", "met"]
+
+
+def run_agent_many(sources: list[Any], *turns: list[dict[str, Any]]) -> Any:
+    model = ScriptedModel([*turns, text_turn("done")])
+    return model, asyncio.run(Agent(model, sources).run("go"))
+
+
+def test_an_opened_toolset_can_be_given_to_the_agent() -> None:
+    async def main() -> list[ToolResult]:
+        async with stdio() as tools:
+            model = ScriptedModel(
+                [tool_call_turn(("grow", {})), tool_call_turn(("extra", {})), text_turn("ok")]
+            )
+            result = await Agent(model, tools).run("go")
+            return results(result.messages)
+
+    grown, extra = asyncio.run(main())
+    assert (grown.status, extra.status) == (OK, OK)
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (
+            ["-c", "import sys; sys.stderr.write('bad config\\n'); sys.exit(2)"],
+            "exited .* bad config",
+        ),
+        (
+            ["-c", "print('hello', flush=True); import sys; sys.stdin.read()"],
+            "does not speak MCP.*'hello'",
+        ),
+        ([RAW_SERVER], "'broken'.* not valid JSON Schema"),
+    ],
+    ids=["exits-at-once", "not-mcp", "invalid-schema"],
+)
+def test_a_bad_server_fails_before_the_first_request(args: list[str], expected: str) -> None:
+    model = ScriptedModel([text_turn("unused")])
+    agent = Agent(model, [MCPToolset.stdio(sys.executable, args)])
+    with pytest.raises(MCPServerError, match=expected) as caught:
+        asyncio.run(agent.run("go"))
+    assert model.requests == []
+    assert caught.value.fault == "tool"
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_command_is_named() -> None:
+    async def main() -> None:
+        async with MCPToolset.stdio("toolwire-no-such-server", ["--x"]):
+            pass
+
+    with pytest.raises(MCPServerError, match=r"'toolwire-no-such-server --x'.*command not found"):
+        asyncio.run(main())
+
+
+def test_an_http_server_that_does_not_answer() -> None:
+    async def main() -> None:
+        async with MCPToolset.http("http://127.0.0.1:9/mcp", startup_timeout=20):
+            pass
+
+    with pytest.raises(
+        MCPServerError, match=re.escape("'http://127.0.0.1:9/mcp' could not be opened")
+    ):
+        asyncio.run(main())
+
+
+@pytest.mark.slow
+def test_headers_reach_the_http_server(http_server: str) -> None:
+    source = MCPToolset.http(http_server, headers={"X-Toolwire-Test": "present"})
+    _, result = run_agent(source, tool_call_turn(("header", {"name": "x-toolwire-test"})))
+    assert results(result.messages)[0].content == "present"
+
+
+def test_a_server_that_never_answers_initialize() -> None:
+    async def main() -> None:
+        args = ["-c", "import sys; sys.stdin.read()"]
+        async with MCPToolset.stdio(sys.executable, args, startup_timeout=1.0):
+            pass
+
+    with pytest.raises(MCPServerError, match="did not answer initialize within 1 s"):
+        asyncio.run(main())
+
+
+def test_headers_and_credentials_never_show() -> None:
+    source = MCPToolset.http(
+        "https://user:secret@example.com/mcp?token=abc", headers={"Authorization": "Bearer xyz"}
+    )
+    assert repr(source) == "MCPToolset.http('https://example.com/mcp')"
+    assert "secret" not in repr(vars(source)["label"]) and "xyz" not in repr(source)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MCPToolset.stdio(""),
+        lambda: MCPToolset.stdio("python", "server.py"),
+        lambda: MCPToolset.stdio("python", env={"A": 1}),
+        lambda: MCPToolset.http("ftp://example.com"),
+        lambda: MCPToolset.stdio("python", prefix=""),
+        lambda: MCPToolset.stdio("python", timeout=0),
+    ],
+)
+def test_bad_arguments_are_caller_errors(make: Any) -> None:
+    with pytest.raises(CallerError):
+        make()
