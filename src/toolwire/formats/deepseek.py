@@ -117,6 +117,7 @@ class _MarkerStream(ThinkStream):
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
         if marker in (CALLS_BEGIN, CALLS_MERGED):
+            self._markup_begins(marker)
             self._section_calls = 0
             self._head = []
             self._state = self._st_section if marker == CALLS_BEGIN else self._st_head
@@ -128,6 +129,8 @@ class _MarkerStream(ThinkStream):
         if seen is None:
             return False
         self._head = []
+        if seen == CALL_BEGIN:
+            self._markup_begins(seen)
         self._state = self._st_head if seen == CALL_BEGIN else self._st_content
         return True
 
@@ -175,6 +178,7 @@ class _MarkerStream(ThinkStream):
         if done is None:
             return False
         self._section_calls += 1
+        self._markup_ends()
         self._state = self._st_section
         return True
 
@@ -209,6 +213,7 @@ class _DsmlStream(ThinkStream):
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
         if marker is not None and marker != EOS:
+            self._markup_begins(self._block_open)
             self._block_calls = 0
             self._state = self._st_block
         return marker is not None
@@ -219,6 +224,8 @@ class _DsmlStream(ThinkStream):
         if seen is None:
             return False
         self._head = []
+        if seen == INVOKE_OPEN:
+            self._markup_begins(seen)
         self._state = self._st_invoke_head if seen == INVOKE_OPEN else self._st_content
         return True
 
@@ -250,6 +257,7 @@ class _DsmlStream(ThinkStream):
         if seen == INVOKE_CLOSE:
             self._writer.close()
             self._block_calls += 1
+            self._markup_ends()
             self._state = self._st_block
         else:
             self._state = self._st_param_head
@@ -319,8 +327,8 @@ class DeepSeekFormat(Format):
         self.reasoning_open = opens_reasoning(prompt, THINK_OPEN, THINK_CLOSE)
         self.markers = _markers(variant)
 
-    def stream(self, *, id_prefix: str | None = None) -> FormatStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> FormatStream:
+        """Start an incremental parse of one output (the family's parser)."""
         if self.variant in ("v3.2", "v4"):
             return _DsmlStream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)
         return _MarkerStream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)

@@ -95,10 +95,10 @@ class HermesFormat(Format):
         self.content_markers = MarkerSet(
             (CALL_OPEN, THINK_OPEN) if self.has_reasoning else (CALL_OPEN,)
         )
-        self.reasoning_markers = MarkerSet((THINK_CLOSE, CALL_OPEN))
+        self.reasoning_markers = MarkerSet((THINK_CLOSE,))
 
-    def stream(self, *, id_prefix: str | None = None) -> HermesStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> HermesStream:
+        """Start an incremental parse of one output (the family's parser)."""
         return HermesStream(self, id_prefix=id_prefix)
 
 
@@ -143,11 +143,12 @@ class HermesStream(FormatStream):
             return -1
         start, marker = found
         emit(text[pos:start])
-        self._enter(marker)
+        self._enter(marker, self._at(text, start))
         return start + len(marker)
 
-    def _enter(self, marker: str) -> None:
+    def _enter(self, marker: str, at: int) -> None:
         if marker == CALL_OPEN:
+            self._call_begins(at)
             self._state = "call"
             self._reader = CallObjectReader(family=self.format.family)
         elif marker == THINK_OPEN:
@@ -173,6 +174,7 @@ class HermesStream(FormatStream):
         rest = text[pos : pos + len(CALL_CLOSE)]
         if rest == CALL_CLOSE:
             self._state = "content"
+            self._call_ends(self._at(text, pos + len(CALL_CLOSE)))
             return pos + len(CALL_CLOSE)
         if CALL_CLOSE.startswith(rest):
             self._buf = text[pos:]

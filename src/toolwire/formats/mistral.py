@@ -75,6 +75,7 @@ END_THINK = "[/THINK]"
 EOS = "</s>"
 
 _MARKERS = MarkerSet((TOOL_CALLS, ARGS, CALL_ID, THINK, END_THINK, EOS))
+_REASONING_END = MarkerSet((END_THINK,))
 _NAME_ENDS = MarkerSet((ARGS, CALL_ID, "{"))
 _ID_ENDS = MarkerSet((ARGS, "{"))
 _SPACE = " \t\r\n"
@@ -165,13 +166,16 @@ class MistralStream(FormatStream):
 
     def _step_text(self) -> bool:
         buf = self._buf
-        found = _MARKERS.search(buf, self._pos)
+        # Inside reasoning only its end is a marker ([TOOL_CALLS] there is mentioned).
+        markers = _REASONING_END if self._mode is _Mode.REASONING else _MARKERS
+        found = markers.search(buf, self._pos)
         if found is None:
-            self._emit_text(self._take(len(buf) - _MARKERS.holdback(buf, self._pos)))
+            self._emit_text(self._take(len(buf) - markers.holdback(buf, self._pos)))
             return False
         pos, marker = found
         self._emit_text(self._take(pos, len(marker)))
         if marker == TOOL_CALLS:
+            self._call_begins(self._at(buf, pos))
             self._mode = _Mode.CALL_START
         elif marker == THINK:
             self._mode = _Mode.REASONING
@@ -242,6 +246,7 @@ class MistralStream(FormatStream):
         if end < 0:
             return False
         self._mode = _Mode.CONTENT
+        self._call_ends(self._at(self._buf, self._pos))
         return True
 
     def _step_array(self) -> bool:
@@ -251,6 +256,7 @@ class MistralStream(FormatStream):
             return False
         self._emit_array("".join(self._array))
         self._mode = _Mode.CONTENT
+        self._call_ends(self._at(self._buf, self._pos))
         return True
 
     def _emit_array(self, text: str) -> None:
@@ -343,8 +349,8 @@ class MistralFormat(Format):
     # ids when calls go back into the history.
     id_factory = AlphanumericIds
 
-    def stream(self, *, id_prefix: str | None = None) -> MistralStream:
-        """Start an incremental parse of one output.
+    def _open_stream(self, id_prefix: str | None) -> MistralStream:
+        """Start an incremental parse of one output (the family's parser).
 
         Args:
             id_prefix: Seed of generated call ids (calls without a model-given id):
