@@ -78,7 +78,7 @@ def test_every_fixture_is_split_invariant(name: str) -> None:
 
 def test_v3_rendered_two_calls() -> None:
     result = parse("v3_rendered_two_calls.txt")
-    assert result.content == ""
+    assert result.content is None
     assert result.reasoning == ""
     assert [c.name for c in result.tool_calls] == ["get_weather", "get_time"]
     assert args(result, 0) == {"location": "Paris", "days": 3}
@@ -90,21 +90,21 @@ def test_v3_rendered_two_calls() -> None:
 def test_r1_writes_its_own_think() -> None:
     result = parse("r1_generated_thinking.txt")
     assert result.reasoning == "I'm\nthinking"
-    assert result.content == "\n\n"
+    assert result.content is None
     assert result.tool_calls[0].name == "special_function"
     assert args(result, 0) == {"arg1": 1}
 
 
 def test_r1_default_prompt_prefills_think() -> None:
     result = parse("r1_prefilled_thinking.txt")
-    assert result.reasoning == "The user wants the weather in Paris.\n"
-    assert result.content == "\n\nLet me look it up."
+    assert result.reasoning == "The user wants the weather in Paris."
+    assert result.content == "Let me look it up."
     assert args(result, 0) == {"location": "Paris"}
 
 
 def test_r1_merged_calls_token() -> None:
     result = parse("r1_merged_marker.txt")
-    assert result.content == ""
+    assert result.content is None
     assert [c.name for c in result.tool_calls] == ["special_function"]
 
 
@@ -147,7 +147,7 @@ def test_v31_marker_text_inside_a_json_string_is_value() -> None:
 def test_v31_does_not_take_the_v3_layout() -> None:
     text = f"{TCB}{CB}function{SEP}get_weather\n```json\n{{}}\n```{CE}{TCE}"
     with pytest.raises(FormatError):
-        get("deepseek", "v3.1").parse(text)
+        get("deepseek", "v3.1").parse(text, strict=True)
 
 
 # --------------------------------------------------------------------------- DSML
@@ -164,7 +164,7 @@ def test_v32_rendered_thinking_turn() -> None:
 
 def test_v32_block_without_separator_and_json_values() -> None:
     result = parse("v32_vllm_no_separator.txt")
-    assert result.content == ""
+    assert result.content is None
     assert result.tool_calls[0].arguments == '{"location": "Seoul", "units": ["c", "f"]}'
 
 
@@ -180,7 +180,7 @@ def test_v4_rendered_typed_by_string_attribute() -> None:
 
 def test_v4_vllm_shape() -> None:
     result = parse("v4_vllm.txt")
-    assert result.content == "Let me check. "
+    assert result.content == "Let me check."
     assert args(result, 0) == {"location": "Beijing", "unit": "celsius"}
 
 
@@ -215,7 +215,7 @@ def test_dsml_invoke_without_parameters() -> None:
 def test_dsml_malformed_parameters_raise(body: str) -> None:
     text = f'<{D}tool_calls>\n<{D}invoke name="f">\n{body}\n</{D}invoke>\n</{D}tool_calls>'
     with pytest.raises(FormatError):
-        get("deepseek", "v4").parse(text)
+        get("deepseek", "v4").parse(text, strict=True)
 
 
 def test_dsml_string_value_streams_before_it_closes() -> None:
@@ -239,14 +239,14 @@ def test_truncated_inside_a_call_raises_with_partial(name: str) -> None:
     marker = CB if "DSML" not in text else f"<{D}parameter"
     cut = text.index(marker) + len(marker) + 12
     with pytest.raises(FormatError, match="truncated") as info:
-        fmt.parse(text[:cut])
+        fmt.parse(text[:cut], strict=True)
     assert info.value.partial is not None
     assert info.value.fault == "model"
 
 
 def test_truncated_right_after_the_section_opens_raises() -> None:
     with pytest.raises(FormatError):
-        get("deepseek", "v3.1").parse(f"Let me look.{TCB}")
+        get("deepseek", "v3.1").parse(f"Let me look.{TCB}", strict=True)
 
 
 def test_missing_section_end_after_complete_calls_is_accepted() -> None:
@@ -267,12 +267,12 @@ def test_missing_section_end_after_complete_calls_is_accepted() -> None:
 )
 def test_malformed_v31_calls_raise(text: str) -> None:
     with pytest.raises(FormatError):
-        get("deepseek", "v3.1").parse(text)
+        get("deepseek", "v3.1").parse(text, strict=True)
 
 
 def test_content_streams_before_the_call_and_holds_only_a_marker_prefix() -> None:
     stream = get("deepseek", "v3.1").stream(id_prefix="c")
-    assert stream.feed("Hello <｜tool▁ca") == [TextDelta("Hello ")]
+    assert stream.feed("Hello <｜tool▁ca") == [TextDelta("Hello")]  # the space may be a separator
     events = stream.feed(f'lls▁begin｜>{CB}get_weather{SEP}{{"city": "Par')
     assert events == [ToolCallStarted(0, "c0", "get_weather"), ToolCallDelta(0, '{"city": "Par')]
     assert stream.feed(f'is"}}{CE}{TCE}') == [ToolCallDelta(0, 'is"}')]
@@ -285,7 +285,7 @@ def test_eos_token_is_dropped() -> None:
 
 def test_unclosed_reasoning_is_all_reasoning() -> None:
     result = get("deepseek", "r1").parse("still thinking")
-    assert result == ParseResult("", "still thinking", ())
+    assert result == ParseResult(None, "still thinking", ())
 
 
 def test_think_only_opens_at_the_start() -> None:

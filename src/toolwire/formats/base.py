@@ -27,6 +27,7 @@ re-exported here under the names they always had.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
@@ -159,9 +160,9 @@ class FormatStream(ABC):
             raise DecoderStateError(f"{self.format.family} stream closed twice")
         self._closed = True
         self._public = []
-        if not self._passthrough and self._guarded(lambda _: self._close(), "", TRUNCATED):
-            if self._anchor is not None:  # the family left the last call open but whole
-                self._settle()
+        whole = not self._passthrough and self._guarded(lambda _: self._close(), "", TRUNCATED)
+        if whole and self._anchor is not None:  # the family left the last call open
+            self._settle()
         return self._public
 
     @property
@@ -290,7 +291,7 @@ class FormatStream(ABC):
             assert isinstance(event, ToolCallStarted)
             self._pending.append(event.index)
             self._publish(event)
-        elif cls is ToolCallDelta and not self.hold_calls:
+        elif (cls is ToolCallDelta or cls is Notice) and not self.hold_calls:
             self._publish(event)
         else:
             self._held.append(event)
@@ -318,16 +319,35 @@ class FormatStream(ABC):
 
     def _fall_back(self, error: FormatError, kind: str) -> None:
         """A call turned out broken: retract it and pass its text through as content."""
-        start = self._anchor if self._anchor is not None else self._committed_at
-        reason = error.message
+        start = max(self._anchor if self._anchor is not None else self._committed_at, 0)
+        raw = "".join(self._raw)
+        reason = _stable_reason(error, kind)
         for index in self._pending:
             self._public.append(ToolCallRetracted(index, reason))
         self._anchor = None
         self._pending = []
         self._held = []
         self._passthrough = True
-        self._route(Notice(kind, f"{reason} (the call's text, from offset {start}, is content)"))
-        self._route(TextDelta("".join(self._raw)[start:]))
+        where = f" ({error.where})" if error.where else ""
+        message = (
+            f"{self.format.family}: {reason}{where}; the text from offset {start} on "
+            "is content, not a call"
+        )
+        self._route(Notice(kind, message))
+        self._route(TextDelta(raw[start:]))
+
+
+# What a family's message quotes from its buffer depends on how the input was split;
+# a notice must not (the stream and the whole parse give the same result).
+# So what it quotes is elided (the offset in the notice says where to look).
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
+
+
+def _stable_reason(error: FormatError, kind: str) -> str:
+    reason = _QUOTED.sub("…", error.reason).strip()
+    if kind == TRUNCATED:
+        return reason or "the output ended inside a tool call"
+    return reason or "malformed tool call"
 
 
 class Format(ABC):

@@ -130,6 +130,8 @@ def _json_head(text: str, pos: int) -> bool | None:
     if typed:
         return True
     return None if plain is None or typed is None else False
+
+
 _PY_HEAD_CALL: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", ")")
 _PY_HEAD_KW: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", _KEY, "=")
 

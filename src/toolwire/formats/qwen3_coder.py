@@ -59,9 +59,8 @@ PARAM_OPEN = "<parameter="
 PARAM_CLOSE = "</parameter>"
 
 _VALUE_END = MarkerSet((PARAM_CLOSE, FUNCTION_CLOSE))
-# What may follow a closing tag that really closes (anything else: part of the value).
+# What may follow a </parameter> that really closes (anything else: part of the value).
 _AFTER_PARAM = (PARAM_OPEN, FUNCTION_CLOSE)
-_AFTER_FUNCTION = (CALL_CLOSE, CALL_OPEN, FUNCTION_OPEN)
 _LONGEST_TAG = max(len(t) for t in (CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN))
 _NAME_LIMIT = 512  # a tag name longer than this is not a name: fail instead of buffering
 
@@ -206,8 +205,8 @@ class Qwen3CoderStream(FormatStream):
         elif tag == FUNCTION_CLOSE:
             self._end_function(text, end)
         elif tag == CALL_CLOSE:  # </function> missing before </tool_call>: recoverable
-            self._end_function(text, end - len(CALL_CLOSE))
             self._repaired("</function> was missing before </tool_call>")
+            self._end_function(text, end - len(CALL_CLOSE))
         return end
 
     def _end_function(self, text: str, end: int) -> None:
@@ -257,24 +256,42 @@ class Qwen3CoderStream(FormatStream):
                 return self._hold(text, cut)
             start, tag = found
             # A closing tag inside a value: it closes only when the grammar goes on.
-            after = _AFTER_PARAM if tag == PARAM_CLOSE else _AFTER_FUNCTION
-            follows = continues(text, start + len(tag), after, final=self._final, at_end=True)
+            after = start + len(tag)
+            if tag == PARAM_CLOSE:
+                follows = continues(text, after, _AFTER_PARAM, final=self._final, at_end=True)
+            else:
+                follows = self._function_ends(text, after)
             if follows is None:
                 cut = start - 1 if start > pos and text[start - 1] == "\n" else start
                 self._value_piece(text[pos:cut])
                 return self._hold(text, cut)
             if follows:
                 break
-            search = start + len(tag)
+            search = after
         piece = text[pos:start]
         self._value_piece(piece[:-1] if piece.endswith("\n") else piece)
         self._finish_value()
         if tag == FUNCTION_CLOSE:  # </parameter> missing right before </function>
-            self._end_function(text, start + len(tag))
             self._repaired("</parameter> was missing before </function>")
+            self._end_function(text, start + len(tag))
             return start + len(tag)
         self._state = "params"
         return start + len(PARAM_CLOSE)
+
+    def _function_ends(self, text: str, at: int) -> bool | None:
+        """Whether a ``</function>`` inside a value (``</parameter>`` missing) ends the call:
+        only when the call's closing tags follow and then nothing but another call or
+        the end of the output."""
+        final = self._final
+        if not self._wrapped:
+            return continues(text, at, (CALL_OPEN, FUNCTION_OPEN), final=final, at_end=True)
+        closing = continues(text, at, (CALL_CLOSE,), final=final, at_end=True)
+        if not closing:
+            return closing
+        end = skip_whitespace(text, at)
+        if end == len(text):
+            return True  # the output ended right after </function>
+        return continues(text, end + len(CALL_CLOSE), (CALL_OPEN,), final=final, at_end=True)
 
     def _value_piece(self, piece: str) -> None:
         if not piece:

@@ -41,6 +41,7 @@ class FormatError(ModelOutputError):
     Attributes:
         family: The format family that raised it (``"hermes"``, ``"llama"``, ...).
         where: Where the problem is (for example ``"tool call 1"`` or ``"offset 812"``).
+        reason: The message without the family and place.
         events: Events the failing ``feed``/``close`` produced before the error (text
             before the broken call); a streaming caller can still show them.
         partial: Set by :meth:`Format.parse`: everything parsed before the error.
@@ -56,6 +57,7 @@ class FormatError(ModelOutputError):
     ) -> None:
         self.family = family
         self.where = where
+        self.reason = message
         self.events: list[Event] = []
         self.partial: ParseResult | None = None
         prefix = f"{family}: " if family else ""
@@ -171,9 +173,7 @@ class EventCollector:
             for _, slot in sorted(self._calls.items())
         )
         content = "".join(self._content)
-        return ParseResult(
-            content or None, "".join(self._reasoning), calls, tuple(self._notices)
-        )
+        return ParseResult(content or None, "".join(self._reasoning), calls, tuple(self._notices))
 
 
 def collect_events(events: Iterable[Event]) -> ParseResult:

@@ -7,8 +7,8 @@ output, and keeps whitespace inside the text exactly:
 
 * leading whitespace after a boundary (or at the start) is dropped;
 * trailing whitespace is held until what follows is known: more text of the same
-  channel emits it, a boundary followed by more text emits it once (two pieces of
-  content around a call keep the whitespace that preceded the call), the end of the
+  channel emits it; two pieces of text around a marker keep one separator (the
+  whitespace before the marker, or else the whitespace after it); the end of the
   output drops it.
 
 Streaming and a whole parse see the same pieces in the same order, so they trim alike.
@@ -24,27 +24,39 @@ _SPACE = " \t\r\n"
 class SeparatorTrim:
     """Trims one text channel of separator whitespace (see the module docstring)."""
 
-    __slots__ = ("_boundary", "_held")
+    __slots__ = ("_boundary", "_held", "_lead", "_started")
 
     def __init__(self) -> None:
-        self._held = ""
+        self._held = ""  # trailing whitespace of the text emitted so far
+        self._lead = ""  # whitespace after the last boundary, before any text
         self._boundary = True
+        self._started = False
 
     def text(self, piece: str) -> str:
         """Take the next piece of this channel; return what may be emitted now."""
         if self._boundary:
-            piece = piece.lstrip(_SPACE)
-            if not piece:
+            body = piece.lstrip(_SPACE)
+            if not body:
+                self._lead += piece
                 return ""
+            # Two pieces of text around a marker keep one separator: the whitespace
+            # before the marker, or else the whitespace after it.
+            self._lead += piece[: len(piece) - len(body)]
+            sep = (self._held or self._lead) if self._started else ""
             self._boundary = False
+            self._held = self._lead = ""
+            piece = sep + body
         body = piece.rstrip(_SPACE)
         if not body:
             self._held += piece
             return ""
         out = self._held + body if self._held else body
         self._held = piece[len(body) :]
+        self._started = True
         return out
 
     def boundary(self) -> None:
         """A marker came: the whitespace right after it is a separator."""
-        self._boundary = True
+        if not self._boundary:
+            self._boundary = True
+            self._lead = ""
