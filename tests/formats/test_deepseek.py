@@ -189,11 +189,15 @@ def test_v4_marker_text_inside_a_string_value_is_value() -> None:
     assert args(result, 0) == {"text": f'use <{D}invoke name="x"> and </{D}tool_calls> "quoted"\n'}
 
 
-def test_v4_does_not_accept_the_v32_block_name() -> None:
-    text = f'<{D}function_calls>\n<{D}invoke name="f">\n</{D}invoke>\n</{D}function_calls>'
-    result = get("deepseek", "v4").parse(text)
-    assert result.tool_calls == ()
-    assert result.content == text
+@pytest.mark.parametrize("variant", ["v3.2", "v4"])
+@pytest.mark.parametrize("block", ["function_calls", "tool_calls"])
+def test_dsml_block_names_are_read_by_both_variants(variant: str, block: str) -> None:
+    # V3.2 writes function_calls and V4 tool_calls; point releases and fine-tunes mix
+    # them (ml-explore/mlx-lm#1337 matches the block by prefix for that reason).
+    text = f'<{D}{block}>\n<{D}invoke name="f">\n</{D}invoke>\n</{D}{block}>'
+    result = assert_split_invariant(get("deepseek", variant), text, max_examples=40)
+    assert [c.name for c in result.tool_calls] == ["f"]
+    assert result.content is None
 
 
 def test_dsml_invoke_without_parameters() -> None:

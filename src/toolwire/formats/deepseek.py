@@ -106,7 +106,8 @@ class _MarkerStream(ThinkStream):
     def __init__(self, fmt: DeepSeekFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
         self._typed = fmt.variant in ("v3", "r1")
-        self._content_markers = MarkerSet([CALLS_BEGIN, CALLS_MERGED, EOS])
+        # A bare <｜tool▁call▁begin｜> (no section opener) also starts a call.
+        self._content_markers = MarkerSet([CALLS_BEGIN, CALLS_MERGED, CALL_BEGIN, EOS])
         self._head_markers = MarkerSet([SEP, CALL_END, CALLS_END, CALL_BEGIN])
         self._name_markers = MarkerSet(["\n", SEP, CALL_END, CALLS_END, CALL_BEGIN])
         self._tail_markers = MarkerSet([CALL_END, CALLS_END, CALL_BEGIN, SEP])
@@ -116,7 +117,7 @@ class _MarkerStream(ThinkStream):
     def _st_content(self) -> bool:
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
-        if marker in (CALLS_BEGIN, CALLS_MERGED):
+        if marker in (CALLS_BEGIN, CALLS_MERGED, CALL_BEGIN):
             self._markup_begins(marker)
             self._section_calls = 0
             self._head = []
@@ -124,6 +125,14 @@ class _MarkerStream(ThinkStream):
         return marker is not None
 
     def _st_section(self) -> bool:
+        if not self._skip_space():
+            return False
+        if not self._buf.startswith("<", self._pos):
+            # A call whose <｜tool▁call▁begin｜> is missing: its header starts here.
+            self._call_begins(self._at(self._buf, self._pos))
+            self._head = []
+            self._state = self._st_head
+            return True
         # The end-of-sentence token also ends a section whose closing marker is missing.
         seen = self._expect((CALL_BEGIN, CALLS_END, EOS), f"{CALL_BEGIN} or {CALLS_END}")
         if seen is None:
@@ -202,7 +211,11 @@ class _DsmlStream(ThinkStream):
     def __init__(self, fmt: DeepSeekFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
         self._block_open, self._block_close = _dsml_block(fmt.variant)
-        self._content_markers = MarkerSet(["\n\n" + self._block_open, self._block_open, EOS])
+        # Both block names are read in both variants (V3.2 writes function_calls, V4
+        # tool_calls, and checkpoints mix them), and so is a bare invoke without its
+        # block (sgl-project/sglang#40236).
+        self._content_markers = MarkerSet([*_DSML_BLOCKS, INVOKE_OPEN, EOS])
+        self._bare = False
         self._header_end = MarkerSet([">"])
         self._value_end = MarkerSet([PARAM_CLOSE])
         self._head: list[str] = []
@@ -213,9 +226,15 @@ class _DsmlStream(ThinkStream):
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
         if marker is not None and marker != EOS:
-            self._markup_begins(self._block_open)
+            self._markup_begins(marker)
             self._block_calls = 0
-            self._state = self._st_block
+            self._bare = marker == INVOKE_OPEN
+            if self._bare:
+                self._head = []
+                self._state = self._st_invoke_head
+            else:
+                self._block_close = "</" + marker[1:]
+                self._state = self._st_block
         return marker is not None
 
     def _st_block(self) -> bool:
@@ -242,23 +261,29 @@ class _DsmlStream(ThinkStream):
         head = self._read_header()
         if head is None:
             return False
-        match = _DSML_NAME.fullmatch(head)
+        closed = head.rstrip().endswith("/")  # <｜DSML｜invoke name="f"/>: no parameters
+        match = _DSML_NAME.fullmatch(head.rstrip()[:-1] if closed else head)
         if match is None or not match.group(1):
             raise self._error(f"bad invoke header {head[:60]!r}", f"tool call {self.call_count}")
         self._begin_call(match.group(1))
         self._writer = ArgumentWriter(self._arguments)
         self._state = self._st_invoke_body
+        if closed:
+            self._end_invoke()
         return True
+
+    def _end_invoke(self) -> None:
+        self._writer.close()
+        self._block_calls += 1
+        self._markup_ends()
+        self._state = self._st_content if self._bare else self._st_block
 
     def _st_invoke_body(self) -> bool:
         seen = self._expect((PARAM_OPEN, INVOKE_CLOSE), f"{PARAM_OPEN} or {INVOKE_CLOSE}")
         if seen is None:
             return False
         if seen == INVOKE_CLOSE:
-            self._writer.close()
-            self._block_calls += 1
-            self._markup_ends()
-            self._state = self._st_block
+            self._end_invoke()
         else:
             self._state = self._st_param_head
         return True
@@ -294,6 +319,9 @@ class _DsmlStream(ThinkStream):
         if self._at_rest() or (self._state == self._st_block and self._block_calls):
             return
         raise self._error("the output ended inside a tool call (truncated?)", self._where())
+
+
+_DSML_BLOCKS = (f"<{DSML}function_calls>", f"<{DSML}tool_calls>")
 
 
 def _dsml_block(variant: str) -> tuple[str, str]:

@@ -69,6 +69,9 @@ CALL = "<|call|>"
 
 _MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL))
 _MESSAGE_ENDS = frozenset((END, RETURN, CALL))
+# Inside an analysis message only what ends it (or starts the next one) is a marker:
+# a <|call|> or <|channel|> there is mentioned, not written.
+_REASONING_MARKERS = MarkerSet((START, END, RETURN))
 # The generation prompt every gpt-oss chat template appends (add_generation_prompt).
 DEFAULT_GENERATION_PROMPT = "<|start|>assistant"
 _FUNCTIONS = "functions."
@@ -112,6 +115,7 @@ class HarmonyStream(FormatStream):
         self._scanner: ClosureScanner | None = None
         self._plain_args = False
         self._args_emitted = False
+        self._built_in_body = False  # a message to a built-in tool, read as reasoning
         self._marker_at = 0  # output offset of the last marker read
         self._header_at = 0  # output offset where the current header began
         self._prime(fmt.generation_prompt)
@@ -189,8 +193,15 @@ class HarmonyStream(FormatStream):
     # ---- text bodies and the space between messages
 
     def _step_text(self) -> bool:
-        found = _MARKERS.search(self._buf, self._pos)
+        markers = _MARKERS
+        if self._mode is _Mode.REASONING and not self._built_in_body:
+            markers = _REASONING_MARKERS
+        found = markers.search(self._buf, self._pos)
         if found is None:
+            if markers is _REASONING_MARKERS:
+                held = _REASONING_MARKERS.holdback(self._buf, self._pos)
+                self._emit(self._take(len(self._buf) - held))
+                return False
             return self._emit_safe()
         pos, marker = found
         self._emit(self._take(pos, len(marker)))
@@ -261,8 +272,10 @@ class HarmonyStream(FormatStream):
             # The model using its own built-in tool (python, browser): not a call of
             # the caller's; the message is part of its reasoning.
             self._mode = _Mode.REASONING
+            self._built_in_body = True
             return
         channel = _channel(header)
+        self._built_in_body = False
         self._mode = _Mode.REASONING if channel == "analysis" else _Mode.CONTENT
 
     def _built_in(self, recipient: str) -> bool:

@@ -76,6 +76,11 @@ EOS = "</s>"
 
 _MARKERS = MarkerSet((TOOL_CALLS, ARGS, CALL_ID, THINK, END_THINK, EOS))
 _REASONING_END = MarkerSet((END_THINK,))
+# Magistral checkpoints write reasoning as plain text tags at the start of the output
+# (mistralai/Magistral-Small-2506's system prompt asks for <think>...</think>).
+TEXT_THINK = "<think>"
+TEXT_END_THINK = "</think>"
+_TEXT_REASONING_END = MarkerSet((TEXT_END_THINK,))
 _NAME_ENDS = MarkerSet((ARGS, CALL_ID, "{"))
 _ID_ENDS = MarkerSet((ARGS, "{"))
 _SPACE = " \t\r\n"
@@ -106,6 +111,8 @@ class MistralStream(FormatStream):
         self._pos = 0
         reasoning = opens_reasoning(fmt.generation_prompt, THINK, END_THINK)
         self._mode = _Mode.REASONING if reasoning else _Mode.CONTENT
+        self._opening = not reasoning  # a text <think> may still open the output
+        self._reasoning_end = _REASONING_END
         self._name: list[str] = []
         self._id: list[str] = []
         self._scanner = ClosureScanner()
@@ -165,9 +172,11 @@ class MistralStream(FormatStream):
     # ---- content and reasoning
 
     def _step_text(self) -> bool:
+        if self._opening and not self._open_text_think():
+            return False
         buf = self._buf
         # Inside reasoning only its end is a marker ([TOOL_CALLS] there is mentioned).
-        markers = _REASONING_END if self._mode is _Mode.REASONING else _MARKERS
+        markers = self._reasoning_end if self._mode is _Mode.REASONING else _MARKERS
         found = markers.search(buf, self._pos)
         if found is None:
             self._emit_text(self._take(len(buf) - markers.holdback(buf, self._pos)))
@@ -179,9 +188,25 @@ class MistralStream(FormatStream):
             self._mode = _Mode.CALL_START
         elif marker == THINK:
             self._mode = _Mode.REASONING
-        elif marker == END_THINK:
+        elif marker in (END_THINK, TEXT_END_THINK):
             self._mode = _Mode.CONTENT
         # [ARGS], [CALL_ID] outside a call and </s> carry no text: dropped.
+        return True
+
+    def _open_text_think(self) -> bool:
+        """At the start of the output: enter reasoning on a text ``<think>``.
+
+        Returns whether to go on (``False``: the buffer may still grow into one).
+        """
+        start = skip_whitespace(self._buf, self._pos)
+        head = self._buf[start : start + len(TEXT_THINK)]
+        if head == TEXT_THINK:
+            self._pos = start + len(TEXT_THINK)
+            self._mode = _Mode.REASONING
+            self._reasoning_end = _TEXT_REASONING_END
+        elif TEXT_THINK.startswith(head):
+            return False  # whitespace or a prefix of <think>: wait
+        self._opening = False
         return True
 
     # ---- the two call shapes
