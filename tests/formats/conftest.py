@@ -122,7 +122,7 @@ def check_events(events: Sequence[Event], *, hold_calls: bool = False) -> None:
             event,
             (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallDelta, ToolCallRetracted, Notice),
         )
-        if hold_calls and not isinstance(event, ToolCallDelta):
+        if hold_calls and not isinstance(event, (ToolCallDelta, Notice)):
             open_call = None
         if isinstance(event, (TextDelta, ReasoningDelta)):
             assert event.text, "empty text event"

@@ -62,7 +62,10 @@ def args(result: ParseResult, index: int) -> object:
 
 
 def test_every_fixture_file_is_listed() -> None:
-    assert sorted(p.name for p in (FIXTURES / "deepseek").glob("*.txt")) == sorted(FIXTURE_SETUP)
+    listed = (FIXTURES / "deepseek").glob("*.txt")  # variant_*: test_contract.py
+    assert sorted(p.name for p in listed if not p.name.startswith("variant_")) == sorted(
+        FIXTURE_SETUP
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_SETUP))

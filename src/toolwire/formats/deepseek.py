@@ -106,7 +106,7 @@ class _MarkerStream(ThinkStream):
     def __init__(self, fmt: DeepSeekFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
         self._typed = fmt.variant in ("v3", "r1")
-        # A bare <｜tool▁call▁begin｜> (no section opener) also starts a call.
+        # A bare CALL_BEGIN (no section opener) also starts a call.
         self._content_markers = MarkerSet([CALLS_BEGIN, CALLS_MERGED, CALL_BEGIN, EOS])
         self._head_markers = MarkerSet([SEP, CALL_END, CALLS_END, CALL_BEGIN])
         self._name_markers = MarkerSet(["\n", SEP, CALL_END, CALLS_END, CALL_BEGIN])
@@ -128,7 +128,7 @@ class _MarkerStream(ThinkStream):
         if not self._skip_space():
             return False
         if not self._buf.startswith("<", self._pos):
-            # A call whose <｜tool▁call▁begin｜> is missing: its header starts here.
+            # A call whose CALL_BEGIN is missing: its header starts here.
             self._call_begins(self._at(self._buf, self._pos))
             self._head = []
             self._state = self._st_head
@@ -261,7 +261,7 @@ class _DsmlStream(ThinkStream):
         head = self._read_header()
         if head is None:
             return False
-        closed = head.rstrip().endswith("/")  # <｜DSML｜invoke name="f"/>: no parameters
+        closed = head.rstrip().endswith("/")  # a self-closing invoke: no parameters
         match = _DSML_NAME.fullmatch(head.rstrip()[:-1] if closed else head)
         if match is None or not match.group(1):
             raise self._error(f"bad invoke header {head[:60]!r}", f"tool call {self.call_count}")

@@ -61,6 +61,8 @@ PARAM_CLOSE = "</parameter>"
 _VALUE_END = MarkerSet((PARAM_CLOSE, FUNCTION_CLOSE))
 # What may follow a </parameter> that really closes (anything else: part of the value).
 _AFTER_PARAM = (PARAM_OPEN, FUNCTION_CLOSE)
+# Inside <tool_call>, </tool_call> may follow too (</function> missing: recovered).
+_AFTER_PARAM_WRAPPED = (*_AFTER_PARAM, CALL_CLOSE)
 _LONGEST_TAG = max(len(t) for t in (CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN))
 _NAME_LIMIT = 512  # a tag name longer than this is not a name: fail instead of buffering
 
@@ -258,7 +260,8 @@ class Qwen3CoderStream(FormatStream):
             # A closing tag inside a value: it closes only when the grammar goes on.
             after = start + len(tag)
             if tag == PARAM_CLOSE:
-                follows = continues(text, after, _AFTER_PARAM, final=self._final, at_end=True)
+                grammar = _AFTER_PARAM_WRAPPED if self._wrapped else _AFTER_PARAM
+                follows = continues(text, after, grammar, final=self._final, at_end=True)
             else:
                 follows = self._function_ends(text, after)
             if follows is None:
