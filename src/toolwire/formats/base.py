@@ -59,6 +59,8 @@ from .results import (
 )
 from .trim import SeparatorTrim
 
+_SPACE = " \t\r\n"
+
 __all__ = [
     "MALFORMED",
     "REPAIRED",
@@ -105,10 +107,14 @@ class FormatStream(ABC):
         self.hold_calls = False
         self._ids = fmt.id_factory(id_prefix)
         self._out: list[Event] = []  # what the family parser reported, not yet routed
-        self._public: list[Event] = []  # what the current feed/close returns
+        # What the current feed/close returns; None until routing needs a list of its
+        # own (a delta whose one event passes unchanged returns the family's list).
+        self._public: list[Event] | None = None
         self._call_count = 0
         self._closed = False
-        self._fed = 0  # characters fed so far
+        self._fed = 0  # characters in the first _counted deltas of _raw
+        self._counted = 0
+        self._special = False  # closed, or passing a broken call's text through
         self._raw: list[str] = []  # every delta, for the text of a broken call
         self._anchor: int | None = None  # where the open call's markup began
         self._committed_at = 0  # where the last complete call's markup ended
@@ -132,18 +138,58 @@ class FormatStream(ABC):
             FormatError: Only with ``strict``: the output holds a malformed tool call.
             DecoderStateError: The stream was already closed.
         """
-        if self._closed:
-            raise DecoderStateError(f"{self.format.family} stream fed after close()")
+        if self._special:
+            if self._closed:
+                raise DecoderStateError(f"{self.format.family} stream fed after close()")
+            return self._pass_through(delta)
         if not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
-        self._public = []
-        self._fed += len(delta)
         self._raw.append(delta)
-        if self._passthrough:
-            self._route(TextDelta(delta))
-            return self._public
-        self._guarded(self._feed, delta, MALFORMED)
-        return self._public
+        out: list[Event] = []
+        self._out = out
+        try:
+            self._feed(delta)
+        except FormatError as error:
+            return self._failed(error, MALFORMED)
+        if self._public is None and len(out) < 2:
+            # The common delta: nothing, or one event routing would publish unchanged
+            # (this path is most of the cost of streaming one character at a time).
+            if not out:
+                return out
+            event = out[0]
+            cls = event.__class__
+            if cls is ToolCallDelta:
+                if self._anchor is None or not self.hold_calls:
+                    return out
+            elif self._anchor is None and (cls is TextDelta or cls is ReasoningDelta):
+                same, other = self._trim_content, self._trim_reasoning
+                if cls is ReasoningDelta:
+                    same, other = other, same
+                if other.at_boundary and not same.at_boundary:
+                    # Text continuing text of the same channel: trim it in place.
+                    text = same.text(event.text)  # type: ignore[union-attr]
+                    if text:
+                        event.text = text  # type: ignore[union-attr]
+                    else:
+                        out.clear()
+                    return out
+        return self._take_public()
+
+    def _take_public(self) -> list[Event]:
+        """Route what is left and hand the events of this feed/close over."""
+        self._route_out()
+        public = self._public
+        self._public = None  # between calls: routing allocates a fresh list
+        assert public is not None
+        return public
+
+    def _pass_through(self, delta: str) -> list[Event]:
+        """After a broken call: the rest of the output is content."""
+        if not isinstance(delta, str):
+            raise CallerError(f"feed() takes str, got {type(delta).__name__}")
+        self._raw.append(delta)
+        self._route(TextDelta(delta))
+        return self._take_public()
 
     def close(self) -> list[Event]:
         """End the output: flush held-back text and settle a call left open.
@@ -158,12 +204,19 @@ class FormatStream(ABC):
         """
         if self._closed:
             raise DecoderStateError(f"{self.format.family} stream closed twice")
-        self._closed = True
+        self._closed = self._special = True
+        self._out = []
         self._public = []
-        whole = not self._passthrough and self._guarded(lambda _: self._close(), "", TRUNCATED)
-        if whole and self._anchor is not None:  # the family left the last call open
+        if self._passthrough:
+            return self._take_public()
+        try:
+            self._close()
+        except FormatError as error:
+            return self._failed(error, TRUNCATED)
+        self._route_out()
+        if self._anchor is not None:  # the family left the last call open, but whole
             self._settle()
-        return self._public
+        return self._take_public()
 
     @property
     def call_count(self) -> int:
@@ -183,6 +236,10 @@ class FormatStream(ABC):
     def _at(self, buffer: str, index: int) -> int:
         """The output offset of ``buffer[index]``, for a buffer that ends at the input
         fed so far (every family keeps its unread text that way)."""
+        raw = self._raw
+        if self._counted < len(raw):  # counted lazily: feed() only appends
+            self._fed += sum(map(len, raw[self._counted :]))
+            self._counted = len(raw)
         return self._fed - len(buffer) + index
 
     def _call_begins(self, at: int) -> None:
@@ -194,8 +251,7 @@ class FormatStream(ABC):
         if self._anchor is None:
             self._route_out()
             self._anchor = at
-            self._trim_content.boundary()
-            self._trim_reasoning.boundary()
+            self._boundary()
 
     def _call_ends(self, at: int) -> None:
         """The open call's markup is complete up to output offset ``at``."""
@@ -203,8 +259,7 @@ class FormatStream(ABC):
         if self._anchor is not None:
             self._settle()
         self._committed_at = at
-        self._trim_content.boundary()
-        self._trim_reasoning.boundary()
+        self._boundary()
 
     def _repaired(self, message: str, index: int | None = None) -> None:
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
@@ -244,22 +299,18 @@ class FormatStream(ABC):
 
     # ---- routing: family events → trimmed, held or retracted public events
 
-    def _guarded(self, step: Any, delta: str, kind: str) -> bool:
-        """Run a family step; on :class:`FormatError` fall back (or raise if strict)."""
-        try:
-            step(delta)
-        except FormatError as error:
-            self._route_out()
-            if self.strict:
-                self._closed = True
-                error.events = self._public
-                raise
-            self._fall_back(error, kind)
-            return False
+    def _failed(self, error: FormatError, kind: str) -> list[Event]:
         self._route_out()
-        return True
+        if self.strict:
+            self._closed = self._special = True
+            error.events = self._take_public()
+            raise error
+        self._fall_back(error, kind)
+        return self._take_public()
 
     def _route_out(self) -> None:
+        if self._public is None:
+            self._public = []
         out = self._out
         if out:
             self._out = []
@@ -268,36 +319,56 @@ class FormatStream(ABC):
 
     def _route(self, event: Event) -> None:
         cls = event.__class__
+        if cls is ToolCallDelta:  # the most frequent event: no trimming, no merging
+            if self._anchor is None or not self.hold_calls:
+                self._sink().append(event)
+            else:
+                self._held.append(event)
+            return
         if cls is TextDelta:
             assert isinstance(event, TextDelta)
-            self._trim_reasoning.boundary()
+            if not self._trim_reasoning.at_boundary:
+                self._trim_reasoning.boundary()
             text = self._trim_content.text(event.text)
             if not text:
                 return
             event.text = text
         elif cls is ReasoningDelta:
             assert isinstance(event, ReasoningDelta)
-            self._trim_content.boundary()
+            if not self._trim_content.at_boundary:
+                self._trim_content.boundary()
             text = self._trim_reasoning.text(event.text)
             if not text:
                 return
             event.text = text
         else:
-            self._trim_content.boundary()
-            self._trim_reasoning.boundary()
+            self._boundary()
         if self._anchor is None:
             self._publish(event)
         elif cls is ToolCallStarted and not self.hold_calls:
             assert isinstance(event, ToolCallStarted)
             self._pending.append(event.index)
             self._publish(event)
-        elif (cls is ToolCallDelta or cls is Notice) and not self.hold_calls:
+        elif cls is Notice and not self.hold_calls:
             self._publish(event)
         else:
             self._held.append(event)
 
+    def _boundary(self) -> None:
+        """A marker: both text channels start a new piece."""
+        content, reasoning = self._trim_content, self._trim_reasoning
+        if not content.at_boundary:
+            content.boundary()
+        if not reasoning.at_boundary:
+            reasoning.boundary()
+
+    def _sink(self) -> list[Event]:
+        if self._public is None:
+            self._public = []
+        return self._public
+
     def _publish(self, event: Event) -> None:
-        public = self._public
+        public = self._sink()
         last = public[-1] if public else None
         if last is not None and last.__class__ is event.__class__:
             if isinstance(last, TextDelta) and isinstance(event, TextDelta):
@@ -323,11 +394,11 @@ class FormatStream(ABC):
         raw = "".join(self._raw)
         reason = _stable_reason(error, kind)
         for index in self._pending:
-            self._public.append(ToolCallRetracted(index, reason))
+            self._sink().append(ToolCallRetracted(index, reason))
         self._anchor = None
         self._pending = []
         self._held = []
-        self._passthrough = True
+        self._passthrough = self._special = True
         where = f" ({error.where})" if error.where else ""
         message = (
             f"{self.format.family}: {reason}{where}; the text from offset {start} on "

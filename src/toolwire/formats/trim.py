@@ -24,17 +24,19 @@ _SPACE = " \t\r\n"
 class SeparatorTrim:
     """Trims one text channel of separator whitespace (see the module docstring)."""
 
-    __slots__ = ("_boundary", "_held", "_lead", "_started")
+    __slots__ = ("_lead", "_started", "at_boundary", "held")
 
     def __init__(self) -> None:
-        self._held = ""  # trailing whitespace of the text emitted so far
+        self.held = ""  # trailing whitespace of the text emitted so far
         self._lead = ""  # whitespace after the last boundary, before any text
-        self._boundary = True
+        self.at_boundary = True  # no text of this channel since the last marker
         self._started = False
 
     def text(self, piece: str) -> str:
         """Take the next piece of this channel; return what may be emitted now."""
-        if self._boundary:
+        if not self.at_boundary and not self.held and piece[-1:] not in _SPACE:
+            return piece  # the common case: text that continues text, no space held
+        if self.at_boundary:
             body = piece.lstrip(_SPACE)
             if not body:
                 self._lead += piece
@@ -42,21 +44,21 @@ class SeparatorTrim:
             # Two pieces of text around a marker keep one separator: the whitespace
             # before the marker, or else the whitespace after it.
             self._lead += piece[: len(piece) - len(body)]
-            sep = (self._held or self._lead) if self._started else ""
-            self._boundary = False
-            self._held = self._lead = ""
+            sep = (self.held or self._lead) if self._started else ""
+            self.at_boundary = False
+            self.held = self._lead = ""
             piece = sep + body
         body = piece.rstrip(_SPACE)
         if not body:
-            self._held += piece
+            self.held += piece
             return ""
-        out = self._held + body if self._held else body
-        self._held = piece[len(body) :]
+        out = self.held + body if self.held else body
+        self.held = piece[len(body) :]
         self._started = True
         return out
 
     def boundary(self) -> None:
         """A marker came: the whitespace right after it is a separator."""
-        if not self._boundary:
-            self._boundary = True
+        if not self.at_boundary:
+            self.at_boundary = True
             self._lead = ""
