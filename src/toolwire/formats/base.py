@@ -188,6 +188,7 @@ class FormatStream(ABC):
         if not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
         self._raw.append(delta)
+        self._sink()
         self._route(TextDelta(delta))
         return self._take_public()
 
@@ -318,41 +319,46 @@ class FormatStream(ABC):
                 self._route(event)
 
     def _route(self, event: Event) -> None:
+        """Trim, publish or hold one family event (``_public`` is a list here)."""
+        public = self._public
+        assert public is not None
         cls = event.__class__
+        anchored = self._anchor is not None
         if cls is ToolCallDelta:  # the most frequent event: no trimming, no merging
-            if self._anchor is None or not self.hold_calls:
-                self._sink().append(event)
-            else:
+            if anchored and self.hold_calls:
                 self._held.append(event)
+            else:
+                public.append(event)
             return
-        if cls is TextDelta:
-            assert isinstance(event, TextDelta)
-            if not self._trim_reasoning.at_boundary:
-                self._trim_reasoning.boundary()
-            text = self._trim_content.text(event.text)
+        if cls is TextDelta or cls is ReasoningDelta:
+            same, other = self._trim_content, self._trim_reasoning
+            if cls is ReasoningDelta:
+                same, other = other, same
+            if not other.at_boundary:
+                other.boundary()
+            text = same.text(event.text)  # type: ignore[union-attr]
             if not text:
                 return
-            event.text = text
-        elif cls is ReasoningDelta:
-            assert isinstance(event, ReasoningDelta)
-            if not self._trim_content.at_boundary:
-                self._trim_content.boundary()
-            text = self._trim_reasoning.text(event.text)
-            if not text:
-                return
-            event.text = text
-        else:
-            self._boundary()
-        if self._anchor is None:
-            self._publish(event)
-        elif cls is ToolCallStarted and not self.hold_calls:
-            assert isinstance(event, ToolCallStarted)
-            self._pending.append(event.index)
-            self._publish(event)
-        elif cls is Notice and not self.hold_calls:
-            self._publish(event)
-        else:
+            if anchored:
+                event.text = text  # type: ignore[union-attr]
+                self._held.append(event)
+            elif public and public[-1].__class__ is cls:
+                last = public[-1]
+                assert isinstance(last, (TextDelta, ReasoningDelta))
+                last.text += text
+            else:
+                event.text = text  # type: ignore[union-attr]
+                public.append(event)
+            return
+        self._boundary()
+        if not anchored:
+            public.append(event)
+        elif self.hold_calls or (cls is not ToolCallStarted and cls is not Notice):
             self._held.append(event)
+        else:
+            if isinstance(event, ToolCallStarted):
+                self._pending.append(event.index)
+            public.append(event)
 
     def _boundary(self) -> None:
         """A marker: both text channels start a new piece."""
@@ -390,6 +396,7 @@ class FormatStream(ABC):
 
     def _fall_back(self, error: FormatError, kind: str) -> None:
         """A call turned out broken: retract it and pass its text through as content."""
+        self._sink()
         start = max(self._anchor if self._anchor is not None else self._committed_at, 0)
         raw = "".join(self._raw)
         reason = _stable_reason(error, kind)
