@@ -115,7 +115,11 @@ class FormatStream(ABC):
         self._fed = 0  # characters in the first _counted deltas of _raw
         self._counted = 0
         self._special = False  # closed, or passing a broken call's text through
+        # Set by _refresh_fast_path: single events feed() may return as they are.
+        self._fast_text: type[TextDelta] | type[ReasoningDelta] | None = None
+        self._fast_calls = True
         self._raw: list[str] = []  # every delta, for the text of a broken call
+        self._raw_append = self._raw.append
         self._anchor: int | None = None  # where the open call's markup began
         self._committed_at = 0  # where the last complete call's markup ended
         self._pending: list[int] = []  # calls announced since the anchor
@@ -144,34 +148,24 @@ class FormatStream(ABC):
             return self._pass_through(delta)
         if not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
-        self._raw.append(delta)
+        self._raw_append(delta)
         out: list[Event] = []
         self._out = out
         try:
             self._feed(delta)
         except FormatError as error:
             return self._failed(error, MALFORMED)
-        if self._public is None and len(out) < 2:
-            # The common delta: nothing, or one event routing would publish unchanged
-            # (this path is most of the cost of streaming one character at a time).
+        if self._public is None:
+            # The common delta: nothing, or one event that routing would publish as it
+            # is (this path is most of the cost of streaming a character at a time).
             if not out:
                 return out
-            event = out[0]
-            cls = event.__class__
-            if cls is ToolCallDelta:
-                if self._anchor is None or not self.hold_calls:
-                    return out
-            elif self._anchor is None and (cls is TextDelta or cls is ReasoningDelta):
-                same, other = self._trim_content, self._trim_reasoning
-                if cls is ReasoningDelta:
-                    same, other = other, same
-                if other.at_boundary and not same.at_boundary:
-                    # Text continuing text of the same channel: trim it in place.
-                    text = same.text(event.text)  # type: ignore[union-attr]
-                    if text:
-                        event.text = text  # type: ignore[union-attr]
-                    else:
-                        out.clear()
+            if len(out) == 1:
+                cls = out[0].__class__
+                if cls is self._fast_text:
+                    if out[0].text[-1:] not in _SPACE:  # type: ignore[union-attr]
+                        return out
+                elif cls is ToolCallDelta and self._fast_calls:
                     return out
         return self._take_public()
 
@@ -181,7 +175,24 @@ class FormatStream(ABC):
         public = self._public
         self._public = None  # between calls: routing allocates a fresh list
         assert public is not None
+        self._refresh_fast_path()
         return public
+
+    def _refresh_fast_path(self) -> None:
+        """Which single events :meth:`feed` may return without routing them.
+
+        Text of the channel that is running (no marker since, no whitespace held),
+        ending in a non-space; argument fragments unless a call is being held.
+        """
+        content, reasoning = self._trim_content, self._trim_reasoning
+        fast: type[TextDelta] | type[ReasoningDelta] | None = None
+        if self._anchor is None:
+            if not content.at_boundary and not content.held and reasoning.at_boundary:
+                fast = TextDelta
+            elif not reasoning.at_boundary and not reasoning.held and content.at_boundary:
+                fast = ReasoningDelta
+        self._fast_text = fast
+        self._fast_calls = self._anchor is None or not self.hold_calls
 
     def _pass_through(self, delta: str) -> list[Event]:
         """After a broken call: the rest of the output is content."""
