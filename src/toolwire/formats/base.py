@@ -23,6 +23,9 @@ re-exported here under the names they always had.
 * **Held calls.** With ``hold_calls=True`` a call's events are kept until the call is
   complete and never emitted for one that is not, so nothing is ever retracted.
 * **Separator whitespace** is trimmed at marker boundaries (:mod:`.trim`).
+
+Where a family module says a case "raises :class:`FormatError`", that is what its
+parser reports; the stream turns it into content with a notice unless ``strict``.
 """
 
 from __future__ import annotations
@@ -362,6 +365,9 @@ class FormatStream(ABC):
                 public.append(event)
             return
         self._boundary()
+        # A family must mark where a call's markup begins before announcing the call,
+        # or its text could not be given back if the call breaks.
+        assert anchored or cls is not ToolCallStarted, "call announced outside _call_begins"
         if not anchored:
             public.append(event)
         elif self.hold_calls or (cls is not ToolCallStarted and cls is not Notice):

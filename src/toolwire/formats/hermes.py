@@ -22,21 +22,23 @@ marker is looked for only after the object closed.
 Variants: ``qwen3`` and ``hermes`` know ``<think>`` and start in reasoning when the
 generation prompt left ``<think>`` open; ``qwen3-thinking`` and ``qwq`` (templates
 that always pre-fill ``<think>\\n``) start in reasoning unless a generation prompt says
-otherwise; ``qwen2.5`` has no reasoning markers. A ``<tool_call>`` inside reasoning
-ends the reasoning (the model forgot ``</think>``), as vLLM's Qwen3 parser does.
+otherwise; ``qwen2.5`` has no reasoning markers. Inside reasoning only ``</think>`` is
+a marker: a ``<tool_call>`` there is the model mentioning one.
 
-Text is kept verbatim: the newlines the template puts around blocks stay in content
-and reasoning, and a stray ``</think>`` or ``</tool_call>`` outside its block is
-content.
+Text is kept exactly, except the separator whitespace the template puts around blocks
+(trimmed by the stream, see :mod:`.trim`); a stray ``</think>`` or ``</tool_call>``
+outside its block is content.
 
-Truncated and malformed output:
+Truncated and malformed output (what the parser reports as :class:`FormatError`; the
+stream then retracts the call and passes its text through as content with a notice,
+or raises with ``strict=True``):
 
-* Output cut off inside a call (the object not closed) raises :class:`FormatError`
-  from ``close()``; the call has been announced, so it is never presented as complete.
+* Output cut off inside a call (the object not closed): at ``close()``; the call has
+  been announced, so in the default mode it is retracted.
 * A call whose object closed but whose ``</tool_call>`` never came (the model stopped
   at end of sequence) is complete and kept.
 * A call body that is not a JSON object with a string ``name``, or non-whitespace text
-  between the object and ``</tool_call>``, raises :class:`FormatError` at once.
+  between the object and ``</tool_call>``, is malformed at once.
 * Arguments are passed on verbatim; whether they are valid JSON for the tool is for the
   assembler and the validator to judge.
 """

@@ -39,7 +39,9 @@ Decisions:
   element that is not an object with a string ``name``): FormatError.
 * Text after a call's JSON closes is content, verbatim; ``</s>`` ends the turn and is
   dropped. A generation prompt ending inside ``[THINK]`` starts the output in reasoning;
-  a ``[TOOL_CALLS]`` inside unclosed reasoning ends the reasoning and starts the call.
+  inside reasoning only ``[/THINK]`` is a marker (a ``[TOOL_CALLS]`` there is
+  mentioned). Reasoning written as text tags (``<think>...</think>`` at the start of
+  the output, as Magistral checkpoints do) is read the same way.
 * **Ids**: an id the model wrote (``[CALL_ID]``, ``"id"``) is kept; a generated one is
   9 letters and digits (:class:`~toolwire.formats.base.AlphanumericIds`), the only
   shape ``mistral_common`` and the templates accept back in the history.
