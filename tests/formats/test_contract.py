@@ -279,6 +279,8 @@ VARIANT_CASES = [
      [("get_weather", {"city": "Paris"})]),
     ("deepseek", "v4", "variant_v4_self_closing_invoke.txt", None,
      [("get_time", {}), ("get_weather", {"days": 3})]),
+    ("deepseek", "v4", "variant_v4_ascii_dsml.txt", "Checking.",
+     [("get_weather", {"city": "Seoul", "days": 2})]),
     ("deepseek", "v4", "variant_v32_block_in_v4.txt", None,
      [("get_datetime", {"timezone": "Asia/Shanghai"})]),
     ("qwen3_coder", "qwen3-coder", "variant_function_without_tool_call.txt", "I will check.",

@@ -214,10 +214,13 @@ class _DsmlStream(ThinkStream):
         # Both block names are read in both variants (V3.2 writes function_calls, V4
         # tool_calls, and checkpoints mix them), and so is a bare invoke without its
         # block (sgl-project/sglang#40236).
-        self._content_markers = MarkerSet([*_DSML_BLOCKS, INVOKE_OPEN, EOS])
+        # The ASCII spelling <|DSML|...> is read too (local-inference-lab/vllm#417;
+        # cline/cline#13348 saw both in one deployment); a block's tags follow the
+        # spelling of its opener.
+        self._content_markers = MarkerSet([*_DSML_OPENERS, EOS])
         self._bare = False
         self._header_end = MarkerSet([">"])
-        self._value_end = MarkerSet([PARAM_CLOSE])
+        self._spell(DSML)
         self._head: list[str] = []
         self._writer = ArgumentWriter(self._arguments)
         self._block_calls = 0
@@ -228,7 +231,8 @@ class _DsmlStream(ThinkStream):
         if marker is not None and marker != EOS:
             self._markup_begins(marker)
             self._block_calls = 0
-            self._bare = marker == INVOKE_OPEN
+            self._spell(DSML if DSML in marker else ASCII_DSML)
+            self._bare = marker == self._invoke_open
             if self._bare:
                 self._head = []
                 self._state = self._st_invoke_head
@@ -237,15 +241,23 @@ class _DsmlStream(ThinkStream):
                 self._state = self._st_block
         return marker is not None
 
+    def _spell(self, dsml: str) -> None:
+        """Use the tags of one spelling of the DSML token."""
+        self._invoke_open = f"<{dsml}invoke"
+        self._invoke_close = f"</{dsml}invoke>"
+        self._param_open = f"<{dsml}parameter"
+        self._value_end = MarkerSet([f"</{dsml}parameter>"])
+
     def _st_block(self) -> bool:
-        ends = (INVOKE_OPEN, self._block_close, EOS)
-        seen = self._expect(ends, f"{INVOKE_OPEN} or {self._block_close}")
+        invoke = self._invoke_open
+        ends = (invoke, self._block_close, EOS)
+        seen = self._expect(ends, f"{invoke} or {self._block_close}")
         if seen is None:
             return False
         self._head = []
-        if seen == INVOKE_OPEN:
+        if seen == invoke:
             self._markup_begins(seen)
-        self._state = self._st_invoke_head if seen == INVOKE_OPEN else self._st_content
+        self._state = self._st_invoke_head if seen == invoke else self._st_content
         return True
 
     def _read_header(self) -> str | None:
@@ -279,10 +291,11 @@ class _DsmlStream(ThinkStream):
         self._state = self._st_content if self._bare else self._st_block
 
     def _st_invoke_body(self) -> bool:
-        seen = self._expect((PARAM_OPEN, INVOKE_CLOSE), f"{PARAM_OPEN} or {INVOKE_CLOSE}")
+        choices = (self._param_open, self._invoke_close)
+        seen = self._expect(choices, " or ".join(choices))
         if seen is None:
             return False
-        if seen == INVOKE_CLOSE:
+        if seen == self._invoke_close:
             self._end_invoke()
         else:
             self._state = self._st_param_head
@@ -321,7 +334,12 @@ class _DsmlStream(ThinkStream):
         raise self._error("the output ended inside a tool call (truncated?)", self._where())
 
 
-_DSML_BLOCKS = (f"<{DSML}function_calls>", f"<{DSML}tool_calls>")
+ASCII_DSML = "|DSML|"
+_DSML_OPENERS = tuple(
+    f"<{dsml}{tag}"
+    for dsml in (DSML, ASCII_DSML)
+    for tag in ("function_calls>", "tool_calls>", "invoke")
+)
 
 
 def _dsml_block(variant: str) -> tuple[str, str]:
