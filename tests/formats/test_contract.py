@@ -246,6 +246,8 @@ def test_markers_inside_reasoning_are_reasoning(
     [
         ("qwen3_coder", "qwen3-coder", "variant_closing_tags_in_value.txt",
          {"content": "close with </parameter> then </function> and go on", "path": "notes.md"}),
+        ("deepseek", "v4", "variant_v4_param_close_in_value.txt",
+         {"content": "end a value with </｜DSML｜parameter> and go on", "path": "notes.md"}),
         ("glm", "glm-4.5", "variant_arg_value_close_in_value.txt",
          {"content": "ends with </arg_value> literally", "path": "a.txt"}),
     ],

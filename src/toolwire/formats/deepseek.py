@@ -319,6 +319,17 @@ class _DsmlStream(ThinkStream):
 
     def _st_param_value(self) -> bool:
         chunk, marker = self._until(self._value_end)
+        if marker is not None:
+            # A closing tag inside a value ends it only when the grammar goes on after
+            # it (another parameter or the end of the invoke).
+            follows = self._continues(self._pos, (self._param_open, self._invoke_close))
+            if follows is None:
+                self._writer.piece(chunk)
+                self._pos -= len(marker)
+                return False
+            if not follows:
+                self._writer.piece(chunk + marker)
+                return True
         self._writer.piece(chunk)
         if marker is None:
             return False
