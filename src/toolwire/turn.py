@@ -37,6 +37,8 @@ class ToolRequest:
     ``input`` is the parsed arguments (``None`` when parsing failed), ``error`` is
     ``None`` or the reason the arguments are not valid JSON, and ``raw_arguments`` is
     the text exactly as received. ``index`` is the provider's index of the call.
+    ``repaired`` is set when a text format recovered the call from markup with a
+    missing closing tag: the tools' repair policy then decides whether it may run.
     """
 
     id: str
@@ -45,6 +47,7 @@ class ToolRequest:
     input: Any
     error: str | None = None
     index: int = 0
+    repaired: bool = False
 
 
 @dataclass(slots=True)

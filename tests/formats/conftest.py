@@ -1,9 +1,12 @@
 """Shared helpers for the format tests (every family's test module uses them).
 
 * ``assert_split_invariant(fmt, text)``: any split of ``text`` into deltas, down to one
-  character each, gives the same ParseResult (ids included, with a fixed id prefix) as
-  ``fmt.parse(text)``, or the same FormatError; the events are well formed; no marker
-  text leaks into content, reasoning or names (nor arguments, unless allowed).
+  character each, gives the same ParseResult (ids, notices and a broken call's
+  pass-through included, with a fixed id prefix) as ``fmt.parse(text)``, in the default
+  mode and with ``hold_calls=True``; with ``strict=True`` the same result, or a
+  FormatError exactly when the default mode passed a call through; the events are well
+  formed (a retracted call gets no more events; held calls are never retracted); no
+  marker text leaks into content, reasoning or names (nor arguments, unless allowed).
 * ``assert_split_matches(fmt, text, cuts)``: the same check for one split, for use
   inside a fuzz test's own ``@given``.
 * ``assert_only_toolwire_errors(fmt, text)``: parsing never raises anything but a
@@ -32,11 +35,13 @@ from hypothesis import strategies as st
 from toolwire.errors import ToolwireError
 from toolwire.formats import Format, FormatError, ParseResult
 from toolwire.formats.base import EventCollector
+from toolwire.turn import Notice
 from toolwire.wire.events import (
     Event,
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
+    ToolCallRetracted,
     ToolCallStarted,
 )
 
@@ -56,9 +61,11 @@ def load_fixture(family: str, name: str) -> str:
     return body if sep and all(line.startswith("#") for line in head.splitlines()) else raw
 
 
-def stream_pieces(fmt: Format, pieces: Iterable[str]) -> tuple[ParseResult, list[Event]]:
+def stream_pieces(
+    fmt: Format, pieces: Iterable[str], *, strict: bool = False, hold_calls: bool = False
+) -> tuple[ParseResult, list[Event]]:
     """Feed ``pieces`` to a fresh stream and close it; return the result and events."""
-    stream = fmt.stream(id_prefix=ID_PREFIX)
+    stream = fmt.stream(id_prefix=ID_PREFIX, strict=strict, hold_calls=hold_calls)
     events: list[Event] = []
     for piece in pieces:
         events.extend(stream.feed(piece))
@@ -68,12 +75,19 @@ def stream_pieces(fmt: Format, pieces: Iterable[str]) -> tuple[ParseResult, list
     return collector.result(), events
 
 
-def outcome(fmt: Format, pieces: Sequence[str]) -> ParseResult | type[FormatError]:
-    """The result of streaming ``pieces``, or ``FormatError`` if it raised one."""
+def outcome(
+    fmt: Format, pieces: Sequence[str], *, strict: bool = True
+) -> ParseResult | type[FormatError]:
+    """The result of streaming ``pieces``, or ``FormatError`` if it raised one (strict)."""
     try:
-        return stream_pieces(fmt, pieces)[0]
+        return stream_pieces(fmt, pieces, strict=strict)[0]
     except FormatError:
         return FormatError
+
+
+def passed_through(result: ParseResult) -> bool:
+    """Whether a broken call's text was passed through as content."""
+    return any(n.kind in ("malformed_call", "truncated_call") for n in result.notices)
 
 
 def split_at(text: str, cuts: Iterable[int]) -> list[str]:
@@ -93,28 +107,49 @@ def random_pieces(text: str, seed: int, longest: int) -> list[str]:
     return pieces
 
 
-def check_events(events: Sequence[Event]) -> None:
-    """Assert the event sequence is well formed."""
+def check_events(events: Sequence[Event], *, hold_calls: bool = False) -> None:
+    """Assert the event sequence is well formed.
+
+    Call indexes are ordinals; arguments follow their start; a retracted call gets no
+    more events and no index is reused; with ``hold_calls`` nothing is retracted and
+    each call's events come together, at once.
+    """
     started: set[int] = set()
+    retracted: set[int] = set()
+    open_call: int | None = None
     for event in events:
-        assert isinstance(event, (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallDelta))
+        assert isinstance(
+            event,
+            (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallDelta, ToolCallRetracted, Notice),
+        )
+        if hold_calls and not isinstance(event, (ToolCallDelta, Notice)):
+            open_call = None
         if isinstance(event, (TextDelta, ReasoningDelta)):
             assert event.text, "empty text event"
         elif isinstance(event, ToolCallStarted):
             assert event.index == len(started), "call indexes must be ordinals"
             assert event.name and event.id
             started.add(event.index)
-        else:
+            open_call = event.index
+        elif isinstance(event, ToolCallDelta):
             assert event.index in started, "arguments before the call started"
+            assert event.index not in retracted, "arguments after the call was retracted"
             assert event.arguments, "empty arguments delta"
+            if hold_calls:
+                assert event.index == open_call, "a held call's events come together"
+        elif isinstance(event, ToolCallRetracted):
+            assert not hold_calls, "hold_calls never retracts a call"
+            assert event.index in started and event.index not in retracted
+            retracted.add(event.index)
 
 
 def check_no_markers(
     fmt: Format, result: ParseResult, *, markers_in_arguments: bool, markers_in_content: bool
 ) -> None:
     """Assert no marker of ``fmt`` appears where it must not."""
+    markers_in_content = markers_in_content or passed_through(result)
     for marker in fmt.markers:
-        if not markers_in_content:
+        if not markers_in_content and result.content is not None:
             assert marker not in result.content, f"marker {marker!r} leaked into content"
             assert marker not in result.reasoning, f"marker {marker!r} leaked into reasoning"
         for call in result.tool_calls:
@@ -146,20 +181,24 @@ def assert_split_invariant(
         markers_in_content: The fixture keeps marker-like text as content on purpose
             (for example a malformed call passed through).
     """
+    expected = fmt.parse(text, id_prefix=ID_PREFIX)
     try:
-        expected: ParseResult | type[FormatError] = fmt.parse(text, id_prefix=ID_PREFIX)
+        strict: ParseResult | type[FormatError] = fmt.parse(text, id_prefix=ID_PREFIX, strict=True)
     except FormatError:
-        expected = FormatError
-    if isinstance(expected, ParseResult):
-        _, events = stream_pieces(fmt, [text])
-        check_events(events)
-        check_no_markers(
-            fmt,
-            expected,
-            markers_in_arguments=markers_in_arguments,
-            markers_in_content=markers_in_content,
-        )
-    assert outcome(fmt, list(text)) == expected, "one character per delta differs"
+        strict = FormatError
+    # Strict mode raises exactly when the default mode passed a broken call through.
+    assert (strict is FormatError) == passed_through(expected)
+    if strict is not FormatError:
+        assert strict == expected
+    _, events = stream_pieces(fmt, [text])
+    check_events(events)
+    check_no_markers(
+        fmt,
+        expected,
+        markers_in_arguments=markers_in_arguments,
+        markers_in_content=markers_in_content,
+    )
+    check_pieces(fmt, list(text), expected, strict)
 
     @settings(
         max_examples=-(-max_examples // SPLITS_PER_EXAMPLE),
@@ -172,16 +211,26 @@ def assert_split_invariant(
     @given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=1, max_value=24))
     def any_split(seed: int, longest: int) -> None:
         for offset in range(SPLITS_PER_EXAMPLE):
-            pieces = random_pieces(text, seed + offset, longest)
-            if isinstance(expected, ParseResult):
-                result, events = stream_pieces(fmt, pieces)
-                check_events(events)
-                assert result == expected, pieces
-            else:
-                assert outcome(fmt, pieces) is FormatError, pieces
+            check_pieces(fmt, random_pieces(text, seed + offset, longest), expected, strict)
 
     any_split()
     return expected
+
+
+def check_pieces(
+    fmt: Format,
+    pieces: list[str],
+    expected: ParseResult,
+    strict: ParseResult | type[FormatError],
+) -> None:
+    """Stream ``pieces`` in the default, held-calls and strict modes against the parse."""
+    result, events = stream_pieces(fmt, pieces)
+    check_events(events)
+    assert result == expected, ("default mode", pieces)
+    held, events = stream_pieces(fmt, pieces, hold_calls=True)
+    check_events(events, hold_calls=True)
+    assert held == expected, ("hold_calls", pieces)
+    assert outcome(fmt, pieces) == strict, ("strict", pieces)
 
 
 def assert_split_matches(fmt: Format, text: str, cuts: Iterable[int]) -> None:
@@ -192,13 +241,18 @@ def assert_split_matches(fmt: Format, text: str, cuts: Iterable[int]) -> None:
     whole = outcome(fmt, [text])
     assert outcome(fmt, split_at(text, cuts)) == whole
     assert outcome(fmt, list(text)) == whole
+    lenient = stream_pieces(fmt, [text])[0]
+    for pieces in (split_at(text, cuts), list(text)):
+        assert stream_pieces(fmt, pieces)[0] == lenient
+        assert stream_pieces(fmt, pieces, hold_calls=True)[0] == lenient
 
 
 def assert_only_toolwire_errors(fmt: Format, text: str) -> None:
     """Parse ``text`` whole and one character at a time: only ToolwireErrors may escape."""
     for pieces in ([text], list(text)):
+        stream_pieces(fmt, pieces)  # lenient: never raises on model output
         with contextlib.suppress(ToolwireError):
-            stream_pieces(fmt, pieces)
+            stream_pieces(fmt, pieces, strict=True)
 
 
 def marker_soup(markers: Sequence[str], extra: Sequence[str] = ()) -> st.SearchStrategy[str]:

@@ -62,7 +62,10 @@ def args(result: ParseResult, index: int) -> object:
 
 
 def test_every_fixture_file_is_listed() -> None:
-    assert sorted(p.name for p in (FIXTURES / "deepseek").glob("*.txt")) == sorted(FIXTURE_SETUP)
+    listed = (FIXTURES / "deepseek").glob("*.txt")  # variant_*: test_contract.py
+    assert sorted(p.name for p in listed if not p.name.startswith("variant_")) == sorted(
+        FIXTURE_SETUP
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_SETUP))
@@ -78,7 +81,7 @@ def test_every_fixture_is_split_invariant(name: str) -> None:
 
 def test_v3_rendered_two_calls() -> None:
     result = parse("v3_rendered_two_calls.txt")
-    assert result.content == ""
+    assert result.content is None
     assert result.reasoning == ""
     assert [c.name for c in result.tool_calls] == ["get_weather", "get_time"]
     assert args(result, 0) == {"location": "Paris", "days": 3}
@@ -90,21 +93,21 @@ def test_v3_rendered_two_calls() -> None:
 def test_r1_writes_its_own_think() -> None:
     result = parse("r1_generated_thinking.txt")
     assert result.reasoning == "I'm\nthinking"
-    assert result.content == "\n\n"
+    assert result.content is None
     assert result.tool_calls[0].name == "special_function"
     assert args(result, 0) == {"arg1": 1}
 
 
 def test_r1_default_prompt_prefills_think() -> None:
     result = parse("r1_prefilled_thinking.txt")
-    assert result.reasoning == "The user wants the weather in Paris.\n"
-    assert result.content == "\n\nLet me look it up."
+    assert result.reasoning == "The user wants the weather in Paris."
+    assert result.content == "Let me look it up."
     assert args(result, 0) == {"location": "Paris"}
 
 
 def test_r1_merged_calls_token() -> None:
     result = parse("r1_merged_marker.txt")
-    assert result.content == ""
+    assert result.content is None
     assert [c.name for c in result.tool_calls] == ["special_function"]
 
 
@@ -147,7 +150,7 @@ def test_v31_marker_text_inside_a_json_string_is_value() -> None:
 def test_v31_does_not_take_the_v3_layout() -> None:
     text = f"{TCB}{CB}function{SEP}get_weather\n```json\n{{}}\n```{CE}{TCE}"
     with pytest.raises(FormatError):
-        get("deepseek", "v3.1").parse(text)
+        get("deepseek", "v3.1").parse(text, strict=True)
 
 
 # --------------------------------------------------------------------------- DSML
@@ -164,7 +167,7 @@ def test_v32_rendered_thinking_turn() -> None:
 
 def test_v32_block_without_separator_and_json_values() -> None:
     result = parse("v32_vllm_no_separator.txt")
-    assert result.content == ""
+    assert result.content is None
     assert result.tool_calls[0].arguments == '{"location": "Seoul", "units": ["c", "f"]}'
 
 
@@ -180,7 +183,7 @@ def test_v4_rendered_typed_by_string_attribute() -> None:
 
 def test_v4_vllm_shape() -> None:
     result = parse("v4_vllm.txt")
-    assert result.content == "Let me check. "
+    assert result.content == "Let me check."
     assert args(result, 0) == {"location": "Beijing", "unit": "celsius"}
 
 
@@ -189,11 +192,15 @@ def test_v4_marker_text_inside_a_string_value_is_value() -> None:
     assert args(result, 0) == {"text": f'use <{D}invoke name="x"> and </{D}tool_calls> "quoted"\n'}
 
 
-def test_v4_does_not_accept_the_v32_block_name() -> None:
-    text = f'<{D}function_calls>\n<{D}invoke name="f">\n</{D}invoke>\n</{D}function_calls>'
-    result = get("deepseek", "v4").parse(text)
-    assert result.tool_calls == ()
-    assert result.content == text
+@pytest.mark.parametrize("variant", ["v3.2", "v4"])
+@pytest.mark.parametrize("block", ["function_calls", "tool_calls"])
+def test_dsml_block_names_are_read_by_both_variants(variant: str, block: str) -> None:
+    # V3.2 writes function_calls and V4 tool_calls; point releases and fine-tunes mix
+    # them (ml-explore/mlx-lm#1337 matches the block by prefix for that reason).
+    text = f'<{D}{block}>\n<{D}invoke name="f">\n</{D}invoke>\n</{D}{block}>'
+    result = assert_split_invariant(get("deepseek", variant), text, max_examples=40)
+    assert [c.name for c in result.tool_calls] == ["f"]
+    assert result.content is None
 
 
 def test_dsml_invoke_without_parameters() -> None:
@@ -215,7 +222,7 @@ def test_dsml_invoke_without_parameters() -> None:
 def test_dsml_malformed_parameters_raise(body: str) -> None:
     text = f'<{D}tool_calls>\n<{D}invoke name="f">\n{body}\n</{D}invoke>\n</{D}tool_calls>'
     with pytest.raises(FormatError):
-        get("deepseek", "v4").parse(text)
+        get("deepseek", "v4").parse(text, strict=True)
 
 
 def test_dsml_string_value_streams_before_it_closes() -> None:
@@ -239,14 +246,14 @@ def test_truncated_inside_a_call_raises_with_partial(name: str) -> None:
     marker = CB if "DSML" not in text else f"<{D}parameter"
     cut = text.index(marker) + len(marker) + 12
     with pytest.raises(FormatError, match="truncated") as info:
-        fmt.parse(text[:cut])
+        fmt.parse(text[:cut], strict=True)
     assert info.value.partial is not None
     assert info.value.fault == "model"
 
 
 def test_truncated_right_after_the_section_opens_raises() -> None:
     with pytest.raises(FormatError):
-        get("deepseek", "v3.1").parse(f"Let me look.{TCB}")
+        get("deepseek", "v3.1").parse(f"Let me look.{TCB}", strict=True)
 
 
 def test_missing_section_end_after_complete_calls_is_accepted() -> None:
@@ -267,12 +274,12 @@ def test_missing_section_end_after_complete_calls_is_accepted() -> None:
 )
 def test_malformed_v31_calls_raise(text: str) -> None:
     with pytest.raises(FormatError):
-        get("deepseek", "v3.1").parse(text)
+        get("deepseek", "v3.1").parse(text, strict=True)
 
 
 def test_content_streams_before_the_call_and_holds_only_a_marker_prefix() -> None:
     stream = get("deepseek", "v3.1").stream(id_prefix="c")
-    assert stream.feed("Hello <｜tool▁ca") == [TextDelta("Hello ")]
+    assert stream.feed("Hello <｜tool▁ca") == [TextDelta("Hello")]  # the space may be a separator
     events = stream.feed(f'lls▁begin｜>{CB}get_weather{SEP}{{"city": "Par')
     assert events == [ToolCallStarted(0, "c0", "get_weather"), ToolCallDelta(0, '{"city": "Par')]
     assert stream.feed(f'is"}}{CE}{TCE}') == [ToolCallDelta(0, 'is"}')]
@@ -285,7 +292,7 @@ def test_eos_token_is_dropped() -> None:
 
 def test_unclosed_reasoning_is_all_reasoning() -> None:
     result = get("deepseek", "r1").parse("still thinking")
-    assert result == ParseResult("", "still thinking", ())
+    assert result == ParseResult(None, "still thinking", ())
 
 
 def test_think_only_opens_at_the_start() -> None:

@@ -75,7 +75,10 @@ def args(result: ParseResult, index: int) -> object:
 
 
 def test_every_fixture_file_is_listed() -> None:
-    assert sorted(p.name for p in (FIXTURES / "glm").glob("*.txt")) == sorted(FIXTURE_SETUP)
+    listed = (FIXTURES / "glm").glob("*.txt")  # variant_*: test_contract.py
+    assert sorted(p.name for p in listed if not p.name.startswith("variant_")) == sorted(
+        FIXTURE_SETUP
+    )
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_SETUP))
@@ -103,7 +106,7 @@ def test_glm45_rendered_history() -> None:
 
 def test_glm45_engine_shape() -> None:
     result = parse("glm45_vllm_newlines.txt")
-    assert result == ParseResult("", "", result.tool_calls)
+    assert result == ParseResult(None, "", result.tool_calls)
     assert args(result, 0) == {"city": "Beijing"}
 
 
@@ -148,7 +151,7 @@ def test_glm47_zero_argument_call() -> None:
 
 def test_marker_text_inside_a_value_is_value() -> None:
     result = parse("glm47_marker_in_value.txt")
-    assert (result.content, result.reasoning) == ("", "")
+    assert (result.content, result.reasoning) == (None, "")
     assert args(result, 0) == {"text": "see <tool_call>x<arg_key>k</arg_key></tool_call> here"}
 
 
@@ -170,7 +173,7 @@ def test_string_values_stream_as_they_arrive() -> None:
 def test_truncated_call_raises_with_partial() -> None:
     text = load_fixture("glm", "glm45_rendered.txt")
     with pytest.raises(FormatError, match="truncated") as info:
-        glm().parse(text[: text.index("Beijing")])
+        glm().parse(text[: text.index("Beijing")], strict=True)
     assert info.value.partial is not None
     assert info.value.partial.content == "I'll check the weather."
 
@@ -188,12 +191,12 @@ def test_truncated_call_raises_with_partial() -> None:
 )
 def test_malformed_calls_raise(text: str) -> None:
     with pytest.raises(FormatError):
-        glm().parse(text)
+        glm().parse(text, strict=True)
 
 
 def test_end_of_turn_token_is_dropped() -> None:
     text = "<tool_call>get_current_date</tool_call><|observation|>"
-    assert glm("glm-4.7", "<|assistant|></think>").parse(text).content == ""
+    assert glm("glm-4.7", "<|assistant|></think>").parse(text).content is None
 
 
 def test_unknown_variant() -> None:

@@ -18,6 +18,7 @@ from .conftest import (
     assert_split_invariant,
     load_fixture,
     marker_soup,
+    passed_through,
 )
 
 # Non-fixture cases use fewer random splits (every fixture gets the default 200).
@@ -123,7 +124,7 @@ def test_fixture_parses_as_expected_for_any_split(name: str) -> None:
         fmt, load_fixture(FAMILY, name), markers_in_arguments=name in MARKERS_IN_ARGUMENTS
     )
     assert isinstance(result, ParseResult)
-    assert result.content == content
+    assert result.content == (content or None)
     assert result.reasoning == reasoning
     assert [(c.name, c.arguments) for c in result.tool_calls] == calls
     assert [c.id for c in result.tool_calls] == [f"{ID_PREFIX}{i}" for i in range(len(calls))]
@@ -131,9 +132,9 @@ def test_fixture_parses_as_expected_for_any_split(name: str) -> None:
 
 def test_truncated_arguments_raise_for_any_split() -> None:
     text = load_fixture(FAMILY, "truncated_arguments.txt")
-    assert assert_split_invariant(_fmt(None), text) is FormatError
+    assert passed_through(assert_split_invariant(_fmt(None), text))
     with pytest.raises(FormatError, match="cut off") as caught:
-        _fmt(None).parse(text)
+        _fmt(None).parse(text, strict=True)
     partial = caught.value.partial
     assert partial is not None and partial.reasoning == "I'm\nthinking"
     assert caught.value.fault == "model"
@@ -157,8 +158,8 @@ def test_arguments_stream_before_the_call_ends() -> None:
 
 def test_content_is_emitted_as_soon_as_it_cannot_be_a_marker() -> None:
     stream = _fmt(None).stream()
-    assert stream.feed("<|channel|>final<|message|>Hi <") == [TextDelta("Hi ")]
-    assert stream.feed("b> there<|") == [TextDelta("<b> there")]
+    assert stream.feed("<|channel|>final<|message|>Hi <") == [TextDelta("Hi")]  # separator?
+    assert stream.feed("b> there<|") == [TextDelta(" <b> there")]
     assert stream.feed("return|>") == []
     assert stream.close() == []
 
@@ -195,12 +196,23 @@ def test_text_between_messages_is_kept_as_content() -> None:
     assert assert_split_invariant(_fmt(None), text, max_examples=FEW) == ParseResult("a\nb")
 
 
-def test_built_in_recipient_keeps_its_full_name() -> None:
+def test_built_in_recipient_offered_as_a_tool_keeps_its_full_name() -> None:
     text = '<|channel|>analysis to=browser.search code<|message|>{"query": "x"}<|call|>'
-    result = _fmt(None).parse(text)
+    tools = [{"type": "function", "function": {"name": "browser.search", "parameters": {}}}]
+    result = make("gpt-oss", tools=tools).parse(text)
     assert [(c.name, c.arguments) for c in result.tool_calls] == [
         ("browser.search", '{"query": "x"}')
     ]
+
+
+@pytest.mark.parametrize("recipient", ["python", "browser.search", "browser.open"])
+def test_built_in_recipient_not_offered_is_not_a_call(recipient: str) -> None:
+    # gpt-oss's own tools (openai/harmony: the browser and python namespaces) are the
+    # model's business, not a call of the caller's: the message is reasoning.
+    text = f"<|channel|>analysis to={recipient} code<|message|>print(1)<|call|>"
+    result = assert_split_invariant(_fmt(None), text, max_examples=FEW)
+    assert result.tool_calls == ()
+    assert result.reasoning == "print(1)"
 
 
 def test_missing_end_before_next_start_closes_the_message() -> None:
@@ -220,12 +232,12 @@ def test_missing_end_before_next_start_closes_the_message() -> None:
     ],
 )
 def test_truncated_or_malformed_calls_raise_format_error(text: str) -> None:
-    assert assert_split_invariant(_fmt(None), text, max_examples=FEW) is FormatError
+    assert passed_through(assert_split_invariant(_fmt(None), text, max_examples=FEW))
 
 
 def test_truncated_header_of_a_text_message_is_dropped() -> None:
     result = _fmt(None).parse("<|channel|>analysis<|message|>r<|end|><|start|>assistant<|chan")
-    assert result == ParseResult("", "r")
+    assert result == ParseResult(None, "r")
 
 
 def test_events_convert_to_openai_deltas() -> None:

@@ -50,10 +50,11 @@ def test_every_fixture_is_split_invariant(name: str) -> None:
 
 def test_rendered_reasoning_content_and_two_calls() -> None:
     result = qwen3().parse(load_fixture("hermes", "qwen3_rendered_reasoning_two_calls.txt"))
+    # The template's newlines around </think> and the calls are separators, not text.
     assert result.reasoning == (
-        "\nThe user wants the weather in two cities, so I call get_weather twice.\n"
+        "The user wants the weather in two cities, so I call get_weather twice."
     )
-    assert result.content == "\n\nLet me check both cities.\n\n"
+    assert result.content == "Let me check both cities."
     assert [c.name for c in result.tool_calls] == ["get_weather", "get_weather"]
     assert args(result, 0) == {"city": "Paris", "unit": "celsius"}
     assert args(result, 1) == {"city": "Tokyo", "unit": "celsius"}
@@ -61,8 +62,8 @@ def test_rendered_reasoning_content_and_two_calls() -> None:
 
 def test_prefilled_think_starts_in_reasoning() -> None:
     result = qwen3(PREFILL).parse(load_fixture("hermes", "qwen3_prefilled_think.txt"))
-    assert result.reasoning == "I need the current temperature first.\n"
-    assert result.content == "\n\n"
+    assert result.reasoning == "I need the current temperature first."
+    assert result.content is None
     assert result.tool_calls[0].name == "get_current_temperature"
 
 
@@ -73,12 +74,12 @@ def test_closed_think_in_prompt_starts_in_content() -> None:
 
 def test_empty_reasoning_block() -> None:
     result = qwen3().parse(load_fixture("hermes", "qwen3_no_think_content_only.txt"))
-    assert result == ParseResult("\n\nThe capital of France is Paris.", "\n\n", ())
+    assert result == ParseResult("The capital of France is Paris.", "", ())
 
 
 def test_back_to_back_calls_without_newlines() -> None:
     result = qwen3().parse(load_fixture("hermes", "vllm_back_to_back.txt"))
-    assert result.content == ""
+    assert result.content is None
     assert [args(result, i) for i in range(2)] == [{"q": "cats"}, {"q": "dogs"}]
 
 
@@ -95,7 +96,7 @@ def test_markers_inside_a_value_are_part_of_it() -> None:
         "path": "notes.md",
         "content": "  keep </tool_call> and <think> and <tool_call>\n\tverbatim  ",
     }
-    assert result.content == "\n\n"
+    assert result.content is None
 
 
 def test_call_running_to_end_of_output_is_kept() -> None:
@@ -107,7 +108,7 @@ def test_call_running_to_end_of_output_is_kept() -> None:
 def test_truncated_call_raises_with_partial() -> None:
     text = "Checking." + load_fixture("hermes", "vllm_truncated_object.txt")
     with pytest.raises(FormatError) as caught:
-        qwen3().parse(text)
+        qwen3().parse(text, strict=True)
     assert "ended inside a tool call" in str(caught.value)
     assert caught.value.fault == "model"
     assert caught.value.partial is not None
@@ -124,7 +125,7 @@ def test_arguments_before_name() -> None:
     result = fmt.parse(load_fixture("hermes", "hermes2pro_arguments_first.txt"))
     assert result.tool_calls[0].name == "get_stock_price"
     assert args(result, 0) == {"symbol": "AAPL"}
-    assert result.content == " "
+    assert result.content is None
 
 
 def test_call_without_arguments_gets_empty_object() -> None:
@@ -150,13 +151,14 @@ def test_extra_members_are_skipped() -> None:
 )
 def test_malformed_call_raises(body: str) -> None:
     with pytest.raises(FormatError):
-        qwen3().parse(f"<tool_call>{body}</tool_call>")
+        qwen3().parse(f"<tool_call>{body}</tool_call>", strict=True)
 
 
 def test_content_streams_before_a_possible_marker() -> None:
     stream = qwen3().stream()
-    assert stream.feed("Hello <tool") == [TextDelta("Hello ")]
-    assert stream.feed("box>") == [TextDelta("<toolbox>")]
+    # The space may be the separator before a call marker: held until that is known.
+    assert stream.feed("Hello <tool") == [TextDelta("Hello")]
+    assert stream.feed("box>") == [TextDelta(" <toolbox>")]
     assert stream.close() == []
 
 
@@ -171,10 +173,16 @@ def test_arguments_stream_incrementally() -> None:
     assert stream.close() == []
 
 
-def test_tool_call_inside_reasoning_ends_it() -> None:
-    result = qwen3(PREFILL).parse('plan<tool_call>{"name": "f", "arguments": {}}</tool_call>')
-    assert result.reasoning == "plan"
-    assert result.tool_calls[0].name == "f"
+def test_tool_call_marker_inside_reasoning_is_reasoning() -> None:
+    # Inside reasoning only </think> is a marker: a <tool_call> there is mentioned.
+    text = 'plan<tool_call>{"name": "f", "arguments": {}}</tool_call>'
+    result = qwen3(PREFILL).parse(text)
+    assert result.reasoning == text
+    assert result.tool_calls == ()
+    after = qwen3(PREFILL).parse(f"I would use {text}\n</think>\n\n{text}")
+    assert after.reasoning == f"I would use {text}"
+    assert [c.name for c in after.tool_calls] == ["f"]
+    assert after.content == "plan"
 
 
 def test_unterminated_reasoning_is_kept() -> None:

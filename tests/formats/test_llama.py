@@ -30,8 +30,8 @@ def fmt_for(name: str) -> Format:
     return get("llama", "llama4-pythonic" if name.startswith("pythonic") else "llama3-json")
 
 
-def parse(name: str) -> ParseResult:
-    return fmt_for(name).parse(load_fixture("llama", name))
+def parse(name: str, *, strict: bool = False) -> ParseResult:
+    return fmt_for(name).parse(load_fixture("llama", name), strict=strict)
 
 
 def calls(result: ParseResult) -> list[tuple[str, Any]]:
@@ -48,20 +48,20 @@ def test_every_fixture_is_split_invariant(name: str) -> None:
 
 def test_rendered_call() -> None:
     result = parse("json_rendered.txt")
-    assert result.content == ""
+    assert result.content is None
     assert calls(result) == [("get_weather", {"city": "Paris", "days": 3})]
     assert result.tool_calls[0].arguments == '{"city": "Paris", "days": 3}'
 
 
 def test_python_tag_and_end_token_are_dropped() -> None:
     result = parse("json_python_tag_eom.txt")
-    assert result.content == ""
+    assert result.content is None
     assert calls(result) == [("get_weather", {"city": "Paris"})]
 
 
 def test_text_around_a_call_is_content() -> None:
     result = parse("json_text_around.txt")
-    assert result.content == "Here is the result:  Would you like to know more?"
+    assert result.content == "Here is the result: Would you like to know more?"
     assert calls(result) == [("getOpenIncidentsTool", {})]
 
 
@@ -72,13 +72,13 @@ def test_semicolon_separated_calls() -> None:
         "getOpenIncidentsTool",
         "searchTool",
     ]
-    assert result.content == ""
+    assert result.content is None
 
 
 def test_newline_separated_calls() -> None:
     result = parse("json_newline_separator.txt")
     assert len(result.tool_calls) == 2
-    assert result.content == ""
+    assert result.content is None
 
 
 def test_braces_inside_strings() -> None:
@@ -88,7 +88,7 @@ def test_braces_inside_strings() -> None:
 
 def test_brace_in_trailing_prose_is_content() -> None:
     result = parse("json_trailing_brace_text.txt")
-    assert result.content == " I used {searchTool} for this."
+    assert result.content == "I used {searchTool} for this."
     assert len(result.tool_calls) == 1
 
 
@@ -98,7 +98,7 @@ def test_arguments_key_accepted() -> None:
 
 def test_json_truncated_raises() -> None:
     with pytest.raises(FormatError, match="ended inside a tool call"):
-        parse("json_truncated.txt")
+        parse("json_truncated.txt", strict=True)
 
 
 def test_plain_json_answer_is_content() -> None:
@@ -108,7 +108,7 @@ def test_plain_json_answer_is_content() -> None:
 
 def test_json_arguments_stream() -> None:
     stream = get("llama", "llama3-json").stream(id_prefix="c")
-    assert stream.feed('Sure {"na') == [TextDelta("Sure ")]
+    assert stream.feed('Sure {"na') == [TextDelta("Sure")]  # the space may be a separator
     assert stream.feed('me": "f", "parameters": {"a": [1, ') == [
         ToolCallStarted(0, "c0", "f"),
         ToolCallDelta(0, '{"a": [1, '),
@@ -117,7 +117,7 @@ def test_json_arguments_stream() -> None:
 
 def test_python_tag_without_json_raises() -> None:
     with pytest.raises(FormatError):
-        get("llama", "llama3-json").parse("<|python_tag|>brave_search.call(query='x')")
+        get("llama", "llama3-json").parse("<|python_tag|>brave_search.call(query='x')", strict=True)
 
 
 # ---- pythonic
@@ -151,7 +151,7 @@ def test_pythonic_wrapped_parallel() -> None:
         ("get_weather", {}),
         ("do_something_cool", {"steps": []}),
     ]
-    assert result.content == ""
+    assert result.content is None
 
 
 def test_pythonic_no_call() -> None:
@@ -160,7 +160,7 @@ def test_pythonic_no_call() -> None:
 
 def test_pythonic_truncated_raises() -> None:
     with pytest.raises(FormatError) as caught:
-        parse("pythonic_truncated.txt")
+        parse("pythonic_truncated.txt", strict=True)
     assert caught.value.partial is not None
     assert caught.value.partial.tool_calls[0].arguments == '{"city": "LA", "metric": "C"}'
 
@@ -192,7 +192,7 @@ def test_triple_quoted_and_nested_values() -> None:
 )
 def test_pythonic_malformed_raises(text: str) -> None:
     with pytest.raises(FormatError):
-        get("llama", "pythonic").parse(text)
+        get("llama", "pythonic").parse(text, strict=True)
 
 
 def test_pythonic_arguments_stream_per_value() -> None:

@@ -16,6 +16,7 @@ from .conftest import (
     assert_split_invariant,
     load_fixture,
     marker_soup,
+    passed_through,
 )
 
 # Non-fixture cases use fewer random splits (every fixture gets the default 200).
@@ -115,7 +116,7 @@ def test_fixture_parses_as_expected_for_any_split(name: str) -> None:
         markers_in_arguments=name == "markers_inside_value.txt",
     )
     assert isinstance(result, ParseResult)
-    assert result.content == content
+    assert result.content == (content or None)
     assert result.reasoning == reasoning
     assert [(c.name, c.arguments, c.id) for c in result.tool_calls] == calls
 
@@ -125,15 +126,15 @@ def test_every_variant_reads_every_call_shape(variant: str) -> None:
     # The variant guessed from a model id may be wrong; the shapes cannot be confused.
     for name, (_, content, reasoning, calls) in EXPECTED.items():
         result = make(variant).parse(load_fixture(FAMILY, name), id_prefix=ID_PREFIX)
-        assert (result.content, result.reasoning) == (content, reasoning)
+        assert (result.content, result.reasoning) == (content or None, reasoning)
         assert [(c.name, c.arguments, c.id) for c in result.tool_calls] == calls
 
 
 def test_truncated_arguments_raise_for_any_split() -> None:
     text = load_fixture(FAMILY, "truncated_arguments.txt")
-    assert assert_split_invariant(make("v11"), text) is FormatError
+    assert passed_through(assert_split_invariant(make("v11"), text))
     with pytest.raises(FormatError, match="cut off") as caught:
-        make("v11").parse(text)
+        make("v11").parse(text, strict=True)
     assert caught.value.fault == "model"
 
 
@@ -196,7 +197,7 @@ def test_json_encoded_string_arguments_are_unwrapped() -> None:
 
 def test_trailing_text_after_json_array_is_content() -> None:
     text = '[TOOL_CALLS] [{"name": "f", "arguments": {}}]\nextra trailing data'
-    assert make("v3").parse(text).content == "\nextra trailing data"
+    assert make("v3").parse(text).content == "extra trailing data"
 
 
 @pytest.mark.parametrize(
@@ -215,11 +216,11 @@ def test_trailing_text_after_json_array_is_content() -> None:
     ],
 )
 def test_truncated_or_malformed_calls_raise_format_error(text: str) -> None:
-    assert assert_split_invariant(make("v11"), text, max_examples=FEW) is FormatError
+    assert passed_through(assert_split_invariant(make("v11"), text, max_examples=FEW))
 
 
 def test_unclosed_think_is_reasoning_and_a_dangling_marker_prefix_is_text() -> None:
-    assert make("v13").parse("[THINK]still thinking") == ParseResult("", "still thinking")
+    assert make("v13").parse("[THINK]still thinking") == ParseResult(None, "still thinking")
     assert make("v13").parse("a [TOOL_CA") == ParseResult("a [TOOL_CA")
 
 

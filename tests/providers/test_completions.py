@@ -97,8 +97,14 @@ def test_length_cut_inside_a_call_is_the_models_fault(no_keys: None) -> None:
             }
         ]
     }
+    # The cut-off call is data: its text is the content, a notice says why, no call.
+    turn = decode_completion(fmt, body)
+    assert turn.tool_calls == []
+    assert turn.text == '<tool_call>\n{"name": "get_weather", "argu'
+    assert turn.finish_reason == "length"
+    assert [n.kind for n in turn.notices] == ["truncated_call"]
     with pytest.raises(FormatError):
-        decode_completion(fmt, body)
+        decode_completion(formats.get("hermes", "qwen2.5"), body, strict=True)
 
 
 def test_stream_without_a_finish_reason_keeps_the_partial_turn() -> None:

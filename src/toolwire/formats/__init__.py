@@ -9,15 +9,22 @@ however the text is split::
     fmt = formats.for_model("Qwen/Qwen3-8B", tools=tools,
                             generation_prompt="<|im_start|>assistant\\n<think>\\n")
     result = fmt.parse(output_text)          # .content, .reasoning, .tool_calls
-    stream = fmt.stream()
+    stream = fmt.stream(hold_calls=True)     # a proxy: calls only once complete
     for delta in deltas:
         for event in stream.feed(delta):
             send(formats.to_openai_delta(event))
     stream.close()
 
+What the model wrote is data: a malformed or cut-off call is passed through as content
+with a ``Notice`` in ``result.notices`` (``strict=True`` raises :class:`FormatError`),
+and after ``close()`` a stream's events describe exactly what ``parse`` returns. In the
+default mode a call announced early and then found broken is retracted
+(``ToolCallRetracted``).
+
 The family table and model-id rules live in :mod:`toolwire.formats.registry`; the
-shared machinery (marker hold-back, incremental JSON, schema typing) in
-:mod:`toolwire.formats.base`; one module per family.
+stream wrapper every family shares in :mod:`toolwire.formats.base`, and its pieces in
+``markers``, ``callobject``, ``coerce``, ``ids``, ``results`` and ``trim``; one module
+per family.
 """
 
 from __future__ import annotations

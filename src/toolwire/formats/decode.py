@@ -1,52 +1,175 @@
 """From a model's raw text to a ``Turn``, through the one assembler.
 
-A text format's stream emits wire events; ``TextTurnDecoder`` applies them to an
+A text format's stream emits wire events; :class:`TextTurnDecoder` applies them to an
 ``Assembler`` exactly as a provider decoder would, so a raw completion from an
 open-weight model ends in the same ``Turn`` (same rules for ids, names, duplicate ids and
 per-call JSON errors, same ``ToolCallReady`` the moment a call's arguments close) as an
-OpenAI or Anthropic stream.
+OpenAI or Anthropic stream. The raw-completion provider and the embedded local model
+use it too (``providers.textturn.TextTurn`` is this class).
+
+Two things a provider stream never does are handled here:
+
+* **Retraction.** A call the format announced and then found cut off or malformed is
+  retracted (``ToolCallRetracted``, passed on to the caller so that an early-started
+  call is cancelled); the assembler is rebuilt from the events applied so far without
+  that call, so the ``Turn`` holds exactly what a whole parse of the text holds.
+* **Recovered markup.** A call the format recovered (a ``repaired_call`` notice) gets
+  ``ToolRequest.repaired``, so the tools' repair policy decides whether it may run.
+
+The finish reason: ``stop`` (or none given) becomes ``tool_calls`` when the turn holds
+calls, because text servers do not know about tool calls; any other reason (``length``)
+is kept, so a cut-off turn stays visible.
 """
 
 from __future__ import annotations
 
-from ..turn import Turn
+from ..errors import DecoderStateError, ProtocolError
+from ..messages import Usage
+from ..turn import Notice, Turn
 from ..wire.assembler import Assembler
-from ..wire.events import Event
-from .base import Format, FormatStream
+from ..wire.events import (
+    Event,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallRetracted,
+    ToolCallStarted,
+)
+from .base import REPAIRED, Format, FormatStream
 
 __all__ = ["TextTurnDecoder"]
 
 
 class TextTurnDecoder:
-    """Decodes one raw-text model turn: ``feed(text_delta)`` events, then ``close()`` a Turn."""
+    """Decodes one raw-text model turn: ``feed(text)`` events, then ``close()`` a Turn.
 
-    def __init__(self, fmt: Format, *, id_prefix: str | None = None) -> None:
-        self._stream: FormatStream = fmt.stream(id_prefix=id_prefix)
+    Providers use the three-step form: :meth:`text` per piece, :meth:`end` with the
+    server's finish reason, :meth:`close` for the Turn.
+
+    Args:
+        fmt: The model's tool-call format.
+        id_prefix: Prefix of generated call ids (random when ``None``).
+        strict: Raise ``FormatError`` on a malformed call instead of passing it through.
+        hold_calls: Emit each call only once complete (never retracted).
+        require_end: :meth:`close` without a prior :meth:`end` is a cut stream
+            (``ProtocolError``) instead of a normal stop.
+    """
+
+    def __init__(
+        self,
+        fmt: Format,
+        *,
+        id_prefix: str | None = None,
+        strict: bool = False,
+        hold_calls: bool = False,
+        require_end: bool = False,
+    ) -> None:
+        self._stream: FormatStream = fmt.stream(
+            id_prefix=id_prefix, strict=strict, hold_calls=hold_calls
+        )
         self._asm = Assembler()
+        self._applied: list[Event] = []  # format events applied, replayed on a retraction
+        self._repaired: set[int] = set()
+        self._require_end = require_end
+        self._ended = False
+
+    @property
+    def ended(self) -> bool:
+        """True once :meth:`end` was called."""
+        return self._ended
 
     def feed(self, text: str) -> list[Event]:
-        """Consume the next piece of generated text; return the assembler's events."""
+        """Consume the next piece of generated text; return the events it completes."""
+        if self._ended:
+            raise DecoderStateError("TextTurnDecoder fed after the output ended")
         return self._apply(self._stream.feed(text))
 
-    def close(self, finish_reason: str | None = "stop") -> Turn:
-        """End of generation. ``finish_reason`` is the server's (``stop``, ``length``).
+    text = feed
 
-        Text servers do not know about tool calls, so a turn that holds calls and
-        stopped normally is reported with the finish reason ``tool_calls``. Output cut
-        off inside a call raises the format's ``FormatError`` (see each family's docs).
+    def end(self, finish_reason: str | None = "stop") -> list[Event]:
+        """The output is over: flush the format and record why it ended.
+
+        A call the output ended inside is retracted and its text becomes content
+        (``strict``: ``FormatError``).
         """
-        self._apply(self._stream.close())
-        has_calls = bool(self._asm.call_indexes())
-        if finish_reason is not None:
-            self._asm.finish(
-                "tool_calls" if has_calls and finish_reason == "stop" else finish_reason
-            )
-        return self._asm.close()
+        if self._ended:
+            raise DecoderStateError("TextTurnDecoder.end() called twice")
+        self._ended = True
+        out = self._apply(self._stream.close())
+        reason = finish_reason or "stop"
+        if reason == "stop" and self._asm.call_indexes():
+            reason = "tool_calls"
+        self._asm.events = out
+        self._asm.finish(reason)
+        return out
+
+    def usage(self, usage: Usage) -> list[Event]:
+        """Record token usage; return the ``UsageReported`` event."""
+        out: list[Event] = []
+        self._asm.events = out
+        self._asm.set_usage(usage)
+        return out
+
+    def close(self, finish_reason: str | None = "stop") -> Turn:
+        """Return the Turn, ending the output first with ``finish_reason`` if needed.
+
+        Raises:
+            ProtocolError: ``require_end`` and :meth:`end` never came (the text stream
+                was cut); ``partial`` holds what arrived.
+        """
+        if not self._ended:
+            if self._require_end:
+                raise ProtocolError(
+                    "the text stream ended before the model finished (no finish reason)",
+                    hint="the connection was probably cut; retry the request",
+                    partial=self._partial(),
+                )
+            self.end(finish_reason)
+        turn = self._asm.close()
+        for request in turn.requests:
+            request.repaired = request.index in self._repaired
+        return turn
+
+    # ---- applying format events
 
     def _apply(self, events: list[Event]) -> list[Event]:
         asm = self._asm
         out: list[Event] = []
         asm.events = out
         for event in events:
+            if isinstance(event, ToolCallRetracted):
+                self._retract(event.index)
+                asm = self._asm
+                asm.events = out
+                out.append(event)
+                continue
+            if isinstance(event, Notice) and event.kind == REPAIRED and event.index is not None:
+                self._repaired.add(event.index)
+            self._applied.append(event)
             asm.apply(event)
+        for event in out:
+            if isinstance(event, ToolCallReady) and event.index in self._repaired:
+                event.request.repaired = True
         return out
+
+    def _retract(self, index: int) -> None:
+        """Rebuild the assembler from the events applied so far, without call ``index``."""
+        kept = [e for e in self._applied if not _belongs_to(e, index)]
+        self._applied = kept
+        self._repaired.discard(index)
+        asm = Assembler()
+        asm.events = []
+        for event in kept:
+            asm.apply(event)
+        self._asm = asm
+
+    def _partial(self) -> Turn | None:
+        try:
+            return self._asm.close()
+        except ProtocolError:
+            return None
+
+
+def _belongs_to(event: Event, index: int) -> bool:
+    if isinstance(event, (ToolCallStarted, ToolCallDelta)):
+        return event.index == index
+    return isinstance(event, Notice) and event.index == index

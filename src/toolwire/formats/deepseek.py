@@ -106,7 +106,8 @@ class _MarkerStream(ThinkStream):
     def __init__(self, fmt: DeepSeekFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
         self._typed = fmt.variant in ("v3", "r1")
-        self._content_markers = MarkerSet([CALLS_BEGIN, CALLS_MERGED, EOS])
+        # A bare CALL_BEGIN (no section opener) also starts a call.
+        self._content_markers = MarkerSet([CALLS_BEGIN, CALLS_MERGED, CALL_BEGIN, EOS])
         self._head_markers = MarkerSet([SEP, CALL_END, CALLS_END, CALL_BEGIN])
         self._name_markers = MarkerSet(["\n", SEP, CALL_END, CALLS_END, CALL_BEGIN])
         self._tail_markers = MarkerSet([CALL_END, CALLS_END, CALL_BEGIN, SEP])
@@ -116,18 +117,29 @@ class _MarkerStream(ThinkStream):
     def _st_content(self) -> bool:
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
-        if marker in (CALLS_BEGIN, CALLS_MERGED):
+        if marker in (CALLS_BEGIN, CALLS_MERGED, CALL_BEGIN):
+            self._markup_begins(marker)
             self._section_calls = 0
             self._head = []
             self._state = self._st_section if marker == CALLS_BEGIN else self._st_head
         return marker is not None
 
     def _st_section(self) -> bool:
+        if not self._skip_space():
+            return False
+        if not self._buf.startswith("<", self._pos):
+            # A call whose CALL_BEGIN is missing: its header starts here.
+            self._call_begins(self._at(self._buf, self._pos))
+            self._head = []
+            self._state = self._st_head
+            return True
         # The end-of-sentence token also ends a section whose closing marker is missing.
         seen = self._expect((CALL_BEGIN, CALLS_END, EOS), f"{CALL_BEGIN} or {CALLS_END}")
         if seen is None:
             return False
         self._head = []
+        if seen == CALL_BEGIN:
+            self._markup_begins(seen)
         self._state = self._st_head if seen == CALL_BEGIN else self._st_content
         return True
 
@@ -175,6 +187,7 @@ class _MarkerStream(ThinkStream):
         if done is None:
             return False
         self._section_calls += 1
+        self._markup_ends()
         self._state = self._st_section
         return True
 
@@ -198,9 +211,16 @@ class _DsmlStream(ThinkStream):
     def __init__(self, fmt: DeepSeekFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
         self._block_open, self._block_close = _dsml_block(fmt.variant)
-        self._content_markers = MarkerSet(["\n\n" + self._block_open, self._block_open, EOS])
+        # Both block names are read in both variants (V3.2 writes function_calls, V4
+        # tool_calls, and checkpoints mix them), and so is a bare invoke without its
+        # block (sgl-project/sglang#40236).
+        # The ASCII spelling <|DSML|...> is read too (local-inference-lab/vllm#417;
+        # cline/cline#13348 saw both in one deployment); a block's tags follow the
+        # spelling of its opener.
+        self._content_markers = MarkerSet([*_DSML_OPENERS, EOS])
+        self._bare = False
         self._header_end = MarkerSet([">"])
-        self._value_end = MarkerSet([PARAM_CLOSE])
+        self._spell(DSML)
         self._head: list[str] = []
         self._writer = ArgumentWriter(self._arguments)
         self._block_calls = 0
@@ -209,17 +229,35 @@ class _DsmlStream(ThinkStream):
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
         if marker is not None and marker != EOS:
+            self._markup_begins(marker)
             self._block_calls = 0
-            self._state = self._st_block
+            self._spell(DSML if DSML in marker else ASCII_DSML)
+            self._bare = marker == self._invoke_open
+            if self._bare:
+                self._head = []
+                self._state = self._st_invoke_head
+            else:
+                self._block_close = "</" + marker[1:]
+                self._state = self._st_block
         return marker is not None
 
+    def _spell(self, dsml: str) -> None:
+        """Use the tags of one spelling of the DSML token."""
+        self._invoke_open = f"<{dsml}invoke"
+        self._invoke_close = f"</{dsml}invoke>"
+        self._param_open = f"<{dsml}parameter"
+        self._value_end = MarkerSet([f"</{dsml}parameter>"])
+
     def _st_block(self) -> bool:
-        ends = (INVOKE_OPEN, self._block_close, EOS)
-        seen = self._expect(ends, f"{INVOKE_OPEN} or {self._block_close}")
+        invoke = self._invoke_open
+        ends = (invoke, self._block_close, EOS)
+        seen = self._expect(ends, f"{invoke} or {self._block_close}")
         if seen is None:
             return False
         self._head = []
-        self._state = self._st_invoke_head if seen == INVOKE_OPEN else self._st_content
+        if seen == invoke:
+            self._markup_begins(seen)
+        self._state = self._st_invoke_head if seen == invoke else self._st_content
         return True
 
     def _read_header(self) -> str | None:
@@ -235,22 +273,30 @@ class _DsmlStream(ThinkStream):
         head = self._read_header()
         if head is None:
             return False
-        match = _DSML_NAME.fullmatch(head)
+        closed = head.rstrip().endswith("/")  # a self-closing invoke: no parameters
+        match = _DSML_NAME.fullmatch(head.rstrip()[:-1] if closed else head)
         if match is None or not match.group(1):
             raise self._error(f"bad invoke header {head[:60]!r}", f"tool call {self.call_count}")
         self._begin_call(match.group(1))
         self._writer = ArgumentWriter(self._arguments)
         self._state = self._st_invoke_body
+        if closed:
+            self._end_invoke()
         return True
 
+    def _end_invoke(self) -> None:
+        self._writer.close()
+        self._block_calls += 1
+        self._markup_ends()
+        self._state = self._st_content if self._bare else self._st_block
+
     def _st_invoke_body(self) -> bool:
-        seen = self._expect((PARAM_OPEN, INVOKE_CLOSE), f"{PARAM_OPEN} or {INVOKE_CLOSE}")
+        choices = (self._param_open, self._invoke_close)
+        seen = self._expect(choices, " or ".join(choices))
         if seen is None:
             return False
-        if seen == INVOKE_CLOSE:
-            self._writer.close()
-            self._block_calls += 1
-            self._state = self._st_block
+        if seen == self._invoke_close:
+            self._end_invoke()
         else:
             self._state = self._st_param_head
         return True
@@ -273,6 +319,17 @@ class _DsmlStream(ThinkStream):
 
     def _st_param_value(self) -> bool:
         chunk, marker = self._until(self._value_end)
+        if marker is not None:
+            # A closing tag inside a value ends it only when the grammar goes on after
+            # it (another parameter or the end of the invoke).
+            follows = self._continues(self._pos, (self._param_open, self._invoke_close))
+            if follows is None:
+                self._writer.piece(chunk)
+                self._pos -= len(marker)
+                return False
+            if not follows:
+                self._writer.piece(chunk + marker)
+                return True
         self._writer.piece(chunk)
         if marker is None:
             return False
@@ -286,6 +343,14 @@ class _DsmlStream(ThinkStream):
         if self._at_rest() or (self._state == self._st_block and self._block_calls):
             return
         raise self._error("the output ended inside a tool call (truncated?)", self._where())
+
+
+ASCII_DSML = "|DSML|"
+_DSML_OPENERS = tuple(
+    f"<{dsml}{tag}"
+    for dsml in (DSML, ASCII_DSML)
+    for tag in ("function_calls>", "tool_calls>", "invoke")
+)
 
 
 def _dsml_block(variant: str) -> tuple[str, str]:
@@ -319,8 +384,8 @@ class DeepSeekFormat(Format):
         self.reasoning_open = opens_reasoning(prompt, THINK_OPEN, THINK_CLOSE)
         self.markers = _markers(variant)
 
-    def stream(self, *, id_prefix: str | None = None) -> FormatStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> FormatStream:
+        """Start an incremental parse of one output (the family's parser)."""
         if self.variant in ("v3.2", "v4"):
             return _DsmlStream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)
         return _MarkerStream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)

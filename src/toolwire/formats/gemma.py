@@ -491,6 +491,7 @@ class GemmaStream(FormatStream):
     def _on_marker(self, marker: str) -> None:
         m = self.markers
         if marker == m.call_open:
+            self._call_begins(self._at(self._buf, self._pos - len(marker)))
             self._mode = _Mode.NAME
             self._name = []
         elif marker == m.think_open:
@@ -538,7 +539,9 @@ class GemmaStream(FormatStream):
         if marker is not None:
             self._pos += len(marker)
             self._mode = _Mode.CONTENT
-            if marker != self.markers.call_close:
+            closed = marker == self.markers.call_close
+            self._call_ends(self._at(buf, self._pos if closed else self._pos - len(marker)))
+            if not closed:
                 self._on_marker(marker)  # the close was missing: tolerated
             return True
         if self._marker_set.holdback(buf, self._pos) == len(buf) - self._pos:
@@ -567,8 +570,8 @@ class GemmaFormat(Format):
         self.gemma_markers = _BY_VARIANT[variant]
         self.markers = self.gemma_markers.all()
 
-    def stream(self, *, id_prefix: str | None = None) -> GemmaStream:
-        """Start an incremental parse of one output.
+    def _open_stream(self, id_prefix: str | None) -> GemmaStream:
+        """Start an incremental parse of one output (the family's parser).
 
         Args:
             id_prefix: Prefix of generated call ids; random per stream when ``None``.

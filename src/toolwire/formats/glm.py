@@ -60,6 +60,9 @@ DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
 }
 
 
+_AFTER_VALUE = (KEY_OPEN, CALL_CLOSE, CALL_OPEN, *END_OF_TURN)
+
+
 class _GlmStream(ThinkStream):
     after_think: ClassVar[str] = "\n"
 
@@ -79,6 +82,7 @@ class _GlmStream(ThinkStream):
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
         if marker is not None and marker not in END_OF_TURN:
+            self._markup_begins(CALL_OPEN)
             self._head = []
             self._state = self._st_name
         return marker is not None
@@ -101,6 +105,7 @@ class _GlmStream(ThinkStream):
         self._state = self._st_key if marker == KEY_OPEN else self._st_content
         if marker == CALL_CLOSE:
             self._writer.close()
+            self._markup_ends()
         return True
 
     def _st_key(self) -> bool:
@@ -126,6 +131,17 @@ class _GlmStream(ThinkStream):
 
     def _st_value(self) -> bool:
         chunk, marker = self._until(self._value_end)
+        if marker is not None:
+            # </arg_value> inside a value: it ends the value only when the grammar
+            # goes on after it (another key or the end of the call).
+            follows = self._continues(self._pos, _AFTER_VALUE)
+            if follows is None:
+                self._writer.piece(chunk)
+                self._pos -= len(marker)
+                return False
+            if not follows:
+                self._writer.piece(chunk + marker)
+                return True
         self._writer.piece(chunk)
         if marker is None:
             return False
@@ -141,6 +157,7 @@ class _GlmStream(ThinkStream):
             self._state = self._st_key
         else:
             self._writer.close()
+            self._markup_ends()
             self._state = self._st_content
         return True
 
@@ -182,8 +199,8 @@ class GlmFormat(Format):
             *END_OF_TURN,
         )
 
-    def stream(self, *, id_prefix: str | None = None) -> FormatStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> FormatStream:
+        """Start an incremental parse of one output (the family's parser)."""
         return _GlmStream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)
 
 

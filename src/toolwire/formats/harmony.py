@@ -69,6 +69,9 @@ CALL = "<|call|>"
 
 _MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL))
 _MESSAGE_ENDS = frozenset((END, RETURN, CALL))
+# Inside an analysis message only what ends it (or starts the next one) is a marker:
+# a <|call|> or <|channel|> there is mentioned, not written.
+_REASONING_MARKERS = MarkerSet((START, END, RETURN))
 # The generation prompt every gpt-oss chat template appends (add_generation_prompt).
 DEFAULT_GENERATION_PROMPT = "<|start|>assistant"
 _FUNCTIONS = "functions."
@@ -86,6 +89,11 @@ class _Mode(enum.Enum):
     CONTENT = "content"
     REASONING = "reasoning"
     ARGS = "args"
+
+
+# The recipients of gpt-oss's built-in tools (openai/harmony: the browser and python
+# tool namespaces, and "container" in the chat template's builtin_tools).
+_BUILT_IN = frozenset({"python", "browser", "container"})
 
 
 class HarmonyStream(FormatStream):
@@ -107,6 +115,9 @@ class HarmonyStream(FormatStream):
         self._scanner: ClosureScanner | None = None
         self._plain_args = False
         self._args_emitted = False
+        self._built_in_body = False  # a message to a built-in tool, read as reasoning
+        self._marker_at = 0  # output offset of the last marker read
+        self._header_at = 0  # output offset where the current header began
         self._prime(fmt.generation_prompt)
 
     # ---- priming with the generation prompt
@@ -182,11 +193,19 @@ class HarmonyStream(FormatStream):
     # ---- text bodies and the space between messages
 
     def _step_text(self) -> bool:
-        found = _MARKERS.search(self._buf, self._pos)
+        markers = _MARKERS
+        if self._mode is _Mode.REASONING and not self._built_in_body:
+            markers = _REASONING_MARKERS
+        found = markers.search(self._buf, self._pos)
         if found is None:
+            if markers is _REASONING_MARKERS:
+                held = _REASONING_MARKERS.holdback(self._buf, self._pos)
+                self._emit(self._take(len(self._buf) - held))
+                return False
             return self._emit_safe()
         pos, marker = found
         self._emit(self._take(pos, len(marker)))
+        self._marker_at = self._at(self._buf, pos)
         self._on_marker(marker)
         return True
 
@@ -205,6 +224,7 @@ class HarmonyStream(FormatStream):
     # ---- headers
 
     def _open_header(self, initial: str) -> None:
+        self._header_at = max(self._marker_at, 0)  # a header the prompt opened: offset 0
         self._mode = _Mode.HEADER
         self._header = [initial]
         self._header_generated_from = 0
@@ -217,6 +237,7 @@ class HarmonyStream(FormatStream):
             return False
         pos, marker = found
         head = self._take(pos, len(marker))
+        self._marker_at = self._at(self._buf, pos)
         if marker == MESSAGE:
             self._header.append(head)
             self._open_body("".join(self._header))
@@ -231,6 +252,7 @@ class HarmonyStream(FormatStream):
 
     def _abandon_header(self, header: str, marker: str) -> None:
         if _recipient(header) is not None:
+            self._call_begins(self._header_at)
             raise self._error(
                 f"tool call header {header!r} ended with {marker} before any arguments",
                 where=f"tool call {self._call_count}",
@@ -239,11 +261,29 @@ class HarmonyStream(FormatStream):
 
     def _open_body(self, header: str) -> None:
         recipient = _recipient(header)
-        if recipient is not None and recipient not in ("assistant", "user"):
+        if (
+            recipient is not None
+            and recipient not in ("assistant", "user")
+            and not self._built_in(recipient)
+        ):
             self._open_call(recipient)
             return
+        if recipient is not None and recipient not in ("assistant", "user"):
+            # The model using its own built-in tool (python, browser): not a call of
+            # the caller's; the message is part of its reasoning.
+            self._mode = _Mode.REASONING
+            self._built_in_body = True
+            return
         channel = _channel(header)
+        self._built_in_body = False
         self._mode = _Mode.REASONING if channel == "analysis" else _Mode.CONTENT
+
+    def _built_in(self, recipient: str) -> bool:
+        """A built-in recipient (``python``, ``browser.search``) not offered as a tool."""
+        if recipient.startswith(_FUNCTIONS):
+            return False
+        root = recipient.split(".", 1)[0]
+        return root in _BUILT_IN and recipient not in self.format.tools
 
     # ---- tool-call bodies
 
@@ -254,6 +294,7 @@ class HarmonyStream(FormatStream):
                 f"tool call recipient {recipient!r} has no function name",
                 where=f"tool call {self._call_count}",
             )
+        self._call_begins(self._header_at)
         self._begin_call(name)
         self._mode = _Mode.ARGS
         self._scanner = None
@@ -275,6 +316,8 @@ class HarmonyStream(FormatStream):
         pos, marker = found
         self._emit(self._take(pos, len(marker)))
         self._end_call()
+        self._call_ends(self._at(self._buf, self._pos))
+        self._marker_at = self._at(self._buf, pos)
         self._on_marker(marker)
         if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
             self._mode = _Mode.BETWEEN
@@ -308,6 +351,7 @@ class HarmonyStream(FormatStream):
     def _close_header(self) -> None:
         header = "".join(self._header) + self._take(len(self._buf))
         if _recipient(header) is not None:
+            self._call_begins(self._header_at)
             raise self._error(
                 f"output ended inside the header of a tool call ({header!r}); "
                 "it was probably cut off by the token limit",
@@ -349,8 +393,8 @@ class HarmonyFormat(Format):
     family = "harmony"
     markers = (START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL)
 
-    def stream(self, *, id_prefix: str | None = None) -> HarmonyStream:
-        """Start an incremental parse of one output.
+    def _open_stream(self, id_prefix: str | None) -> HarmonyStream:
+        """Start an incremental parse of one output (the family's parser).
 
         Args:
             id_prefix: Prefix of generated call ids; random per stream when ``None``.

@@ -22,21 +22,23 @@ marker is looked for only after the object closed.
 Variants: ``qwen3`` and ``hermes`` know ``<think>`` and start in reasoning when the
 generation prompt left ``<think>`` open; ``qwen3-thinking`` and ``qwq`` (templates
 that always pre-fill ``<think>\\n``) start in reasoning unless a generation prompt says
-otherwise; ``qwen2.5`` has no reasoning markers. A ``<tool_call>`` inside reasoning
-ends the reasoning (the model forgot ``</think>``), as vLLM's Qwen3 parser does.
+otherwise; ``qwen2.5`` has no reasoning markers. Inside reasoning only ``</think>`` is
+a marker: a ``<tool_call>`` there is the model mentioning one.
 
-Text is kept verbatim: the newlines the template puts around blocks stay in content
-and reasoning, and a stray ``</think>`` or ``</tool_call>`` outside its block is
-content.
+Text is kept exactly, except the separator whitespace the template puts around blocks
+(trimmed by the stream, see :mod:`.trim`); a stray ``</think>`` or ``</tool_call>``
+outside its block is content.
 
-Truncated and malformed output:
+Truncated and malformed output (what the parser reports as :class:`FormatError`; the
+stream then retracts the call and passes its text through as content with a notice,
+or raises with ``strict=True``):
 
-* Output cut off inside a call (the object not closed) raises :class:`FormatError`
-  from ``close()``; the call has been announced, so it is never presented as complete.
+* Output cut off inside a call (the object not closed): at ``close()``; the call has
+  been announced, so in the default mode it is retracted.
 * A call whose object closed but whose ``</tool_call>`` never came (the model stopped
   at end of sequence) is complete and kept.
 * A call body that is not a JSON object with a string ``name``, or non-whitespace text
-  between the object and ``</tool_call>``, raises :class:`FormatError` at once.
+  between the object and ``</tool_call>``, is malformed at once.
 * Arguments are passed on verbatim; whether they are valid JSON for the tool is for the
   assembler and the validator to judge.
 """
@@ -95,10 +97,10 @@ class HermesFormat(Format):
         self.content_markers = MarkerSet(
             (CALL_OPEN, THINK_OPEN) if self.has_reasoning else (CALL_OPEN,)
         )
-        self.reasoning_markers = MarkerSet((THINK_CLOSE, CALL_OPEN))
+        self.reasoning_markers = MarkerSet((THINK_CLOSE,))
 
-    def stream(self, *, id_prefix: str | None = None) -> HermesStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> HermesStream:
+        """Start an incremental parse of one output (the family's parser)."""
         return HermesStream(self, id_prefix=id_prefix)
 
 
@@ -143,11 +145,12 @@ class HermesStream(FormatStream):
             return -1
         start, marker = found
         emit(text[pos:start])
-        self._enter(marker)
+        self._enter(marker, self._at(text, start))
         return start + len(marker)
 
-    def _enter(self, marker: str) -> None:
+    def _enter(self, marker: str, at: int) -> None:
         if marker == CALL_OPEN:
+            self._call_begins(at)
             self._state = "call"
             self._reader = CallObjectReader(family=self.format.family)
         elif marker == THINK_OPEN:
@@ -173,6 +176,7 @@ class HermesStream(FormatStream):
         rest = text[pos : pos + len(CALL_CLOSE)]
         if rest == CALL_CLOSE:
             self._state = "content"
+            self._call_ends(self._at(text, pos + len(CALL_CLOSE)))
             return pos + len(CALL_CLOSE)
         if CALL_CLOSE.startswith(rest):
             self._buf = text[pos:]

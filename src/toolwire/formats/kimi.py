@@ -103,6 +103,7 @@ class _K2Stream(ThinkStream):
         self._content_markers = MarkerSet([SECTION_BEGIN, IM_END])
         self._head_markers = MarkerSet([ARGS_BEGIN, CALL_END, SECTION_END, CALL_BEGIN])
         self._tail_markers = MarkerSet([CALL_END, SECTION_END, CALL_BEGIN, ARGS_BEGIN])
+        self._section_markers = MarkerSet([CALL_BEGIN, SECTION_END, IM_END])
         self._head: list[str] = []
         self._section_calls = 0
 
@@ -110,16 +111,21 @@ class _K2Stream(ThinkStream):
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
         if marker == SECTION_BEGIN:
+            self._markup_begins(marker)
             self._section_calls = 0
             self._state = self._st_section
         return marker is not None
 
     def _st_section(self) -> bool:
         # An end-of-turn token also ends a section whose closing marker is missing.
-        seen = self._expect((CALL_BEGIN, SECTION_END, IM_END), f"{CALL_BEGIN} or {SECTION_END}")
+        # Text between the markers (models write some) is content, not a broken call.
+        chunk, seen = self._until(self._section_markers)
+        self._text(chunk)
         if seen is None:
             return False
         self._head = []
+        if seen == CALL_BEGIN:
+            self._markup_begins(seen)
         self._state = self._st_head if seen == CALL_BEGIN else self._st_content
         return True
 
@@ -145,6 +151,7 @@ class _K2Stream(ThinkStream):
         if self._read_tail(self._tail_markers, CALL_END, ("",)) is None:
             return False
         self._section_calls += 1
+        self._markup_ends()
         self._state = self._st_section
         return True
 
@@ -190,6 +197,7 @@ class _K3Stream(MarkupStream):
         if marker == K3_THINK_OPEN:
             self._state = self._st_think
         elif marker == TOOLS_OPEN:
+            self._markup_begins(marker)
             self._section_calls = 0
             self._state = self._st_tools
         return marker is not None
@@ -209,6 +217,8 @@ class _K3Stream(MarkupStream):
         if seen is None:
             return False
         self._head = []
+        if seen == K3_CALL_OPEN:
+            self._markup_begins(seen)
         self._state = self._st_call_head if seen == K3_CALL_OPEN else self._st_top
         return True
 
@@ -245,6 +255,7 @@ class _K3Stream(MarkupStream):
             if not self._json_block:
                 self._writer.close()
             self._section_calls += 1
+            self._markup_ends()
             self._state = self._st_tools
         elif seen == ARG_OPEN:
             self._state = self._st_arg_head
@@ -339,8 +350,8 @@ class KimiFormat(Format):
             self.reasoning_open = opens_reasoning(prompt, THINK_OPEN, THINK_CLOSE)
             self.markers = _K2_MARKERS
 
-    def stream(self, *, id_prefix: str | None = None) -> FormatStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> FormatStream:
+        """Start an incremental parse of one output (the family's parser)."""
         if self.variant == "k3":
             return _K3Stream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)
         return _K2Stream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)

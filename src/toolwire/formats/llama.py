@@ -81,8 +81,8 @@ class LlamaFormat(Format):
             self.markers = (PYTHON_TAG, *END_TOKENS)
             self.content_markers = MarkerSet(("{", PYTHON_TAG, *END_TOKENS))
 
-    def stream(self, *, id_prefix: str | None = None) -> FormatStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> FormatStream:
+        """Start an incremental parse of one output (the family's parser)."""
         if self.pythonic:
             return PythonicStream(self, id_prefix=id_prefix)
         return LlamaJsonStream(self, id_prefix=id_prefix)
@@ -116,6 +116,22 @@ def _head_match(text: str, pos: int, parts: Sequence[str | re.Pattern[str]]) -> 
 
 
 _JSON_HEAD: tuple[str, ...] = ("{", '"name"', ":")
+# Some Llama 3.x outputs put the OpenAI-style "type" key first (vLLM's llama3_json
+# parser tests accept {"type": "function", "name": ..., "parameters": ...}).
+_TYPED_JSON_HEAD: tuple[str, ...] = ("{", '"type"', ":", '"function"', ",", '"name"', ":")
+
+
+def _json_head(text: str, pos: int) -> bool | None:
+    """Whether a JSON call object starts at ``pos`` (``None``: cannot tell yet)."""
+    plain = _head_match(text, pos, _JSON_HEAD)
+    if plain:
+        return True
+    typed = _head_match(text, pos, _TYPED_JSON_HEAD)
+    if typed:
+        return True
+    return None if plain is None or typed is None else False
+
+
 _PY_HEAD_CALL: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", ")")
 _PY_HEAD_KW: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", _KEY, "=")
 
@@ -199,14 +215,16 @@ class LlamaJsonStream(_TextScanner):
 
     def _on_marker(self, text: str, start: int, marker: str) -> int | None:
         if marker == PYTHON_TAG:
+            self._call_begins(self._at(text, start))
             self._after_tag = True
             self._state = "tagged"
             return start + len(marker)
-        head = _head_match(text, start, _JSON_HEAD)
+        head = _json_head(text, start)
         if head is None:
             return None
         if not head:
             return -1
+        self._call_begins(self._at(text, start))
         self._start_object()
         return start
 
@@ -216,7 +234,7 @@ class LlamaJsonStream(_TextScanner):
 
     def _on_tagged(self, text: str, pos: int) -> int:
         # After <|python_tag|> a JSON call object must follow.
-        head = _head_match(text, pos, _JSON_HEAD)
+        head = _json_head(text, pos)
         if head is None:
             return self._hold(text, pos)
         if not head:
@@ -236,6 +254,7 @@ class LlamaJsonStream(_TextScanner):
                 self._arguments(value)
         if end < 0:
             return -1
+        self._call_ends(self._at(text, end))
         self._state = "between"
         return end
 
@@ -246,11 +265,11 @@ class LlamaJsonStream(_TextScanner):
             end += 1
         if end == len(text):
             return self._hold(text, pos)
-        if text.startswith(PYTHON_TAG, end) or _head_match(text, end, _JSON_HEAD):
+        if text.startswith(PYTHON_TAG, end) or _json_head(text, end):
             self._state = "content"
             return end
         rest = len(text) - end
-        if _head_match(text, end, _JSON_HEAD) is None or (
+        if _json_head(text, end) is None or (
             rest < len(PYTHON_TAG) and PYTHON_TAG.startswith(text[end:])
         ):
             return self._hold(text, pos)
@@ -387,6 +406,7 @@ class PythonicStream(_TextScanner):
         if not head:
             # A wrapper token is never content; a bare "[" that starts no call is.
             return at if marker == PYTHON_START else -1
+        self._call_begins(self._at(text, start))  # the whole list is one unit
         self._state = "call_name"
         return skip_whitespace(text, at) + 1  # past the "["
 
@@ -470,6 +490,7 @@ class PythonicStream(_TextScanner):
             return pos + 1
         if text[pos] == "]":
             self._state = "content"
+            self._call_ends(self._at(text, pos + 1))
             return pos + 1
         raise self._error(
             f"expected ',' or ']' after a call, found {text[pos : pos + 30]!r}", where=self._where()

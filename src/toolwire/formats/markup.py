@@ -25,6 +25,7 @@ from .base import (
     schema_types,
     value_to_json,
 )
+from .markers import continues
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "ArgumentWriter", "MarkupStream", "ThinkStream"]
 
@@ -82,6 +83,14 @@ class MarkupStream(FormatStream):
         else:
             super()._arguments(text, index)
 
+    def _markup_begins(self, marker: str) -> None:
+        """A call (or call section) begins with ``marker``, just consumed."""
+        self._call_begins(self._at(self._buf, self._pos - len(marker)))
+
+    def _markup_ends(self) -> None:
+        """The open call's markup is complete at the cursor."""
+        self._call_ends(self._at(self._buf, self._pos))
+
     @abstractmethod
     def _finish(self) -> None:
         """At end of output: raise FormatError unless the parser is at rest."""
@@ -123,6 +132,10 @@ class MarkupStream(FormatStream):
         if not self._final and len(rest) < len(literal) and literal.startswith(rest):
             return None
         return False
+
+    def _continues(self, at: int, choices: Sequence[str]) -> bool | None:
+        """Whether the grammar goes on at ``at`` (see :func:`.markers.continues`)."""
+        return continues(self._buf, at, choices, final=self._final, at_end=True)
 
     def _skip_space(self) -> bool:
         """Skip whitespace; return whether a non-space character follows."""

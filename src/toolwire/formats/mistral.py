@@ -39,7 +39,9 @@ Decisions:
   element that is not an object with a string ``name``): FormatError.
 * Text after a call's JSON closes is content, verbatim; ``</s>`` ends the turn and is
   dropped. A generation prompt ending inside ``[THINK]`` starts the output in reasoning;
-  a ``[TOOL_CALLS]`` inside unclosed reasoning ends the reasoning and starts the call.
+  inside reasoning only ``[/THINK]`` is a marker (a ``[TOOL_CALLS]`` there is
+  mentioned). Reasoning written as text tags (``<think>...</think>`` at the start of
+  the output, as Magistral checkpoints do) is read the same way.
 * **Ids**: an id the model wrote (``[CALL_ID]``, ``"id"``) is kept; a generated one is
   9 letters and digits (:class:`~toolwire.formats.base.AlphanumericIds`), the only
   shape ``mistral_common`` and the templates accept back in the history.
@@ -75,6 +77,12 @@ END_THINK = "[/THINK]"
 EOS = "</s>"
 
 _MARKERS = MarkerSet((TOOL_CALLS, ARGS, CALL_ID, THINK, END_THINK, EOS))
+_REASONING_END = MarkerSet((END_THINK,))
+# Magistral checkpoints write reasoning as plain text tags at the start of the output
+# (mistralai/Magistral-Small-2506's system prompt asks for <think>...</think>).
+TEXT_THINK = "<think>"
+TEXT_END_THINK = "</think>"
+_TEXT_REASONING_END = MarkerSet((TEXT_END_THINK,))
 _NAME_ENDS = MarkerSet((ARGS, CALL_ID, "{"))
 _ID_ENDS = MarkerSet((ARGS, "{"))
 _SPACE = " \t\r\n"
@@ -105,6 +113,8 @@ class MistralStream(FormatStream):
         self._pos = 0
         reasoning = opens_reasoning(fmt.generation_prompt, THINK, END_THINK)
         self._mode = _Mode.REASONING if reasoning else _Mode.CONTENT
+        self._opening = not reasoning  # a text <think> may still open the output
+        self._reasoning_end = _REASONING_END
         self._name: list[str] = []
         self._id: list[str] = []
         self._scanner = ClosureScanner()
@@ -164,20 +174,41 @@ class MistralStream(FormatStream):
     # ---- content and reasoning
 
     def _step_text(self) -> bool:
+        if self._opening and not self._open_text_think():
+            return False
         buf = self._buf
-        found = _MARKERS.search(buf, self._pos)
+        # Inside reasoning only its end is a marker ([TOOL_CALLS] there is mentioned).
+        markers = self._reasoning_end if self._mode is _Mode.REASONING else _MARKERS
+        found = markers.search(buf, self._pos)
         if found is None:
-            self._emit_text(self._take(len(buf) - _MARKERS.holdback(buf, self._pos)))
+            self._emit_text(self._take(len(buf) - markers.holdback(buf, self._pos)))
             return False
         pos, marker = found
         self._emit_text(self._take(pos, len(marker)))
         if marker == TOOL_CALLS:
+            self._call_begins(self._at(buf, pos))
             self._mode = _Mode.CALL_START
         elif marker == THINK:
             self._mode = _Mode.REASONING
-        elif marker == END_THINK:
+        elif marker in (END_THINK, TEXT_END_THINK):
             self._mode = _Mode.CONTENT
         # [ARGS], [CALL_ID] outside a call and </s> carry no text: dropped.
+        return True
+
+    def _open_text_think(self) -> bool:
+        """At the start of the output: enter reasoning on a text ``<think>``.
+
+        Returns whether to go on (``False``: the buffer may still grow into one).
+        """
+        start = skip_whitespace(self._buf, self._pos)
+        head = self._buf[start : start + len(TEXT_THINK)]
+        if head == TEXT_THINK:
+            self._pos = start + len(TEXT_THINK)
+            self._mode = _Mode.REASONING
+            self._reasoning_end = _TEXT_REASONING_END
+        elif TEXT_THINK.startswith(head):
+            return False  # whitespace or a prefix of <think>: wait
+        self._opening = False
         return True
 
     # ---- the two call shapes
@@ -242,6 +273,7 @@ class MistralStream(FormatStream):
         if end < 0:
             return False
         self._mode = _Mode.CONTENT
+        self._call_ends(self._at(self._buf, self._pos))
         return True
 
     def _step_array(self) -> bool:
@@ -251,6 +283,7 @@ class MistralStream(FormatStream):
             return False
         self._emit_array("".join(self._array))
         self._mode = _Mode.CONTENT
+        self._call_ends(self._at(self._buf, self._pos))
         return True
 
     def _emit_array(self, text: str) -> None:
@@ -343,8 +376,8 @@ class MistralFormat(Format):
     # ids when calls go back into the history.
     id_factory = AlphanumericIds
 
-    def stream(self, *, id_prefix: str | None = None) -> MistralStream:
-        """Start an incremental parse of one output.
+    def _open_stream(self, id_prefix: str | None) -> MistralStream:
+        """Start an incremental parse of one output (the family's parser).
 
         Args:
             id_prefix: Seed of generated call ids (calls without a model-given id):

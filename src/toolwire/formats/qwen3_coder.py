@@ -43,6 +43,7 @@ from .base import (
     skip_whitespace,
     value_to_json,
 )
+from .markers import continues
 
 __all__ = ["VARIANTS", "Qwen3CoderFormat", "Qwen3CoderStream", "make"]
 
@@ -57,7 +58,11 @@ FUNCTION_CLOSE = "</function>"
 PARAM_OPEN = "<parameter="
 PARAM_CLOSE = "</parameter>"
 
-_VALUE_END = MarkerSet((PARAM_CLOSE,))
+_VALUE_END = MarkerSet((PARAM_CLOSE, FUNCTION_CLOSE))
+# What may follow a </parameter> that really closes (anything else: part of the value).
+_AFTER_PARAM = (PARAM_OPEN, FUNCTION_CLOSE)
+# Inside <tool_call>, </tool_call> may follow too (</function> missing: recovered).
+_AFTER_PARAM_WRAPPED = (*_AFTER_PARAM, CALL_CLOSE)
 _LONGEST_TAG = max(len(t) for t in (CALL_CLOSE, FUNCTION_OPEN, FUNCTION_CLOSE, PARAM_OPEN))
 _NAME_LIMIT = 512  # a tag name longer than this is not a name: fail instead of buffering
 
@@ -85,10 +90,10 @@ class Qwen3CoderFormat(Format):
         )
         opening = (CALL_OPEN, FUNCTION_OPEN)
         self.content_markers = MarkerSet((*opening, THINK_OPEN) if self.has_reasoning else opening)
-        self.reasoning_markers = MarkerSet((THINK_CLOSE, CALL_OPEN))
+        self.reasoning_markers = MarkerSet((THINK_CLOSE,))
 
-    def stream(self, *, id_prefix: str | None = None) -> Qwen3CoderStream:
-        """Start an incremental parse of one output."""
+    def _open_stream(self, id_prefix: str | None) -> Qwen3CoderStream:
+        """Start an incremental parse of one output (the family's parser)."""
         return Qwen3CoderStream(self, id_prefix=id_prefix)
 
 
@@ -107,6 +112,7 @@ class Qwen3CoderStream(FormatStream):
         self._key = ""
         self._streaming = False  # the current value streams as a JSON string
         self._value: list[str] = []
+        self._final = False
 
     # ---- driver
 
@@ -140,6 +146,8 @@ class Qwen3CoderStream(FormatStream):
             return self._hold(text, len(text) - held)
         start, marker = found
         emit(text[pos:start])
+        if marker in (CALL_OPEN, FUNCTION_OPEN):
+            self._call_begins(self._at(text, start))
         if marker == CALL_OPEN:
             self._wrapped, self._state = True, "open"
         elif marker == FUNCTION_OPEN:
@@ -192,13 +200,21 @@ class Qwen3CoderStream(FormatStream):
         return end
 
     def _on_params(self, text: str, pos: int) -> int:
-        end, tag = self._expect_tag(text, pos, (PARAM_OPEN, FUNCTION_CLOSE))
+        tags = (PARAM_OPEN, FUNCTION_CLOSE, CALL_CLOSE) if self._wrapped else _AFTER_PARAM
+        end, tag = self._expect_tag(text, pos, tags)
         if tag == PARAM_OPEN:
             self._state = "param_name"
         elif tag == FUNCTION_CLOSE:
-            self._arguments("}")
-            self._state = "after_function"
+            self._end_function(text, end)
+        elif tag == CALL_CLOSE:  # </function> missing before </tool_call>: recoverable
+            self._repaired("</function> was missing before </tool_call>")
+            self._end_function(text, end - len(CALL_CLOSE))
         return end
+
+    def _end_function(self, text: str, end: int) -> None:
+        self._arguments("}")
+        self._call_ends(self._at(text, end))
+        self._state = "after_function"
 
     def _on_param_name(self, text: str, pos: int) -> int:
         end, key = self._read_name(text, pos)
@@ -231,19 +247,54 @@ class Qwen3CoderStream(FormatStream):
         return pos + 1 if text[pos] == "\n" else pos
 
     def _on_value(self, text: str, pos: int) -> int:
-        found = _VALUE_END.search(text, pos)
-        if found is None:
-            cut = len(text) - _VALUE_END.holdback(text, pos)
-            if cut > pos and text[cut - 1] == "\n":
-                cut -= 1  # may be the newline the template puts before </parameter>
-            self._value_piece(text[pos:cut])
-            return self._hold(text, cut)
-        start = found[0]
+        search = pos
+        while True:
+            found = _VALUE_END.search(text, search)
+            if found is None:
+                cut = len(text) - _VALUE_END.holdback(text, pos)
+                if cut > pos and text[cut - 1] == "\n":
+                    cut -= 1  # may be the newline the template puts before </parameter>
+                self._value_piece(text[pos:cut])
+                return self._hold(text, cut)
+            start, tag = found
+            # A closing tag inside a value: it closes only when the grammar goes on.
+            after = start + len(tag)
+            if tag == PARAM_CLOSE:
+                grammar = _AFTER_PARAM_WRAPPED if self._wrapped else _AFTER_PARAM
+                follows = continues(text, after, grammar, final=self._final, at_end=True)
+            else:
+                follows = self._function_ends(text, after)
+            if follows is None:
+                cut = start - 1 if start > pos and text[start - 1] == "\n" else start
+                self._value_piece(text[pos:cut])
+                return self._hold(text, cut)
+            if follows:
+                break
+            search = after
         piece = text[pos:start]
         self._value_piece(piece[:-1] if piece.endswith("\n") else piece)
         self._finish_value()
+        if tag == FUNCTION_CLOSE:  # </parameter> missing right before </function>
+            self._repaired("</parameter> was missing before </function>")
+            self._end_function(text, start + len(tag))
+            return start + len(tag)
         self._state = "params"
         return start + len(PARAM_CLOSE)
+
+    def _function_ends(self, text: str, at: int) -> bool | None:
+        """Whether a ``</function>`` inside a value (``</parameter>`` missing) ends the call:
+        only when the call's closing tags follow and then nothing but another call or
+        the end of the output."""
+        final = self._final
+        if not self._wrapped:
+            return continues(text, at, (CALL_OPEN, FUNCTION_OPEN), final=final, at_end=True)
+        closing = continues(text, at, (CALL_CLOSE,), final=final, at_end=True)
+        if not closing:
+            return closing
+        end = skip_whitespace(text, at)
+        if end == len(text):
+            return True  # the output ended right after </function>
+        return continues(text, end + len(CALL_CLOSE), (CALL_OPEN,), final=final, at_end=True)
 
     def _value_piece(self, piece: str) -> None:
         if not piece:
@@ -271,10 +322,21 @@ class Qwen3CoderStream(FormatStream):
         if tag == CALL_CLOSE:
             self._state = "content"
         elif tag == FUNCTION_OPEN:
+            self._call_begins(self._at(text, end - len(FUNCTION_OPEN)))
             self._state = "function_name"
         return end
 
     def _close(self) -> None:
+        if self._buf and self._state == "value":
+            # A closing tag held to see what follows: the end of output decides.
+            self._final = True
+            text, self._buf = self._buf, ""
+            pos = 0
+            while pos >= 0 and self._state == "value":
+                pos = self._on_value(text, pos)
+            if pos >= 0:
+                self._buf = text[pos:]
+                self._feed("")
         if self._state in ("content", "reasoning"):
             (self._text if self._state == "content" else self._reasoning)(self._buf)
         elif self._state != "after_function":

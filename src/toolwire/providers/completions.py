@@ -104,11 +104,15 @@ def _item_events(turn: TextTurn, item: dict[str, Any], where: str) -> list[Event
     return out
 
 
-def decode_completion(fmt: Format, body: Any) -> Turn:
-    """Decode a non-streaming ``/completions`` response body into a Turn."""
+def decode_completion(fmt: Format, body: Any, *, strict: bool = False) -> Turn:
+    """Decode a non-streaming ``/completions`` response body into a Turn.
+
+    A malformed or cut-off call in the text is content with a notice (``strict``:
+    ``FormatError``).
+    """
     if not isinstance(body, dict):
         raise ProtocolError("completion response is not a JSON object")
-    turn = TextTurn(fmt)
+    turn = TextTurn(fmt, strict=strict)
     _item_events(turn, body, "response")
     if not turn.ended:
         turn.end(None)

@@ -42,7 +42,7 @@ from ..tools.diagnostics import RunDiagnostics
 from ..tools.feedback import BudgetExceeded, FailureBudget, RetryPolicy
 from ..tools.tool import Tool, Toolset
 from ..turn import Turn
-from ..wire.events import ToolCallReady, ToolCallStarted
+from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -461,6 +461,13 @@ class _Run:
             if self.tools is not None:
                 await self.tools.refresh()  # between rounds: list_changed and the like
             turn = await self._round(forced)
+            feedback = None if forced or turn.tool_calls else broken_call_feedback(turn)
+            if feedback is not None:
+                # The model wrote a call the format could not read: tell it, as for an
+                # invalid call, and let it try again (a round, bounded by max_rounds).
+                self.messages.append(UserMessage(feedback))
+                self.rounds += 1
+                continue
             if not turn.tool_calls:
                 return self._finish(turn, forced)
             if forced:
@@ -553,6 +560,8 @@ class _Run:
                     run.ready(item)
                 elif isinstance(item, ToolCallStarted):
                     run.started(item)
+                elif isinstance(item, ToolCallRetracted):
+                    run.retract(item.index, item.reason)
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
@@ -625,6 +634,27 @@ class _Run:
             except BudgetExceeded as exc:
                 first = first or exc
         return first
+
+
+#: Notice kinds of a tool call the model's text format could not read.
+BROKEN_CALL_NOTICES = frozenset({"malformed_call", "truncated_call"})
+
+
+def broken_call_feedback(turn: Turn) -> str | None:
+    """The message that tells the model its tool call could not be read, if it wrote one.
+
+    A text format passes a malformed or cut-off call through as content with a notice
+    (``toolwire.formats``); the loop reads the notice, not an exception.
+    """
+    problems = [n.message for n in turn.notices if n.kind in BROKEN_CALL_NOTICES]
+    if not problems:
+        return None
+    listed = "\n".join(f"- {p}" for p in problems)
+    return (
+        "Your last tool call could not be read, so no tool ran:\n"
+        f"{listed}\n"
+        "Write the call again, complete and in the tool-call format."
+    )
 
 
 def _failure_kind(validation_kind: str | None, status: ToolStatus) -> str | None:

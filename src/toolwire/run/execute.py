@@ -429,6 +429,17 @@ class TurnRun:
         if self._gate_open:
             self._advance()
 
+    def retract(self, index: int, reason: str) -> None:
+        """A text format took call ``index`` back (cut off or malformed markup).
+
+        A call started early on the strength of its ``ToolCallReady`` is cancelled and
+        recorded in ``discarded``; the call is forgotten, so the final turn (which does
+        not hold it) owes it no result.
+        """
+        call = self._by_index.pop(index, None)
+        if call is not None:
+            self._discard(call, f"the model's output retracted the call: {reason}")
+
     def _know(self, index: int) -> None:
         if index in self._by_index or _contains(self._known, index):
             return

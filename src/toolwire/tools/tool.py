@@ -250,6 +250,7 @@ class Tool:
         *,
         parsed: Any = MISSING,
         repair_policy: RepairPolicy = "no_side_effects",
+        recovered: bool = False,
     ) -> Validation:
         """Check a call's arguments; pure and synchronous, never executes anything.
 
@@ -258,12 +259,17 @@ class Tool:
                 is an empty call (valid only when nothing is required).
             parsed: The arguments already parsed as JSON (skips parsing).
             repair_policy: Whether repaired arguments may run (see ``RepairPolicy``).
+            recovered: The arguments were recovered from broken tool-call markup (a
+                text format's ``ToolRequest.repaired``): repaired, for the policy.
 
         Returns:
             The validation outcome.
         """
         if parsed is not MISSING:
-            return self._check(parsed, repaired=False, original=raw_arguments)
+            result = self._check(parsed, repaired=recovered, original=raw_arguments)
+            if result.ok and recovered and not _repair_allowed(self, repair_policy):
+                return self._recovered_rejected(raw_arguments or "", parsed)
+            return result
         if raw_arguments is None or not raw_arguments.strip():
             return self._check({}, repaired=False, original=None, empty=True)
         try:
@@ -364,6 +370,17 @@ class Tool:
         )
         return Validation.failure(self.name, "invalid_json", message)
 
+    def _recovered_rejected(self, raw: str, value: Any) -> Validation:
+        message = render_message(
+            self.name,
+            "the tool-call markup was incomplete (a closing tag was missing). The "
+            f"arguments could be read as {short_value(value)}, but this tool has side "
+            "effects, so it is not run on a guess.",
+            [f"- you sent: {echo(raw)}"],
+            self.parameters,
+        )
+        return Validation.failure(self.name, "invalid_json", message, repaired=True, original=raw)
+
     def _repaired_rejected(self, raw: str, value: Any) -> Validation:
         message = render_message(
             self.name,
@@ -462,7 +479,12 @@ class Toolset:
             return self.unknown(request.name)
         raw = request.raw_arguments
         if request.error is None and isinstance(request.input, dict):
-            return found.validate(raw, parsed=request.input, repair_policy=self.repair_policy)
+            return found.validate(
+                raw,
+                parsed=request.input,
+                repair_policy=self.repair_policy,
+                recovered=request.repaired,
+            )
         return found.validate(raw, repair_policy=self.repair_policy)
 
     def unknown(self, name: str) -> Validation:

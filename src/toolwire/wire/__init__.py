@@ -21,6 +21,7 @@ from .events import (
     TextDelta,
     ToolCallDelta,
     ToolCallReady,
+    ToolCallRetracted,
     ToolCallStarted,
     UsageReported,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "ToolCallReady",
+    "ToolCallRetracted",
     "ToolCallStarted",
     "UsageReported",
     "parse_arguments",

@@ -26,6 +26,7 @@ __all__ = [
     "TextDelta",
     "ToolCallDelta",
     "ToolCallReady",
+    "ToolCallRetracted",
     "ToolCallStarted",
     "UsageReported",
 ]
@@ -139,12 +140,31 @@ class UsageReported(_Fields):
         self.usage = usage
 
 
+class ToolCallRetracted(_Fields):
+    """The call at ``index`` that a text-format stream announced is not a call after all.
+
+    A model's text can look like the start of a call and then turn out cut off or
+    malformed; the stream then takes the call back (its text becomes content, with a
+    ``Notice`` saying why), so the events after ``close()`` describe exactly what a
+    non-streaming parse of the same text gives. A consumer that already started the
+    call on the strength of ``ToolCallReady`` cancels it. No index is reused.
+    """
+
+    __slots__ = ("index", "reason")
+    __match_args__ = ("index", "reason")
+
+    def __init__(self, index: int, reason: str) -> None:
+        self.index = index
+        self.reason = reason
+
+
 Event = (
     TextDelta
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallDelta
     | ToolCallReady
+    | ToolCallRetracted
     | Finished
     | UsageReported
     | Notice

@@ -1,0 +1,123 @@
+"""Finding marker strings in text that arrives in pieces.
+
+:class:`MarkerSet` finds the earliest marker in a buffer (one compiled alternation, so
+each character is scanned once) and measures the longest buffer suffix that could
+still grow into a marker: only that suffix is held back, everything before it is
+emitted at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from ..errors import CallerError
+
+__all__ = ["MarkerSet", "continues", "opens_reasoning", "skip_whitespace"]
+
+
+class MarkerSet:
+    """A fixed set of marker strings, searched in linear time.
+
+    ``search`` uses one compiled alternation (longest marker first, so a marker that is
+    a prefix of another never wins over it at the same position); ``holdback`` measures
+    the longest suffix of a buffer that is a proper prefix of some marker, in time
+    bounded by the longest marker, never by the buffer.
+    """
+
+    __slots__ = ("_first", "_max", "_pattern", "_prefixes", "markers")
+
+    def __init__(self, markers: Iterable[str]) -> None:
+        self.markers = tuple(sorted(set(markers), key=lambda m: (-len(m), m)))
+        if not self.markers or "" in self.markers:
+            raise CallerError("a MarkerSet needs at least one non-empty marker")
+        self._pattern = re.compile("|".join(re.escape(m) for m in self.markers))
+        self._prefixes = frozenset(m[:k] for m in self.markers for k in range(1, len(m)))
+        self._max = max(len(m) for m in self.markers)
+        self._first = re.compile("[" + "".join(re.escape(m[0]) for m in self.markers) + "]")
+
+    def may_start(self, text: str, start: int = 0) -> bool:
+        """Whether ``text[start:]`` holds any marker's first character.
+
+        When it does not, the whole text is safe: no marker and no marker prefix. One
+        C-level scan, which keeps plain text (the common case) cheap.
+        """
+        return self._first.search(text, start) is not None
+
+    def search(self, text: str, start: int = 0) -> tuple[int, str] | None:
+        """Return ``(position, marker)`` of the earliest marker at or after ``start``."""
+        match = self._pattern.search(text, start)
+        return (match.start(), match.group()) if match else None
+
+    def match(self, text: str, pos: int) -> str | None:
+        """Return the marker that starts exactly at ``pos`` (``None`` if none does)."""
+        found = self._pattern.match(text, pos)
+        return found.group() if found else None
+
+    def holdback(self, text: str, start: int = 0) -> int:
+        """Return the length of the longest suffix of ``text[start:]`` that could be a
+        marker's beginning (0 when none)."""
+        limit = min(self._max - 1, len(text) - start)
+        for k in range(limit, 0, -1):
+            if text[-k:] in self._prefixes:
+                return k
+        return 0
+
+    def split_safe(self, text: str) -> tuple[str, str]:
+        """Split a marker-free buffer into (safe to emit, held back)."""
+        held = self.holdback(text)
+        return (text[: len(text) - held], text[len(text) - held :]) if held else (text, "")
+
+
+_WHITESPACE = " \t\r\n"
+
+
+def skip_whitespace(text: str, pos: int) -> int:
+    """Return the index of the first non-whitespace character at or after ``pos``."""
+    n = len(text)
+    while pos < n and text[pos] in _WHITESPACE:
+        pos += 1
+    return pos
+
+
+def opens_reasoning(generation_prompt: str | None, open_marker: str, close_marker: str) -> bool:
+    """Whether a generation prompt leaves a reasoning block open.
+
+    True when the prompt's last ``open_marker`` comes after its last ``close_marker``
+    (Qwen3 thinking templates end with ``<think>\\n``; the no-thinking template ends
+    with ``<think>\\n\\n</think>\\n\\n``, which is closed).
+    """
+    if not generation_prompt:
+        return False
+    opened = generation_prompt.rfind(open_marker)
+    return opened >= 0 and opened > generation_prompt.rfind(close_marker)
+
+
+def continues(
+    text: str, at: int, choices: Sequence[str], *, final: bool, at_end: bool = False
+) -> bool | None:
+    """Whether ``text[at:]``, after optional whitespace, starts one of ``choices``.
+
+    This is how a closing tag inside a value is told from the real one: it ends the
+    value only when what follows continues the format's grammar.
+
+    Args:
+        text: The buffer.
+        at: Where to look (just after the candidate closing tag).
+        choices: What the grammar allows next.
+        final: No more input will come (decide instead of waiting).
+        at_end: Whether the end of the output also continues the grammar.
+
+    Returns:
+        ``True`` or ``False``, or ``None`` while the buffer cannot tell yet.
+    """
+    start = skip_whitespace(text, at)
+    if start == len(text):
+        return at_end if final else None
+    rest = text[start : start + max(len(c) for c in choices)]
+    for choice in choices:
+        if rest.startswith(choice):
+            return True
+    if not final and any(c.startswith(rest) for c in choices):
+        return None
+    return False
