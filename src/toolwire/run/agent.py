@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Literal
 
+from ..context import ContextPolicy, RunContext, read_result_tool
+from ..context.truncate import CURRENT_STORE
 from ..errors import CallerError, ModelOutputError, ProtocolError
 from ..history import check_history
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
@@ -62,6 +64,10 @@ OnMaxRounds = Literal["final_answer", "raise"]
 Emit = Callable[[RunEvent], None]
 
 _FORCED_REASON = "tool calls are not allowed in the final answer (max_rounds was reached)"
+_EMPTY_TURN_FEEDBACK = (
+    "Your last reply ended with finish reason tool_calls but contained no tool call. "
+    "If you meant to call a tool, call it now; otherwise give your final answer."
+)
 
 
 class MaxRoundsExceeded(ModelOutputError):
@@ -119,6 +125,9 @@ class RunResult:
         diagnostics: Failed, repaired and valid calls, by class.
         forced_final: Whether the answer came from the request forced at ``max_rounds``.
         discarded: Calls started early and cancelled because their turn changed.
+        context: The run's context state: ``context.report()`` (tokens per request, by
+            part, with the provider's usage), ``context.full_result(call_id)`` (the full
+            text of a truncated result).
     """
 
     output: str
@@ -130,6 +139,7 @@ class RunResult:
     diagnostics: RunDiagnostics
     forced_final: bool = False
     discarded: list[Discarded] = field(default_factory=list)
+    context: RunContext | None = None
 
 
 class Agent:
@@ -151,6 +161,8 @@ class Agent:
         retry_policy: Failure budgets per class and the per-tool breaker.
         loop_policy: Loop detection thresholds.
         limits: Usage limits per run.
+        context: Context-window budgets: result truncation, tool routing, history
+            compression, prompt caching (``None``: ``ContextPolicy()``'s defaults).
 
     Raises:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, ...).
@@ -172,9 +184,11 @@ class Agent:
         retry_policy: RetryPolicy | None = None,
         loop_policy: LoopPolicy | None = None,
         limits: UsageLimits | None = None,
+        context: ContextPolicy | None = None,
     ) -> None:
         self.model = resolve_model(model)
-        self.executor = Executor(tools, execution)
+        self.context = _context_policy(context, execution)
+        self.executor = Executor(_with_reader(tools, self.context), execution)
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
         self.max_rounds = _count("max_rounds", max_rounds)
@@ -364,15 +378,21 @@ class _Run:
         self.loops = LoopDetector(agent.loop_policy)
         self.discarded: list[Discarded] = []
         self.emit: Emit = _ignore
+        self.context = RunContext(agent.context, agent.toolset, agent.model)
+        self.reprompted = False  # the last turn was an empty-turn re-prompt
+        self.context_events: list[RunEvent] = []  # emitted after RequestStarted
 
     async def drive(self, emit: Emit) -> RunResult:
         """Run the loop to its end, sending events to ``emit``."""
         self.emit = emit
+        store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
         try:
             return await self._loop()
         except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
             exc.messages = list(self.messages)
             raise
+        finally:
+            CURRENT_STORE.reset(store)
 
     async def _loop(self) -> RunResult:
         agent = self.agent
@@ -382,7 +402,10 @@ class _Run:
                 raise MaxRoundsExceeded(agent.max_rounds, "the model was still calling tools")
             turn = await self._round(forced)
             if not turn.tool_calls:
+                if self._reprompt_empty_turn(turn, forced):
+                    continue
                 return self._finish(turn, forced)
+            self.reprompted = False
             if forced:
                 raise MaxRoundsExceeded(
                     agent.max_rounds,
@@ -400,6 +423,7 @@ class _Run:
             diagnostics=self.diagnostics,
             forced_final=forced,
             discarded=list(self.discarded),
+            context=self.context,
         )
         self.emit(RunFinished(result))
         return result
@@ -410,21 +434,27 @@ class _Run:
         """One request and its calls; the history gets the turn and its results."""
         agent = self.agent
         agent.limits.check_request(self.requests)
+        await self._compress()
         request = self._request(forced)
-        check_history(self.messages)
+        check_history(request.messages)
         self.requests += 1
         number = self.rounds + 1
         self.emit(RequestStarted(number, request))
+        for event in self.context_events:
+            self.emit(event)
+        self.context_events.clear()
         run = agent.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_result=self._on_result,
+            shape_result=self.context.shape_result,
         )
         turn: Turn | None = None
         try:
             async with run:
                 turn = await self._stream(request, run)
                 self.usage = self.usage + turn.usage
+                self.context.observe(turn.message, turn.usage)
                 run.bind(turn.requests)
                 await run.finish(skip_reason=_FORCED_REASON if forced else None)
             assert turn is not None  # set before bind(), or the block raised
@@ -445,13 +475,41 @@ class _Run:
 
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
+        choice = "none" if forced else agent.tool_choice
+        prepared = self.context.prepare(self.messages, choice, self.rounds + 1)
+        self.context_events.extend(prepared.events)
         return ModelRequest(
-            messages=list(self.messages),
-            tools=agent.toolset.definitions(),
-            tool_choice="none" if forced else agent.tool_choice,
+            messages=prepared.messages,
+            tools=prepared.tools,
+            tool_choice=choice,
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
+            cache_key=prepared.cache_key,
         )
+
+    # -- context window (toolwire.context) ----------------------------------------------------
+
+    async def _compress(self) -> None:
+        """Fit the history sent into its budget; a summary request when the policy says so."""
+        self.context_events.extend(self.context.compress(self.messages, self.rounds + 1))
+        prompt = self.context.summary_request(self.messages)
+        if prompt is None:
+            return
+        self.agent.limits.check_request(self.requests)
+        request = ModelRequest(prompt, tool_choice="none", settings=dict(self.agent.settings))
+        self.requests += 1
+        turn = await _collect(self.agent.model, request)
+        self.usage = self.usage + turn.usage
+        self.context.set_summary(turn.text, turn.usage)
+
+    def _reprompt_empty_turn(self, turn: Turn, forced: bool) -> bool:
+        """A turn that says "tool calls" but has none: ask once more instead of ending."""
+        if forced or self.reprompted or turn.finish_reason != "tool_calls":
+            return False
+        self.reprompted = True
+        self.diagnostics.record("empty_turn", "(none)", _EMPTY_TURN_FEEDBACK)
+        self.messages.append(UserMessage(_EMPTY_TURN_FEEDBACK))
+        return True
 
     async def _stream(self, request: ModelRequest, run: TurnRun) -> Turn:
         """Stream one turn, feeding calls to the executor as they complete."""
@@ -535,6 +593,50 @@ class _Run:
             except BudgetExceeded as exc:
                 first = first or exc
         return first
+
+
+async def _collect(model: Model, request: ModelRequest) -> Turn:
+    """The turn of one request whose events nobody streams (the summary request)."""
+    stream = model.stream(request)
+    turn: Turn | None = None
+    try:
+        async for item in stream:
+            if isinstance(item, TurnDone):
+                turn = item.turn
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if turn is None:
+        raise ProtocolError(
+            f"the stream of model {model.name!r} ended without a TurnDone",
+            hint="a Model's stream must end with exactly one TurnDone",
+        )
+    return turn
+
+
+def _context_policy(policy: object, execution: ExecutionOptions | None) -> ContextPolicy:
+    """The run's ``ContextPolicy``; the deprecated ``max_result_chars`` maps onto it."""
+    if policy is not None:
+        if not isinstance(policy, ContextPolicy):
+            raise CallerError(f"context must be a ContextPolicy or None, not {policy!r}")
+        return policy
+    chars = execution.max_result_chars if execution is not None else None
+    if chars is not None:
+        return ContextPolicy(max_result_tokens=max(1, -(-chars // 4)))
+    return ContextPolicy()
+
+
+def _with_reader(
+    tools: Toolset | Sequence[Tool | Callable[..., Any]], policy: ContextPolicy
+) -> Toolset | Sequence[Tool | Callable[..., Any]]:
+    """The tools plus ``read_result`` (offered once a result was cut), unless the name is taken."""
+    toolset = tools if isinstance(tools, Toolset) else Toolset(tools)
+    if "read_result" in toolset:
+        return toolset
+    extended = Toolset(list(toolset), repair_policy=toolset.repair_policy)
+    extended.add(read_result_tool())
+    return extended
 
 
 def _failure_kind(validation_kind: str | None, status: ToolStatus) -> str | None:

@@ -6,6 +6,11 @@ arrive (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta`
 :mod:`toolwire.wire.events`); a ``ToolResultReady`` per call as it ends (early-started
 calls can end before the stream does); ``CallDiscarded`` and ``LoopWarning`` when they
 happen; ``RoundEnd``. The last event of a successful run is ``RunFinished``.
+
+The context policies (:mod:`toolwire.context`) add, right after ``RequestStarted``:
+``HistoryCompressed`` when the history sent was cut to its budget, ``ToolsRouted`` when
+routing chose the tools offered, ``CacheInvalidated`` (once) when the offered tool set
+changed mid-run, and ``TokensCounted`` with the request's tokens by part.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
+from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from ..messages import ToolResult
 from ..turn import Turn
 from ..wire.events import Event
@@ -121,5 +127,6 @@ class RunFinished:
 
 RunEvent: TypeAlias = (
     Event | RequestStarted | ToolResultReady | CallDiscarded | LoopWarning | RoundEnd | RunFinished
+    | ToolsRouted | CacheInvalidated | HistoryCompressed | TokensCounted
 )
 """Everything ``Agent.run_stream`` yields."""

@@ -61,6 +61,8 @@ import asyncio
 import bisect
 import functools
 import random
+import sys
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -89,6 +91,8 @@ __all__ = [
 ]
 
 ResultCallback = Callable[[int, ToolResult], None]
+ResultShaper = Callable[[str, Tool, str], str]
+"""``(call id, tool, content) -> content``: the context policy's result truncation."""
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -111,7 +115,10 @@ class ExecutionOptions:
             (``None``: no budget). See the module docstring.
         backoff_base: Seconds before the first retry; doubled for each further one.
         backoff_max: The longest wait between retries.
-        max_result_chars: Result text longer than this is cut.
+        max_result_chars: Deprecated: use ``ContextPolicy.max_result_tokens`` (an
+            ``Agent`` turns it into that, at 4 characters per token). An executor
+            used on its own cuts result text at this many characters (100,000 when
+            ``None``).
         retry_on: Which failures of an idempotent tool are retried.
     """
 
@@ -119,12 +126,19 @@ class ExecutionOptions:
     batch_budget: float | None = None
     backoff_base: float = 0.2
     backoff_max: float = 5.0
-    max_result_chars: int = DEFAULT_MAX_CHARS
+    max_result_chars: int | None = None
     retry_on: Callable[[Exception], bool] = default_retryable
 
     def __post_init__(self) -> None:
         _positive_int("max_threads", self.max_threads)
-        _positive_int("max_result_chars", self.max_result_chars)
+        if self.max_result_chars is not None:
+            _positive_int("max_result_chars", self.max_result_chars)
+            warnings.warn(
+                "ExecutionOptions.max_result_chars is deprecated; use "
+                "toolwire.ContextPolicy(max_result_tokens=...)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
         if self.batch_budget is not None:
             _positive_number("batch_budget", self.batch_budget)
         for name in ("backoff_base", "backoff_max"):
@@ -186,6 +200,7 @@ class Executor:
         early: bool = True,
         allowed: int | None = None,
         on_result: ResultCallback | None = None,
+        shape_result: ResultShaper | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -194,8 +209,11 @@ class Executor:
             allowed: The most calls this turn may execute (a usage limit); a turn
                 with more valid calls executes none of them.
             on_result: Called with ``(provider index, result)`` as each call ends.
+            shape_result: Cuts each successful result's text (the context policy).
         """
-        return TurnRun(self, early=early, allowed=allowed, on_result=on_result)
+        return TurnRun(
+            self, early=early, allowed=allowed, on_result=on_result, shape_result=shape_result
+        )
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
         """Validate, plan and run a finished turn's calls.
@@ -282,8 +300,10 @@ class TurnRun:
         early: bool,
         allowed: int | None,
         on_result: ResultCallback | None,
+        shape_result: ResultShaper | None = None,
     ) -> None:
         self._executor = executor
+        self._shape_result = shape_result
         self._early = early
         self._allowed = allowed
         self._on_result = on_result
@@ -581,10 +601,18 @@ class TurnRun:
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
         try:
-            content = render_content(value, max_chars=self._executor.options.max_result_chars)
+            content = render_content(value, max_chars=self._max_chars())
         except ResultError as exc:
             return failure_result(call.request.id, tool.name, exc.message, tool=None)
+        if self._shape_result is not None:
+            content = self._shape_result(call.request.id, tool, content)
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+
+    def _max_chars(self) -> int:
+        """The character cap: none when the context policy cuts (in tokens)."""
+        if self._shape_result is not None:
+            return sys.maxsize
+        return self._executor.options.max_result_chars or DEFAULT_MAX_CHARS
 
     def _settle(self, call: _Call, result: ToolResult) -> None:
         """Record a call's one result; the first one wins."""
