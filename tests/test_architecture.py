@@ -31,6 +31,19 @@ FORBIDDEN = {
     "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
     "run": {"providers", "cli", "demo"},
 }
+# context/ is pure: it reads core, tools, history and wire, and nothing above it.
+FORBIDDEN["context"] = {
+    "formats",
+    "run",
+    "providers",
+    "cli",
+    "demo",
+    "observe",
+    "safety",
+    "integrations",
+}
+for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tools"):
+    FORBIDDEN[_lower] = FORBIDDEN[_lower] | {"context"}
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}

@@ -65,6 +65,10 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    # context-window economics
+    "ContextPolicy": "context",
+    "ToolRouter": "context",
+    "count_tokens": "context",
 }
 
 __all__ = [
@@ -73,6 +77,7 @@ __all__ = [
     "AssistantMessage",
     "BudgetExceeded",
     "CallerError",
+    "ContextPolicy",
     "ExecutionOptions",
     "FailureBudget",
     "HistoryError",
@@ -103,6 +108,7 @@ __all__ = [
     "Toolset",
     "ToolwireError",
     "Turn",
+    "ToolRouter",
     "TurnDone",
     "TurnError",
     "Usage",
@@ -111,6 +117,7 @@ __all__ = [
     "UserMessage",
     "Validation",
     "check_history",
+    "count_tokens",
     "missing_results",
     "repair_json",
     "tool",
@@ -132,6 +139,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .context import ContextPolicy, ToolRouter, count_tokens
     from .errors import (
         CallerError,
         HistoryError,

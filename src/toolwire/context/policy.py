@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal, cast
 
 from ..errors import CallerError
@@ -71,7 +71,9 @@ class ContextPolicy:
                 hint=f"use one of {', '.join(map(repr, METHODS))}",
             )
         if not isinstance(self.prompt_cache, bool):
-            raise CallerError(f"ContextPolicy.prompt_cache must be a bool, got {self.prompt_cache!r}")
+            raise CallerError(
+                f"ContextPolicy.prompt_cache must be a bool, got {self.prompt_cache!r}"
+            )
 
 
 def _positive(name: str, value: object) -> None:

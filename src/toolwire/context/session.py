@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CallerError
-from ..messages import AssistantMessage, Message, ToolResult, Usage, UserMessage
+from ..messages import AssistantMessage, Message, Usage, UserMessage
 from ..tools.tool import Tool, Toolset
 from .compress import Compressor, summary_prompt
 from .events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
@@ -124,9 +124,7 @@ class RunContext:
         dropped = compressor.dropped(messages)
         return [HistoryCompressed(round_number, method, dropped, before, after)]
 
-    def prepare(
-        self, messages: Sequence[Message], tool_choice: str, round_number: int
-    ) -> Prepared:
+    def prepare(self, messages: Sequence[Message], tool_choice: str, round_number: int) -> Prepared:
         """The history to send, the tools to offer, and the events that say why."""
         events: list[Any] = []
         sent = self.compressor.view(messages) if self.compressor else list(messages)
@@ -266,4 +264,3 @@ def routing_query(messages: Sequence[Message]) -> str:
     if first is not None:
         texts.append(first.content)
     return "\n".join(reversed(texts))
-

@@ -151,7 +151,9 @@ def account(
         else:
             other += count(message.content)
     tool_tokens = sum(PER_TOOL + count(definition_text(d)) for d in tools)
-    return RequestTokens(tool_tokens, calls, results, other, exact=count is not estimate_text_tokens)
+    return RequestTokens(
+        tool_tokens, calls, results, other, exact=count is not estimate_text_tokens
+    )
 
 
 def definition_text(definition: dict[str, Any]) -> str:
@@ -193,7 +195,9 @@ def _neutral(messages: object) -> list[Message]:
             hint="pass neutral messages (toolwire.UserMessage, ...) or OpenAI Chat dicts",
         )
     items = list(messages)
-    if all(isinstance(m, (SystemMessage, UserMessage, AssistantMessage, ToolResult)) for m in items):
+    if all(
+        isinstance(m, (SystemMessage, UserMessage, AssistantMessage, ToolResult)) for m in items
+    ):
         return items
     if all(isinstance(m, dict) for m in items):
         from ..history import from_openai_chat

@@ -11,10 +11,18 @@ run; the model reads it page by page with the ``read_result`` tool
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 from contextvars import ContextVar
+from typing import Any
 
-__all__ = ["CURRENT_STORE", "READ_RESULT", "ResultStore", "page", "is_read_result", "read_result_tool", "truncate_middle"]
+__all__ = [
+    "CURRENT_STORE",
+    "READ_RESULT",
+    "ResultStore",
+    "page",
+    "is_read_result",
+    "read_result_tool",
+    "truncate_middle",
+]
 
 READ_RESULT = "read_result"
 """The name of the tool that reads a truncated result's full text."""

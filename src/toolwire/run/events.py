@@ -126,7 +126,16 @@ class RunFinished:
 
 
 RunEvent: TypeAlias = (
-    Event | RequestStarted | ToolResultReady | CallDiscarded | LoopWarning | RoundEnd | RunFinished
-    | ToolsRouted | CacheInvalidated | HistoryCompressed | TokensCounted
+    Event
+    | RequestStarted
+    | ToolResultReady
+    | CallDiscarded
+    | LoopWarning
+    | RoundEnd
+    | RunFinished
+    | ToolsRouted
+    | CacheInvalidated
+    | HistoryCompressed
+    | TokensCounted
 )
 """Everything ``Agent.run_stream`` yields."""
