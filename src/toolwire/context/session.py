@@ -20,7 +20,7 @@ from .compress import Compressor, summary_prompt
 from .events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from .policy import ContextPolicy
 from .routing import ToolRouter
-from .tokens import RequestTokens, account, estimate_text_tokens, text_counter
+from .tokens import RequestTokens, account, memoised, text_counter
 from .truncate import READ_RESULT, ResultStore, is_read_result, truncate_middle
 
 __all__ = ["Prepared", "RequestRecord", "RunContext", "UNLIMITED"]
@@ -78,7 +78,7 @@ class RunContext:
     def __init__(self, policy: ContextPolicy, toolset: Toolset, model: object = None) -> None:
         self.policy = policy
         self.toolset = toolset
-        self.count = text_counter(model)
+        self.count = memoised(text_counter(model))
         self.model = model
         self.store = ResultStore()
         self.requests: list[RequestRecord] = []
@@ -93,6 +93,7 @@ class RunContext:
         # One definition per tool, computed once: the serialised list stays byte-identical.
         routable = [t for t in toolset if not is_read_result(t)]
         self._definitions = {t.name: t.definition() for t in routable}
+        self._extra: dict[str, dict[str, Any]] = {}
         self._reader = next((t.name for t in toolset if is_read_result(t)), None)
         self.router = (
             ToolRouter(routable, method=policy.route_method)
@@ -105,6 +106,7 @@ class RunContext:
             else None
         )
         self._offered: tuple[str, ...] | None = None
+        self._summary_prompt: list[Message] = []
         self._warned = False
 
     # -- before a request ------------------------------------------------------------------
@@ -133,13 +135,13 @@ class RunContext:
             events.append(routed)
         self._track_cache(names, round_number, events)
         tools = [self._definition(n) for n in names]
-        tokens = account(sent, tools, model=self.model)
+        tokens = account(sent, tools, count=self.count)
         self.requests.append(RequestRecord(round_number, tokens))
         events.append(TokensCounted(round_number, tokens))
         return Prepared(sent, tools, events, self.cache_key)
 
     def _history_tokens(self, messages: Sequence[Message]) -> int:
-        return account(messages, model=self.model).total
+        return account(messages, count=self.count).total
 
     def _offer(
         self, messages: Sequence[Message], tool_choice: str, round_number: int
@@ -168,8 +170,10 @@ class RunContext:
 
     def _definition(self, name: str) -> dict[str, Any]:
         definition = self._definitions.get(name)
-        if definition is None:
-            definition = self._definitions[name] = self.toolset[name].definition()
+        if definition is None:  # read_result, offered once a result was cut
+            definition = self._extra.get(name)
+            if definition is None:
+                definition = self._extra[name] = self.toolset[name].definition()
         return definition
 
     def _track_cache(self, names: list[str], round_number: int, events: list[Any]) -> None:
@@ -196,7 +200,8 @@ class RunContext:
         pending = compressor.pending(messages)
         if not pending:
             return None
-        return summary_prompt(compressor.summary, pending)
+        self._summary_prompt = summary_prompt(compressor.summary, pending)
+        return self._summary_prompt
 
     def set_summary(self, text: str, usage: Usage) -> None:
         """Record the model's summary of everything dropped so far, and its request."""
@@ -205,7 +210,7 @@ class RunContext:
             raise CallerError("set_summary() without a history budget")
         compressor.summary = text.strip() or compressor.summary
         compressor.summarised_upto = compressor.cut
-        tokens = RequestTokens(0, 0, 0, 0, exact=self.count is not estimate_text_tokens)
+        tokens = account(self._summary_prompt, count=self.count)
         self.requests.append(RequestRecord(0, tokens, usage, summary=True))
 
     def store_binding(self) -> tuple[ResultStore, int, Any]:

@@ -6,9 +6,9 @@ object with a ``count_text_tokens(text) -> int`` method, which
 estimate from character classes, fitted once against OpenAI's ``cl100k_base``
 tokenizer on prose, source code, JSON and Chinese text (``bench/bench_context.py``
 measures its error; bench/README.md states it). The estimate reads the text with a few
-C-level regular-expression scans and no Python loop per character, and each distinct
-string is counted once (``str`` caches its hash, so the cache costs one lookup per
-message on every later request).
+C-level regular-expression scans and no Python loop per character. Within a run each
+distinct string is counted once (:func:`memoised`; ``str`` caches its hash, so a
+later request costs one dict lookup per message it repeats).
 
 Per message the chat framing adds a few tokens (role markers, separators): the
 constants below are OpenAI's documented overhead, used for every model.
@@ -20,7 +20,6 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import CallerError
@@ -30,6 +29,7 @@ __all__ = [
     "RequestTokens",
     "TokenCounter",
     "account",
+    "memoised",
     "count_tokens",
     "estimate_text_tokens",
     "text_counter",
@@ -68,7 +68,6 @@ class TokenCounter(Protocol):
         ...
 
 
-@lru_cache(maxsize=8192)
 def estimate_text_tokens(text: str) -> int:
     """The estimated token count of ``text`` (see the module docstring)."""
     if not text:
@@ -94,6 +93,20 @@ def text_counter(model: object = None) -> Callable[[str], int]:
             hint="pass e.g. 'openai:gpt-4.1-mini', a Model object, or None for the estimate",
         )
     return estimate_text_tokens
+
+
+def memoised(count: Callable[[str], int]) -> Callable[[str], int]:
+    """``count`` with a memo of its own (one per run: it lives as long as the history)."""
+    memo: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        found = memo.get(text)
+        if found is None:
+            found = memo[text] = count(text)
+        return found
+
+    counted.exact = count is not estimate_text_tokens  # type: ignore[attr-defined]
+    return counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +145,17 @@ class RequestTokens:
 
 
 def account(
-    messages: Sequence[Message], tools: Sequence[dict[str, Any]] = (), *, model: object = None
+    messages: Sequence[Message],
+    tools: Sequence[dict[str, Any]] = (),
+    *,
+    model: object = None,
+    count: Callable[[str], int] | None = None,
 ) -> RequestTokens:
-    """Count one request's tokens by part (see :class:`RequestTokens`)."""
-    count = text_counter(model)
+    """Count one request's tokens by part (see :class:`RequestTokens`).
+
+    ``count`` (a string's tokens) wins over ``model``, whose tokenizer is used otherwise.
+    """
+    count = count or text_counter(model)
     calls = results = 0
     other = PER_REQUEST
     for message in messages:
@@ -151,9 +171,8 @@ def account(
         else:
             other += count(message.content)
     tool_tokens = sum(PER_TOOL + count(definition_text(d)) for d in tools)
-    return RequestTokens(
-        tool_tokens, calls, results, other, exact=count is not estimate_text_tokens
-    )
+    exact = getattr(count, "exact", count is not estimate_text_tokens)
+    return RequestTokens(tool_tokens, calls, results, other, exact=bool(exact))
 
 
 def definition_text(definition: dict[str, Any]) -> str:
