@@ -267,3 +267,28 @@ def test_a_budget_below_the_latest_round_is_a_caller_error() -> None:
     _, agent = long_run(3, "window", budget=60)
     with pytest.raises(CallerError, match="max_history_tokens"):
         agent.run_sync("Track the stock price every round.")
+
+
+def test_a_tool_added_mid_run_is_offered_and_warns_once() -> None:
+    tools = make_tools()[:3]
+    extra = Tool.from_schema(
+        "late_tool", "Added later.", {"type": "object", "properties": {}}, lambda args: "late"
+    )
+    model = ScriptedModel([tool_call_turn(("stock_price", {})), text_turn("done")])
+    agent = Agent(model, tools)
+
+    def add_tool(event: Any) -> None:
+        if isinstance(event, TokensCounted) and "late_tool" not in agent.toolset:
+            agent.toolset.add(extra)
+
+    async def body() -> list[Any]:
+        events = []
+        async with agent.run_stream("stock?") as stream:
+            async for event in stream:
+                add_tool(event)
+                events.append(event)
+        return events
+
+    events = asyncio.run(body())
+    assert "late_tool" not in offered(model, 0) and "late_tool" in offered(model, 1)
+    assert [e.added for e in events if isinstance(e, CacheInvalidated)] == [["late_tool"]]

@@ -90,16 +90,12 @@ class RunContext:
                 f"ContextPolicy.always_include names unknown tools: {', '.join(unknown)}",
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
-        # One definition per tool, computed once: the serialised list stays byte-identical.
-        routable = [t for t in toolset if not is_read_result(t)]
-        self._definitions = {t.name: t.definition() for t in routable}
+        self._definitions: dict[str, dict[str, Any]] = {}
         self._extra: dict[str, dict[str, Any]] = {}
-        self._reader = next((t.name for t in toolset if is_read_result(t)), None)
-        self.router = (
-            ToolRouter(routable, method=policy.route_method)
-            if len(routable) > policy.route_threshold
-            else None
-        )
+        self._reader: str | None = None
+        self.router: ToolRouter | None = None
+        self._indexed = -1
+        self._index_tools()
         self.compressor = (
             Compressor(policy.max_history_tokens, policy.compression == "summary")
             if policy.max_history_tokens is not None
@@ -108,6 +104,23 @@ class RunContext:
         self._offered: tuple[str, ...] | None = None
         self._summary_prompt: list[Message] = []
         self._warned = False
+
+    def _index_tools(self) -> None:
+        """Definitions and the routing index, again only when tools were added."""
+        if len(self.toolset) == self._indexed:
+            return
+        self._indexed = len(self.toolset)
+        routable = [t for t in self.toolset if not is_read_result(t)]
+        # One definition per tool, computed once: the serialised list stays byte-identical.
+        self._definitions = {
+            t.name: self._definitions.get(t.name) or t.definition() for t in routable
+        }
+        self._reader = next((t.name for t in self.toolset if is_read_result(t)), None)
+        self.router = (
+            ToolRouter(routable, method=self.policy.route_method)
+            if len(routable) > self.policy.route_threshold
+            else None
+        )
 
     # -- before a request ------------------------------------------------------------------
 
@@ -129,6 +142,7 @@ class RunContext:
     def prepare(self, messages: Sequence[Message], tool_choice: str, round_number: int) -> Prepared:
         """The history to send, the tools to offer, and the events that say why."""
         events: list[Any] = []
+        self._index_tools()
         sent = self.compressor.view(messages) if self.compressor else list(messages)
         names, routed = self._offer(messages, tool_choice, round_number)
         if routed is not None:
