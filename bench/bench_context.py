@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from toolwire import Agent, ContextPolicy, Tool, ToolRouter, check_history
+from toolwire import Agent, CallerError, ContextPolicy, Tool, ToolRouter, check_history
 from toolwire.context import TokensCounted
 from toolwire.context.tokens import account, estimate_text_tokens, memoised
 from toolwire.history import to_openai_chat
@@ -58,11 +58,19 @@ def tool_text(tool: dict[str, Any]) -> str:
 # -- routing quality ----------------------------------------------------------------------
 
 
-def rankers(tools: list[dict[str, Any]]) -> dict[str, Callable[[str, int], list[str]]]:
+def rankers(
+    tools: list[dict[str, Any]], *, embeddings: bool = False
+) -> dict[str, Callable[[str, int], list[str]]]:
     names = [t["name"] for t in tools]
     found: dict[str, Callable[[str, int], list[str]]] = {}
     router = ToolRouter(tools)
     found["toolwire ToolRouter (bm25)"] = router.select
+    if embeddings:
+        try:
+            for method in ("embeddings", "hybrid"):
+                found[f"toolwire ToolRouter ({method})"] = ToolRouter(tools, method=method).select
+        except CallerError as exc:  # the extra is not installed
+            print(f"toolwire[embeddings]: {exc}: skipped")
     try:
         import bm25s
 
@@ -102,7 +110,7 @@ def bench_routing(quick: bool) -> None:
     print(f"\n## Routing quality: {len(queries)} requests over {len(data['tools'])} tools\n")
     print("| method | " + " | ".join(f"recall@{k}" for k in KS) + " |")
     print("|---|" + "---:|" * len(KS))
-    for label, select in rankers(data["tools"]).items():
+    for label, select in rankers(data["tools"], embeddings=True).items():
         hits = dict.fromkeys(KS, 0)
         for query in queries:
             picked = select(query["query"], max(KS))

@@ -47,6 +47,9 @@ for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tool
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}
+# Likewise ToolRouter(method="embeddings") loads its model through the providers
+# (context/routing.py: _encoder).
+ALLOWED.add(("context/routing.py", "toolwire.providers.embeddings"))
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
 

@@ -28,6 +28,7 @@ METHODS = ("bm25", "embeddings", "hybrid")
 
 _K1 = 1.2
 _B = 0.75
+_RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al., 2009)
 _NAME_WEIGHT = 3  # a term in the tool's name counts as three occurrences
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[0-9]+|[^\W\d_A-Za-z]+")
@@ -129,7 +130,8 @@ class ToolRouter:
             (``{"type": "function", "function": {"name", "description", "parameters"}}``).
             Only names, descriptions and parameter names/descriptions are read, so a
             schema need not be valid JSON Schema.
-        method: ``"bm25"``; ``"embeddings"`` and ``"hybrid"`` need the
+        method: ``"bm25"``; ``"embeddings"`` (cosine similarity of all-MiniLM-L6-v2
+            sentence vectors) and ``"hybrid"`` (reciprocal-rank fusion of both) need the
             ``toolwire[embeddings]`` extra.
 
     Raises:
@@ -143,22 +145,23 @@ class ToolRouter:
                 f"ToolRouter method={method!r} is unknown",
                 hint=f"use one of {', '.join(map(repr, METHODS))}",
             )
-        if method != "bm25":
-            raise CallerError(
-                f"ToolRouter method={method!r} needs the toolwire[embeddings] extra, which "
-                "this version of toolwire does not provide yet",
-                hint="use method='bm25' (the default)",
-            )
         self.method = method
         self.names: list[str] = []
         documents: list[list[str]] = []
+        texts: list[str] = []
         for entry in tools:
-            name, document = _document(entry)
+            name, document, text = _document(entry)
             if name in self.names:
                 raise CallerError(f"two tools are named {name!r}")
             self.names.append(name)
             documents.append(document)
+            texts.append(text)
         self._postings = _index(documents)
+        self._encoder: Any = None
+        self._vectors: Any = None
+        if method != "bm25":
+            self._encoder = _encoder()
+            self._vectors = self._encoder.encode(texts)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -175,6 +178,23 @@ class ToolRouter:
         names = self.names
         return {names[doc]: score for doc, score in totals.items()}
 
+    def similarities(self, query: str) -> dict[str, float]:
+        """Cosine similarity of ``query`` to every tool (``embeddings``/``hybrid`` only)."""
+        if self._encoder is None:
+            raise CallerError("similarities() needs method='embeddings' or 'hybrid'")
+        vector = self._encoder.encode([query])[0]
+        values = self._vectors @ vector
+        return {name: float(v) for name, v in zip(self.names, values, strict=True)}
+
+    def _hybrid(self, query: str) -> dict[str, float]:
+        """Reciprocal-rank fusion of the BM25 and the embedding rankings."""
+        fused: dict[str, float] = {}
+        for ranking in (self.scores(query), self.similarities(query)):
+            ordered = sorted(ranking, key=lambda n: -ranking[n])
+            for position, name in enumerate(ordered):
+                fused[name] = fused.get(name, 0.0) + 1.0 / (_RRF_K + position + 1)
+        return fused
+
     def rank(self, query: str, k: int = 15) -> list[tuple[str, float]]:
         """The ``k`` best tools with their scores, best first.
 
@@ -185,7 +205,14 @@ class ToolRouter:
             CallerError: ``k`` is not a positive int, or ``query`` is not a str.
         """
         _positive_int("k", k)
-        scored = self.scores(query)
+        if not isinstance(query, str):
+            raise CallerError(f"the query must be a str, not {type(query).__name__}")
+        if self.method == "embeddings":
+            scored = self.similarities(query)
+        elif self.method == "hybrid":
+            scored = self._hybrid(query)
+        else:
+            scored = self.scores(query)
         order = {name: i for i, name in enumerate(self.names)}
         best = heapq.nsmallest(k, scored.items(), key=lambda item: (-item[1], order[item[0]]))
         ranked = [(name, round(score, 4)) for name, score in best]
@@ -202,8 +229,8 @@ class ToolRouter:
         return [name for name, _ in self.rank(query, k)]
 
 
-def _document(entry: Any) -> tuple[str, list[str]]:
-    """A tool's name and the terms of its document (name terms counted three times)."""
+def _document(entry: Any) -> tuple[str, list[str], str]:
+    """A tool's name, its document's terms (name terms three times), and its text."""
     if isinstance(entry, Mapping):
         function = entry.get("function", entry)
         if not isinstance(function, Mapping):
@@ -221,9 +248,22 @@ def _document(entry: Any) -> tuple[str, list[str]]:
             hint='pass Tool objects or {"type": "function", "function": {"name": ...}} dicts',
         )
     document = terms(name) * _NAME_WEIGHT + terms(str(description))
+    words = [" ".join(w.lower() for w in _WORD.findall(name)), str(description)]
     for pname, pdesc in _parameters(parameters):
         document += terms(pname) + terms(pdesc)
-    return name, document
+        words.append(f"{pname}: {pdesc}")
+    return name, document, ". ".join(words)
+
+
+def _encoder() -> Any:
+    """The sentence-embedding model (a lazy import: the extra and its loader are optional).
+
+    Loading a model is the providers' business; this is the one import from context/
+    upward, done inside the function (tests/test_architecture.py: ALLOWED).
+    """
+    from ..providers.embeddings import default_encoder
+
+    return default_encoder()
 
 
 def _parameters(schema: Any) -> list[tuple[str, str]]:
