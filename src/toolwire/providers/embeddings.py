@@ -98,8 +98,15 @@ class MiniLMEncoder:
     def encode(self, texts: Sequence[str]) -> Any:
         """A ``(len(texts), 384)`` float32 array of unit vectors."""
         np = self._np
-        out = [self._batch(list(texts[i : i + _BATCH])) for i in range(0, len(texts), _BATCH)]
-        return np.concatenate(out) if out else np.zeros((0, 384), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        # Batches of similar length: padding costs as much as text.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(order), _BATCH):
+            chunk = order[start : start + _BATCH]
+            out[chunk] = self._batch([texts[i] for i in chunk])
+        return out
 
     def _batch(self, texts: list[str]) -> Any:
         np = self._np
