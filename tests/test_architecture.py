@@ -34,12 +34,28 @@ FORBIDDEN = {
     "observe": {"providers", "cli", "demo"},
     "integrations": {"providers", "cli", "demo"},
 }
+# context/ is pure: it reads core, tools, history and wire, and nothing above it.
+FORBIDDEN["context"] = {
+    "formats",
+    "run",
+    "providers",
+    "cli",
+    "demo",
+    "observe",
+    "safety",
+    "integrations",
+}
+for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tools"):
+    FORBIDDEN[_lower] = FORBIDDEN[_lower] | {"context"}
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}
 # Likewise the observers a run asks for (run/observers.py: resolve_hooks): the audit log
 # for Agent(log=PATH), the OpenTelemetry hook for Agent(instrument=True).
 ALLOWED |= {("run/observers.py", "toolwire.observe"), ("run/observers.py", "toolwire.observe.otel")}
+# Likewise ToolRouter(method="embeddings") loads its model through the providers
+# (context/routing.py: _encoder).
+ALLOWED.add(("context/routing.py", "toolwire.providers.embeddings"))
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
 

@@ -40,6 +40,9 @@ def test_fixed_names_exist() -> None:
         toolwire.Agent,
         toolwire.tool,
         toolwire.repair_json,
+        toolwire.ToolRouter,
+        toolwire.ContextPolicy,
+        toolwire.count_tokens,
     ):
         assert callable(obj)
 

@@ -86,6 +86,10 @@ _EXPORTS = {
     "MCPServerError": "errors",
     "MCPToolError": "errors",
     "BackendError": "errors",
+    # context-window economics
+    "ContextPolicy": "context",
+    "ToolRouter": "context",
+    "count_tokens": "context",
 }
 
 __all__ = [
@@ -97,6 +101,7 @@ __all__ = [
     "BackendError",
     "BudgetExceeded",
     "CallerError",
+    "ContextPolicy",
     "ExecutionOptions",
     "FailureBudget",
     "HistoryError",
@@ -138,6 +143,7 @@ __all__ = [
     "Toolset",
     "ToolwireError",
     "Turn",
+    "ToolRouter",
     "TurnDone",
     "TurnError",
     "Usage",
@@ -147,6 +153,7 @@ __all__ = [
     "Validation",
     "check_history",
     "iter_run_many",
+    "count_tokens",
     "missing_results",
     "repair_json",
     "sandbox_python_tool",
@@ -171,6 +178,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    from .context import ContextPolicy, ToolRouter, count_tokens
     from .errors import (
         AuditLogError,
         BackendError,

@@ -77,6 +77,8 @@ def test_trace_shows_requests_deltas_calls_results_and_history(
         "=== answer: Login is in auth/login.py.",
         "=== history (OpenAI Chat form)",
         '"role": "tool", "tool_call_id": "call_b"',
+        "=== tokens per request (estimated; input and cached as the provider reported)",
+        "| round | tools | calls | results | other | total | input | cached |",
     ):
         assert marker in out, marker
 

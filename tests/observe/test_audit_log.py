@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from toolwire import Agent, AuditLog, RunNotFoundError
+from toolwire import Agent, AuditLog, ContextPolicy, RunNotFoundError
 from toolwire.observe import Redactor
 from toolwire.observe.schema import MIGRATIONS, SCHEMA_VERSION, apply_migrations
-from toolwire.run import ExecutionOptions
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 from .helpers import CorrectingModel, dump, rows, search, write
@@ -114,10 +113,10 @@ def test_a_run_records_requests_and_calls(tmp_path: Path) -> None:
 def test_the_log_keeps_the_full_result_the_model_saw_cut(tmp_path: Path) -> None:
     path = str(tmp_path / "runs.db")
     model = ScriptedModel([tool_call_turn(("dump", {"size": 5000})), text_turn("ok")])
-    agent = Agent(model, [dump], log=path, execution=ExecutionOptions(max_result_chars=100))
+    agent = Agent(model, [dump], log=path, context=ContextPolicy(max_result_tokens=50))
     result = agent.run_sync("go")
     seen = next(m for m in result.messages if getattr(m, "role", "") == "tool").content
-    assert "truncated" in seen
+    assert "cut from the middle" in seen and len(seen) < 1000
     [(logged,)] = rows(path, "SELECT result FROM calls")
     assert logged == "x" * 5000
 

@@ -351,7 +351,28 @@ async def _run_one(agent: Any, prompt: str, view: PlainView) -> None:
         view.finish()
     if isinstance(view, TraceView):
         view.history(stream.messages)
-    report_failures(stream.result.diagnostics, getattr(view, "out", None) or sys.stdout)
+    out = getattr(view, "out", None) or sys.stdout
+    report_failures(stream.result.diagnostics, out)
+    if isinstance(view, TraceView):
+        report_tokens(stream.result.context, out)
+
+
+def report_tokens(context: Any, out: TextIO) -> None:
+    """After a run: each request's tokens by part, and what the provider reported."""
+    if context is None or not context.requests:
+        return
+    rows = context.report()
+    kind = "exact" if all(r["exact"] for r in rows) else "estimated"
+    print(f"=== tokens per request ({kind}; input and cached as the provider reported)", file=out)
+    print("| round | tools | calls | results | other | total | input | cached |", file=out)
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|", file=out)
+    for r in rows:
+        label = "summary" if r["summary"] else r["round"]
+        print(
+            f"| {label} | {r['tools']} | {r['calls']} | {r['results']} | {r['other']} "
+            f"| {r['total']} | {r['input_tokens']} | {r['cache_read_tokens']} |",
+            file=out,
+        )
 
 
 def report_failures(diagnostics: Any, out: TextIO) -> None:

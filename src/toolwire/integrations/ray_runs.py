@@ -252,7 +252,8 @@ def pack_agent(agent: Agent) -> bytes:
     state = dict(vars(agent))
     executor: Executor = state.pop("executor")
     options = dataclasses.replace(executor.options, backend=None)
-    payload = (type(agent), state, executor.toolset, options)
+    # The permission gate travels with the run: a worker never runs a call the policy denies.
+    payload = (type(agent), state, executor.toolset, options, executor.gate)
     try:
         return bytes(cloudpickle.dumps(payload))
     except Exception as exc:  # cloudpickle raises many kinds; all mean "cannot ship this"
@@ -267,10 +268,10 @@ def unpack_agent(shipped: bytes) -> Agent:
     """The inverse of :func:`pack_agent`, in the worker."""
     cloudpickle = _cloudpickle()
 
-    cls, state, toolset, options = cloudpickle.loads(shipped)
+    cls, state, toolset, options, gate = cloudpickle.loads(shipped)
     agent: Agent = cls.__new__(cls)
     agent.__dict__.update(state)
-    agent.executor = Executor(toolset, options)
+    agent.executor = Executor(toolset, options, gate=gate)
     agent.toolset = agent.executor.toolset
     return agent
 

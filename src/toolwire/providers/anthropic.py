@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from ..context.cache import anthropic_breakpoints
 from ..history.anthropic import decode_anthropic_response, to_anthropic
 from ..history.tools import to_anthropic_tool_choice, to_anthropic_tools
 from ..run.model import ModelRequest
@@ -63,6 +64,8 @@ class AnthropicModel(HTTPModel):
             )
         self._thinking(body, settings.pop("reasoning_effort", None))
         finish_body(body, settings)
+        if request.cache_key:
+            anthropic_breakpoints(body)  # tools, system, the conversation so far
         return HTTPRequest(self.provider, self._url(), self._headers(), body, self.key_env)
 
     def _thinking(self, body: dict[str, Any], effort: Any) -> None:

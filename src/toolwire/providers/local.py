@@ -248,6 +248,14 @@ class LocalModel:
     def __repr__(self) -> str:
         return f"<LocalModel {self.name} from {self.source.label}>"
 
+    def count_text_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in this model's vocabulary (loads the model if needed).
+
+        ``toolwire.count_tokens(..., model=this)`` counts exactly through it.
+        """
+        llama, _ = _load(self.source, self.n_ctx, self.n_threads)
+        return len(llama.tokenize(text.encode(), add_bos=False, special=False))
+
     async def load(self) -> None:
         """Load the weights now (otherwise the first turn does)."""
         import anyio

@@ -65,6 +65,8 @@ class OpenAIChatModel(HTTPModel):
             body["tool_choice"] = chat_tool_choice(request.tool_choice)
             if request.parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = request.parallel_tool_calls
+        if request.cache_key and self.uses_default_endpoint:
+            body["prompt_cache_key"] = request.cache_key  # a settings value overrides it
         finish_body(body, settings)
         return HTTPRequest(
             self.provider,

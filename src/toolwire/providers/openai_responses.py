@@ -51,6 +51,8 @@ class OpenAIResponsesModel(HTTPModel):
         effort = settings.pop("reasoning_effort", None)
         if effort is not None:
             body["reasoning"] = {"effort": effort, "summary": "auto"}
+        if request.cache_key and self.uses_default_endpoint:
+            body["prompt_cache_key"] = request.cache_key  # a settings value overrides it
         finish_body(body, settings)
         return HTTPRequest(
             self.provider,

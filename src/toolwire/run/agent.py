@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, ClassVar, Literal
 
+from ..context import ContextPolicy, RunContext, read_result_tool
+from ..context.truncate import CURRENT_STORE, is_read_result
 from ..errors import CallerError, ModelOutputError, ProtocolError
 from ..history import check_history
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
@@ -68,6 +70,10 @@ OnMaxRounds = Literal["final_answer", "raise"]
 Emit = Callable[[RunEvent], None]
 
 _FORCED_REASON = "tool calls are not allowed in the final answer (max_rounds was reached)"
+_EMPTY_TURN_FEEDBACK = (
+    "Your last reply ended with finish reason tool_calls but contained no tool call. "
+    "If you meant to call a tool, call it now; otherwise give your final answer."
+)
 
 
 class MaxRoundsExceeded(ModelOutputError):
@@ -127,6 +133,9 @@ class RunResult:
         discarded: Calls started early and cancelled because their turn changed.
         run_id: The run's id: the one it is logged under when ``Agent(log=...)`` is
             used (``toolwire inspect RUN_ID``), set either way.
+        context: The run's context state: ``context.report()`` (tokens per request, by
+            part, with the provider's usage), ``context.full_result(call_id)`` (the full
+            text of a truncated result).
     """
 
     output: str
@@ -139,6 +148,7 @@ class RunResult:
     forced_final: bool = False
     discarded: list[Discarded] = field(default_factory=list)
     run_id: str = ""
+    context: RunContext | None = None
 
 
 class Agent:
@@ -171,6 +181,8 @@ class Agent:
             its SQLite file (``None``: no log).
         instrument: Emit OpenTelemetry spans through the global tracer provider
             (needs ``toolwire[otel]``).
+        context: Context-window budgets: result truncation, tool routing, history
+            compression, prompt caching (``None``: ``ContextPolicy()``'s defaults).
 
     Raises:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, ...).
@@ -196,11 +208,15 @@ class Agent:
         approve: Approver | None = None,
         log: RunHook | str | os.PathLike[str] | None = None,
         instrument: bool = False,
+        context: ContextPolicy | None = None,
     ) -> None:
         self.model = resolve_model(model)
         self.permissions = permissions
+        self.context = _context_policy(context, execution)
         plain, self.tool_sources = split_tools(tools)
-        self.executor = Executor(plain, execution, gate=_gate(permissions, approve))
+        self.executor = Executor(
+            _with_reader(plain, self.context), execution, gate=_gate(permissions, approve)
+        )
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
         self.max_rounds = _count("max_rounds", max_rounds)
@@ -395,6 +411,9 @@ class _Run:
         self._number = 0  # the current round's number, for the events of its calls
         self._first_event_at: float | None = None
         self.tools: RunTools | None = None
+        self.context = RunContext(agent.context, agent.toolset, agent.model)
+        self.reprompted = False  # the last turn was an empty-turn re-prompt
+        self.context_events: list[RunEvent] = []  # emitted after RequestStarted
 
     @property
     def executor(self) -> Executor:
@@ -429,7 +448,9 @@ class _Run:
             agent.hooks,
             run_id=self.run_id,
             model=agent.model.name,
-            tools=agent.toolset.definitions(),
+            # The tools the caller registered (read_result is offered only once a result
+            # was cut; the requests record what each one offered).
+            tools=[t.definition() for t in self.executor.toolset if not is_read_result(t)],
             settings=settings,
             messages=self.messages,
         )
@@ -444,13 +465,17 @@ class _Run:
 
     async def _drive(self, emit: Emit) -> RunResult:
         self.emit = emit
+        store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
         try:
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
                 self.tools = tools
+                self.context.use_toolset(tools.executor.toolset)
                 return await self._loop()
         except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
             exc.messages = list(self.messages)
             raise
+        finally:
+            CURRENT_STORE.reset(store)
 
     async def _loop(self) -> RunResult:
         agent = self.agent
@@ -460,6 +485,7 @@ class _Run:
                 raise MaxRoundsExceeded(agent.max_rounds, "the model was still calling tools")
             if self.tools is not None:
                 await self.tools.refresh()  # between rounds: list_changed and the like
+                self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)
             feedback = None if forced or turn.tool_calls else broken_call_feedback(turn)
             if feedback is not None:
@@ -469,7 +495,10 @@ class _Run:
                 self.rounds += 1
                 continue
             if not turn.tool_calls:
+                if self._reprompt_empty_turn(turn, forced):
+                    continue
                 return self._finish(turn, forced)
+            self.reprompted = False
             if forced:
                 raise MaxRoundsExceeded(
                     agent.max_rounds,
@@ -488,6 +517,7 @@ class _Run:
             forced_final=forced,
             discarded=list(self.discarded),
             run_id=self.run_id,
+            context=self.context,
         )
         self.emit(RunFinished(result))
         return result
@@ -498,17 +528,22 @@ class _Run:
         """One request and its calls; the history gets the turn and its results."""
         agent = self.agent
         agent.limits.check_request(self.requests)
+        await self._compress()
         request = self._request(forced)
-        check_history(self.messages)
+        check_history(request.messages)
         self.requests += 1
         number = self._number = self.rounds + 1
         sent_at = time.time()
         self._first_event_at = None
         self.emit(RequestStarted(number, request, sent_at))
+        for event in self.context_events:
+            self.emit(event)
+        self.context_events.clear()
         run = self.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
+            shape_result=self.context.shape_result,
         )
         turn: Turn | None = None
         try:
@@ -516,6 +551,7 @@ class _Run:
                 turn = await self._stream(request, run)
                 self.emit(ResponseDone(number, turn, sent_at, self._first_event_at, time.time()))
                 self.usage = self.usage + turn.usage
+                self.context.observe(turn.message, turn.usage)
                 run.bind(turn.requests)
                 await run.finish(skip_reason=_FORCED_REASON if forced else None)
             assert turn is not None  # set before bind(), or the block raised
@@ -536,13 +572,41 @@ class _Run:
 
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
+        choice = "none" if forced else agent.tool_choice
+        prepared = self.context.prepare(self.messages, choice, self.rounds + 1)
+        self.context_events.extend(prepared.events)
         return ModelRequest(
-            messages=list(self.messages),
-            tools=self.executor.toolset.definitions(),
-            tool_choice="none" if forced else agent.tool_choice,
+            messages=prepared.messages,
+            tools=prepared.tools,
+            tool_choice=choice,
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
+            cache_key=prepared.cache_key,
         )
+
+    # -- context window (toolwire.context) ----------------------------------------------------
+
+    async def _compress(self) -> None:
+        """Fit the history sent into its budget; a summary request when the policy says so."""
+        self.context_events.extend(self.context.compress(self.messages, self.rounds + 1))
+        prompt = self.context.summary_request(self.messages)
+        if prompt is None:
+            return
+        self.agent.limits.check_request(self.requests)
+        request = ModelRequest(prompt, tool_choice="none", settings=dict(self.agent.settings))
+        self.requests += 1
+        turn = await _collect(self.agent.model, request)
+        self.usage = self.usage + turn.usage
+        self.context.set_summary(turn.text, turn.usage)
+
+    def _reprompt_empty_turn(self, turn: Turn, forced: bool) -> bool:
+        """A turn that says "tool calls" but has none: ask once more instead of ending."""
+        if forced or self.reprompted or turn.finish_reason != "tool_calls":
+            return False
+        self.reprompted = True
+        self.diagnostics.record("empty_turn", "(none)", _EMPTY_TURN_FEEDBACK)
+        self.messages.append(UserMessage(_EMPTY_TURN_FEEDBACK))
+        return True
 
     async def _stream(self, request: ModelRequest, run: TurnRun) -> Turn:
         """Stream one turn, feeding calls to the executor as they complete."""
@@ -655,6 +719,50 @@ def broken_call_feedback(turn: Turn) -> str | None:
         f"{listed}\n"
         "Write the call again, complete and in the tool-call format."
     )
+
+
+async def _collect(model: Model, request: ModelRequest) -> Turn:
+    """The turn of one request whose events nobody streams (the summary request)."""
+    stream = model.stream(request)
+    turn: Turn | None = None
+    try:
+        async for item in stream:
+            if isinstance(item, TurnDone):
+                turn = item.turn
+    finally:
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+    if turn is None:
+        raise ProtocolError(
+            f"the stream of model {model.name!r} ended without a TurnDone",
+            hint="a Model's stream must end with exactly one TurnDone",
+        )
+    return turn
+
+
+def _context_policy(policy: object, execution: ExecutionOptions | None) -> ContextPolicy:
+    """The run's ``ContextPolicy``; the deprecated ``max_result_chars`` maps onto it."""
+    if policy is not None:
+        if not isinstance(policy, ContextPolicy):
+            raise CallerError(f"context must be a ContextPolicy or None, not {policy!r}")
+        return policy
+    chars = execution.max_result_chars if execution is not None else None
+    if chars is not None:
+        return ContextPolicy(max_result_tokens=max(1, -(-chars // 4)))
+    return ContextPolicy()
+
+
+def _with_reader(
+    tools: Toolset | Sequence[Tool | Callable[..., Any]], policy: ContextPolicy
+) -> Toolset | Sequence[Tool | Callable[..., Any]]:
+    """The tools plus ``read_result`` (offered once a result was cut), unless the name is taken."""
+    toolset = tools if isinstance(tools, Toolset) else Toolset(tools)
+    if "read_result" in toolset:
+        return toolset
+    extended = Toolset(list(toolset), repair_policy=toolset.repair_policy)
+    extended.add(read_result_tool())
+    return extended
 
 
 def _failure_kind(validation_kind: str | None, status: ToolStatus) -> str | None:

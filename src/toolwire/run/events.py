@@ -11,6 +11,11 @@ successful run is ``RunFinished``.
 Observers of a run (the audit log, OpenTelemetry; see :mod:`toolwire.run.observers`)
 also get ``RunStarted`` before anything else and ``RunEnded`` after everything, whatever
 the outcome; ``run_stream`` does not yield those two. Times are ``time.time()`` seconds.
+
+The context policies (:mod:`toolwire.context`) add, right after ``RequestStarted``:
+``HistoryCompressed`` when the history sent was cut to its budget, ``ToolsRouted`` when
+routing chose the tools offered, ``CacheInvalidated`` (once) when the offered tool set
+changed mid-run, and ``TokensCounted`` with the request's tokens by part.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
+from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from ..messages import Message, ToolResult, Usage
 from ..turn import Turn
 from ..wire.events import Event
@@ -225,6 +231,10 @@ RunEvent: TypeAlias = (
     | LoopWarning
     | RoundEnd
     | RunFinished
+    | ToolsRouted
+    | CacheInvalidated
+    | HistoryCompressed
+    | TokensCounted
 )
 """Everything ``Agent.run_stream`` yields."""
 

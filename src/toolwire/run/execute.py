@@ -65,6 +65,7 @@ import functools
 import random
 import sys
 import time
+import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -97,6 +98,8 @@ __all__ = [
 
 ResultCallback = Callable[[int, ToolResult], None]
 CallCallback = Callable[["CallRecord", ToolResult], None]
+ResultShaper = Callable[[str, Tool, str], str]
+"""``(call id, tool, content) -> content``: the context policy's result truncation."""
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -119,7 +122,10 @@ class ExecutionOptions:
             (``None``: no budget). See the module docstring.
         backoff_base: Seconds before the first retry; doubled for each further one.
         backoff_max: The longest wait between retries.
-        max_result_chars: Result text longer than this is cut.
+        max_result_chars: Deprecated: use ``ContextPolicy.max_result_tokens`` (an
+            ``Agent`` turns it into that, at 4 characters per token). An executor
+            used on its own cuts result text at this many characters (100,000 when
+            ``None``).
         retry_on: Which failures of an idempotent tool are retried.
         backend: Where calls run (:mod:`toolwire.run.backend`); ``None`` runs them in
             this process. The ordering and one-result rules hold for every backend.
@@ -129,7 +135,7 @@ class ExecutionOptions:
     batch_budget: float | None = None
     backoff_base: float = 0.2
     backoff_max: float = 5.0
-    max_result_chars: int = DEFAULT_MAX_CHARS
+    max_result_chars: int | None = None
     retry_on: Callable[[Exception], bool] = default_retryable
     backend: ExecutionBackend | None = None
 
@@ -140,7 +146,14 @@ class ExecutionOptions:
                 hint="pass toolwire.RayBackend(...) or None",
             )
         _positive_int("max_threads", self.max_threads)
-        _positive_int("max_result_chars", self.max_result_chars)
+        if self.max_result_chars is not None:
+            _positive_int("max_result_chars", self.max_result_chars)
+            warnings.warn(
+                "ExecutionOptions.max_result_chars is deprecated; use "
+                "toolwire.ContextPolicy(max_result_tokens=...)",
+                DeprecationWarning,
+                stacklevel=3,
+            )
         if self.batch_budget is not None:
             _positive_number("batch_budget", self.batch_budget)
         for name in ("backoff_base", "backoff_max"):
@@ -249,6 +262,7 @@ class Executor:
         allowed: int | None = None,
         on_result: ResultCallback | None = None,
         on_call: CallCallback | None = None,
+        shape_result: ResultShaper | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -259,8 +273,16 @@ class Executor:
             on_result: Called with ``(provider index, result)`` as each call ends.
             on_call: Called with ``(record, result)`` as each call ends (after
                 ``on_result``): the record says how it ran.
+            shape_result: Cuts each successful result's text (the context policy).
         """
-        return TurnRun(self, early=early, allowed=allowed, on_result=on_result, on_call=on_call)
+        return TurnRun(
+            self,
+            early=early,
+            allowed=allowed,
+            on_result=on_result,
+            on_call=on_call,
+            shape_result=shape_result,
+        )
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
         """Validate, plan and run a finished turn's calls.
@@ -378,8 +400,10 @@ class TurnRun:
         allowed: int | None,
         on_result: ResultCallback | None,
         on_call: CallCallback | None = None,
+        shape_result: ResultShaper | None = None,
     ) -> None:
         self._executor = executor
+        self._shape_result = shape_result
         self._early = early
         self._allowed = allowed
         self._on_result = on_result
@@ -721,14 +745,25 @@ class TurnRun:
                 _release(call, job)
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
-        limit = self._executor.options.max_result_chars
+        limit = self._max_chars()
         try:
             content = render_content(value, max_chars=limit)
         except ResultError as exc:
             return failure_result(call.request.id, tool.name, exc.message, tool=None)
         if len(content) > limit and self._on_call is not None:  # cut: observers get it all
             call.full_result = render_content(value, max_chars=sys.maxsize)
+        if self._shape_result is not None:
+            full = content
+            content = self._shape_result(call.request.id, tool, content)
+            if content is not full and self._on_call is not None:
+                call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+
+    def _max_chars(self) -> int:
+        """The character cap: none when the context policy cuts (in tokens)."""
+        if self._shape_result is not None:
+            return sys.maxsize
+        return self._executor.options.max_result_chars or DEFAULT_MAX_CHARS
 
     def _settle(self, call: _Call, result: ToolResult) -> None:
         """Record a call's one result; the first one wins."""

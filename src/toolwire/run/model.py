@@ -31,7 +31,10 @@ class ModelRequest:
     ``tools`` are OpenAI Chat tool definitions (``{"type": "function", "function":
     {...}}``); providers map them to their own shape. ``tool_choice`` is ``"auto"``,
     ``"required"``, ``"none"`` or a tool name. ``settings`` carries provider options
-    (``max_tokens``, ``temperature``, ...) through unchanged.
+    (``max_tokens``, ``temperature``, ...) through unchanged. ``cache_key`` (set by
+    the agent per run when its ``ContextPolicy.prompt_cache`` is on) asks the provider
+    to cache the stable prefix: Anthropic cache breakpoints, OpenAI's
+    ``prompt_cache_key`` (a ``prompt_cache_key`` in ``settings`` wins).
     """
 
     messages: Sequence[Message]
@@ -39,6 +42,7 @@ class ModelRequest:
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    cache_key: str | None = None
 
 
 @dataclass(slots=True)

@@ -47,6 +47,8 @@ def split_tools(
     tools: Toolset | Sequence[ToolEntry | ToolSource | Toolset],
 ) -> tuple[Toolset | list[ToolEntry], list[ToolSource | Toolset]]:
     """Separate plain tools from the sources and toolsets to merge at run time."""
+    if isinstance(tools, Toolset) and callable(getattr(tools, "refresh", None)):
+        return [], [tools]  # a live toolset (an opened MCPToolset): merged, so it refreshes
     if isinstance(tools, (Toolset, str, bytes)):
         return tools, []  # a str goes on to Toolset, which rejects it
     plain: list[ToolEntry] = []

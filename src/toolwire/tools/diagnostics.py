@@ -3,7 +3,8 @@
 The classes follow the second source article's table of tool-calling failures —
 wrong or unknown tool, hallucinated parameter, JSON error, missing required
 parameter, empty call, loops — plus what execution adds (a tool that raised, timed
-out, or was denied). A :class:`RunDiagnostics` is a plain, synchronous counter the
+out, or was denied) and ``empty_turn``: a turn whose finish reason says tool calls but
+that holds none (``empty_call`` stays a call without arguments). A :class:`RunDiagnostics` is a plain, synchronous counter the
 agent loop feeds; the CLI prints its :meth:`~RunDiagnostics.summary` and the audit log
 stores :meth:`~RunDiagnostics.as_dict`.
 """
@@ -37,6 +38,7 @@ FailureKind = Literal[
     "tool_error",
     "timeout",
     "denied",
+    "empty_turn",
 ]
 
 FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
@@ -52,6 +54,7 @@ FAILURE_LABELS: dict[FailureKind, str] = {
     "tool_error": "tool raised an error",
     "timeout": "tool timed out",
     "denied": "call denied",
+    "empty_turn": "finish reason said tool calls, but the turn had none",
 }
 """A human label per class, for the CLI and reports."""
 

@@ -32,7 +32,7 @@ import importlib
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import pydantic
 
@@ -86,6 +86,8 @@ class Tool:
         side_effects: Whether the tool changes anything outside itself. Repaired
             arguments run automatically only when this is ``False``.
         strict: Whether the definition asks for OpenAI strict mode.
+        max_result_tokens: This tool's result cap in tokens (``None``: the run's
+            ``ContextPolicy.max_result_tokens``; ``False``: never cut).
     """
 
     def __init__(
@@ -103,8 +105,11 @@ class Tool:
         idempotent: bool = False,
         side_effects: bool = True,
         strict: bool = False,
+        max_result_tokens: int | Literal[False] | None = None,
     ) -> None:
         _check_policy(name, concurrency_safe, timeout, retries)
+        _check_result_cap(name, max_result_tokens)
+        self.max_result_tokens = max_result_tokens
         self.fn = fn
         self.name = name
         self.description = description
@@ -516,6 +521,7 @@ def tool(
     idempotent: bool = False,
     side_effects: bool = True,
     strict: bool = False,
+    max_result_tokens: int | Literal[False] | None = None,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -531,6 +537,7 @@ def tool(
     idempotent: bool = False,
     side_effects: bool = True,
     strict: bool = False,
+    max_result_tokens: int | Literal[False] | None = None,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`; use bare (``@tool``) or with options.
 
@@ -545,6 +552,8 @@ def tool(
         idempotent: Running the same call twice is harmless.
         side_effects: ``False`` for pure reads: their repaired arguments run directly.
         strict: Emit an OpenAI strict-mode schema.
+        max_result_tokens: Cut this tool's results at this many tokens instead of the
+            run's ``ContextPolicy.max_result_tokens``; ``False``: never cut them.
 
     Returns:
         The tool, or a decorator producing it.
@@ -564,6 +573,7 @@ def tool(
             retries=retries,
             idempotent=idempotent,
             side_effects=side_effects,
+            max_result_tokens=max_result_tokens,
         )
 
     if fn is not None:
@@ -606,6 +616,17 @@ def _check_policy(name: str, concurrency_safe: object, timeout: object, retries:
         )
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
         raise ToolDefinitionError(f"retries must be an int >= 0, got {retries!r}", function=name)
+
+
+def _check_result_cap(name: str, cap: object) -> None:
+    """``max_result_tokens``: ``None``, ``False`` or a positive int."""
+    if cap is None or cap is False:
+        return
+    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
+        raise ToolDefinitionError(
+            f"max_result_tokens must be a positive int, False (never cut) or None, got {cap!r}",
+            function=name,
+        )
 
 
 def _required_names(signature: SignatureModel | None, parameters: dict[str, Any]) -> list[str]:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import anyio
+from mcp import types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ImageContent, TextContent, ToolAnnotations
@@ -130,7 +131,11 @@ def read_v2(path: str) -> str:
 async def grow(ctx: Context) -> str:
     """Adds the tool `extra` and tells the client the tool list changed."""
     server.add_tool(_extra, name="extra", annotations=READ_ONLY)
-    await ctx.session.send_tool_list_changed()
+    # Scoped to this request, so that over streamable HTTP it travels in the call's own
+    # response stream, before the result (the standalone stream would race the result).
+    await ctx.session.send_notification(
+        types.ToolListChangedNotification(), related_request_id=ctx.request_id
+    )
     return "grown"
 
 

@@ -1,0 +1,90 @@
+"""``ContextPolicy``: the budgets that keep a run inside its context window."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, cast
+
+from ..errors import CallerError
+from .routing import METHODS
+
+__all__ = ["COMPRESSIONS", "ContextPolicy"]
+
+COMPRESSIONS = ("window", "summary")
+
+
+@dataclass(frozen=True)
+class ContextPolicy:
+    """How a run spends its context window.
+
+    Attributes:
+        max_result_tokens: A tool result over this many tokens is cut to its head and
+            tail (``None``: never cut). A tool may set its own with
+            ``@tool(max_result_tokens=...)``.
+        route_top_k: With routing on, the relevant tools offered per request.
+        route_threshold: Routing starts when more tools than this are registered.
+        always_include: Tool names offered on every request, whatever the routing.
+        max_history_tokens: The history budget per request (``None``: no compression).
+        compression: ``"window"`` (drop the oldest rounds) or ``"summary"`` (drop them
+            and add a model-written summary of what was dropped).
+        route_method: ``"bm25"`` (``"embeddings"``/``"hybrid"`` need an extra).
+        prompt_cache: Ask the provider to cache the stable prefix (Anthropic cache
+            breakpoints, an OpenAI ``prompt_cache_key`` per run).
+
+    Raises:
+        CallerError: A budget or ``k`` that is not a positive int, an unknown
+            compression or method, an ``always_include`` that is not a list of names.
+    """
+
+    max_result_tokens: int | None = 4000
+    route_top_k: int = 15
+    route_threshold: int = 20
+    always_include: tuple[str, ...] = ()
+    max_history_tokens: int | None = None
+    compression: Literal["window", "summary"] = "window"
+    route_method: str = "bm25"
+    prompt_cache: bool = True
+
+    def __post_init__(self) -> None:
+        if self.max_result_tokens is not None:
+            _positive("max_result_tokens", self.max_result_tokens)
+        _positive("route_top_k", self.route_top_k)
+        _positive("route_threshold", self.route_threshold)
+        if self.max_history_tokens is not None:
+            _positive("max_history_tokens", self.max_history_tokens)
+        if isinstance(self.always_include, str) or not all(
+            isinstance(n, str) for n in _iterable("always_include", self.always_include)
+        ):
+            raise CallerError(
+                f"ContextPolicy.always_include must be a list of tool names, got {self.always_include!r}"
+            )
+        object.__setattr__(self, "always_include", tuple(self.always_include))
+        if self.compression not in COMPRESSIONS:
+            raise CallerError(
+                f"ContextPolicy.compression={self.compression!r} is unknown",
+                hint=f"use one of {', '.join(map(repr, COMPRESSIONS))}",
+            )
+        if self.route_method not in METHODS:
+            raise CallerError(
+                f"ContextPolicy.route_method={self.route_method!r} is unknown",
+                hint=f"use one of {', '.join(map(repr, METHODS))}",
+            )
+        if not isinstance(self.prompt_cache, bool):
+            raise CallerError(
+                f"ContextPolicy.prompt_cache must be a bool, got {self.prompt_cache!r}"
+            )
+
+
+def _positive(name: str, value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise CallerError(f"ContextPolicy.{name} must be a positive int, got {value!r}")
+
+
+def _iterable(name: str, value: object) -> list[object]:
+    try:
+        return list(cast(Iterable[object], value))
+    except TypeError:
+        raise CallerError(
+            f"ContextPolicy.{name} must be a list of tool names, got {value!r}"
+        ) from None

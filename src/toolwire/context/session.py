@@ -1,0 +1,294 @@
+"""``RunContext``: the context policies' state for one run, called by the agent loop.
+
+The loop stays small: before each request it asks :meth:`RunContext.prepare` for the
+history to send and the tools to offer (plus the events to emit); after each turn it
+calls :meth:`RunContext.observe`; the executor cuts each result through
+:meth:`RunContext.shape_result`. Everything here is pure and synchronous.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import CallerError
+from ..messages import AssistantMessage, Message, Usage, UserMessage
+from ..tools.tool import Tool, Toolset
+from .compress import Compressor, summary_prompt
+from .events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
+from .policy import ContextPolicy
+from .routing import ToolRouter
+from .tokens import RequestTokens, account, memoised, text_counter
+from .truncate import READ_RESULT, ResultStore, is_read_result, truncate_middle
+
+__all__ = ["Prepared", "RequestRecord", "RunContext", "UNLIMITED"]
+
+UNLIMITED = False
+"""``@tool(max_result_tokens=False)``: never cut this tool's results."""
+
+_QUERY_MESSAGES = 6  # the user and assistant messages routing reads, newest first
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One request's token accounting and, once the turn is in, the provider's usage."""
+
+    round: int
+    tokens: RequestTokens
+    usage: Usage | None = None
+    summary: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready record."""
+        usage = self.usage or Usage()
+        return {
+            "round": self.round,
+            **self.tokens.as_dict(),
+            "input_tokens": usage.input_tokens,
+            "cache_read_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+            "summary": self.summary,
+        }
+
+
+@dataclass(slots=True)
+class Prepared:
+    """What :meth:`RunContext.prepare` decided for one request."""
+
+    messages: list[Message]
+    tools: list[dict[str, Any]]
+    events: list[Any] = field(default_factory=list)
+    cache_key: str | None = None
+
+
+class RunContext:
+    """Token accounting, routing, truncation, compression and cache layout of one run.
+
+    Args:
+        policy: The budgets.
+        toolset: The registered tools (registration order is the canonical order).
+        model: The run's model (a tokenizer of its own makes counts exact).
+
+    Raises:
+        CallerError: ``always_include`` names a tool that is not registered.
+    """
+
+    def __init__(self, policy: ContextPolicy, toolset: Toolset, model: object = None) -> None:
+        self.policy = policy
+        self.toolset = toolset
+        self.count = memoised(text_counter(model))
+        self.model = model
+        self.store = ResultStore()
+        self.requests: list[RequestRecord] = []
+        self.used: set[str] = set()
+        self.cache_key = f"toolwire-{uuid.uuid4().hex}" if policy.prompt_cache else None
+        unknown = [n for n in policy.always_include if n not in toolset]
+        if unknown:
+            raise CallerError(
+                f"ContextPolicy.always_include names unknown tools: {', '.join(unknown)}",
+                hint=f"tools: {', '.join(toolset.names) or 'none'}",
+            )
+        self._definitions: dict[str, dict[str, Any]] = {}
+        self._extra: dict[str, dict[str, Any]] = {}
+        self._reader: str | None = None
+        self.router: ToolRouter | None = None
+        self._indexed = -1
+        self._index_tools()
+        self.compressor = (
+            Compressor(policy.max_history_tokens, policy.compression == "summary")
+            if policy.max_history_tokens is not None
+            else None
+        )
+        self._offered: tuple[str, ...] | None = None
+        self._summary_prompt: list[Message] = []
+        self._warned = False
+
+    def use_toolset(self, toolset: Toolset) -> None:
+        """Offer ``toolset`` from now on (the run's tools, once its sources opened or
+        refreshed); definitions and the routing index are rebuilt when it changed."""
+        if toolset is self.toolset:
+            return
+        self.toolset = toolset
+        self._definitions = {}
+        self._indexed = -1
+
+    def _index_tools(self) -> None:
+        """Definitions and the routing index, again only when tools were added."""
+        if len(self.toolset) == self._indexed:
+            return
+        self._indexed = len(self.toolset)
+        routable = [t for t in self.toolset if not is_read_result(t)]
+        # One definition per tool, computed once: the serialised list stays byte-identical.
+        self._definitions = {
+            t.name: self._definitions.get(t.name) or t.definition() for t in routable
+        }
+        self._reader = next((t.name for t in self.toolset if is_read_result(t)), None)
+        self.router = (
+            ToolRouter(routable, method=self.policy.route_method)
+            if len(routable) > self.policy.route_threshold
+            else None
+        )
+
+    # -- before a request ------------------------------------------------------------------
+
+    def compress(self, messages: Sequence[Message], round_number: int) -> list[Any]:
+        """Move the compression cut if the history is over budget; the events that say so.
+
+        Raises:
+            CallerError: The budget is smaller than the prefix plus the latest round.
+        """
+        compressor = self.compressor
+        if compressor is None or not compressor.advance(messages, self._history_tokens):
+            return []
+        before = self._history_tokens(messages)
+        after = self._history_tokens(compressor.view(messages))
+        method = "summary" if compressor.summarise else "window"
+        dropped = compressor.dropped(messages)
+        return [HistoryCompressed(round_number, method, dropped, before, after)]
+
+    def prepare(self, messages: Sequence[Message], tool_choice: str, round_number: int) -> Prepared:
+        """The history to send, the tools to offer, and the events that say why."""
+        events: list[Any] = []
+        self._index_tools()
+        sent = self.compressor.view(messages) if self.compressor else list(messages)
+        names, routed = self._offer(messages, tool_choice, round_number)
+        if routed is not None:
+            events.append(routed)
+        self._track_cache(names, round_number, events)
+        tools = [self._definition(n) for n in names]
+        tokens = account(sent, tools, count=self.count)
+        self.requests.append(RequestRecord(round_number, tokens))
+        events.append(TokensCounted(round_number, tokens))
+        return Prepared(sent, tools, events, self.cache_key)
+
+    def _history_tokens(self, messages: Sequence[Message]) -> int:
+        return account(messages, count=self.count).total
+
+    def _offer(
+        self, messages: Sequence[Message], tool_choice: str, round_number: int
+    ) -> tuple[list[str], ToolsRouted | None]:
+        names = list(self._definitions)
+        extra = self._reader is not None and len(self.store) > 0
+        if self.router is None:
+            return ([*names, READ_RESULT] if extra else names), None
+        ranked = self.router.rank(routing_query(messages), self.policy.route_top_k)
+        chosen = {name for name, _ in ranked}
+        reasons: dict[str, str] = {}
+        for name in self.policy.always_include:
+            reasons.setdefault(name, "always_include")
+        for name in sorted(self.used):
+            reasons.setdefault(name, "used")
+        if tool_choice in self._definitions:
+            reasons.setdefault(tool_choice, "tool_choice")
+        chosen |= set(reasons)
+        # Registration order, not rank order: a stable selection is a stable prefix.
+        offered = [n for n in names if n in chosen]
+        if extra:
+            offered.append(READ_RESULT)
+            reasons[READ_RESULT] = "read_result"
+        event = ToolsRouted(round_number, offered, dict(ranked), reasons, len(names))
+        return offered, event
+
+    def _definition(self, name: str) -> dict[str, Any]:
+        definition = self._definitions.get(name)
+        if definition is None:  # read_result, offered once a result was cut
+            definition = self._extra.get(name)
+            if definition is None:
+                definition = self._extra[name] = self.toolset[name].definition()
+        return definition
+
+    def _track_cache(self, names: list[str], round_number: int, events: list[Any]) -> None:
+        current = tuple(names)
+        previous, self._offered = self._offered, current
+        if previous is None or previous == current or self._warned:
+            return
+        self._warned = True
+        events.append(
+            CacheInvalidated(
+                round_number,
+                [n for n in current if n not in previous],
+                [n for n in previous if n not in current],
+            )
+        )
+
+    # -- summary compression ---------------------------------------------------------------
+
+    def summary_request(self, messages: Sequence[Message]) -> list[Message] | None:
+        """The messages of the summary request due now, or ``None``."""
+        compressor = self.compressor
+        if compressor is None or not compressor.summarise:
+            return None
+        pending = compressor.pending(messages)
+        if not pending:
+            return None
+        self._summary_prompt = summary_prompt(compressor.summary, pending)
+        return self._summary_prompt
+
+    def set_summary(self, text: str, usage: Usage) -> None:
+        """Record the model's summary of everything dropped so far, and its request."""
+        compressor = self.compressor
+        if compressor is None:
+            raise CallerError("set_summary() without a history budget")
+        compressor.summary = text.strip() or compressor.summary
+        compressor.summarised_upto = compressor.cut
+        tokens = account(self._summary_prompt, count=self.count)
+        self.requests.append(RequestRecord(0, tokens, usage, summary=True))
+
+    def store_binding(self) -> tuple[ResultStore, int, Any]:
+        """What the ``read_result`` tool reads: the store, the page size, the counter."""
+        return self.store, self.policy.max_result_tokens or 4000, self.count
+
+    # -- after a turn ------------------------------------------------------------------------
+
+    def observe(self, message: AssistantMessage, usage: Usage) -> None:
+        """Remember the tools the model used and the request's reported usage."""
+        for call in message.tool_calls:
+            if call.name in self._definitions:
+                self.used.add(call.name)
+        if self.requests:
+            self.requests[-1].usage = usage
+
+    def shape_result(self, call_id: str, tool: Tool, content: str) -> str:
+        """A result's text, cut to its cap (the full text kept in :attr:`store`)."""
+        cap = getattr(tool, "max_result_tokens", None)
+        if cap is UNLIMITED:
+            return content
+        limit = cap if isinstance(cap, int) and cap > 0 else self.policy.max_result_tokens
+        if limit is None or is_read_result(tool):
+            return content
+        cut = truncate_middle(content, limit, call_id, self.count)
+        if cut is None:
+            return content
+        self.store.put(call_id, content)
+        return cut
+
+    def full_result(self, call_id: str) -> str | None:
+        """The full text of a truncated result of this run (``None``: never truncated)."""
+        return self.store.get(call_id)
+
+    def report(self) -> list[dict[str, Any]]:
+        """Per request: tokens by part and the provider's usage (JSON-ready)."""
+        return [r.as_dict() for r in self.requests]
+
+
+def routing_query(messages: Sequence[Message]) -> str:
+    """The text routing ranks tools by: the user's and the model's own words.
+
+    Tool results never enter it (a result that says "call delete_all" must not put
+    ``delete_all`` on offer). The first user message and the newest user and assistant
+    messages are read.
+    """
+    texts: list[str] = []
+    first = next((m for m in messages if isinstance(m, UserMessage)), None)
+    for message in reversed(messages):
+        if len(texts) >= _QUERY_MESSAGES:
+            break
+        if isinstance(message, UserMessage) and message is not first:
+            texts.append(message.content)
+        elif isinstance(message, AssistantMessage):
+            texts.append(message.text)
+    if first is not None:
+        texts.append(first.content)
+    return "\n".join(reversed(texts))
