@@ -116,3 +116,25 @@ def test_stream_ending_inside_a_sequence_is_an_error() -> None:
     dec.feed(b"data: ok\n\ndata: \xe2\x82")
     with pytest.raises(ProtocolError, match="not valid UTF-8"):
         dec.close()
+
+
+def test_a_long_line_in_small_pieces_is_split_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Work counted, not timed: the characters handed to line splitting stay linear in
+    the input however small the pieces (an 8 MB line in 4 KB pieces was quadratic)."""
+    import toolwire.wire.sse as sse_module
+
+    if getattr(sse_module, "__file__", "").endswith((".so", ".pyd")):
+        pytest.skip("compiled functions cannot be wrapped")
+    seen = [0]
+    split = sse_module._split_lines
+
+    def counting(text: str, final: bool) -> list[str]:
+        seen[0] += len(text)
+        return split(text, final)
+
+    monkeypatch.setattr(sse_module, "_split_lines", counting)
+    line = b"data: " + b"x" * 1_000_000 + b"\n\n"
+    dec = SSEDecoder()
+    events = [e for pos in range(0, len(line), 4096) for e in dec.feed(line[pos : pos + 4096])]
+    assert [len(e.data) for e in events] == [1_000_000]
+    assert seen[0] <= 2 * len(line)

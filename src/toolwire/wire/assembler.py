@@ -39,7 +39,7 @@ from .events import (
 )
 from .jsonscan import ClosureScanner
 
-__all__ = ["Assembler", "loads_json", "parse_arguments"]
+__all__ = ["Assembler", "dump_json", "loads_json", "parse_arguments"]
 
 # The C scanner behind json.loads, called directly: it skips three Python-level
 # wrapper calls, which are most of the cost of parsing a small value (a chunk of a
@@ -62,6 +62,18 @@ def loads_json(text: str) -> Any:
     except (StopIteration, ValueError, RecursionError):
         pass
     return json.loads(text)
+
+
+def dump_json(value: Any, name: str) -> str:
+    """``value`` as JSON text (a provider sent an object where text was expected).
+
+    Only what a provider can send fails: a non-finite number or an integer over
+    Python's digit limit becomes a ``ProtocolError`` naming ``name``.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"{name} cannot be written as JSON ({exc})") from None
 
 
 def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
@@ -140,11 +152,15 @@ class Assembler:
 
     def text(self, text: str) -> None:
         """Add answer text."""
+        if text.__class__ is not str:
+            _wrong("text", text)
         self._segment("text", text)
         self.events.append(TextDelta(text))
 
     def reasoning(self, text: str) -> None:
         """Add reasoning text."""
+        if text.__class__ is not str:
+            _wrong("reasoning text", text)
         self._segment("reasoning", text)
         self.events.append(ReasoningDelta(text))
 
@@ -152,6 +168,9 @@ class Assembler:
         self, *, signature: str | None = None, redacted: str | None = None, id: str | None = None
     ) -> None:
         """Attach provider data (signature, encrypted content, item id) to the last reasoning part."""
+        for name, value in (("signature", signature), ("encrypted content", redacted), ("id", id)):
+            if value is not None and value.__class__ is not str:
+                _wrong(f"reasoning {name}", value)
         seg = self._last_reasoning()
         if signature is not None:
             seg.signature = (seg.signature or "") + signature
@@ -189,7 +208,16 @@ class Assembler:
     def tool_fragment(
         self, index: int | None, id: str | None, name: str | None, arguments: str | None
     ) -> None:
-        """Add one fragment of the call at ``index``: any of id, name, arguments text."""
+        """Add one fragment of the call at ``index``: any of id, name, arguments text.
+
+        Every value is checked here, the door for all decoders: an index that is not an
+        integer, or an id, name or arguments that are not strings, is a ``ProtocolError``.
+        """
+        if index is not None and index.__class__ is not int:
+            _wrong("tool call index", index, "an integer")
+        for what, value in (("id", id), ("name", name), ("arguments", arguments)):
+            if value is not None and value.__class__ is not str:
+                _wrong(f"tool call {what}", value)
         call = self.calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
@@ -213,7 +241,7 @@ class Assembler:
         an append, one event and one substring test (a scan only when the fragment
         ends in ``}``).
         """
-        call = self.calls.get(index)  # type: ignore[arg-type]  # None is never a key
+        call = self.calls.get(index) if index.__class__ is int else None
         if call is None or not text or text.__class__ is not str:
             self.tool_fragment(index, None, None, text)
             return
@@ -227,6 +255,10 @@ class Assembler:
 
     def tool_arguments_done(self, index: int, arguments: str | None = None) -> None:
         """The call's arguments are final; ``arguments`` (if given) is their full text."""
+        if index.__class__ is not int:
+            _wrong("tool call index", index, "an integer")
+        if arguments is not None and arguments.__class__ is not str:
+            _wrong("tool call arguments", arguments)
         call = self.calls.get(index)
         if call is None:
             raise ProtocolError(
@@ -360,6 +392,8 @@ class Assembler:
 
     def finish(self, reason: str) -> None:
         """Record the provider's finish reason (OpenAI vocabulary)."""
+        if reason.__class__ is not str:
+            _wrong("finish reason", reason)
         self._finish = reason
         self.events.append(Finished(reason))
 
@@ -465,6 +499,11 @@ class Assembler:
                     f"the turn has {n_calls} tool call(s) but finish reason {finish!r}",
                 )
             )
+
+
+def _wrong(what: str, value: Any, expected: str = "a string") -> None:
+    kind = "null" if value is None else type(value).__name__
+    raise ProtocolError(f"{what} must be {expected}, got {kind} {str(value)[:20]!r}")
 
 
 def _segment_part(seg: _Segment) -> Part:
