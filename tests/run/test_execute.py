@@ -17,7 +17,7 @@ from toolwire.run.execute import ExecutionOptions, Executor, TurnRun
 from toolwire.tools import Tool, tool
 from toolwire.wire.events import ToolCallReady, ToolCallStarted
 
-from .helpers import request, run
+from .helpers import request, run, run_fake_clock
 
 OK, ERROR, TIMEOUT = ToolStatus.OK, ToolStatus.ERROR, ToolStatus.TIMEOUT
 CANCELLED, NOT_EXECUTED = ToolStatus.CANCELLED, ToolStatus.NOT_EXECUTED
@@ -244,13 +244,13 @@ def test_async_timeout() -> None:
 def test_stuck_sync_tool_is_abandoned_and_frees_its_slot() -> None:
     release = threading.Event()
 
-    @tool(timeout=0.05)
+    @tool(timeout=0.05, concurrency_safe=True)
     def stuck() -> str:
         """Blocks its thread."""
         release.wait(10)
         return "late"
 
-    @tool
+    @tool(concurrency_safe=True)
     def quick() -> str:
         """Fast."""
         return "quick"
@@ -758,7 +758,7 @@ def _fault_tools(release: threading.Event) -> list[Tool]:
 
 
 _RELEASE = threading.Event()
-_FAULT_EXECUTOR = Executor(_fault_tools(_RELEASE), ExecutionOptions(max_threads=4))
+_FAULT_TOOLS = _fault_tools(_RELEASE)
 
 
 def _fault_request(position: int, behaviour: str, safe: bool) -> Any:
@@ -780,7 +780,9 @@ def test_exactly_one_result_per_call_in_order(
     calls: list[tuple[str, bool]], early: bool, cancel_after: int | None
 ) -> None:
     reqs = [_fault_request(i, behaviour, safe) for i, (behaviour, safe) in enumerate(calls)]
-    turn = _FAULT_EXECUTOR.turn(early=early)
+    # A fresh executor per example: an abandoned stuck call of an earlier example must
+    # not hold this one's unsafe calls back (the fake clock makes their grace instant).
+    turn = Executor(_FAULT_TOOLS, ExecutionOptions(max_threads=4)).turn(early=early)
 
     async def execute() -> None:
         async with turn:
@@ -804,7 +806,7 @@ def test_exactly_one_result_per_call_in_order(
 
     interrupted = False
     try:
-        run(body())
+        run_fake_clock(body())
     except KeyboardInterrupt:
         interrupted = True
     results = turn.results() if turn.bound else []
@@ -825,6 +827,112 @@ def test_exactly_one_result_per_call_in_order(
         ):
             assert result.status is OK
     if "interrupt" in [b for b, _ in calls] and cancel_after is None:
-        assert interrupted or not turn.bound or any(r.status is CANCELLED for r in results)
+        held_back = [r for r in results if "still running in its thread" in r.content]
+        assert (
+            interrupted
+            or not turn.bound
+            or held_back
+            or any(r.status is CANCELLED for r in results)
+        )
     if not interrupted and cancel_after is None:
         assert turn.bound
+
+
+# -- the executor's promises under hostile tools -------------------------------------------
+
+
+def test_a_sync_tool_raising_stop_iteration_gets_an_error_result() -> None:
+    """``future.set_exception(StopIteration)`` fails inside the loop's callback: the run
+    used to wait forever (no timeout here, so nothing else would end it)."""
+
+    @tool
+    def exhausted() -> str:
+        """Calls next() on an empty iterator."""
+        return str(next(iter([])))
+
+    results = run(Executor([exhausted], pool=WorkerPool("stop")).execute([request("exhausted")]))
+    assert [r.status for r in results] == [ERROR]
+    assert "StopIteration" in results[0].content
+
+
+def test_an_overrunning_unsafe_sync_call_never_overlaps_the_next_one() -> None:
+    release, started = threading.Event(), threading.Event()
+    running: list[str] = []
+    overlapped: list[str] = []
+
+    @tool(timeout=1)
+    def slow_write() -> str:
+        """Blocks its thread until released."""
+        running.append("slow")
+        started.set()
+        release.wait(30)
+        running.remove("slow")
+        return "late"
+
+    @tool
+    def write() -> str:
+        """Another unsafe call."""
+        if running:
+            overlapped.append("write")
+        return "written"
+
+    executor = Executor(
+        [slow_write, write], ExecutionOptions(overrun_grace=2), pool=WorkerPool("overlap")
+    )
+    try:
+        results = run_fake_clock(
+            executor.execute([request("slow_write"), request("write", index=1, call_id="w")]),
+            before_time_passes=[started],
+        )
+    finally:
+        release.set()
+    assert [r.status for r in results] == [TIMEOUT, NOT_EXECUTED]
+    assert "still running in its thread after a 2 s grace period" in results[1].content
+    assert overlapped == []
+
+
+def test_the_next_unsafe_call_runs_once_the_overrunning_one_ends() -> None:
+    release, started = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    @tool(timeout=1)
+    def slow_write() -> str:
+        """Blocks its thread until released."""
+        started.set()
+        release.wait(30)
+        order.append("slow ended")
+        return "late"
+
+    @tool
+    def write() -> str:
+        """Another unsafe call."""
+        order.append("write")
+        return "written"
+
+    executor = Executor([slow_write, write], pool=WorkerPool("overlap2"))
+
+    async def body() -> list[Any]:
+        first = await executor.execute([request("slow_write")])  # times out, abandoned
+        release.set()  # its thread ends now; the next unsafe call waits for that
+        for thread in threading.enumerate():  # its end is handed to the loop before exit
+            if thread.name.startswith("overlap2"):
+                thread.join(10)
+        return first + await executor.execute([request("write", call_id="w")])
+
+    results = run_fake_clock(body(), before_time_passes=[started])
+    assert [r.status for r in results] == [TIMEOUT, OK]
+    assert order == ["slow ended", "write"]
+
+
+def test_an_async_tool_that_swallows_its_cancellation_is_never_reported_ok() -> None:
+    @tool(timeout=0.3)
+    async def stubborn() -> str:
+        """Ignores the cancellation at its deadline and returns later."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(2)
+        return "done anyway"
+
+    results = run_fake_clock(Executor([stubborn]).execute([request("stubborn")]))
+    assert [r.status for r in results] == [TIMEOUT]

@@ -75,10 +75,38 @@ class TaskScope:
 
 
 def deadline(seconds: float | None) -> AbstractAsyncContextManager[Any]:
-    """A scope that raises ``TimeoutError`` when ``seconds`` pass (``None``: no limit)."""
+    """A scope that raises ``TimeoutError`` when ``seconds`` pass (``None``: no limit).
+
+    Also when the body swallowed the cancellation and returned anyway, late: a call that
+    ran past its deadline is never reported as a success.
+    """
     if sys.version_info >= (3, 11):
-        return asyncio.timeout(seconds)
+        return _Deadline(seconds)
     return _anyio_deadline(seconds)  # pragma: no cover - Python 3.10 only
+
+
+class _Deadline:
+    """``asyncio.timeout``, plus the check for a body that ignored its cancellation."""
+
+    __slots__ = ("_timeout",)
+
+    def __init__(self, seconds: float | None) -> None:
+        self._timeout: Any = asyncio.timeout(seconds)  # type: ignore[attr-defined,unused-ignore]
+
+    async def __aenter__(self) -> _Deadline:
+        await self._timeout.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        suppress: bool | None = await self._timeout.__aexit__(exc_type, exc, tb)
+        if exc_type is None and self._timeout.expired():
+            raise TimeoutError("it ignored the cancellation at its deadline and returned late")
+        return suppress
 
 
 @contextlib.asynccontextmanager
@@ -86,5 +114,7 @@ async def _anyio_deadline(seconds: float | None) -> AsyncIterator[None]:  # prag
     """Python 3.10 has no ``asyncio.timeout``; anyio's scope raises ``TimeoutError`` too."""
     import anyio
 
-    with anyio.fail_after(seconds):
+    with anyio.fail_after(seconds) as scope:
         yield
+    if scope.cancel_called:  # the body swallowed the cancellation and returned late
+        raise TimeoutError("it ignored the cancellation at its deadline and returned late")

@@ -113,6 +113,10 @@ class ExecutionOptions:
         backoff_max: The longest wait between retries.
         max_result_chars: Result text longer than this is cut.
         retry_on: Which failures of an idempotent tool are retried.
+        overrun_grace: Seconds a call waits for an abandoned sync call (one that ran
+            past its timeout and keeps running in its thread) before it would overlap
+            it: an unsafe call waits for any such call, any call for an unsafe one.
+            Still running then, the call is answered ``not_executed`` with the reason.
     """
 
     max_threads: int = 32
@@ -121,13 +125,14 @@ class ExecutionOptions:
     backoff_max: float = 5.0
     max_result_chars: int = DEFAULT_MAX_CHARS
     retry_on: Callable[[Exception], bool] = default_retryable
+    overrun_grace: float = 5.0
 
     def __post_init__(self) -> None:
         _positive_int("max_threads", self.max_threads)
         _positive_int("max_result_chars", self.max_result_chars)
         if self.batch_budget is not None:
             _positive_number("batch_budget", self.batch_budget)
-        for name in ("backoff_base", "backoff_max"):
+        for name in ("backoff_base", "backoff_max", "overrun_grace"):
             value = getattr(self, name)
             if not _is_number(value) or value < 0:
                 raise CallerError(f"ExecutionOptions.{name} must be a number >= 0, got {value!r}")
@@ -179,6 +184,8 @@ class Executor:
         self.pool = pool or shared_pool()
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
+        # Sync calls abandoned while still running in their thread: (job, unsafe).
+        self._overrunning: list[tuple[Job, bool]] = []
 
     def turn(
         self,
@@ -212,6 +219,28 @@ class Executor:
         """Seconds to wait before retry number ``attempt + 1``: half fixed, half jitter."""
         ceiling = float(min(self.options.backoff_max, self.options.backoff_base * 2.0**attempt))
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
+
+    def overran(self, job: Job, *, unsafe: bool) -> None:
+        """A sync call was abandoned while its thread may still run it: remember it."""
+        if not job.ended.done():
+            self._overrunning.append((job, unsafe))
+
+    async def wait_for_overruns(self, *, unsafe: bool) -> Job | None:
+        """Wait (up to ``overrun_grace``) until no abandoned call this one would overlap
+        is still running: any, for an unsafe call; unsafe ones, for a safe call.
+
+        Returns:
+            ``None``, or a job still running when the grace period ran out.
+        """
+        loop = asyncio.get_running_loop()
+        self._overrunning = [(j, u) for j, u in self._overrunning if not j.ended.done()]
+        blocking = [j for j, u in self._overrunning if (unsafe or u) and j.loop is loop]
+        if not blocking:
+            return None
+        _, pending = await asyncio.wait(
+            [j.ended for j in blocking], timeout=self.options.overrun_grace
+        )
+        return next((j for j in blocking if j.ended in pending), None)
 
     def thread_limit(self) -> asyncio.Semaphore:
         """The sync-call slots of the running event loop."""
@@ -539,6 +568,8 @@ class TurnRun:
         tool = call.tool
         assert tool is not None
         executor = self._executor
+        if await executor.wait_for_overruns(unsafe=not call.safe) is not None:
+            return self._unfinished(call, _overlap_reason(executor.options.overrun_grace))
         attempts = 1 + (tool.retries if tool.idempotent else 0)
         self._executed += 1
         for attempt in range(attempts):
@@ -577,7 +608,8 @@ class TurnRun:
                 async with deadline(tool.timeout):
                     return await job.future
             finally:
-                _release(call, job)
+                if _release(call, job):
+                    self._executor.overran(job, unsafe=not call.safe)
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
         try:
@@ -620,11 +652,24 @@ class TurnRun:
             self._discard(call, reason)
 
 
-def _release(call: _Call, job: Job) -> None:
-    """After waiting on a thread job: note whether it ran, abandon it if unfinished."""
-    call.started = call.started or job.started
+def _release(call: _Call, job: Job) -> bool:
+    """After waiting on a thread job: note whether it ran, abandon it if unfinished.
+
+    Returns whether it was abandoned (its thread may still be running it).
+    """
     if not job.future.done() or job.future.cancelled():
-        job.abandon()
+        taken = job.abandon()  # atomic with the thread's claim: no job starts after this
+        call.started = call.started or taken
+        return taken
+    call.started = call.started or job.started
+    return False
+
+
+def _overlap_reason(grace: float) -> str:
+    return (
+        "an earlier call that ran past its timeout is still running in its thread after a "
+        f"{grace:g} s grace period, and this call may not run alongside it; try again later"
+    )
 
 
 def _budget_result(call: _Call, tool: Tool, budget: float | None) -> ToolResult:
