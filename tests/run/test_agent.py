@@ -459,7 +459,7 @@ def test_safe_calls_start_while_the_model_streams() -> None:
         log: list[str] = []
         started = asyncio.Event()
 
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def look(key: str) -> str:
             """Read-only."""
             log.append(f"look {key}")
@@ -534,7 +534,7 @@ def test_a_broken_turn_cancels_started_calls() -> None:
     async def body() -> tuple[list[Any], Any]:
         began = asyncio.Event()
 
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def hang(key: str) -> str:
             """Never returns."""
             began.set()

@@ -28,7 +28,7 @@ def ready(req: Any) -> ToolCallReady:
 
 
 def make_tools(log: list[str]) -> list[Tool]:
-    @tool(concurrency_safe=True)
+    @tool(concurrency_safe=True, side_effects=False)
     async def read(key: str) -> str:
         """Read."""
         log.append(f"read {key}")
@@ -562,7 +562,7 @@ def test_usage_limit_and_skip_answer_every_call_not_executed() -> None:
 
 
 def _early_tools(log: list[str]) -> list[Tool]:
-    @tool(concurrency_safe=True)
+    @tool(concurrency_safe=True, side_effects=False)
     async def read(key: str) -> str:
         """Read."""
         log.append(f"read {key}")
@@ -652,7 +652,7 @@ def test_started_call_whose_final_request_differs_is_cancelled_and_rerun() -> No
         log: list[str] = []
         release = asyncio.Event()
 
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def fetch(url: str) -> str:
             """Fetch."""
             log.append(f"start {url}")
@@ -672,14 +672,15 @@ def test_started_call_whose_final_request_differs_is_cancelled_and_rerun() -> No
     turn, log = run(body())
     assert log == ["start draft", "start final"]
     [result] = turn.results()
-    assert result.status is OK and result.content == "final"
+    assert result.status is OK and result.content.startswith("final")
+    assert "an earlier reading of this call, `fetch`, had already started" in result.content
     [discarded] = turn.discarded
-    assert discarded.call_id == "call_0" and "differ" in discarded.reason
+    assert discarded.call_id == "call_0" and "differ" in discarded.reason and discarded.ran
 
 
 def test_failed_turn_cancels_started_calls_and_keeps_the_error() -> None:
     async def body() -> TurnRun:
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def hang() -> str:
             """Never returns."""
             await asyncio.Event().wait()
@@ -936,3 +937,64 @@ def test_an_async_tool_that_swallows_its_cancellation_is_never_reported_ok() -> 
 
     results = run_fake_clock(Executor([stubborn]).execute([request("stubborn")]))
     assert [r.status for r in results] == [TIMEOUT]
+
+
+def test_a_call_with_side_effects_never_starts_before_the_turn_is_final() -> None:
+    """Arguments sent twice (``{"x": 1}{"x": 1}``, a known server bug) looked complete
+    after the first object: ``send`` ran early, then the final turn's arguments were
+    invalid and the history said it never ran."""
+    sent: list[Any] = []
+
+    @tool(concurrency_safe=True)  # side_effects defaults to True
+    async def send(x: int) -> str:
+        """Sends."""
+        sent.append(x)
+        return "sent"
+
+    async def body() -> TurnRun:
+        turn = Executor([send]).turn()
+        async with turn:
+            turn.ready(ready(request("send", {"x": 1})))
+            await asyncio.sleep(0)
+            assert sent == []  # not started while the stream may still change it
+            await turn.finish([request("send", '{"x": 1}{"x": 1}')])
+        return turn
+
+    turn = run(body())
+    assert sent == []
+    [result] = turn.results()
+    assert result.status is ERROR and "earlier reading" not in result.content
+    assert turn.discarded == []
+
+
+def test_a_harmless_call_that_ran_and_was_replaced_is_recorded_truthfully() -> None:
+    """A name fragment after the arguments closed turned ``get`` into ``get_weather``:
+    ``get`` (read-only) ran; the history and ``discarded`` say so."""
+    log: list[str] = []
+
+    @tool(concurrency_safe=True, side_effects=False)
+    async def get() -> str:
+        """Reads."""
+        log.append("get")
+        return "got"
+
+    @tool(concurrency_safe=True, side_effects=False)
+    async def get_weather() -> str:
+        """Reads the weather."""
+        log.append("get_weather")
+        return "sunny"
+
+    async def body() -> TurnRun:
+        turn = Executor([get, get_weather]).turn()
+        async with turn:
+            turn.ready(ready(request("get")))
+            for _ in range(3):
+                await asyncio.sleep(0)
+            await turn.finish([request("get_weather")])
+        return turn
+
+    turn = run(body())
+    assert log == ["get", "get_weather"]
+    [result] = turn.results()
+    assert result.content.startswith("sunny") and "`get`, had already started" in result.content
+    assert [(d.name, d.ran) for d in turn.discarded] == [("get", True)]

@@ -2,9 +2,15 @@
 
 A :class:`TurnRun` executes the calls of one model turn. It can start while the turn
 is still streaming (*early execution*): the agent loop hands it each
-``ToolCallReady`` event, and a call that is valid and concurrency-safe starts at once
-when every earlier call of the turn is known, and is valid-and-safe or invalid (an
-invalid call never runs, so it orders nothing). The first unsafe call closes the gate:
+``ToolCallReady`` event, and a call that is valid, concurrency-safe and *harmless to
+discard* (its tool has no side effects, or is idempotent) starts at once when every
+earlier call of the turn is known, and is valid-and-safe or invalid (an invalid call
+never runs, so it orders nothing). The stream may still change a call that looked
+finished (arguments sent twice, a name fragment after the arguments), so a call whose
+running would matter if the final turn replaced it waits for the end of the stream;
+``side_effects`` defaults to ``True``, so read-only tools declare ``side_effects=False``
+to start early. A call that ran and was then replaced is recorded in ``discarded``
+with ``ran=True``, and its replacement's result says so. The first unsafe call closes the gate:
 it and every call after it wait for the end of the stream and for the calls before
 them. At the end of the stream :meth:`TurnRun.finish` reconciles the final turn with
 what started — a started call whose final request differs (a provider that corrected
@@ -59,6 +65,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import functools
 import random
 import weakref
@@ -149,12 +156,14 @@ class Discarded:
         call_id: Its id.
         name: Its tool name.
         reason: Why it was cancelled.
+        ran: Whether its tool had already started (or finished) when it was discarded.
     """
 
     index: int
     call_id: str
     name: str
     reason: str
+    ran: bool = False
 
 
 class Executor:
@@ -256,6 +265,7 @@ class _Call:
 
     __slots__ = (
         "budget_cut",
+        "harmless",
         "index",
         "request",
         "result",
@@ -272,6 +282,8 @@ class _Call:
         self.validation = validation
         self.tool = tool
         self.safe = False
+        # Running it and then discarding it is harmless: no side effects, or idempotent.
+        self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
         self.result: ToolResult | None = None
         self.started = False  # the tool function began (so stopping it is "cancelled")
         self.task: asyncio.Task[None] | None = None
@@ -326,6 +338,7 @@ class TurnRun:
         self._order: list[_Call] | None = None  # the final calls, once finish() ran
         self._stop_reason = "the run stopped before this call ran"
         self._interrupt: BaseException | None = None
+        self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
 
@@ -379,7 +392,8 @@ class TurnRun:
                 if not call.safe or not self._may_launch():
                     self._gate_open = False
                     return
-                self._launch(call)
+                if call.harmless:  # else it starts with its batch, once the turn is final
+                    self._launch(call)
             self._frontier += 1
 
     def _may_launch(self) -> bool:
@@ -622,6 +636,9 @@ class TurnRun:
         """Record a call's one result; the first one wins."""
         if call.result is not None:
             return
+        earlier = self._ran_before.pop(call.index, None)
+        if earlier is not None:
+            result = _with_earlier_run(result, earlier)
         call.result = result
         if self._on_result is not None:
             self._on_result(call.index, result)
@@ -642,10 +659,15 @@ class TurnRun:
         if call.task is None:
             return
         request = call.request
+        ran = call.started or call.result is not None
         # Set directly, not through _settle: no result event for a call that is replaced.
-        call.result = self._unfinished(call, reason)
+        if call.result is None:
+            call.result = self._unfinished(call, reason)
         call.task.cancel()
-        self.discarded.append(Discarded(call.index, request.id, request.name, reason))
+        item = Discarded(call.index, request.id, request.name, reason, ran)
+        self.discarded.append(item)
+        if ran:
+            self._ran_before[call.index] = item
 
     def _discard_all(self, reason: str) -> None:
         for call in self._by_index.values():
@@ -663,6 +685,16 @@ def _release(call: _Call, job: Job) -> bool:
         return taken
     call.started = call.started or job.started
     return False
+
+
+def _with_earlier_run(result: ToolResult, earlier: Discarded) -> ToolResult:
+    """Say in the replacing call's result that an earlier reading of it ran: the history
+    must not claim that nothing happened."""
+    note = (
+        f" (Before the turn ended, an earlier reading of this call, `{earlier.name}`, had "
+        f"already started and was then discarded: {earlier.reason}.)"
+    )
+    return dataclasses.replace(result, content=result.content + note)
 
 
 def _overlap_reason(grace: float) -> str:
