@@ -18,6 +18,9 @@ Failure rules, in one place:
   allowed), ``total`` for the whole turn, retries and their waits included.
 * **4xx** (other than 408/409/429) raise :class:`~toolwire.errors.ProviderAPIError` at
   once, carrying the status and the provider's own message.
+* **No secret in an error**: every toolwire error raised here has the request's
+  credentials (key headers, a URL's user-info password) replaced by ``***``, whatever
+  quoted them (a proxy echoing the Authorization header in a 401, a URL in a message).
 * **Every body read is guarded**: error bodies and JSON responses are read chunk by
   chunk under the same read and total timeouts as a stream, an error body only up to
   ``MAX_ERROR_BODY`` bytes (an endless 500 body is not read into memory), a JSON
@@ -59,6 +62,7 @@ from ..wire.events import (
     ToolCallStarted,
     UsageReported,
 )
+from .redact import redact_headers, redact_url, scrub, secrets_in
 
 if TYPE_CHECKING:
     import httpx
@@ -222,6 +226,13 @@ class HTTPRequest:
     body: Mapping[str, Any]
     key_env: str | None = None
 
+    def __repr__(self) -> str:  # the credentials masked: a repr ends up in logs
+        return (
+            f"HTTPRequest(provider={self.provider!r}, url={redact_url(self.url)!r}, "
+            f"headers={redact_headers(self.headers)!r}, body=<{len(self.body)} keys>, "
+            f"key_env={self.key_env!r})"
+        )
+
 
 class StreamDecoderLike(Protocol):
     """What :func:`stream_turn` needs from a decoder: ``toolwire.wire``'s interface."""
@@ -322,6 +333,40 @@ async def stream_turn(
         StreamInterruptedError: The stream failed after output reached the caller.
         ProtocolError: The response broke the provider's protocol.
     """
+    secrets = secrets_in(request.url, request.headers)
+    try:
+        async for item in _turn(request, wire, options):
+            yield item
+    except ToolwireError as exc:
+        if secrets:
+            _scrub_error(exc, secrets)
+        raise
+
+
+def _scrub_error(exc: ToolwireError, secrets: list[str]) -> None:
+    """Mask the request's credentials wherever the error quotes them."""
+    exc.message = scrub(exc.message, secrets)
+    exc.args = (exc.message,)
+    if exc.hint:
+        exc.hint = scrub(exc.hint, secrets)
+    if isinstance(exc, ProviderAPIError) and exc.body is not None:
+        exc.body = _scrub_value(exc.body, secrets)
+
+
+def _scrub_value(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, dict):
+        return {k: _scrub_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_value(v, secrets) for v in value]
+    return value
+
+
+async def _turn(
+    request: HTTPRequest, wire: Wire, options: HTTPOptions
+) -> AsyncIterator[ModelEvent]:
+    """``stream_turn`` without the scrubbing: the retry loop."""
     deadline = _Deadline(options.timeouts.total)
     failures = 0
     while True:
@@ -396,21 +441,23 @@ async def _send(
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
         raise CallerError(
-            f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url"
+            f"invalid URL {redact_url(request.url)!r} for {request.provider}: {exc}",
+            hint="check --base-url",
         ) from None
     try:
         with anyio.fail_after(deadline.check(request.provider)):
             return await client.send(built, stream=True)
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         raise CallerError(
-            f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url"
+            f"invalid URL {redact_url(request.url)!r} for {request.provider}: {exc}",
+            hint="check --base-url",
         ) from None
     except (httpx.TimeoutException, TimeoutError) as exc:
         raise _Retry(_timeout_error(request, exc, "waiting for the response headers")) from None
     except httpx.TransportError as exc:
         raise _Retry(
             ProviderConnectionError(
-                f"cannot reach {request.provider} at {request.url}: {_describe(exc)}"
+                f"cannot reach {request.provider} at {redact_url(request.url)}: {_describe(exc)}"
             )
         ) from None
 
@@ -422,7 +469,7 @@ def _describe(exc: BaseException) -> str:
 
 def _timeout_error(request: HTTPRequest, exc: BaseException, what: str) -> ProviderTimeoutError:
     return ProviderTimeoutError(
-        f"{request.provider} at {request.url} timed out {what} ({type(exc).__name__})"
+        f"{request.provider} at {redact_url(request.url)} timed out {what} ({type(exc).__name__})"
     )
 
 
