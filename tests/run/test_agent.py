@@ -759,3 +759,19 @@ def test_every_call_gets_exactly_one_result_whatever_happens(
             and "was not run" in message.content
         ):
             assert message.status is ERROR
+
+
+def test_a_server_that_numbers_calls_per_turn_runs_to_the_end() -> None:
+    """``call_0`` in every turn ended the run with a HistoryError blamed on the caller;
+    results belong to the turn before them, so the history is valid."""
+    model = ScriptedModel(
+        [
+            tool_call_turn(("add", {"a": 1, "b": 2}, "call_0")),
+            tool_call_turn(("add", {"a": 3, "b": 4}, "call_0")),
+            text_turn("3 and 7"),
+        ]
+    )
+    result = Agent(model=model, tools=[add]).run_sync("add twice")
+    assert result.output == "3 and 7"
+    assert [r.content for r in _results(result.messages)] == ["3", "7"]
+    answered_in_order(result.messages)
