@@ -21,6 +21,7 @@ that list out and start a new one per ``feed``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..errors import ProtocolError, TurnError
@@ -39,7 +40,7 @@ from .events import (
 )
 from .jsonscan import ClosureScanner
 
-__all__ = ["Assembler", "dump_json", "loads_json", "parse_arguments"]
+__all__ = ["Assembler", "dump_json", "loads_json", "parse_arguments", "sendable_text"]
 
 # The C scanner behind json.loads, called directly: it skips three Python-level
 # wrapper calls, which are most of the cost of parsing a small value (a chunk of a
@@ -48,6 +49,17 @@ _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 _UNSET: Any = object()  # "not parsed yet", where None is a value
+
+# What the decoders accept but no provider can be sent back (invariant: whatever enters
+# the history encodes for every provider). A lone surrogate (a code point no UTF-8 can
+# hold; JSON's "\ud800" escape makes one) is replaced by U+FFFD where it stands in
+# text; a number JSON cannot carry (1e999 parses as infinity, NaN and Infinity as
+# themselves) or a lone surrogate inside parsed arguments rejects the call, with a
+# reason the model gets back. Escapes in patterns, never literal surrogates (mypyc).
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+_MAYBE_UNSENDABLE = re.compile(
+    "\\\\[uU][dD][89abcdefABCDEF]|[0-9][eE]\\+?[0-9]{3}|NaN|Infinity|[0-9]{300}"
+)
 
 
 def loads_json(text: str) -> Any:
@@ -77,15 +89,37 @@ def dump_json(value: Any, name: str) -> str:
 
 
 def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
-    """Parse a call's arguments: ``(value, None)``, or ``(None, reason)`` when not JSON."""
+    """Parse a call's arguments: ``(value, None)``, or ``(None, reason)`` when not JSON,
+    or when the value could not be sent back to a provider (see ``_SURROGATE``)."""
     if not text or text.isspace():
         return {}, None
     try:
-        return loads_json(text), None
+        value = loads_json(text)
     except ValueError as exc:
         return None, f"Invalid JSON arguments for tool {name}: {exc}"
     except RecursionError:
         return None, f"Invalid JSON arguments for tool {name}: nested too deeply"
+    if _MAYBE_UNSENDABLE.search(text) is not None:  # rare: then check the value itself
+        try:
+            json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except UnicodeEncodeError:  # before ValueError, its base
+            return None, (
+                f"Invalid JSON arguments for tool {name}: a string holds a lone surrogate "
+                "(an unpaired \\ud800-\\udfff escape); send valid Unicode"
+            )
+        except ValueError:
+            return None, (
+                f"Invalid JSON arguments for tool {name}: a number JSON cannot carry "
+                "(infinity or NaN, e.g. 1e999); write it as a string or a finite number"
+            )
+    return value, None
+
+
+def sendable_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (``text`` itself if none)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class _Call:
@@ -154,6 +188,8 @@ class Assembler:
         """Add answer text."""
         if text.__class__ is not str:
             _wrong("text", text)
+        if not text.isascii():
+            text = self._sendable(text, None)
         self._segment("text", text)
         self.events.append(TextDelta(text))
 
@@ -161,6 +197,8 @@ class Assembler:
         """Add reasoning text."""
         if text.__class__ is not str:
             _wrong("reasoning text", text)
+        if not text.isascii():
+            text = self._sendable(text, None)
         self._segment("reasoning", text)
         self.events.append(ReasoningDelta(text))
 
@@ -184,6 +222,17 @@ class Assembler:
         Responses output item), and adjacent reasoning blocks must stay separate parts
         because each carries its own signature or encrypted content."""
         self._break = True
+
+    def _sendable(self, text: str, index: int | None) -> str:
+        """``text`` without lone surrogates, with a notice when one was replaced."""
+        clean = sendable_text(text)
+        if clean is not text:
+            self._notice(
+                "lone_surrogate",
+                "a lone surrogate (no valid Unicode character) was replaced by U+FFFD",
+                index,
+            )
+        return clean
 
     def _segment(self, kind: str, text: str) -> None:
         order = self._order
@@ -364,6 +413,8 @@ class Assembler:
             return  # reported when the id or name arrives, or as a TurnError at close
         if arguments is None:
             arguments = "".join(call.parts)
+        if not arguments.isascii():
+            arguments = self._sendable(arguments, call.index)
         request = self._request(call, arguments, parsed)
         call.ready = True
         self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
@@ -371,7 +422,7 @@ class Assembler:
     def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
         request = call.request
         if request is None or request.raw_arguments != arguments or request.name != call.name:
-            if parsed is _UNSET:
+            if parsed is _UNSET or _MAYBE_UNSENDABLE.search(arguments) is not None:
                 value, error = parse_arguments(call.name, arguments)
             else:
                 value, error = parsed, None
@@ -458,6 +509,8 @@ class Assembler:
             else:
                 call = next(call_iter)  # calls take their slots in index order
                 arguments = "".join(call.parts)
+                if not arguments.isascii():
+                    arguments = self._sendable(arguments, call.index)
                 requests.append(self._request(call, arguments))
                 parts.append(self._history_call(call, arguments))
         self._check_finish(len(requests))
