@@ -775,3 +775,29 @@ def test_a_server_that_numbers_calls_per_turn_runs_to_the_end() -> None:
     assert result.output == "3 and 7"
     assert [r.content for r in _results(result.messages)] == ["3", "7"]
     answered_in_order(result.messages)
+
+
+def test_the_stream_owns_its_run_task_and_leaves_none_behind() -> None:
+    """``AgentStream`` started a task nothing owned; now its task scope cancels and
+    awaits it on ``aclose``, and a cancellation is not swallowed on the way."""
+
+    @tool(side_effects=False)
+    async def wait_forever() -> str:
+        """Never returns."""
+        await asyncio.Event().wait()
+        return "never"
+
+    async def body() -> tuple[int, Any]:
+        stream = Agent(
+            ScriptedModel([tool_call_turn(("wait_forever", {}))]), [wait_forever]
+        ).run_stream("go")
+        async for event in stream:
+            if isinstance(event, ToolCallReady):
+                break
+        await stream.aclose()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        return len(others), stream
+
+    left, stream = run(body())
+    assert left == 0
+    answered_in_order(stream.messages)

@@ -528,9 +528,7 @@ class TurnRun:
         """The batch budget ran out: cancel the stragglers, run them again one by one."""
         for call in stragglers:
             call.budget_cut = True
-            if call.task is not None:
-                call.task.cancel()
-        await asyncio.wait([c.task for c in stragglers if c.task is not None])
+        await self._scope.cancel([c.task for c in stragglers if c.task is not None])
         budget = self._executor.options.batch_budget
         for call in stragglers:
             if self._interrupt is not None:
