@@ -234,7 +234,7 @@ def test_async_timeout() -> None:
         await asyncio.Event().wait()
         return "never"
 
-    results = run(
+    results = run_fake_clock(
         Executor([hang]).execute([request("hang"), request("hang", index=1, call_id="b")])
     )
     assert [r.status for r in results] == [TIMEOUT, TIMEOUT]
@@ -242,11 +242,12 @@ def test_async_timeout() -> None:
 
 
 def test_stuck_sync_tool_is_abandoned_and_frees_its_slot() -> None:
-    release = threading.Event()
+    release, started = threading.Event(), threading.Event()
 
     @tool(timeout=0.05, concurrency_safe=True)
     def stuck() -> str:
         """Blocks its thread."""
+        started.set()
         release.wait(10)
         return "late"
 
@@ -257,7 +258,10 @@ def test_stuck_sync_tool_is_abandoned_and_frees_its_slot() -> None:
 
     executor = Executor([stuck, quick], ExecutionOptions(max_threads=1), pool=WorkerPool("test"))
     try:
-        results = run(executor.execute([request("stuck"), request("quick", index=1, call_id="q")]))
+        results = run_fake_clock(
+            executor.execute([request("stuck"), request("quick", index=1, call_id="q")]),
+            before_time_passes=[started],
+        )
     finally:
         release.set()
     assert [r.status for r in results] == [TIMEOUT, OK]
@@ -347,7 +351,7 @@ def test_timeouts_of_idempotent_tools_are_retried() -> None:
         return "second time"
 
     sleep, _ = _recording_sleep()
-    results = run(Executor([slow_once], sleep=sleep).execute([request("slow_once")]))
+    results = run_fake_clock(Executor([slow_once], sleep=sleep).execute([request("slow_once")]))
     assert results[0].status is OK and results[0].content == "second time"
 
 
@@ -378,7 +382,7 @@ def test_batch_budget_degrades_to_serial() -> None:
         request("contended", {"key": "slow"}, index=1),
         request("once", {"key": "once"}, index=2),
     ]
-    results = run(executor.execute(reqs))
+    results = run_fake_clock(executor.execute(reqs))
     assert [r.status for r in results] == [OK, OK, TIMEOUT]
     assert results[1].content == "slow"
     assert "time budget (0.05 s)" in results[2].content
@@ -386,11 +390,12 @@ def test_batch_budget_degrades_to_serial() -> None:
 
 
 def test_batch_budget_reruns_calls_that_never_started() -> None:
-    release = threading.Event()
+    release, started = threading.Event(), threading.Event()
 
     @tool(concurrency_safe=True)
     def hold() -> str:
         """Holds the only thread past the budget."""
+        started.set()
         release.wait(10)
         return "held"
 
@@ -402,7 +407,10 @@ def test_batch_budget_reruns_calls_that_never_started() -> None:
     options = ExecutionOptions(max_threads=1, batch_budget=0.05)
     executor = Executor([hold, queued], options, pool=WorkerPool("test-budget"))
     try:
-        results = run(executor.execute([request("hold"), request("queued", index=1, call_id="q")]))
+        results = run_fake_clock(
+            executor.execute([request("hold"), request("queued", index=1, call_id="q")]),
+            before_time_passes=[started],
+        )
     finally:
         release.set()
     assert [r.status for r in results] == [TIMEOUT, OK]
