@@ -352,3 +352,8 @@ def test_a_json_response_whose_body_stalls_is_a_timeout(sleeps: SleepRecorder) -
             model(server, sleeps, timeouts=Timeouts(read=0.2), retries=Retries(attempts=0)),
             demo_request(),
         )
+
+
+def test_an_error_body_nested_too_deeply_is_still_a_typed_error() -> None:
+    error = api_error(500, b"[" * 100_000, "P")
+    assert error.status == 500 and "HTTP 500" in str(error)

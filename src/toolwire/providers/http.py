@@ -701,7 +701,7 @@ def api_error(
     body: Any
     try:
         body = json.loads(raw) if raw else None
-    except ValueError:
+    except (ValueError, RecursionError):
         body = raw.decode("utf-8", errors="replace")
     message, error_type = _error_fields(body)
     if not message:
