@@ -801,3 +801,18 @@ def test_the_stream_owns_its_run_task_and_leaves_none_behind() -> None:
     left, stream = run(body())
     assert left == 0
     answered_in_order(stream.messages)
+
+
+def test_failures_are_logged_by_round_and_call_id() -> None:
+    model = ScriptedModel(
+        [
+            tool_call_turn(("add", {"a": "x", "b": 2}, "call_0")),
+            tool_call_turn(("add", {"a": 1, "b": "y"}, "call_0")),
+            text_turn("gave up"),
+        ]
+    )
+    result = Agent(model=model, tools=[add]).run_sync("add")
+    assert [(f.round, f.call_id) for f in result.diagnostics.failures] == [
+        (1, "call_0"),
+        (2, "call_0"),
+    ]

@@ -490,7 +490,9 @@ class _Run:
         for note in verdict.warnings:
             result = results[note.position]
             result.content = f"{result.content}\n\n{note.text}"
-            self.diagnostics.record("loop", result.name, note.text, call_id=result.call_id)
+            self.diagnostics.record(
+                "loop", result.name, note.text, call_id=result.call_id, round=self.requests
+            )
             self.emit(LoopWarning(note.kind, result.name, note.text, note.count))
         if verdict.stop is not None:
             stop = verdict.stop
@@ -517,14 +519,18 @@ class _Run:
         """Feed diagnostics and the failure budget; return the first budget stop."""
         first: BudgetExceeded | None = None
         for validation, result in zip(run.validations(), run.results(), strict=True):
-            self.diagnostics.record_validation(validation, call_id=result.call_id)
+            self.diagnostics.record_validation(
+                validation, call_id=result.call_id, round=self.requests
+            )
             kind = _failure_kind(validation.kind, result.status)
             if kind is None:
                 if result.status is ToolStatus.OK:
                     self.budget.record_success(result.name)
                 continue
             if validation.ok:
-                self.diagnostics.record(kind, result.name, result.content, call_id=result.call_id)
+                self.diagnostics.record(
+                    kind, result.name, result.content, call_id=result.call_id, round=self.requests
+                )
             try:
                 self.budget.record(kind, result.name, result.content)
             except BudgetExceeded as exc:
