@@ -41,18 +41,21 @@ class AnthropicStream(StreamDecoder):
         asm.events = out
         self._items += 1
         try:
-            # Typed locals: dict operations in the compiled build (see OpenAIChatStream.feed);
-            # every value is checked before it reaches one.
+            # Typed locals: dict operations in the compiled build; every value's type is
+            # tested inline before it reaches one (see OpenAIChatStream.feed).
             event: dict[str, Any] = item if type(item) is dict else as_dict(item)
-            kind = field(event, "type")
+            kind = event.get("type")
             if kind == "content_block_delta":
                 # Nearly every event of a turn: an arguments fragment goes through
                 # Assembler.arguments, written out (see its comment).
-                delta: dict[str, Any] = as_object(field(event, "delta"), "delta")
-                delta_kind = field(delta, "type")
+                raw_delta = event.get("delta")
+                if type(raw_delta) is not dict:
+                    as_object(field(event, "delta"), "delta")
+                delta: dict[str, Any] = raw_delta
+                delta_kind = delta.get("type")
                 if delta_kind == "input_json_delta":
-                    text = field(delta, "partial_json")
-                    index = field(event, "index")
+                    text = delta.get("partial_json")
+                    index = event.get("index")
                     call = asm.calls.get(index) if type(index) is int else None
                     if call is not None and type(text) is str and text:
                         fragment: str = text
@@ -62,14 +65,17 @@ class AnthropicStream(StreamDecoder):
                             asm.scan(call)
                     else:
                         asm.tool_fragment(
-                            as_index(index, "index"), None, None, as_text(text, "partial_json")
+                            as_index(field(event, "index"), "index"),
+                            None,
+                            None,
+                            as_text(field(delta, "partial_json"), "partial_json"),
                         )
                 elif delta_kind == "text_delta":
                     asm.text(as_text(field(delta, "text"), "text_delta.text"))
                 else:
-                    self._on_delta(delta_kind, delta)
+                    self._on_delta(field(delta, "type"), delta)
             else:
-                self._on_event(kind, event)
+                self._on_event(field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
         return out
@@ -93,7 +99,7 @@ class AnthropicStream(StreamDecoder):
             self._ended = True
         elif kind == "error":
             error = item.get("error") or {}
-            if error.__class__ is not dict:
+            if type(error) is not dict:
                 raise ProviderAPIError(str(error), body=item)
             raise ProviderAPIError(
                 str(error.get("message") or error), error_type=error.get("type"), body=item

@@ -45,32 +45,42 @@ class OpenAIChatStream(StreamDecoder):
         asm.events = out
         self._items += 1
         # The locals are typed so that the compiled build (hatch_build.py) uses dict
-        # operations directly; every value is checked (as_object, as_list) before it
-        # reaches one, so a wrong type is a ProtocolError by decision. Only toolwire's
-        # own errors are caught: anything else is a bug and propagates.
+        # operations directly; every value's type is tested before it reaches one, so a
+        # wrong type is a ProtocolError by decision. The tests are written inline (a
+        # class comparison each), and the as_* helper is called only to raise: a call
+        # per test cost half again the per-fragment time (bench/bench_assembly.py).
+        # Only toolwire's own errors are caught: anything else is a bug and propagates.
         try:
             chunk: dict[str, Any] = item if type(item) is dict else as_dict(item)
             choices = chunk.get("choices")
+            if choices and type(choices) is not list:
+                as_list(choices, "choices")
             choice: dict[str, Any]
-            for raw_choice in as_list(choices, "choices") if choices else ():
-                choice = as_object(raw_choice, "choices[]")
+            for raw_choice in choices or ():
+                if type(raw_choice) is not dict:
+                    as_object(raw_choice, "choices[]")
+                choice = raw_choice
                 if choice.get("index", 0):
                     self._other_choice()
                     continue
                 raw_delta = choice.get("delta")
                 if raw_delta:
-                    delta: dict[str, Any] = as_object(raw_delta, "choices[].delta")
+                    if type(raw_delta) is not dict:
+                        as_object(raw_delta, "choices[].delta")
+                    delta: dict[str, Any] = raw_delta
                     tool_calls = delta.get("tool_calls")
                     if tool_calls:
+                        if type(tool_calls) is not list:
+                            as_list(tool_calls, "delta.tool_calls")
                         tc: dict[str, Any]
-                        for raw_tc in as_list(tool_calls, "delta.tool_calls"):
-                            tc = as_object(raw_tc, "delta.tool_calls[]")
+                        for raw_tc in tool_calls:
+                            if type(raw_tc) is not dict:
+                                as_object(raw_tc, "delta.tool_calls[]")
+                            tc = raw_tc
                             raw_fn = tc.get("function")
-                            fn: dict[str, Any] | None = (
-                                None
-                                if raw_fn is None
-                                else as_object(raw_fn, "tool_calls[].function")
-                            )
+                            if raw_fn is not None and type(raw_fn) is not dict:
+                                as_object(raw_fn, "tool_calls[].function")
+                            fn: dict[str, Any] | None = raw_fn
                             if fn is not None and "id" not in tc and "name" not in fn:
                                 args = fn.get("arguments")
                                 # Any, not int: a missing or odd index must miss here
@@ -78,7 +88,7 @@ class OpenAIChatStream(StreamDecoder):
                                 # compiled build's type check.
                                 index: Any = tc.get("index")
                                 call = asm.calls.get(index) if type(index) is int else None
-                                if call is not None and isinstance(args, str) and args:
+                                if call is not None and type(args) is str and args:
                                     # Assembler.arguments, written out (see its comment).
                                     text: str = args
                                     call.parts.append(text)
