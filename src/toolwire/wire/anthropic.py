@@ -48,7 +48,7 @@ class AnthropicStream(StreamDecoder):
             if kind == "content_block_delta":
                 # Nearly every event of a turn: an arguments fragment goes through
                 # Assembler.arguments, written out (see its comment).
-                raw_delta = event.get("delta")
+                raw_delta: Any = event.get("delta")
                 if type(raw_delta) is not dict:
                     as_object(field(event, "delta"), "delta")
                 delta: dict[str, Any] = raw_delta
