@@ -184,3 +184,18 @@ def test_a_bug_is_not_blamed_on_the_provider(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr("toolwire.wire.assembler.Assembler.text", broken)
     with pytest.raises(ZeroDivisionError):
         OpenAIChatStream().feed({"choices": [{"index": 0, "delta": {"content": "x"}}]})
+
+
+def test_a_call_that_changes_after_ready_is_noticed() -> None:
+    """Arguments sent twice, or a name fragment after the arguments closed: the call
+    announced ready is not the final one, and the turn says so."""
+    stream = OpenAIChatStream()
+    head = {"index": 0, "id": "c", "function": {"name": "get", "arguments": '{"x": 1}'}}
+    events = stream.feed({"choices": [{"index": 0, "delta": {"tool_calls": [head]}}]})
+    assert any(type(e).__name__ == "ToolCallReady" for e in events)
+    more = {"index": 0, "function": {"name": "_weather"}}
+    stream.feed({"choices": [{"index": 0, "delta": {"tool_calls": [more]}}]})
+    stream.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    turn = stream.close()
+    assert turn.requests[0].name == "get_weather"
+    assert [n.kind for n in turn.notices] == ["changed_after_ready"]

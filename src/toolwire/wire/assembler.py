@@ -511,10 +511,26 @@ class Assembler:
                 arguments = "".join(call.parts)
                 if not arguments.isascii():
                     arguments = self._sendable(arguments, call.index)
-                requests.append(self._request(call, arguments))
+                announced = call.request if call.ready else None
+                request = self._request(call, arguments)
+                if announced is not None and request is not announced:
+                    self._changed_after_ready(call)
+                requests.append(request)
                 parts.append(self._history_call(call, arguments))
         self._check_finish(len(requests))
         return Turn(AssistantMessage(parts), requests, self._finish, self.usage, self._notices)
+
+    def _changed_after_ready(self, call: _Call) -> None:
+        """The call changed after ``ToolCallReady`` announced it (more arguments, a name
+        fragment): what started early from that event was not the final call."""
+        self._notices.append(
+            Notice(
+                "changed_after_ready",
+                f"tool call {call.id} changed after it was reported ready; the final "
+                "turn's call replaces the one announced",
+                call.index,
+            )
+        )
 
     def _check_calls(self, calls: list[_Call]) -> None:
         seen: set[str] = set()
