@@ -63,7 +63,7 @@ def test_an_early_started_call_that_is_retracted_is_cancelled_and_recorded() -> 
         log: list[str] = []
         started = asyncio.Event()
 
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)  # harmless: may start early
         async def look(key: str) -> str:
             """Read-only, slow."""
             log.append(f"look {key}")

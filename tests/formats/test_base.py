@@ -298,3 +298,11 @@ def test_format_error_is_the_models_fault() -> None:
     assert isinstance(error, ModelOutputError)
     assert error.fault == "model"
     assert "hermes: bad call at tool call 1" in str(error)
+
+
+def test_an_integer_over_the_digit_limit_stays_text() -> None:
+    """int() refuses it; the value stays text and the tool's validation says why."""
+    huge = "9" * 5000
+    assert coerce_value(huge, {"type": "integer"}) == huge
+    assert coerce_value(huge, {"type": "number"}) == huge
+    assert value_to_json(huge, {"type": "integer"}) == f'"{huge}"'

@@ -29,6 +29,7 @@ class Reply:
         chunks: Sizes of the successive body writes (cycled); one write when empty.
         drop_after: Cut the connection (no chunked terminator) after this many body bytes.
         stall_after: Stop sending after this many body bytes until the server stops.
+        endless: Send the body again and again until the client goes away.
     """
 
     status: int = 200
@@ -38,6 +39,7 @@ class Reply:
     chunks: list[int] = field(default_factory=list)
     drop_after: int | None = None
     stall_after: int | None = None
+    endless: bool = False
 
 
 def sse(data: bytes, **kwargs: Any) -> Reply:
@@ -141,6 +143,11 @@ def _send(handler: BaseHTTPRequestHandler, reply: Reply, stopping: threading.Eve
             return
         _chunk(handler, piece)
         sent += len(piece)
+    while reply.endless and not stopping.is_set():
+        try:
+            _chunk(handler, reply.body)
+        except OSError:  # the client stopped reading and closed the connection
+            return
     if reply.drop_after is not None or reply.stall_after is not None:
         if reply.stall_after is not None:
             stopping.wait(30)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from toolwire.errors import ProtocolError, ProviderAPIError
 from toolwire.providers.http import (
+    MAX_ERROR_BODY,
     ProviderConnectionError,
     ProviderTimeoutError,
     Retries,
@@ -26,7 +27,7 @@ from toolwire.run.model import TurnDone
 from toolwire.wire.events import TextDelta, ToolCallReady
 
 from .conftest import SleepRecorder, demo_request, recorded_stream, run
-from .faultserver import FaultServer, json_reply, sse, status
+from .faultserver import FaultServer, Reply, json_reply, sse, status
 
 STREAM = recorded_stream("openai")
 
@@ -306,3 +307,53 @@ def test_api_error_reads_the_shapes_providers_use() -> None:
     assert text.message == "P returned HTTP 502: <html>Bad gateway</html>"
     empty = api_error(500, b"", "P")
     assert "no error message" in empty.message
+
+
+# -- hostile bodies: every read guarded, bounded, and typed -------------------------------
+
+
+def test_a_body_that_is_not_the_gzip_it_claims_is_a_protocol_error(sleeps: SleepRecorder) -> None:
+    reply = sse(STREAM, headers={"content-encoding": "gzip"})
+    with FaultServer(reply) as server, pytest.raises(ProtocolError, match="Content-Encoding"):
+        run(model(server, sleeps), demo_request())
+
+
+def test_a_500_with_an_endless_body_reads_only_its_start(sleeps: SleepRecorder) -> None:
+    """The body was read whole (1.4 GB before the test server gave up); now at most
+    MAX_ERROR_BODY bytes of it are kept, and the error names the status."""
+    import tracemalloc
+
+    endless = Reply(status=500, body=b'{"error": {"message": "boom"' + b" " * 65_000, endless=True)
+    tracemalloc.start()
+    try:
+        with FaultServer(endless) as server, pytest.raises(ProviderAPIError) as info:
+            run(model(server, sleeps, retries=Retries(attempts=0)), demo_request())
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert info.value.status == 500
+    assert peak < 20 * MAX_ERROR_BODY
+
+
+def test_a_500_whose_body_stalls_is_still_a_typed_error(sleeps: SleepRecorder) -> None:
+    stalled = Reply(status=500, body=b'{"error": {"mess', stall_after=5)
+    with FaultServer(stalled) as server, pytest.raises(ProviderAPIError) as info:
+        run(
+            model(server, sleeps, timeouts=Timeouts(read=0.2), retries=Retries(attempts=0)),
+            demo_request(),
+        )
+    assert info.value.status == 500
+
+
+def test_a_json_response_whose_body_stalls_is_a_timeout(sleeps: SleepRecorder) -> None:
+    stalled = Reply(body=b'{"choices": [', content_type="application/json", stall_after=5)
+    with FaultServer(stalled) as server, pytest.raises(ProviderTimeoutError):
+        run(
+            model(server, sleeps, timeouts=Timeouts(read=0.2), retries=Retries(attempts=0)),
+            demo_request(),
+        )
+
+
+def test_an_error_body_nested_too_deeply_is_still_a_typed_error() -> None:
+    error = api_error(500, b"[" * 100_000, "P")
+    assert error.status == 500 and "HTTP 500" in str(error)

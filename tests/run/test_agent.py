@@ -30,7 +30,7 @@ from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.tools import BudgetExceeded, RetryPolicy, tool
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 
-from .helpers import GatedModel, answered_in_order, run
+from .helpers import GatedModel, answered_in_order, run, run_fake_clock
 
 OK, ERROR, CANCELLED, NOT_EXECUTED = (
     ToolStatus.OK,
@@ -459,7 +459,7 @@ def test_safe_calls_start_while_the_model_streams() -> None:
         log: list[str] = []
         started = asyncio.Event()
 
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def look(key: str) -> str:
             """Read-only."""
             log.append(f"look {key}")
@@ -534,7 +534,7 @@ def test_a_broken_turn_cancels_started_calls() -> None:
     async def body() -> tuple[list[Any], Any]:
         began = asyncio.Event()
 
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def hang(key: str) -> str:
             """Never returns."""
             began.set()
@@ -748,7 +748,7 @@ def test_every_call_gets_exactly_one_result_whatever_happens(
                     break
 
     try:
-        run(body())
+        run_fake_clock(body())  # p_hang's timeout passes at once, deterministically
     except KeyboardInterrupt:
         pass
     answered_in_order(stream.messages)
@@ -759,3 +759,60 @@ def test_every_call_gets_exactly_one_result_whatever_happens(
             and "was not run" in message.content
         ):
             assert message.status is ERROR
+
+
+def test_a_server_that_numbers_calls_per_turn_runs_to_the_end() -> None:
+    """``call_0`` in every turn ended the run with a HistoryError blamed on the caller;
+    results belong to the turn before them, so the history is valid."""
+    model = ScriptedModel(
+        [
+            tool_call_turn(("add", {"a": 1, "b": 2}, "call_0")),
+            tool_call_turn(("add", {"a": 3, "b": 4}, "call_0")),
+            text_turn("3 and 7"),
+        ]
+    )
+    result = Agent(model=model, tools=[add]).run_sync("add twice")
+    assert result.output == "3 and 7"
+    assert [r.content for r in _results(result.messages)] == ["3", "7"]
+    answered_in_order(result.messages)
+
+
+def test_the_stream_owns_its_run_task_and_leaves_none_behind() -> None:
+    """``AgentStream`` started a task nothing owned; now its task scope cancels and
+    awaits it on ``aclose``, and a cancellation is not swallowed on the way."""
+
+    @tool(side_effects=False)
+    async def wait_forever() -> str:
+        """Never returns."""
+        await asyncio.Event().wait()
+        return "never"
+
+    async def body() -> tuple[int, Any]:
+        stream = Agent(
+            ScriptedModel([tool_call_turn(("wait_forever", {}))]), [wait_forever]
+        ).run_stream("go")
+        async for event in stream:
+            if isinstance(event, ToolCallReady):
+                break
+        await stream.aclose()
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        return len(others), stream
+
+    left, stream = run(body())
+    assert left == 0
+    answered_in_order(stream.messages)
+
+
+def test_failures_are_logged_by_round_and_call_id() -> None:
+    model = ScriptedModel(
+        [
+            tool_call_turn(("add", {"a": "x", "b": 2}, "call_0")),
+            tool_call_turn(("add", {"a": 1, "b": "y"}, "call_0")),
+            text_turn("gave up"),
+        ]
+    )
+    result = Agent(model=model, tools=[add]).run_sync("add")
+    assert [(f.round, f.call_id) for f in result.diagnostics.failures] == [
+        (1, "call_0"),
+        (2, "call_0"),
+    ]

@@ -17,7 +17,7 @@ from toolwire.run.execute import ExecutionOptions, Executor, TurnRun
 from toolwire.tools import Tool, tool
 from toolwire.wire.events import ToolCallReady, ToolCallStarted
 
-from .helpers import request, run
+from .helpers import request, run, run_fake_clock
 
 OK, ERROR, TIMEOUT = ToolStatus.OK, ToolStatus.ERROR, ToolStatus.TIMEOUT
 CANCELLED, NOT_EXECUTED = ToolStatus.CANCELLED, ToolStatus.NOT_EXECUTED
@@ -28,7 +28,7 @@ def ready(req: Any) -> ToolCallReady:
 
 
 def make_tools(log: list[str]) -> list[Tool]:
-    @tool(concurrency_safe=True)
+    @tool(concurrency_safe=True, side_effects=False)
     async def read(key: str) -> str:
         """Read."""
         log.append(f"read {key}")
@@ -234,7 +234,7 @@ def test_async_timeout() -> None:
         await asyncio.Event().wait()
         return "never"
 
-    results = run(
+    results = run_fake_clock(
         Executor([hang]).execute([request("hang"), request("hang", index=1, call_id="b")])
     )
     assert [r.status for r in results] == [TIMEOUT, TIMEOUT]
@@ -242,22 +242,26 @@ def test_async_timeout() -> None:
 
 
 def test_stuck_sync_tool_is_abandoned_and_frees_its_slot() -> None:
-    release = threading.Event()
+    release, started = threading.Event(), threading.Event()
 
-    @tool(timeout=0.05)
+    @tool(timeout=0.05, concurrency_safe=True)
     def stuck() -> str:
         """Blocks its thread."""
+        started.set()
         release.wait(10)
         return "late"
 
-    @tool
+    @tool(concurrency_safe=True)
     def quick() -> str:
         """Fast."""
         return "quick"
 
     executor = Executor([stuck, quick], ExecutionOptions(max_threads=1), pool=WorkerPool("test"))
     try:
-        results = run(executor.execute([request("stuck"), request("quick", index=1, call_id="q")]))
+        results = run_fake_clock(
+            executor.execute([request("stuck"), request("quick", index=1, call_id="q")]),
+            before_time_passes=[started],
+        )
     finally:
         release.set()
     assert [r.status for r in results] == [TIMEOUT, OK]
@@ -347,7 +351,7 @@ def test_timeouts_of_idempotent_tools_are_retried() -> None:
         return "second time"
 
     sleep, _ = _recording_sleep()
-    results = run(Executor([slow_once], sleep=sleep).execute([request("slow_once")]))
+    results = run_fake_clock(Executor([slow_once], sleep=sleep).execute([request("slow_once")]))
     assert results[0].status is OK and results[0].content == "second time"
 
 
@@ -378,7 +382,7 @@ def test_batch_budget_degrades_to_serial() -> None:
         request("contended", {"key": "slow"}, index=1),
         request("once", {"key": "once"}, index=2),
     ]
-    results = run(executor.execute(reqs))
+    results = run_fake_clock(executor.execute(reqs))
     assert [r.status for r in results] == [OK, OK, TIMEOUT]
     assert results[1].content == "slow"
     assert "time budget (0.05 s)" in results[2].content
@@ -386,11 +390,12 @@ def test_batch_budget_degrades_to_serial() -> None:
 
 
 def test_batch_budget_reruns_calls_that_never_started() -> None:
-    release = threading.Event()
+    release, started = threading.Event(), threading.Event()
 
     @tool(concurrency_safe=True)
     def hold() -> str:
         """Holds the only thread past the budget."""
+        started.set()
         release.wait(10)
         return "held"
 
@@ -402,7 +407,10 @@ def test_batch_budget_reruns_calls_that_never_started() -> None:
     options = ExecutionOptions(max_threads=1, batch_budget=0.05)
     executor = Executor([hold, queued], options, pool=WorkerPool("test-budget"))
     try:
-        results = run(executor.execute([request("hold"), request("queued", index=1, call_id="q")]))
+        results = run_fake_clock(
+            executor.execute([request("hold"), request("queued", index=1, call_id="q")]),
+            before_time_passes=[started],
+        )
     finally:
         release.set()
     assert [r.status for r in results] == [TIMEOUT, OK]
@@ -562,7 +570,7 @@ def test_usage_limit_and_skip_answer_every_call_not_executed() -> None:
 
 
 def _early_tools(log: list[str]) -> list[Tool]:
-    @tool(concurrency_safe=True)
+    @tool(concurrency_safe=True, side_effects=False)
     async def read(key: str) -> str:
         """Read."""
         log.append(f"read {key}")
@@ -652,7 +660,7 @@ def test_started_call_whose_final_request_differs_is_cancelled_and_rerun() -> No
         log: list[str] = []
         release = asyncio.Event()
 
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def fetch(url: str) -> str:
             """Fetch."""
             log.append(f"start {url}")
@@ -672,14 +680,15 @@ def test_started_call_whose_final_request_differs_is_cancelled_and_rerun() -> No
     turn, log = run(body())
     assert log == ["start draft", "start final"]
     [result] = turn.results()
-    assert result.status is OK and result.content == "final"
+    assert result.status is OK and result.content.startswith("final")
+    assert "an earlier reading of this call, `fetch`, had already started" in result.content
     [discarded] = turn.discarded
-    assert discarded.call_id == "call_0" and "differ" in discarded.reason
+    assert discarded.call_id == "call_0" and "differ" in discarded.reason and discarded.ran
 
 
 def test_failed_turn_cancels_started_calls_and_keeps_the_error() -> None:
     async def body() -> TurnRun:
-        @tool(concurrency_safe=True)
+        @tool(concurrency_safe=True, side_effects=False)
         async def hang() -> str:
             """Never returns."""
             await asyncio.Event().wait()
@@ -758,7 +767,7 @@ def _fault_tools(release: threading.Event) -> list[Tool]:
 
 
 _RELEASE = threading.Event()
-_FAULT_EXECUTOR = Executor(_fault_tools(_RELEASE), ExecutionOptions(max_threads=4))
+_FAULT_TOOLS = _fault_tools(_RELEASE)
 
 
 def _fault_request(position: int, behaviour: str, safe: bool) -> Any:
@@ -780,7 +789,9 @@ def test_exactly_one_result_per_call_in_order(
     calls: list[tuple[str, bool]], early: bool, cancel_after: int | None
 ) -> None:
     reqs = [_fault_request(i, behaviour, safe) for i, (behaviour, safe) in enumerate(calls)]
-    turn = _FAULT_EXECUTOR.turn(early=early)
+    # A fresh executor per example: an abandoned stuck call of an earlier example must
+    # not hold this one's unsafe calls back (the fake clock makes their grace instant).
+    turn = Executor(_FAULT_TOOLS, ExecutionOptions(max_threads=4)).turn(early=early)
 
     async def execute() -> None:
         async with turn:
@@ -804,7 +815,7 @@ def test_exactly_one_result_per_call_in_order(
 
     interrupted = False
     try:
-        run(body())
+        run_fake_clock(body())
     except KeyboardInterrupt:
         interrupted = True
     results = turn.results() if turn.bound else []
@@ -825,6 +836,173 @@ def test_exactly_one_result_per_call_in_order(
         ):
             assert result.status is OK
     if "interrupt" in [b for b, _ in calls] and cancel_after is None:
-        assert interrupted or not turn.bound or any(r.status is CANCELLED for r in results)
+        held_back = [r for r in results if "still running in its thread" in r.content]
+        assert (
+            interrupted
+            or not turn.bound
+            or held_back
+            or any(r.status is CANCELLED for r in results)
+        )
     if not interrupted and cancel_after is None:
         assert turn.bound
+
+
+# -- the executor's promises under hostile tools -------------------------------------------
+
+
+def test_a_sync_tool_raising_stop_iteration_gets_an_error_result() -> None:
+    """``future.set_exception(StopIteration)`` fails inside the loop's callback: the run
+    used to wait forever (no timeout here, so nothing else would end it)."""
+
+    @tool
+    def exhausted() -> str:
+        """Calls next() on an empty iterator."""
+        return str(next(iter([])))
+
+    results = run(Executor([exhausted], pool=WorkerPool("stop")).execute([request("exhausted")]))
+    assert [r.status for r in results] == [ERROR]
+    assert "StopIteration" in results[0].content
+
+
+def test_an_overrunning_unsafe_sync_call_never_overlaps_the_next_one() -> None:
+    release, started = threading.Event(), threading.Event()
+    running: list[str] = []
+    overlapped: list[str] = []
+
+    @tool(timeout=1)
+    def slow_write() -> str:
+        """Blocks its thread until released."""
+        running.append("slow")
+        started.set()
+        release.wait(30)
+        running.remove("slow")
+        return "late"
+
+    @tool
+    def write() -> str:
+        """Another unsafe call."""
+        if running:
+            overlapped.append("write")
+        return "written"
+
+    executor = Executor(
+        [slow_write, write], ExecutionOptions(overrun_grace=2), pool=WorkerPool("overlap")
+    )
+    try:
+        results = run_fake_clock(
+            executor.execute([request("slow_write"), request("write", index=1, call_id="w")]),
+            before_time_passes=[started],
+        )
+    finally:
+        release.set()
+    assert [r.status for r in results] == [TIMEOUT, NOT_EXECUTED]
+    assert "still running in its thread after a 2 s grace period" in results[1].content
+    assert overlapped == []
+
+
+def test_the_next_unsafe_call_runs_once_the_overrunning_one_ends() -> None:
+    release, started = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    @tool(timeout=1)
+    def slow_write() -> str:
+        """Blocks its thread until released."""
+        started.set()
+        release.wait(30)
+        order.append("slow ended")
+        return "late"
+
+    @tool
+    def write() -> str:
+        """Another unsafe call."""
+        order.append("write")
+        return "written"
+
+    executor = Executor([slow_write, write], pool=WorkerPool("overlap2"))
+
+    async def body() -> list[Any]:
+        first = await executor.execute([request("slow_write")])  # times out, abandoned
+        release.set()  # its thread ends now; the next unsafe call waits for that
+        for thread in threading.enumerate():  # its end is handed to the loop before exit
+            if thread.name.startswith("overlap2"):
+                thread.join(10)
+        return first + await executor.execute([request("write", call_id="w")])
+
+    results = run_fake_clock(body(), before_time_passes=[started])
+    assert [r.status for r in results] == [TIMEOUT, OK]
+    assert order == ["slow ended", "write"]
+
+
+def test_an_async_tool_that_swallows_its_cancellation_is_never_reported_ok() -> None:
+    @tool(timeout=0.3)
+    async def stubborn() -> str:
+        """Ignores the cancellation at its deadline and returns later."""
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            await asyncio.sleep(2)
+        return "done anyway"
+
+    results = run_fake_clock(Executor([stubborn]).execute([request("stubborn")]))
+    assert [r.status for r in results] == [TIMEOUT]
+
+
+def test_a_call_with_side_effects_never_starts_before_the_turn_is_final() -> None:
+    """Arguments sent twice (``{"x": 1}{"x": 1}``, a known server bug) looked complete
+    after the first object: ``send`` ran early, then the final turn's arguments were
+    invalid and the history said it never ran."""
+    sent: list[Any] = []
+
+    @tool(concurrency_safe=True)  # side_effects defaults to True
+    async def send(x: int) -> str:
+        """Sends."""
+        sent.append(x)
+        return "sent"
+
+    async def body() -> TurnRun:
+        turn = Executor([send]).turn()
+        async with turn:
+            turn.ready(ready(request("send", {"x": 1})))
+            await asyncio.sleep(0)
+            assert sent == []  # not started while the stream may still change it
+            await turn.finish([request("send", '{"x": 1}{"x": 1}')])
+        return turn
+
+    turn = run(body())
+    assert sent == []
+    [result] = turn.results()
+    assert result.status is ERROR and "earlier reading" not in result.content
+    assert turn.discarded == []
+
+
+def test_a_harmless_call_that_ran_and_was_replaced_is_recorded_truthfully() -> None:
+    """A name fragment after the arguments closed turned ``get`` into ``get_weather``:
+    ``get`` (read-only) ran; the history and ``discarded`` say so."""
+    log: list[str] = []
+
+    @tool(concurrency_safe=True, side_effects=False)
+    async def get() -> str:
+        """Reads."""
+        log.append("get")
+        return "got"
+
+    @tool(concurrency_safe=True, side_effects=False)
+    async def get_weather() -> str:
+        """Reads the weather."""
+        log.append("get_weather")
+        return "sunny"
+
+    async def body() -> TurnRun:
+        turn = Executor([get, get_weather]).turn()
+        async with turn:
+            turn.ready(ready(request("get")))
+            for _ in range(3):
+                await asyncio.sleep(0)
+            await turn.finish([request("get_weather")])
+        return turn
+
+    turn = run(body())
+    assert log == ["get", "get_weather"]
+    [result] = turn.results()
+    assert result.content.startswith("sunny") and "`get`, had already started" in result.content
+    assert [(d.name, d.ran) for d in turn.discarded] == [("get", True)]

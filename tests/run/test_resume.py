@@ -52,3 +52,14 @@ def test_missing_results_go_after_their_own_turn() -> None:
 def test_text_only_turns_are_untouched() -> None:
     history = [UserMessage("hi"), AssistantMessage([TextPart("hello")])]
     assert answer_missing(history) == history
+
+
+def test_a_call_id_repeated_across_turns_is_answered_in_its_own_turn() -> None:
+    first = AssistantMessage([ToolCall("call_0", "f", "{}")])
+    second = AssistantMessage([ToolCall("call_0", "g", "{}")])
+    done = ToolResult("call_0", "f", "ok")
+    completed = answer_missing([first, done, second])
+    assert completed[:3] == [first, done, second]
+    assert [(m.call_id, m.name, m.status) for m in completed[3:]] == [  # type: ignore[union-attr]
+        ("call_0", "g", ToolStatus.NOT_EXECUTED)
+    ]

@@ -1,4 +1,8 @@
-"""The worker pool: daemon threads, reuse, abandoned jobs."""
+"""The worker pool: daemon threads, reuse, abandoned jobs.
+
+Synchronised with events, never with sleeps, and through the pool's public interface
+only: ``submit``, ``Job.abandon``, ``Job.ended``.
+"""
 
 from __future__ import annotations
 
@@ -28,6 +32,19 @@ def test_results_and_exceptions_come_back_on_the_loop() -> None:
     assert run(body()) == (42, "ok")
 
 
+def test_stop_iteration_reaches_the_caller_as_an_error() -> None:
+    """``future.set_exception(StopIteration)`` raises inside the loop's callback: the
+    caller used to wait forever."""
+    pool = WorkerPool("t1b")
+
+    async def body() -> None:
+        with pytest.raises(RuntimeError, match="StopIteration") as info:
+            await pool.submit(lambda: next(iter([]))).future
+        assert isinstance(info.value.__cause__, StopIteration)
+
+    run(body())
+
+
 def test_threads_are_daemons_and_reused() -> None:
     pool = WorkerPool("t2")
     names: list[str] = []
@@ -46,49 +63,67 @@ def test_threads_are_daemons_and_reused() -> None:
     assert len(set(names)) == 1  # sequential jobs share one thread
 
 
-def test_abandoned_jobs_do_not_block_the_next_one() -> None:
+def test_an_abandoned_running_job_does_not_block_the_next_one() -> None:
     pool = WorkerPool("t3")
-    release = threading.Event()
-    ran: list[str] = []
+    started, release = threading.Event(), threading.Event()
+    threads: list[str] = []
 
-    async def body() -> str:
-        stuck = pool.submit(lambda: release.wait(10))
-        await asyncio.sleep(0.01)
-        stuck.future.cancel()
-        stuck.abandon()
-        result: str = await pool.submit(lambda: "fresh").future
-        return result
+    def stuck() -> str:
+        threads.append(threading.current_thread().name)
+        started.set()
+        release.wait(30)
+        return "late"
+
+    def fresh() -> str:
+        threads.append(threading.current_thread().name)
+        return "fresh"
+
+    async def body() -> tuple[bool, str, bool]:
+        job = pool.submit(stuck)
+        await asyncio.to_thread(started.wait, 30)  # the worker is inside the job now
+        job.future.cancel()
+        was_running = job.abandon()
+        result: str = await pool.submit(fresh).future  # a new thread: the old one is stuck
+        release.set()
+        await job.ended  # the abandoned job's end still reaches the loop
+        return was_running, result, job.running
 
     try:
-        assert run(body()) == "fresh"
+        was_running, result, still_running = run(body())
     finally:
         release.set()
-    assert ran == []
+    assert (was_running, result, still_running) == (True, "fresh", False)
+    assert len(set(threads)) == 2
 
 
-def test_a_job_abandoned_before_it_started_is_skipped() -> None:
+def test_a_job_abandoned_before_a_thread_took_it_never_runs() -> None:
     pool = WorkerPool("t4")
-    release = threading.Event()
+    started, release = threading.Event(), threading.Event()
     ran: list[str] = []
 
-    async def body() -> str:
-        busy = pool.submit(lambda: release.wait(10))  # the only thread, busy
-        await asyncio.sleep(0.01)
-        with pool._lock:  # queue the next job for the busy thread, not a new one
-            pool._idle += 1
+    def busy() -> None:
+        started.set()
+        release.wait(30)
+
+    async def body() -> tuple[bool, bool]:
+        first = pool.submit(busy)
+        await asyncio.to_thread(started.wait, 30)
+        first.future.cancel()
+        first.abandon()  # its thread leaves the pool when busy() returns
         skipped = pool.submit(lambda: ran.append("ran"))
-        skipped.abandon()
+        taken = skipped.abandon()
         skipped.future.cancel()
         release.set()
-        await busy.future
-        result: str = await pool.submit(lambda: "next").future
-        return result
+        await skipped.ended  # resolved whether it ran or was skipped
+        return taken, skipped.started
 
     try:
-        assert run(body()) == "next"
+        taken, started_flag = run(body())
     finally:
         release.set()
-    assert ran == []
+    # Whichever came first, the claim or the abandonment, the job ran only if claimed.
+    assert started_flag is taken
+    assert ran == (["ran"] if taken else [])
 
 
 def test_shared_pool_is_one_pool() -> None:

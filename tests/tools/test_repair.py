@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from toolwire.errors import CallerError, RepairError
 from toolwire.tools import loads_lenient, repair_json
+from toolwire.tools.repair import MAX_REPAIR_CHARS
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import contextlib
@@ -142,3 +143,45 @@ def _safe(text: str) -> Any:
         return repair_json(text)
     except RepairError:
         return RepairError
+
+
+# -- bounded, typed failures --------------------------------------------------------
+
+
+def test_an_integer_over_the_digit_limit_is_a_repair_error() -> None:
+    with pytest.raises(RepairError, match="longer than Python reads"):
+        repair_json('{"x": ' + "1" * 5000 + "}")  # valid JSON that int() refuses
+    with pytest.raises(RepairError, match="longer than Python reads"):
+        repair_json("{x: " + "1" * 5000 + "}")
+
+
+def test_nesting_json_repair_refuses_is_a_repair_error() -> None:
+    with pytest.raises(RepairError, match="could not recover"):
+        repair_json("{[" * 200)
+
+
+def test_oversized_malformed_text_is_refused_with_feedback() -> None:
+    text = '{"a": "' + '"' * (MAX_REPAIR_CHARS + 1) + '"}'
+    with pytest.raises(RepairError, match="too long to repair") as info:
+        repair_json(text)
+    assert "valid JSON" in (info.value.hint or "")
+    assert repair_json('{"a": "' + "x" * (MAX_REPAIR_CHARS + 1) + '"}')  # valid JSON: no limit
+
+
+def test_a_quote_before_a_comma_does_not_copy_the_rest_of_the_text() -> None:
+    """Work counted, not timed: deciding whether a quote closes a string looked at a copy
+    of the whole remaining text (``text[pos:]``), once per ``",`` — quadratic on junk."""
+    import tracemalloc
+
+    from toolwire.tools.repair import _member_follows
+
+    text = ", word" + " x" * 500_000
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        _member_follows(text, 1)
+        copied = tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+    assert copied < 10_000

@@ -69,7 +69,7 @@ def test_error_event_and_malformed_events() -> None:
             {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
         )
     assert info.value.error_type == "overloaded_error"
-    with pytest.raises(ProtocolError, match="KeyError"):
+    with pytest.raises(ProtocolError, match=r"field .delta. is missing"):
         AnthropicStream().feed({"type": "content_block_delta", "index": 0})
     with pytest.raises(ProtocolError, match="never started"):
         Assembler().tool_arguments_done(3)

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 import re
+import tracemalloc
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given, settings
@@ -603,3 +605,39 @@ def test_partial_json_failed_inside_an_open_string_stays_failed() -> None:
         parser.feed("\\q")
     with pytest.raises(PartialJSONError):
         parser.feed("more string text")  # not taken as more of the string
+
+
+def _peak_of(step: Callable[[], object]) -> int:
+    """Peak bytes allocated while ``step`` runs: how much it copied, counted, not timed."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before = tracemalloc.get_traced_memory()[0]
+        step()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_long_number_one_digit_per_delta_is_not_reread() -> None:
+    parser = PartialJSON()
+    parser.feed('{"n": 1')
+    for _ in range(100_000):
+        parser.feed("7")
+    # One more digit copies nothing like the 100,000 held so far (it was re-read whole).
+    assert _peak_of(lambda: parser.feed("7")) < 10_000
+    parser.feed("2")
+    with pytest.raises(PartialJSONError, match="more than 4300 digits"):
+        parser.feed("}")  # over Python's int digit limit: a typed error, not ValueError
+
+
+def test_a_long_number_split_anyhow_gives_the_same_value() -> None:
+    digits = "12345678901234567890" * 20
+    for size in (1, 3, 7):
+        parser = PartialJSON()
+        parser.feed('{"n": -')
+        for pos in range(0, len(digits), size):
+            parser.feed(digits[pos : pos + size])
+        parser.feed(".5e1, ")
+        parser.feed('"m": 0}')
+        assert parser.value == json.loads('{"n": -' + digits + '.5e1, "m": 0}')

@@ -174,7 +174,7 @@ def _as_bool(text: str) -> tuple[bool, Any]:
 
 def _as_int(text: str) -> tuple[bool, Any]:
     if _INTEGER.fullmatch(text):
-        return True, int(text)
+        return _read_int(text)
     ok, number = _as_number(text)
     if ok and isinstance(number, float) and number.is_integer():
         return True, int(number)
@@ -183,11 +183,20 @@ def _as_int(text: str) -> tuple[bool, Any]:
 
 def _as_number(text: str) -> tuple[bool, Any]:
     if _INTEGER.fullmatch(text):
-        return True, int(text)
+        return _read_int(text)
     if not _NUMBER.fullmatch(text):
         return False, None
     number = float(text)
     return (math.isfinite(number), number)
+
+
+def _read_int(text: str) -> tuple[bool, Any]:
+    """An integer, unless it has more digits than Python reads: then it stays text, and
+    the tool's validation tells the model (never a bare ``ValueError`` from ``int``)."""
+    try:
+        return True, int(text)
+    except ValueError:
+        return False, None
 
 
 def _as_container(kind: type) -> Any:

@@ -381,7 +381,7 @@ def _literal(value: str) -> Any:
         return json.loads(value)
     try:
         number = json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):
         return value
     return number if isinstance(number, (int, float)) else value
 

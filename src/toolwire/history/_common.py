@@ -12,6 +12,7 @@ is: a history handed in by the caller raises :class:`~toolwire.errors.HistoryErr
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -105,20 +106,41 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of a float's range")
+    return value
+
+
 def parse_object(arguments: str) -> dict[str, Any] | None:
     """Parse tool-call arguments as a JSON object, or return ``None`` if they are not one.
 
     Empty or blank arguments mean "no arguments" (``{}``), as the assembler treats them.
-    ``NaN`` and ``Infinity`` are rejected: Python's parser accepts them, JSON does not.
+    ``NaN`` and ``Infinity`` are rejected: Python's parser accepts them, JSON does not;
+    so is a number too large for a float (``1e999`` would be infinity), and a string
+    holding an escaped lone surrogate: no provider's JSON encoder writes them back.
     """
     if not arguments.strip():
         return {}
     try:
-        value = json.loads(arguments, parse_constant=_reject_constant)
+        value = json.loads(arguments, parse_constant=_reject_constant, parse_float=_finite)
     except (ValueError, RecursionError):
         # RecursionError: nesting deeper than the parser's stack is not usable input.
         return None
-    return value if isinstance(value, dict) else None
+    if not isinstance(value, dict):
+        return None
+    if "\\u" in arguments and not _utf8_safe(value):  # an escaped lone surrogate
+        return None
+    return value
+
+
+def _utf8_safe(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def raise_api_error(body: Mapping[str, Any]) -> None:

@@ -10,8 +10,11 @@ The rule enforced, in one pass (linear time, one dictionary lookup per message):
 
 * the results of an assistant message's calls come right after it — each call answered
   exactly once, in any order — before any user, system or assistant message;
-* every result answers a call made earlier; a result's tool name is its call's name;
-* no call id appears twice in the whole history.
+* every result answers a call of the assistant message before it; a result's tool name
+  is its call's name;
+* call ids are unique within one assistant message. Across messages they may repeat:
+  some servers number calls per turn (``call_0`` in every turn), and since results
+  belong to the turn right before them, a call is known by (its turn, its id).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from ..messages import (
     UserMessage,
 )
 
-__all__ = ["check_history", "missing_results"]
+__all__ = ["check_history", "missing_results", "unanswered_by_turn"]
 
 
 def check_history(messages: Sequence[Message]) -> None:
@@ -58,7 +61,9 @@ def missing_results(messages: Sequence[Message]) -> list[ToolCall]:
 
     A loop that resumes from a saved history (after a crash, say) answers these as
     ``not_executed`` before sending the history again. Unlike :func:`check_history`
-    this does not judge the rest of the history: it only finds what is unanswered.
+    this does not judge the rest of the history: it only finds what is unanswered. A
+    result answers the latest earlier assistant message that made its call id (ids may
+    repeat across turns).
 
     Args:
         messages: A history, oldest first.
@@ -69,28 +74,39 @@ def missing_results(messages: Sequence[Message]) -> list[ToolCall]:
     Raises:
         HistoryError: an entry of ``messages`` is not a toolwire message.
     """
-    made: dict[str, ToolCall] = {}
-    answered: set[str] = set()
+    return [call for calls in unanswered_by_turn(messages).values() for call in calls]
+
+
+def unanswered_by_turn(messages: Sequence[Message]) -> dict[int, list[ToolCall]]:
+    """The unanswered calls of each assistant message, by its position (see
+    :func:`missing_results`, which flattens this)."""
+    turns: dict[int, dict[str, ToolCall]] = {}  # position -> its unanswered calls by id
+    latest: dict[str, int] = {}  # call id -> the latest assistant message that made it
     for position, message in enumerate(messages):
         if isinstance(message, AssistantMessage):
+            pending: dict[str, ToolCall] = {}
             for call in message.tool_calls:
-                made.setdefault(call.id, call)
+                pending.setdefault(call.id, call)
+                latest[call.id] = position
+            turns[position] = pending
         elif isinstance(message, ToolResult):
-            if message.call_id in made:
-                answered.add(message.call_id)
+            where = latest.get(message.call_id)
+            if where is not None:
+                turns[where].pop(message.call_id, None)
         elif not isinstance(message, (UserMessage, SystemMessage)):
             raise _not_a_message(position, message)
-    return [call for call_id, call in made.items() if call_id not in answered]
+    return {position: list(calls.values()) for position, calls in turns.items() if calls}
 
 
 @dataclass(slots=True)
 class _Checker:
-    """State of the single pass: which calls exist, which wait for a result."""
+    """State of the single pass: the open turn's calls, by id (ids are per turn)."""
 
-    made: dict[str, int] = field(default_factory=dict)  # call id -> position of its call
+    made: dict[str, int] = field(default_factory=dict)  # call id -> its number in the turn
     answered: dict[str, int] = field(default_factory=dict)  # call id -> position of result
     waiting: dict[str, ToolCall] = field(default_factory=dict)  # calls of the open turn
     turn_position: int = -1  # position of the assistant message whose calls wait
+    earlier: dict[str, int] = field(default_factory=dict)  # call id -> its latest older turn
 
     def visit(self, position: int, message: object) -> None:
         if isinstance(message, ToolResult):
@@ -113,7 +129,11 @@ class _Checker:
             )
 
     def _calls(self, position: int, message: AssistantMessage) -> None:
+        for call_id in self.made:
+            self.earlier[call_id] = self.turn_position
         self.turn_position = position
+        self.made = {}
+        self.answered = {}
         for number, part in enumerate(message.parts):
             if isinstance(part, ToolCall):
                 self._call(position, number, part)
@@ -128,12 +148,12 @@ class _Checker:
         earlier = self.made.get(call.id)
         if earlier is not None:
             raise HistoryError(
-                f"tool call id {call.id!r} at position {position} repeats the id of a call "
-                f"at position {earlier}",
+                f"tool call id {call.id!r} (call {number}) in the assistant message at "
+                f"position {position} repeats the id of call {earlier} of the same message",
                 call_id=call.id,
-                hint="call ids must be unique across the whole history",
+                hint="call ids must be unique within one assistant message",
             )
-        self.made[call.id] = position
+        self.made[call.id] = number
         self.waiting[call.id] = call
 
     def _result(self, position: int, result: ToolResult) -> None:
@@ -154,6 +174,12 @@ class _Checker:
         if call_id in self.answered:
             reason = f"is a second result for call {call_id!r} (answered at position "
             reason += f"{self.answered[call_id]})"
+        elif call_id in self.earlier:
+            reason = (
+                f"answers call id {call_id!r}, which the assistant message at position "
+                f"{self.earlier[call_id]} made; a result must follow its own turn's "
+                "assistant message, before any other message"
+            )
         else:
             reason = f"answers call id {call_id!r}, which no earlier assistant message made"
         return HistoryError(f"tool result at position {position} {reason}", call_id=call_id)

@@ -20,6 +20,7 @@ from ..errors import CallerError
 from ..history.check import check_history
 from ..run.model import ModelEvent, ModelRequest
 from .http import HTTPOptions, HTTPRequest, Retries, Timeouts, Wire, require_key, stream_turn
+from .redact import redact_url
 
 if TYPE_CHECKING:
     import httpx
@@ -92,7 +93,7 @@ class HTTPModel(ABC):
         return f"{self.prefix}:{self.model}"
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.name} at {self.base_url}>"
+        return f"<{type(self).__name__} {self.name} at {redact_url(self.base_url)}>"
 
     @property
     def uses_default_endpoint(self) -> bool:

@@ -69,7 +69,7 @@ class CompletionsStream:
         self._items += 1
         try:
             item = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ProtocolError(
                 f"completion chunk is not JSON: {data[:80]!r}", where=f"SSE event {self._items}"
             ) from None

@@ -18,6 +18,14 @@ Failure rules, in one place:
   allowed), ``total`` for the whole turn, retries and their waits included.
 * **4xx** (other than 408/409/429) raise :class:`~toolwire.errors.ProviderAPIError` at
   once, carrying the status and the provider's own message.
+* **No secret in an error**: every toolwire error raised here has the request's
+  credentials (key headers, a URL's user-info password) replaced by ``***``, whatever
+  quoted them (a proxy echoing the Authorization header in a 401, a URL in a message).
+* **Every body read is guarded**: error bodies and JSON responses are read chunk by
+  chunk under the same read and total timeouts as a stream, an error body only up to
+  ``MAX_ERROR_BODY`` bytes (an endless 500 body is not read into memory), a JSON
+  response up to ``MAX_JSON_BODY``; a body whose ``Content-Encoding`` does not decode
+  is a ``ProtocolError``. No httpx exception reaches the caller.
 
 httpx is imported when a request is first sent, not when this module is imported, so
 building a model (and an Agent) costs no httpx import.
@@ -54,11 +62,14 @@ from ..wire.events import (
     ToolCallStarted,
     UsageReported,
 )
+from .redact import redact_headers, redact_url, scrub, secrets_in
 
 if TYPE_CHECKING:
     import httpx
 
 __all__ = [
+    "MAX_ERROR_BODY",
+    "MAX_JSON_BODY",
     "HTTPOptions",
     "HTTPRequest",
     "MissingAPIKeyError",
@@ -75,6 +86,12 @@ __all__ = [
     "require_key",
     "stream_turn",
 ]
+
+MAX_ERROR_BODY = 64 * 1024
+"""The most bytes of an HTTP error response that are read (its message is at the start)."""
+
+MAX_JSON_BODY = 64 * 1024 * 1024
+"""The most bytes of a non-streaming JSON response that are read."""
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """Client-error statuses that are worth retrying (5xx always are)."""
@@ -209,6 +226,13 @@ class HTTPRequest:
     body: Mapping[str, Any]
     key_env: str | None = None
 
+    def __repr__(self) -> str:  # the credentials masked: a repr ends up in logs
+        return (
+            f"HTTPRequest(provider={self.provider!r}, url={redact_url(self.url)!r}, "
+            f"headers={redact_headers(self.headers)!r}, body=<{len(self.body)} keys>, "
+            f"key_env={self.key_env!r})"
+        )
+
 
 class StreamDecoderLike(Protocol):
     """What :func:`stream_turn` needs from a decoder: ``toolwire.wire``'s interface."""
@@ -309,6 +333,40 @@ async def stream_turn(
         StreamInterruptedError: The stream failed after output reached the caller.
         ProtocolError: The response broke the provider's protocol.
     """
+    secrets = secrets_in(request.url, request.headers)
+    try:
+        async for item in _turn(request, wire, options):
+            yield item
+    except ToolwireError as exc:
+        if secrets:
+            _scrub_error(exc, secrets)
+        raise
+
+
+def _scrub_error(exc: ToolwireError, secrets: list[str]) -> None:
+    """Mask the request's credentials wherever the error quotes them."""
+    exc.message = scrub(exc.message, secrets)
+    exc.args = (exc.message,)
+    if exc.hint:
+        exc.hint = scrub(exc.hint, secrets)
+    if isinstance(exc, ProviderAPIError) and exc.body is not None:
+        exc.body = _scrub_value(exc.body, secrets)
+
+
+def _scrub_value(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        return scrub(value, secrets)
+    if isinstance(value, dict):
+        return {k: _scrub_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub_value(v, secrets) for v in value]
+    return value
+
+
+async def _turn(
+    request: HTTPRequest, wire: Wire, options: HTTPOptions
+) -> AsyncIterator[ModelEvent]:
+    """``stream_turn`` without the scrubbing: the retry loop."""
     deadline = _Deadline(options.timeouts.total)
     failures = 0
     while True:
@@ -349,7 +407,7 @@ async def _attempt(
     try:
         response = await _send(client, request, options, deadline)
         try:
-            await _check_status(response, request, deadline)
+            await _check_status(response, request, options, deadline)
             async for item in _decode(response, request, wire, options, deadline):
                 yield item
         finally:
@@ -383,21 +441,23 @@ async def _send(
         )
     except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
         raise CallerError(
-            f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url"
+            f"invalid URL {redact_url(request.url)!r} for {request.provider}: {exc}",
+            hint="check --base-url",
         ) from None
     try:
         with anyio.fail_after(deadline.check(request.provider)):
             return await client.send(built, stream=True)
     except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
         raise CallerError(
-            f"invalid URL {request.url!r} for {request.provider}: {exc}", hint="check --base-url"
+            f"invalid URL {redact_url(request.url)!r} for {request.provider}: {exc}",
+            hint="check --base-url",
         ) from None
     except (httpx.TimeoutException, TimeoutError) as exc:
         raise _Retry(_timeout_error(request, exc, "waiting for the response headers")) from None
     except httpx.TransportError as exc:
         raise _Retry(
             ProviderConnectionError(
-                f"cannot reach {request.provider} at {request.url}: {_describe(exc)}"
+                f"cannot reach {request.provider} at {redact_url(request.url)}: {_describe(exc)}"
             )
         ) from None
 
@@ -409,20 +469,23 @@ def _describe(exc: BaseException) -> str:
 
 def _timeout_error(request: HTTPRequest, exc: BaseException, what: str) -> ProviderTimeoutError:
     return ProviderTimeoutError(
-        f"{request.provider} at {request.url} timed out {what} ({type(exc).__name__})"
+        f"{request.provider} at {redact_url(request.url)} timed out {what} ({type(exc).__name__})"
     )
 
 
 async def _check_status(
-    response: httpx.Response, request: HTTPRequest, deadline: _Deadline
+    response: httpx.Response, request: HTTPRequest, options: HTTPOptions, deadline: _Deadline
 ) -> None:
     status = response.status_code
     if status < 400:
         return
-    import anyio
-
-    with anyio.fail_after(max(deadline.remaining(), 0.001)):
-        raw = await response.aread()
+    # Only the start of an error body: its message is there, and a hostile or broken
+    # server may send an endless one. A body that stalls or fails to decode still
+    # yields the status error, with what was read.
+    try:
+        raw = await _read_body(response, request, options, deadline, MAX_ERROR_BODY)
+    except (_Retry, ProtocolError):
+        raw = b""
     error = api_error(status, raw, request.provider, key_env=request.key_env)
     if status in RETRYABLE_STATUSES or status >= 500:
         raise _Retry(error, parse_retry_after(response.headers))
@@ -438,7 +501,7 @@ async def _decode(
 ) -> AsyncIterator[ModelEvent]:
     content_type = response.headers.get("content-type", "")
     if "application/json" in content_type:
-        for item in await _decode_json(response, request, wire, deadline):
+        for item in await _decode_json(response, request, wire, options, deadline):
             yield item
         return
     decoder = wire.stream()
@@ -487,6 +550,11 @@ async def _chunks(
             return
         except (httpx.TimeoutException, TimeoutError) as exc:
             raise _Retry(_timeout_error(request, exc, "reading the stream")) from None
+        except httpx.DecodingError as exc:  # e.g. "Content-Encoding: gzip" on a plain body
+            raise ProtocolError(
+                f"{request.provider} sent a body that does not decode as its "
+                f"Content-Encoding ({response.headers.get('content-encoding')!r}): {_describe(exc)}"
+            ) from None
         except httpx.TransportError as exc:
             what = "after output had started" if emitted[0] else "before any output"
             raise _Retry(
@@ -497,16 +565,45 @@ async def _chunks(
         yield chunk
 
 
-async def _decode_json(
-    response: httpx.Response, request: HTTPRequest, wire: Wire, deadline: _Deadline
-) -> list[ModelEvent]:
-    import anyio
+async def _read_body(
+    response: httpx.Response,
+    request: HTTPRequest,
+    options: HTTPOptions,
+    deadline: _Deadline,
+    limit: int,
+) -> bytes:
+    """At most ``limit`` bytes of the body, each read guarded as a stream's (``_chunks``).
 
-    with anyio.fail_after(max(deadline.remaining(), 0.001)):
-        raw = await response.aread()
+    Raises:
+        ProtocolError: The body is longer than ``limit`` (only for JSON bodies, whose
+            end is needed), or does not decode.
+    """
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in _chunks(response, request, options, deadline, [False]):
+        parts.append(chunk[: limit - size])
+        size += len(chunk)
+        if size >= limit:
+            break
+    return b"".join(parts)
+
+
+async def _decode_json(
+    response: httpx.Response,
+    request: HTTPRequest,
+    wire: Wire,
+    options: HTTPOptions,
+    deadline: _Deadline,
+) -> list[ModelEvent]:
+    raw = await _read_body(response, request, options, deadline, MAX_JSON_BODY + 1)
+    if len(raw) > MAX_JSON_BODY:
+        raise ProtocolError(
+            f"{request.provider} sent a JSON response over {MAX_JSON_BODY:,} bytes; "
+            "toolwire does not read it whole"
+        )
     try:
         body = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ProtocolError(
             f"{request.provider} sent a JSON content type with a body that is not JSON ({exc})"
         ) from None
@@ -604,7 +701,7 @@ def api_error(
     body: Any
     try:
         body = json.loads(raw) if raw else None
-    except ValueError:
+    except (ValueError, RecursionError):
         body = raw.decode("utf-8", errors="replace")
     message, error_type = _error_fields(body)
     if not message:

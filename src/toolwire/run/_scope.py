@@ -7,6 +7,9 @@ as a group to unpack. Why not anyio's task groups: the same wrapping, and about 
 times the per-task cost of a bare ``asyncio`` task (bench/bench_executor.py's
 overhead table is where that matters).
 
+This is the one cancel-and-drain loop of the package: the executor's turn runs in one,
+and ``AgentStream`` owns its producer task through one (``aclose``).
+
 The executor's tasks are *total*: each one catches its tool's failures and records a
 result, so a child never has an error to propagate. That leaves a scope with one job,
 the one structured concurrency exists for: no task outlives the scope. On exit —
@@ -20,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any
@@ -49,6 +52,19 @@ class TaskScope:
             self.cancel_all()
         await self._drain()
 
+    async def aclose(self) -> None:
+        """Cancel every task and wait until all are gone (for owners that are not
+        ``async with`` blocks, such as an async iterator's ``aclose``)."""
+        self.cancel_all()
+        await self._drain()
+
+    async def cancel(self, tasks: Iterable[asyncio.Task[None]]) -> None:
+        """Cancel some of the scope's tasks and wait until they are gone (the rest run on)."""
+        chosen = {task for task in tasks if task in self._tasks}
+        for task in chosen:
+            task.cancel()
+        await self._wait(chosen)
+
     def start(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``coro`` as a task owned by this scope."""
         task = asyncio.get_running_loop().create_task(coro)
@@ -63,22 +79,60 @@ class TaskScope:
 
     async def _drain(self) -> None:
         """Wait until no task is left; a cancellation meanwhile cancels them first."""
+        await self._wait(self._tasks)
+
+    @staticmethod
+    async def _wait(tasks: set[asyncio.Task[None]]) -> None:
+        """Wait until ``tasks`` (a live set) is done; a cancellation meanwhile cancels
+        them, and is re-raised once none is left."""
         interrupted: BaseException | None = None
-        while self._tasks:
+        while True:
+            running = [task for task in tasks if not task.done()]
+            if not running:
+                break
             try:
-                await asyncio.wait(list(self._tasks))
+                await asyncio.wait(running)
             except asyncio.CancelledError as exc:  # re-raised below, once nothing is left
                 interrupted = exc
-                self.cancel_all()
+                for task in running:
+                    task.cancel()
         if interrupted is not None:
             raise interrupted
 
 
 def deadline(seconds: float | None) -> AbstractAsyncContextManager[Any]:
-    """A scope that raises ``TimeoutError`` when ``seconds`` pass (``None``: no limit)."""
+    """A scope that raises ``TimeoutError`` when ``seconds`` pass (``None``: no limit).
+
+    Also when the body swallowed the cancellation and returned anyway, late: a call that
+    ran past its deadline is never reported as a success.
+    """
     if sys.version_info >= (3, 11):
-        return asyncio.timeout(seconds)
+        return _Deadline(seconds)
     return _anyio_deadline(seconds)  # pragma: no cover - Python 3.10 only
+
+
+class _Deadline:
+    """``asyncio.timeout``, plus the check for a body that ignored its cancellation."""
+
+    __slots__ = ("_timeout",)
+
+    def __init__(self, seconds: float | None) -> None:
+        self._timeout: Any = asyncio.timeout(seconds)  # type: ignore[attr-defined,unused-ignore]
+
+    async def __aenter__(self) -> _Deadline:
+        await self._timeout.__aenter__()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        suppress: bool | None = await self._timeout.__aexit__(exc_type, exc, tb)
+        if exc_type is None and self._timeout.expired():
+            raise TimeoutError("it ignored the cancellation at its deadline and returned late")
+        return suppress
 
 
 @contextlib.asynccontextmanager
@@ -86,5 +140,7 @@ async def _anyio_deadline(seconds: float | None) -> AsyncIterator[None]:  # prag
     """Python 3.10 has no ``asyncio.timeout``; anyio's scope raises ``TimeoutError`` too."""
     import anyio
 
-    with anyio.fail_after(seconds):
+    with anyio.fail_after(seconds) as scope:
         yield
+    if scope.cancel_called:  # the body swallowed the cancellation and returned late
+        raise TimeoutError("it ignored the cancellation at its deadline and returned late")

@@ -11,7 +11,9 @@ and this pool must make sure the abandoned thread costs nothing else:
   program;
 * a thread whose job was abandoned leaves the pool when (if ever) the job ends, and
   the pool starts a fresh thread for the next job instead of waiting for it;
-* a job whose caller gave up before a thread picked it up is skipped, never run.
+* a job whose caller gave up before a thread picked it up is skipped, never run;
+* ``Job.ended`` resolves when the function returns, abandoned or not, so the executor
+  can keep an abandoned call with side effects from overlapping the next one.
 
 How many jobs run at once is the executor's business (an ``asyncio.Semaphore`` per
 event loop, released when the caller stops waiting); this pool starts a thread
@@ -33,7 +35,7 @@ __all__ = ["Job", "WorkerPool", "shared_pool"]
 class Job:
     """One sync call handed to a worker thread."""
 
-    __slots__ = ("abandoned", "fn", "future", "loop", "started")
+    __slots__ = ("_lock", "abandoned", "ended", "fn", "future", "loop", "started")
 
     def __init__(
         self, fn: Callable[[], Any], loop: asyncio.AbstractEventLoop, future: asyncio.Future[Any]
@@ -43,10 +45,33 @@ class Job:
         self.future = future
         self.started = False
         self.abandoned = False
+        self._lock = threading.Lock()  # makes "taken by a thread" and "abandoned" exclusive
+        # Resolves (with None) when the function has returned or raised, even after the
+        # caller stopped waiting: until then an abandoned job is still running.
+        self.ended: asyncio.Future[None] = loop.create_future()
 
-    def abandon(self) -> None:
-        """The caller stopped waiting: skip the job if no thread took it yet."""
-        self.abandoned = True
+    @property
+    def running(self) -> bool:
+        """The function started and has not returned yet (as far as the loop knows)."""
+        return self.started and not self.ended.done()
+
+    def abandon(self) -> bool:
+        """The caller stopped waiting: skip the job if no thread took it yet.
+
+        Returns:
+            Whether a thread had taken it (it may still be running).
+        """
+        with self._lock:
+            self.abandoned = True
+            return self.started
+
+    def claim(self) -> bool:
+        """A worker thread takes the job: False if its caller already gave up."""
+        with self._lock:
+            if self.abandoned:
+                return False
+            self.started = True
+            return True
 
 
 class WorkerPool:
@@ -80,12 +105,14 @@ class WorkerPool:
         """A worker: run jobs until one is abandoned while it runs."""
         while True:
             job = self._jobs.get()
-            if job.abandoned:  # the caller gave up before any thread took it: skip
+            if not job.claim():  # the caller gave up before any thread took it: skip
                 with self._lock:
                     self._idle += 1
+                _deliver(job, None, failed=False)  # only ``ended``: it never ran
                 continue
             value, failed = self._call(job)
             if job.abandoned:
+                _deliver(job, None, failed=False)  # only ``ended``: nobody awaits the value
                 return  # the caller stopped waiting for this thread; a fresh one takes over
             # Idle before the result is out: the caller's next job finds this thread.
             with self._lock:
@@ -95,7 +122,6 @@ class WorkerPool:
     @staticmethod
     def _call(job: Job) -> tuple[Any, bool]:
         """Run one job: ``(value, False)``, or ``(exception, True)``."""
-        job.started = True
         try:
             return job.fn(), False
         except BaseException as exc:  # handed to the awaiting coroutine, which decides
@@ -105,16 +131,29 @@ class WorkerPool:
 def _deliver(job: Job, value: Any, *, failed: bool) -> None:
     """Set the job's future from the loop's own thread (futures are not thread-safe)."""
     with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting any more
-        job.loop.call_soon_threadsafe(_settle, job.future, value, failed)
+        job.loop.call_soon_threadsafe(_settle, job, value, failed)
 
 
-def _settle(future: asyncio.Future[Any], value: Any, failed: bool) -> None:
-    if future.done():  # the caller timed out or was cancelled meanwhile
+def _settle(job: Job, value: Any, failed: bool) -> None:
+    if not job.ended.done():
+        job.ended.set_result(None)
+    future = job.future
+    if job.abandoned or future.done():  # the caller timed out or was cancelled meanwhile
         return
     if failed:
-        future.set_exception(value)
+        future.set_exception(_raisable(value))
     else:
         future.set_result(value)
+
+
+def _raisable(exc: BaseException) -> BaseException:
+    """What a future can hold: ``set_exception`` refuses ``StopIteration`` (a
+    ``TypeError`` inside the loop's callback, which left the caller waiting forever)."""
+    if isinstance(exc, StopIteration):
+        error = RuntimeError(f"the tool raised StopIteration: {exc}")
+        error.__cause__ = exc
+        return error
+    return exc
 
 
 _SHARED = WorkerPool()

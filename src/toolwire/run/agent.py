@@ -45,6 +45,7 @@ from ..tools.feedback import BudgetExceeded, FailureBudget, RetryPolicy
 from ..tools.tool import Tool, Toolset
 from ..turn import Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
+from ._scope import TaskScope
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -307,7 +308,8 @@ class AgentStream:
     def __init__(self, run: _Run) -> None:
         self._run = run
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
+        self._scope = TaskScope()  # owns the producer task: aclose cancels and awaits it
+        self._started = False
         self._result: RunResult | None = None
         self._error: BaseException | None = None
         self._done = False
@@ -332,8 +334,9 @@ class AgentStream:
         return self
 
     async def __anext__(self) -> RunEvent:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._produce())
+        if not self._started:
+            self._started = True
+            self._scope.start(self._produce())
         if self._done and self._queue.empty():
             raise StopAsyncIteration
         try:
@@ -350,28 +353,20 @@ class AgentStream:
         return item  # type: ignore[no-any-return]
 
     async def _produce(self) -> None:
+        """The run, as a task of this stream's scope. Its error goes to the consumer,
+        raised by ``__anext__``; a cancellation (``aclose``) ends it as a cancellation."""
         try:
             self._result = await self._run.drive(self._queue.put_nowait)
-        except asyncio.CancelledError:
-            pass  # aclose() asked for it; the consumer knows
-        except BaseException as exc:  # handed to the consumer, raised by __anext__
+        except Exception as exc:
             self._error = exc
+        except (KeyboardInterrupt, SystemExit) as exc:  # a tool's, deferred by the executor:
+            self._error = exc  # raised in the consumer's task, not out of the event loop
         finally:
             self._queue.put_nowait(_END)
 
     async def aclose(self) -> None:
         """Stop the run (if still running) and wait until its history is complete."""
-        task = self._task
-        if task is None or task.done():
-            return
-        task.cancel()
-        while not task.done():
-            try:
-                await asyncio.wait([task])
-            except asyncio.CancelledError:
-                task.cancel()
-                await asyncio.wait([task])
-                raise
+        await self._scope.aclose()
 
     async def __aenter__(self) -> AgentStream:
         return self
@@ -658,7 +653,9 @@ class _Run:
         for note in verdict.warnings:
             result = results[note.position]
             result.content = f"{result.content}\n\n{note.text}"
-            self.diagnostics.record("loop", result.name, note.text, call_id=result.call_id)
+            self.diagnostics.record(
+                "loop", result.name, note.text, call_id=result.call_id, round=self.requests
+            )
             self.emit(LoopWarning(note.kind, result.name, note.text, note.count))
         if verdict.stop is not None:
             stop = verdict.stop
@@ -685,14 +682,18 @@ class _Run:
         """Feed diagnostics and the failure budget; return the first budget stop."""
         first: BudgetExceeded | None = None
         for validation, result in zip(run.validations(), run.results(), strict=True):
-            self.diagnostics.record_validation(validation, call_id=result.call_id)
+            self.diagnostics.record_validation(
+                validation, call_id=result.call_id, round=self.requests
+            )
             kind = _failure_kind(validation.kind, result.status)
             if kind is None:
                 if result.status is ToolStatus.OK:
                     self.budget.record_success(result.name)
                 continue
             if validation.ok:
-                self.diagnostics.record(kind, result.name, result.content, call_id=result.call_id)
+                self.diagnostics.record(
+                    kind, result.name, result.content, call_id=result.call_id, round=self.requests
+                )
             try:
                 self.budget.record(kind, result.name, result.content)
             except BudgetExceeded as exc:

@@ -2,9 +2,15 @@
 
 A :class:`TurnRun` executes the calls of one model turn. It can start while the turn
 is still streaming (*early execution*): the agent loop hands it each
-``ToolCallReady`` event, and a call that is valid and concurrency-safe starts at once
-when every earlier call of the turn is known, and is valid-and-safe or invalid (an
-invalid call never runs, so it orders nothing). The first unsafe call closes the gate:
+``ToolCallReady`` event, and a call that is valid, concurrency-safe and *harmless to
+discard* (its tool has no side effects, or is idempotent) starts at once when every
+earlier call of the turn is known, and is valid-and-safe or invalid (an invalid call
+never runs, so it orders nothing). The stream may still change a call that looked
+finished (arguments sent twice, a name fragment after the arguments), so a call whose
+running would matter if the final turn replaced it waits for the end of the stream;
+``side_effects`` defaults to ``True``, so read-only tools declare ``side_effects=False``
+to start early. A call that ran and was then replaced is recorded in ``discarded``
+with ``ran=True``, and its replacement's result says so. The first unsafe call closes the gate:
 it and every call after it wait for the end of the stream and for the calls before
 them. At the end of the stream :meth:`TurnRun.finish` reconciles the final turn with
 what started — a started call whose final request differs (a provider that corrected
@@ -61,6 +67,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import dataclasses
 import functools
 import random
 import sys
@@ -129,6 +136,10 @@ class ExecutionOptions:
         retry_on: Which failures of an idempotent tool are retried.
         backend: Where calls run (:mod:`toolwire.run.backend`); ``None`` runs them in
             this process. The ordering and one-result rules hold for every backend.
+        overrun_grace: Seconds a call waits for an abandoned sync call (one that ran
+            past its timeout and keeps running in its thread) before it would overlap
+            it: an unsafe call waits for any such call, any call for an unsafe one.
+            Still running then, the call is answered ``not_executed`` with the reason.
     """
 
     max_threads: int = 32
@@ -138,6 +149,7 @@ class ExecutionOptions:
     max_result_chars: int | None = None
     retry_on: Callable[[Exception], bool] = default_retryable
     backend: ExecutionBackend | None = None
+    overrun_grace: float = 5.0
 
     def __post_init__(self) -> None:
         if self.backend is not None and not isinstance(self.backend, ExecutionBackend):
@@ -156,7 +168,7 @@ class ExecutionOptions:
             )
         if self.batch_budget is not None:
             _positive_number("batch_budget", self.batch_budget)
-        for name in ("backoff_base", "backoff_max"):
+        for name in ("backoff_base", "backoff_max", "overrun_grace"):
             value = getattr(self, name)
             if not _is_number(value) or value < 0:
                 raise CallerError(f"ExecutionOptions.{name} must be a number >= 0, got {value!r}")
@@ -213,6 +225,7 @@ class Discarded:
         call_id: Its id.
         name: Its tool name.
         reason: Why it was cancelled.
+        ran: Whether its tool had already started (or finished) when it was discarded.
         call: How it ran until then.
     """
 
@@ -220,6 +233,7 @@ class Discarded:
     call_id: str
     name: str
     reason: str
+    ran: bool = False
     call: CallRecord | None = field(default=None, compare=False)
 
 
@@ -254,6 +268,8 @@ class Executor:
         self.pool = pool or shared_pool()
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
+        # Sync calls abandoned while still running in their thread: (job, unsafe).
+        self._overrunning: list[tuple[Job, bool]] = []
 
     def turn(
         self,
@@ -300,6 +316,28 @@ class Executor:
         ceiling = float(min(self.options.backoff_max, self.options.backoff_base * 2.0**attempt))
         return ceiling / 2 + self.rng.uniform(0, ceiling / 2)
 
+    def overran(self, job: Job, *, unsafe: bool) -> None:
+        """A sync call was abandoned while its thread may still run it: remember it."""
+        if not job.ended.done():
+            self._overrunning.append((job, unsafe))
+
+    async def wait_for_overruns(self, *, unsafe: bool) -> Job | None:
+        """Wait (up to ``overrun_grace``) until no abandoned call this one would overlap
+        is still running: any, for an unsafe call; unsafe ones, for a safe call.
+
+        Returns:
+            ``None``, or a job still running when the grace period ran out.
+        """
+        loop = asyncio.get_running_loop()
+        self._overrunning = [(j, u) for j, u in self._overrunning if not j.ended.done()]
+        blocking = [j for j, u in self._overrunning if (unsafe or u) and j.loop is loop]
+        if not blocking:
+            return None
+        _, pending = await asyncio.wait(
+            [j.ended for j in blocking], timeout=self.options.overrun_grace
+        )
+        return next((j for j in blocking if j.ended in pending), None)
+
     def thread_limit(self) -> asyncio.Semaphore:
         """The sync-call slots of the running event loop."""
         loop = asyncio.get_running_loop()
@@ -319,6 +357,7 @@ class _Call:
         "early",
         "full_result",
         "gated",
+        "harmless",
         "index",
         "request",
         "result",
@@ -336,6 +375,8 @@ class _Call:
         self.validation = validation
         self.tool = tool
         self.safe = False
+        # Running it and then discarding it is harmless: no side effects, or idempotent.
+        self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
         self.result: ToolResult | None = None
         self.started = False  # the tool function began (so stopping it is "cancelled")
         self.task: asyncio.Task[None] | None = None
@@ -418,6 +459,7 @@ class TurnRun:
         self._order: list[_Call] | None = None  # the final calls, once finish() ran
         self._stop_reason = "the run stopped before this call ran"
         self._interrupt: BaseException | None = None
+        self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
 
@@ -482,7 +524,8 @@ class TurnRun:
                 if not call.safe or not self._may_launch():
                     self._gate_open = False
                     return
-                self._launch(call)
+                if call.harmless:  # else it starts with its batch, once the turn is final
+                    self._launch(call)
             self._frontier += 1
 
     def _may_launch(self) -> bool:
@@ -617,9 +660,7 @@ class TurnRun:
         """The batch budget ran out: cancel the stragglers, run them again one by one."""
         for call in stragglers:
             call.budget_cut = True
-            if call.task is not None:
-                call.task.cancel()
-        await asyncio.wait([c.task for c in stragglers if c.task is not None])
+        await self._scope.cancel([c.task for c in stragglers if c.task is not None])
         budget = self._executor.options.batch_budget
         for call in stragglers:
             if self._interrupt is not None:
@@ -693,6 +734,8 @@ class TurnRun:
         tool = call.tool
         assert tool is not None
         executor = self._executor
+        if await executor.wait_for_overruns(unsafe=not call.safe) is not None:
+            return self._unfinished(call, _overlap_reason(executor.options.overrun_grace))
         attempts = 1 + (tool.retries if tool.idempotent else 0)
         self._executed += 1
         for attempt in range(attempts):
@@ -742,7 +785,8 @@ class TurnRun:
                 async with deadline(tool.timeout):
                     return await job.future
             finally:
-                _release(call, job)
+                if _release(call, job):
+                    self._executor.overran(job, unsafe=not call.safe)
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
         limit = self._max_chars()
@@ -769,6 +813,9 @@ class TurnRun:
         """Record a call's one result; the first one wins."""
         if call.result is not None:
             return
+        earlier = self._ran_before.pop(call.index, None)
+        if earlier is not None:
+            result = _with_earlier_run(result, earlier)
         call.result = result
         if self._on_result is not None:
             self._on_result(call.index, result)
@@ -791,23 +838,49 @@ class TurnRun:
         if call.task is None:
             return
         request = call.request
+        ran = call.started or call.result is not None
         # Set directly, not through _settle: no result event for a call that is replaced.
-        call.result = self._unfinished(call, reason)
+        if call.result is None:
+            call.result = self._unfinished(call, reason)
         call.task.cancel()
-        self.discarded.append(
-            Discarded(call.index, request.id, request.name, reason, call=call.record())
-        )
+        item = Discarded(call.index, request.id, request.name, reason, ran, call=call.record())
+        self.discarded.append(item)
+        if ran:
+            self._ran_before[call.index] = item
 
     def _discard_all(self, reason: str) -> None:
         for call in self._by_index.values():
             self._discard(call, reason)
 
 
-def _release(call: _Call, job: Job) -> None:
-    """After waiting on a thread job: note whether it ran, abandon it if unfinished."""
-    call.started = call.started or job.started
+def _release(call: _Call, job: Job) -> bool:
+    """After waiting on a thread job: note whether it ran, abandon it if unfinished.
+
+    Returns whether it was abandoned (its thread may still be running it).
+    """
     if not job.future.done() or job.future.cancelled():
-        job.abandon()
+        taken = job.abandon()  # atomic with the thread's claim: no job starts after this
+        call.started = call.started or taken
+        return taken
+    call.started = call.started or job.started
+    return False
+
+
+def _with_earlier_run(result: ToolResult, earlier: Discarded) -> ToolResult:
+    """Say in the replacing call's result that an earlier reading of it ran: the history
+    must not claim that nothing happened."""
+    note = (
+        f" (Before the turn ended, an earlier reading of this call, `{earlier.name}`, had "
+        f"already started and was then discarded: {earlier.reason}.)"
+    )
+    return dataclasses.replace(result, content=result.content + note)
+
+
+def _overlap_reason(grace: float) -> str:
+    return (
+        "an earlier call that ran past its timeout is still running in its thread after a "
+        f"{grace:g} s grace period, and this call may not run alongside it; try again later"
+    )
 
 
 def _denied(call: _Call, reason: str) -> ToolResult:

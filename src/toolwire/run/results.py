@@ -43,6 +43,7 @@ from typing import Any
 import pydantic
 
 from ..errors import ToolExecutionError
+from ..wire.assembler import sendable_text
 
 __all__ = ["DEFAULT_MAX_CHARS", "ResultError", "render_content", "truncate"]
 
@@ -69,9 +70,11 @@ def render_content(value: Any, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     Raises:
         ResultError: The value (or something inside it) has no deterministic text.
     """
+    # A lone surrogate (a path read with surrogateescape, say) cannot be sent to any
+    # provider: replaced by U+FFFD here, like the model's own text at the decoder.
     if value.__class__ is str:  # the common case first
-        return truncate(value, max_chars)
-    return truncate(_to_text(value), max_chars)
+        return truncate(sendable_text(value), max_chars)
+    return truncate(sendable_text(_to_text(value)), max_chars)
 
 
 def truncate(text: str, max_chars: int) -> str:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..history import TOOL_ERROR_PREFIX, missing_results
+from ..history import TOOL_ERROR_PREFIX
+from ..history.check import unanswered_by_turn
 from ..messages import AssistantMessage, Message, ToolCall, ToolResult, ToolStatus
 
 __all__ = ["answer_missing", "not_executed_result"]
@@ -40,18 +41,17 @@ def answer_missing(messages: Sequence[Message]) -> list[Message]:
     Raises:
         HistoryError: An entry is not a toolwire message.
     """
-    missing = {call.id for call in missing_results(messages)}
+    missing = unanswered_by_turn(messages)  # by turn: call ids may repeat across turns
     if not missing:
         return list(messages)
     out: list[Message] = []
     pending: list[ToolCall] = []
-    for message in messages:
+    for position, message in enumerate(messages):
         if not isinstance(message, ToolResult) and pending:
             out.extend(not_executed_result(call) for call in pending)
             pending = []
         out.append(message)
         if isinstance(message, AssistantMessage):
-            pending = [c for c in message.tool_calls if c.id in missing]
-            missing.difference_update(c.id for c in pending)
+            pending = missing.get(position, [])
     out.extend(not_executed_result(call) for call in pending)
     return out

@@ -68,12 +68,16 @@ class Failure:
         tool: The tool name the model used.
         message: The reason (what the model was told).
         call_id: The provider's call id, when known.
+        round: The model request (1-based) whose turn made the call, when known: call
+            ids are unique only within a turn (some servers send ``call_0`` every turn),
+            so a call is known by ``(round, call_id)``.
     """
 
     kind: FailureKind
     tool: str
     message: str = ""
     call_id: str | None = None
+    round: int | None = None
 
 
 def classify(outcome: Validation | BaseException) -> FailureKind | None:
@@ -120,19 +124,25 @@ class RunDiagnostics:
     valid: int = 0
 
     def record(
-        self, kind: str, tool: str, message: str = "", *, call_id: str | None = None
+        self,
+        kind: str,
+        tool: str,
+        message: str = "",
+        *,
+        call_id: str | None = None,
+        round: int | None = None,
     ) -> Failure:
         """Count one failure.
 
         Raises:
             CallerError: ``kind`` is not one of :data:`FAILURE_KINDS`.
         """
-        failure = Failure(_check_kind(kind), tool, message, call_id)
+        failure = Failure(_check_kind(kind), tool, message, call_id, round)
         self.failures.append(failure)
         return failure
 
     def record_validation(
-        self, validation: Validation, *, call_id: str | None = None
+        self, validation: Validation, *, call_id: str | None = None, round: int | None = None
     ) -> Failure | None:
         """Count a validation outcome: a failure, or a valid (possibly repaired) call."""
         if validation.repaired:
@@ -140,7 +150,9 @@ class RunDiagnostics:
         if validation.ok or validation.kind is None:
             self.valid += 1
             return None
-        return self.record(validation.kind, validation.tool, validation.message, call_id=call_id)
+        return self.record(
+            validation.kind, validation.tool, validation.message, call_id=call_id, round=round
+        )
 
     @property
     def counts(self) -> dict[FailureKind, int]:

@@ -12,6 +12,14 @@ Strategy, cheapest first:
    brackets.
 3. ``json_repair`` as the fallback for any shape the lenient parser refuses.
 
+The work is bounded: malformed text longer than ``MAX_REPAIR_CHARS`` is not repaired
+(a ``RepairError`` tells the model to send valid JSON), and the ``json_repair``
+fallback, which is much slower on junk (seconds for a megabyte of stray quotes), only
+sees text up to ``_FALLBACK_MAX_CHARS``. Repair runs inside validation, on the agent's
+event loop, so an unbounded repair would stall every other call's timeout. Numbers
+longer than Python reads (``sys.get_int_max_str_digits``) and nesting deeper than
+either parser follows are ``RepairError`` too, never a bare ``ValueError``.
+
 Why a hand-written parser before ``json_repair``: ``bench/bench_repair.py`` measures
 it. ``json_repair`` strips trailing whitespace inside string values (a file's final
 newline is lost), decodes ``\\n`` inside ``C:\\new\\report`` as a newline, and returns
@@ -28,17 +36,25 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 import json_repair
 
 from ..errors import RepairError
 
-__all__ = ["loads_lenient", "repair_json"]
+__all__ = ["MAX_REPAIR_CHARS", "loads_lenient", "repair_json"]
+
+# Malformed arguments longer than this are not repaired (the lenient parser reads about
+# 1 MB/s on junk; this bounds one repair to about a tenth of a second of the event loop).
+MAX_REPAIR_CHARS = 128_000
+# json_repair, the fallback, is far slower on junk (bench/bench_repair.py).
+_FALLBACK_MAX_CHARS = 16_000
 
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n?(.*?)(?:\n?[ \t]*```|\Z)", re.DOTALL)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_WORD = re.compile(r"[A-Za-z_$][\w$-]*")
 _WORD_END = frozenset(" \t\r\n,{}[]:\"'\u201c\u201d")
 _VALUE_END = frozenset(",}]\n\r")
 _LITERALS: dict[str, Any] = {
@@ -91,7 +107,7 @@ def loads_lenient(text: str) -> tuple[Any, bool]:
         raise CallerError(f"repair_json expects a str, got {type(text).__name__}")
     try:
         value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError: not JSON, or an int over the digit limit
         return _unwrap(_guarded_repair(text), 0), True
     if isinstance(value, str):
         unwrapped = _unwrap(value, 0)
@@ -107,7 +123,7 @@ def _unwrap(value: Any, depth: int) -> Any:
     if inner.startswith('"') and inner.endswith('"') and len(inner) > 1:
         try:
             decoded = json.loads(inner)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError includes the int digit limit
             return value
     elif inner.startswith(("{", "[")):
         decoded = _decode_inner(inner)
@@ -123,7 +139,7 @@ def _decode_inner(inner: str) -> Any:
     """Parse the JSON inside a string, strictly or leniently; ``None`` if impossible."""
     try:
         return json.loads(inner)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):  # ValueError includes the int digit limit
         pass
     try:
         return _guarded_repair(inner)
@@ -132,7 +148,13 @@ def _decode_inner(inner: str) -> Any:
 
 
 def _guarded_repair(text: str) -> Any:
-    """Repair, turning runaway nesting into a :class:`RepairError`."""
+    """Repair, turning runaway nesting and oversized input into a :class:`RepairError`."""
+    if len(text) > MAX_REPAIR_CHARS:
+        raise RepairError(
+            f"the text is not valid JSON and, at {len(text):,} characters, too long to repair "
+            f"(toolwire repairs up to {MAX_REPAIR_CHARS:,}): {_preview(text)}",
+            hint="send valid JSON: escape quotes, backslashes and newlines inside strings",
+        )
     try:
         return _repair(text)
     except RecursionError:
@@ -148,7 +170,16 @@ def _repair(text: str) -> Any:
         return _Parser(body).document()
     except _Refused:
         pass
-    value = json_repair.loads(body)
+    if len(body) > _FALLBACK_MAX_CHARS:
+        raise RepairError(
+            f"could not recover a JSON value from {len(body):,} characters of malformed text "
+            f"({_preview(text)})",
+            hint="send valid JSON: escape quotes, backslashes and newlines inside strings",
+        )
+    try:
+        value = json_repair.loads(body)
+    except ValueError as exc:  # json_repair's own refusal, e.g. "nesting exceeds"
+        raise RepairError(f"could not recover a JSON value ({exc}): {_preview(text)}") from None
     if value == "" and body.strip() not in ('""', "''"):
         raise RepairError(f"could not recover a JSON value from {_preview(text)}")
     return value
@@ -360,10 +391,10 @@ def _member_follows(text: str, pos: int) -> bool:
     ch = text[pos]
     if ch in _ANY_QUOTE or ch in "{}[]" or ch.isdigit() or ch == "-":
         return True
-    word = re.match(r"[A-Za-z_$][\w$-]*", text[pos:])
+    word = _WORD.match(text, pos)  # at pos, not on text[pos:]: a copy per comma was quadratic
     if word is None:
         return False
-    after = _next_solid(text, pos + word.end())
+    after = _next_solid(text, word.end())
     return word.group(0) in _LITERALS or (after < len(text) and text[after] in ":=")
 
 
@@ -374,7 +405,14 @@ def _hash_comment(text: str, pos: int) -> bool:
 
 def _number(token: str) -> int | float:
     if re.fullmatch(r"[-+]?\d+", token):
-        return int(token)
+        try:
+            return int(token)
+        except ValueError:  # over Python's digit limit
+            raise RepairError(
+                f"a number of {len(token):,} digits is longer than Python reads "
+                f"({sys.get_int_max_str_digits()} digits)",
+                hint="write the number as a string, or with fewer digits",
+            ) from None
     return float(token)
 
 

@@ -11,12 +11,12 @@ assembler's index, ``input_json_delta.partial_json`` fragments are its arguments
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ..errors import ProviderAPIError
+from ..errors import ProviderAPIError, ToolwireError
+from .assembler import dump_json
 from .events import Event, ToolCallDelta
-from .stream import StreamDecoder, as_dict, cause
+from .stream import StreamDecoder, as_dict, as_index, as_object, as_text, field
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
 __all__ = ["AnthropicStream"]
@@ -41,65 +41,81 @@ class AnthropicStream(StreamDecoder):
         asm.events = out
         self._items += 1
         try:
-            # Typed locals: dict operations in the compiled build (see OpenAIChatStream.feed).
+            # Typed locals: dict operations in the compiled build; every value's type is
+            # tested inline before it reaches one (see OpenAIChatStream.feed).
             event: dict[str, Any] = item if type(item) is dict else as_dict(item)
-            if event["type"] == "content_block_delta":
+            kind = event.get("type")
+            if kind == "content_block_delta":
                 # Nearly every event of a turn: an arguments fragment goes through
                 # Assembler.arguments, written out (see its comment).
-                delta: dict[str, Any] = event["delta"]
-                if delta["type"] == "input_json_delta":
-                    text = delta["partial_json"]
-                    index = event["index"]
-                    call = asm.calls.get(index)
-                    if call is not None and isinstance(text, str) and text:
+                raw_delta: Any = event.get("delta")
+                if type(raw_delta) is not dict:
+                    as_object(field(event, "delta"), "delta")
+                delta: dict[str, Any] = raw_delta
+                delta_kind = delta.get("type")
+                if delta_kind == "input_json_delta":
+                    text = delta.get("partial_json")
+                    index = event.get("index")
+                    call = asm.calls.get(index) if type(index) is int else None
+                    if call is not None and type(text) is str and text:
                         fragment: str = text
                         call.parts.append(fragment)
                         out.append(ToolCallDelta(call.index, fragment))
                         if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
                             asm.scan(call)
                     else:
-                        asm.tool_fragment(index, None, None, text)
-                elif delta["type"] == "text_delta":
-                    asm.text(delta["text"])
+                        asm.tool_fragment(
+                            as_index(field(event, "index"), "index"),
+                            None,
+                            None,
+                            as_text(field(delta, "partial_json"), "partial_json"),
+                        )
+                elif delta_kind == "text_delta":
+                    asm.text(as_text(field(delta, "text"), "text_delta.text"))
                 else:
-                    self._on_delta(delta)
+                    self._on_delta(field(delta, "type"), delta)
             else:
-                self._on_event(event)
-        except Exception as exc:
-            raise self._fail(exc) from cause(exc)
+                self._on_event(field(event, "type"), event)
+        except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
+            raise self._fail(exc) from None
         return out
 
-    def _on_event(self, item: dict[str, Any]) -> None:
+    def _on_event(self, kind: Any, item: dict[str, Any]) -> None:
         """Every event but ``content_block_delta``."""
-        kind = item["type"]
         if kind == "content_block_start":
-            self._on_block_start(item["index"], item["content_block"])
+            self._on_block_start(
+                as_index(field(item, "index"), "index"),
+                as_object(field(item, "content_block"), "content_block"),
+            )
         elif kind == "content_block_stop":
-            if item["index"] in self._tool_blocks:
-                self._assembler.tool_arguments_done(item["index"])
+            index = as_index(field(item, "index"), "index")
+            if index in self._tool_blocks:
+                self._assembler.tool_arguments_done(index)
         elif kind == "message_start":
-            self._on_usage(item["message"].get("usage"))
+            self._on_usage(as_object(field(item, "message"), "message").get("usage"))
         elif kind == "message_delta":
             self._on_message_delta(item)
         elif kind == "message_stop":
             self._ended = True
         elif kind == "error":
             error = item.get("error") or {}
+            if type(error) is not dict:
+                raise ProviderAPIError(str(error), body=item)
             raise ProviderAPIError(
                 str(error.get("message") or error), error_type=error.get("type"), body=item
             )
         # "ping" and event types added later carry nothing for the turn.
 
-    def _on_delta(self, delta: dict[str, Any]) -> None:
+    def _on_delta(self, kind: Any, delta: dict[str, Any]) -> None:
         """The less frequent deltas (``citations_delta`` and later kinds carry nothing)."""
-        kind = delta["type"]
         if kind == "thinking_delta":
-            self._assembler.reasoning(delta["thinking"])
+            self._assembler.reasoning(as_text(field(delta, "thinking"), "thinking_delta.thinking"))
         elif kind == "signature_delta":
-            self._assembler.reasoning_meta(signature=delta["signature"])
+            signature = as_text(field(delta, "signature"), "signature_delta.signature")
+            self._assembler.reasoning_meta(signature=signature)
 
     def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
-        kind = block["type"]
+        kind = field(block, "type")
         asm = self._assembler
         asm.part_break()
         if kind == "tool_use":
@@ -107,26 +123,33 @@ class AnthropicStream(StreamDecoder):
             start_input = block.get("input")
             # Streaming sends input {} here and the JSON as deltas; a non-empty input
             # here (seen from proxies that do not stream tool input) is the whole input.
-            args = json.dumps(start_input, ensure_ascii=False) if start_input else None
-            asm.tool_fragment(index, block["id"], block["name"], args)
+            args = dump_json(start_input, "tool_use.input") if start_input else None
+            asm.tool_fragment(
+                index,
+                as_text(field(block, "id"), "tool_use.id"),
+                as_text(field(block, "name"), "tool_use.name"),
+                args,
+            )
         elif kind == "text":
             if block.get("text"):
-                asm.text(block["text"])
+                asm.text(as_text(block["text"], "text.text"))
         elif kind == "thinking":
-            asm.reasoning(block.get("thinking") or "")
+            asm.reasoning(as_text(block.get("thinking") or "", "thinking.thinking"))
             if block.get("signature"):
-                asm.reasoning_meta(signature=block["signature"])
+                asm.reasoning_meta(signature=as_text(block["signature"], "thinking.signature"))
         elif kind == "redacted_thinking":
             asm.reasoning("")
-            asm.reasoning_meta(redacted=block["data"])
+            asm.reasoning_meta(redacted=as_text(field(block, "data"), "redacted_thinking.data"))
 
     def _on_message_delta(self, item: dict[str, Any]) -> None:
         self._on_usage(item.get("usage"))
-        reason = (item.get("delta") or {}).get("stop_reason")
+        reason = as_object(item.get("delta") or {}, "message_delta.delta").get("stop_reason")
         if reason:
+            reason = as_text(reason, "stop_reason")
             self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
 
-    def _on_usage(self, usage: dict[str, Any] | None) -> None:
+    def _on_usage(self, usage: Any) -> None:
         if usage:
-            self._usage.update((k, v) for k, v in usage.items() if v is not None)
+            counts = as_object(usage, "usage")
+            self._usage.update((k, v) for k, v in counts.items() if v is not None)
             self._assembler.set_usage(anthropic_usage(self._usage))

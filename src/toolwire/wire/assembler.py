@@ -21,6 +21,7 @@ that list out and start a new one per ``feed``.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..errors import ProtocolError, TurnError
@@ -39,7 +40,7 @@ from .events import (
 )
 from .jsonscan import ClosureScanner
 
-__all__ = ["Assembler", "loads_json", "parse_arguments"]
+__all__ = ["Assembler", "dump_json", "loads_json", "parse_arguments", "sendable_text"]
 
 # The C scanner behind json.loads, called directly: it skips three Python-level
 # wrapper calls, which are most of the cost of parsing a small value (a chunk of a
@@ -48,6 +49,17 @@ _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 _UNSET: Any = object()  # "not parsed yet", where None is a value
+
+# What the decoders accept but no provider can be sent back (invariant: whatever enters
+# the history encodes for every provider). A lone surrogate (a code point no UTF-8 can
+# hold; JSON's "\ud800" escape makes one) is replaced by U+FFFD where it stands in
+# text; a number JSON cannot carry (1e999 parses as infinity, NaN and Infinity as
+# themselves) or a lone surrogate inside parsed arguments rejects the call, with a
+# reason the model gets back. Escapes in patterns, never literal surrogates (mypyc).
+_SURROGATE = re.compile("[\\ud800-\\udfff]")
+_MAYBE_UNSENDABLE = re.compile(
+    "\\\\[uU][dD][89abcdefABCDEF]|[0-9][eE]\\+?[0-9]{3}|NaN|Infinity|[0-9]{300}"
+)
 
 
 def loads_json(text: str) -> Any:
@@ -64,16 +76,50 @@ def loads_json(text: str) -> Any:
     return json.loads(text)
 
 
+def dump_json(value: Any, name: str) -> str:
+    """``value`` as JSON text (a provider sent an object where text was expected).
+
+    Only what a provider can send fails: a non-finite number or an integer over
+    Python's digit limit becomes a ``ProtocolError`` naming ``name``.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"{name} cannot be written as JSON ({exc})") from None
+
+
 def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
-    """Parse a call's arguments: ``(value, None)``, or ``(None, reason)`` when not JSON."""
+    """Parse a call's arguments: ``(value, None)``, or ``(None, reason)`` when not JSON,
+    or when the value could not be sent back to a provider (see ``_SURROGATE``)."""
     if not text or text.isspace():
         return {}, None
     try:
-        return loads_json(text), None
+        value = loads_json(text)
     except ValueError as exc:
         return None, f"Invalid JSON arguments for tool {name}: {exc}"
     except RecursionError:
         return None, f"Invalid JSON arguments for tool {name}: nested too deeply"
+    if _MAYBE_UNSENDABLE.search(text) is not None:  # rare: then check the value itself
+        try:
+            json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        except UnicodeEncodeError:  # before ValueError, its base
+            return None, (
+                f"Invalid JSON arguments for tool {name}: a string holds a lone surrogate "
+                "(an unpaired \\ud800-\\udfff escape); send valid Unicode"
+            )
+        except ValueError:
+            return None, (
+                f"Invalid JSON arguments for tool {name}: a number JSON cannot carry "
+                "(infinity or NaN, e.g. 1e999); write it as a string or a finite number"
+            )
+    return value, None
+
+
+def sendable_text(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (``text`` itself if none)."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 class _Call:
@@ -140,11 +186,19 @@ class Assembler:
 
     def text(self, text: str) -> None:
         """Add answer text."""
+        if text.__class__ is not str:
+            _wrong("text", text)
+        if not text.isascii():
+            text = self._sendable(text, None)
         self._segment("text", text)
         self.events.append(TextDelta(text))
 
     def reasoning(self, text: str) -> None:
         """Add reasoning text."""
+        if text.__class__ is not str:
+            _wrong("reasoning text", text)
+        if not text.isascii():
+            text = self._sendable(text, None)
         self._segment("reasoning", text)
         self.events.append(ReasoningDelta(text))
 
@@ -152,6 +206,9 @@ class Assembler:
         self, *, signature: str | None = None, redacted: str | None = None, id: str | None = None
     ) -> None:
         """Attach provider data (signature, encrypted content, item id) to the last reasoning part."""
+        for name, value in (("signature", signature), ("encrypted content", redacted), ("id", id)):
+            if value is not None and value.__class__ is not str:
+                _wrong(f"reasoning {name}", value)
         seg = self._last_reasoning()
         if signature is not None:
             seg.signature = (seg.signature or "") + signature
@@ -165,6 +222,17 @@ class Assembler:
         Responses output item), and adjacent reasoning blocks must stay separate parts
         because each carries its own signature or encrypted content."""
         self._break = True
+
+    def _sendable(self, text: str, index: int | None) -> str:
+        """``text`` without lone surrogates, with a notice when one was replaced."""
+        clean = sendable_text(text)
+        if clean is not text:
+            self._notice(
+                "lone_surrogate",
+                "a lone surrogate (no valid Unicode character) was replaced by U+FFFD",
+                index,
+            )
+        return clean
 
     def _segment(self, kind: str, text: str) -> None:
         order = self._order
@@ -189,7 +257,16 @@ class Assembler:
     def tool_fragment(
         self, index: int | None, id: str | None, name: str | None, arguments: str | None
     ) -> None:
-        """Add one fragment of the call at ``index``: any of id, name, arguments text."""
+        """Add one fragment of the call at ``index``: any of id, name, arguments text.
+
+        Every value is checked here, the door for all decoders: an index that is not an
+        integer, or an id, name or arguments that are not strings, is a ``ProtocolError``.
+        """
+        if index is not None and index.__class__ is not int:
+            _wrong("tool call index", index, "an integer")
+        for what, value in (("id", id), ("name", name), ("arguments", arguments)):
+            if value is not None and value.__class__ is not str:
+                _wrong(f"tool call {what}", value)
         call = self.calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
@@ -213,7 +290,7 @@ class Assembler:
         an append, one event and one substring test (a scan only when the fragment
         ends in ``}``).
         """
-        call = self.calls.get(index)  # type: ignore[arg-type]  # None is never a key
+        call = self.calls.get(index) if index.__class__ is int else None
         if call is None or not text or text.__class__ is not str:
             self.tool_fragment(index, None, None, text)
             return
@@ -227,6 +304,10 @@ class Assembler:
 
     def tool_arguments_done(self, index: int, arguments: str | None = None) -> None:
         """The call's arguments are final; ``arguments`` (if given) is their full text."""
+        if index.__class__ is not int:
+            _wrong("tool call index", index, "an integer")
+        if arguments is not None and arguments.__class__ is not str:
+            _wrong("tool call arguments", arguments)
         call = self.calls.get(index)
         if call is None:
             raise ProtocolError(
@@ -332,6 +413,8 @@ class Assembler:
             return  # reported when the id or name arrives, or as a TurnError at close
         if arguments is None:
             arguments = "".join(call.parts)
+        if not arguments.isascii():
+            arguments = self._sendable(arguments, call.index)
         request = self._request(call, arguments, parsed)
         call.ready = True
         self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
@@ -339,7 +422,7 @@ class Assembler:
     def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
         request = call.request
         if request is None or request.raw_arguments != arguments or request.name != call.name:
-            if parsed is _UNSET:
+            if parsed is _UNSET or _MAYBE_UNSENDABLE.search(arguments) is not None:
                 value, error = parse_arguments(call.name, arguments)
             else:
                 value, error = parsed, None
@@ -360,6 +443,8 @@ class Assembler:
 
     def finish(self, reason: str) -> None:
         """Record the provider's finish reason (OpenAI vocabulary)."""
+        if reason.__class__ is not str:
+            _wrong("finish reason", reason)
         self._finish = reason
         self.events.append(Finished(reason))
 
@@ -424,10 +509,28 @@ class Assembler:
             else:
                 call = next(call_iter)  # calls take their slots in index order
                 arguments = "".join(call.parts)
-                requests.append(self._request(call, arguments))
+                if not arguments.isascii():
+                    arguments = self._sendable(arguments, call.index)
+                announced = call.request if call.ready else None
+                request = self._request(call, arguments)
+                if announced is not None and request is not announced:
+                    self._changed_after_ready(call)
+                requests.append(request)
                 parts.append(self._history_call(call, arguments))
         self._check_finish(len(requests))
         return Turn(AssistantMessage(parts), requests, self._finish, self.usage, self._notices)
+
+    def _changed_after_ready(self, call: _Call) -> None:
+        """The call changed after ``ToolCallReady`` announced it (more arguments, a name
+        fragment): what started early from that event was not the final call."""
+        self._notices.append(
+            Notice(
+                "changed_after_ready",
+                f"tool call {call.id} changed after it was reported ready; the final "
+                "turn's call replaces the one announced",
+                call.index,
+            )
+        )
 
     def _check_calls(self, calls: list[_Call]) -> None:
         seen: set[str] = set()
@@ -465,6 +568,11 @@ class Assembler:
                     f"the turn has {n_calls} tool call(s) but finish reason {finish!r}",
                 )
             )
+
+
+def _wrong(what: str, value: Any, expected: str = "a string") -> None:
+    kind = "null" if value is None else type(value).__name__
+    raise ProtocolError(f"{what} must be {expected}, got {kind} {str(value)[:20]!r}")
 
 
 def _segment_part(seg: _Segment) -> Part:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -316,6 +317,7 @@ class PartialJSON:
         "_dirty",
         "_error",
         "_expect",
+        "_held",
         "_key",
         "_pending",
         "_root",
@@ -334,6 +336,7 @@ class PartialJSON:
         self._expect = _TOP
         self._key = ""  # the innermost object's key whose value is expected or open
         self._pending = ""  # text held back: a possibly unfinished number, literal or escape
+        self._held: list[str] = []  # digits that continue a held-back number, not yet joined
         # The string now open (None: none is), decoded. A long one holds the text up to
         # the last read of ``value``; what came since is in ``_str_more``.
         self._str: str | None = None
@@ -373,7 +376,17 @@ class PartialJSON:
         #   back once; the rest of the state is used about once per delta and stays on
         #   ``self``.
         if self._pending:
-            text = self._pending + text
+            if text.isdigit() and text.isascii() and self._pending[0] in "-0123456789":
+                # More digits of a held-back number: keep them, read the number once when
+                # it ends (re-reading it per delta was quadratic in its length).
+                self._held.append(text)
+                return
+            if self._held:
+                self._held.append(text)
+                text = self._pending + "".join(self._held)
+                self._held.clear()
+            else:
+                text = self._pending + text
             self._pending = ""
         string = self._str
         if string is not None and '"' not in text and "\\" not in text:
@@ -459,6 +472,8 @@ class PartialJSON:
                         value, end = _scan_number(text, pos)
                     except StopIteration:  # "-" and no digit yet
                         end = pos
+                    except ValueError:  # more digits than int() reads (sys.get_int_max_str_digits)
+                        raise _too_long_number(text, pos) from None
                     if end == n or text[end] not in _AFTER_NUMBER:
                         # It may go on in the next delta ("12" may be "123", "1." "1.5").
                         if end < n and _NUMBER_START.match(text, pos) is None:
@@ -598,6 +613,15 @@ def _unexpected(text: str, pos: int, expect: int) -> PartialJSONError:
     if expect == _DONE:
         return PartialJSONError(f"extra data after a complete JSON value: {what}", hint="")
     return PartialJSONError(f"not JSON: {what} where {_EXPECTED[expect]} was expected", hint="")
+
+
+def _too_long_number(text: str, pos: int) -> PartialJSONError:
+    digits = sys.get_int_max_str_digits()
+    return PartialJSONError(
+        f"a number at {text[pos : pos + 20]!r}... has more than {digits} digits, which Python "
+        "does not read",
+        hint="write the number as a string, or with fewer digits",
+    )
 
 
 def _bad_number(text: str, start: int, end: int, expect: int) -> PartialJSONError:

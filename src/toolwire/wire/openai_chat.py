@@ -9,12 +9,12 @@ Only choice 0 is assembled (``n > 1`` is reported with a notice, once).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from ..errors import ProtocolError, ProviderAPIError
+from ..errors import ProtocolError, ProviderAPIError, ToolwireError
+from .assembler import dump_json
 from .events import Event, ToolCallDelta
-from .stream import StreamDecoder, as_dict, cause
+from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text
 from .usage import openai_usage
 
 __all__ = ["OpenAIChatStream"]
@@ -45,29 +45,50 @@ class OpenAIChatStream(StreamDecoder):
         asm.events = out
         self._items += 1
         # The locals are typed so that the compiled build (hatch_build.py) uses dict
-        # operations directly; an item of the wrong shape fails the type check there and
-        # a lookup here, and either becomes the ProtocolError below.
+        # operations directly; every value's type is tested before it reaches one, so a
+        # wrong type is a ProtocolError by decision. The tests are written inline (a
+        # class comparison each), and the as_* helper is called only to raise: a call
+        # per test cost half again the per-fragment time (bench/bench_assembly.py).
+        # Only toolwire's own errors are caught: anything else is a bug and propagates.
         try:
             chunk: dict[str, Any] = item if type(item) is dict else as_dict(item)
+            choices = chunk.get("choices")
+            if choices and type(choices) is not list:
+                as_list(choices, "choices")
             choice: dict[str, Any]
-            for choice in chunk.get("choices") or ():
+            for raw_choice in choices or ():
+                if type(raw_choice) is not dict:
+                    as_object(raw_choice, "choices[]")
+                choice = raw_choice
                 if choice.get("index", 0):
                     self._other_choice()
                     continue
-                delta: dict[str, Any] | None = choice.get("delta")
-                if delta:
+                raw_delta = choice.get("delta")
+                if raw_delta:
+                    if type(raw_delta) is not dict:
+                        as_object(raw_delta, "choices[].delta")
+                    delta: dict[str, Any] = raw_delta
                     tool_calls = delta.get("tool_calls")
                     if tool_calls:
+                        if type(tool_calls) is not list:
+                            as_list(tool_calls, "delta.tool_calls")
                         tc: dict[str, Any]
-                        for tc in tool_calls:
-                            fn: dict[str, Any] | None = tc.get("function")
+                        for raw_tc in tool_calls:
+                            if type(raw_tc) is not dict:
+                                as_object(raw_tc, "delta.tool_calls[]")
+                            tc = raw_tc
+                            raw_fn = tc.get("function")
+                            if raw_fn is not None and type(raw_fn) is not dict:
+                                as_object(raw_fn, "tool_calls[].function")
+                            fn: dict[str, Any] | None = raw_fn
                             if fn is not None and "id" not in tc and "name" not in fn:
                                 args = fn.get("arguments")
-                                # Any, not int: a missing or odd index must miss here,
-                                # not fail the compiled build's type check.
+                                # Any, not int: a missing or odd index must miss here
+                                # (and be checked by the assembler), not fail the
+                                # compiled build's type check.
                                 index: Any = tc.get("index")
-                                call = asm.calls.get(index)
-                                if call is not None and isinstance(args, str) and args:
+                                call = asm.calls.get(index) if type(index) is int else None
+                                if call is not None and type(args) is str and args:
                                     # Assembler.arguments, written out (see its comment).
                                     text: str = args
                                     call.parts.append(text)
@@ -84,8 +105,8 @@ class OpenAIChatStream(StreamDecoder):
                     self._finish(choice["finish_reason"])
             if chunk.get("usage") or "error" in chunk:
                 self._usage_or_error(chunk)
-        except Exception as exc:
-            raise self._fail(exc) from cause(exc)
+        except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
+            raise self._fail(exc) from None
         return out
 
     def _other_choice(self) -> None:
@@ -96,28 +117,32 @@ class OpenAIChatStream(StreamDecoder):
             )
 
     def _tool_call(self, tc: dict[str, Any], fn: dict[str, Any] | None) -> None:
+        raw_index = tc.get("index")
+        index = None if raw_index is None else as_index(raw_index, "tool_calls[].index")
+        id = _opt_text(tc.get("id"), "tool_calls[].id")
         if not fn:
-            self._assembler.tool_fragment(tc.get("index"), tc.get("id"), None, None)
+            self._assembler.tool_fragment(index, id, None, None)
             return
         args = fn.get("arguments")
         if args is not None and args.__class__ is not str:
             args = self._coerce_arguments(args)
-        self._assembler.tool_fragment(tc.get("index"), tc.get("id"), fn.get("name"), args)
+        name = _opt_text(fn.get("name"), "tool_calls[].function.name")
+        self._assembler.tool_fragment(index, id, name, args)
 
     def _delta_text(self, delta: dict[str, Any]) -> None:
         asm = self._assembler
         content = delta.get("content")
         if content:
-            asm.text(_str(content, "delta.content"))
+            asm.text(as_text(content, "delta.content"))
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
-            asm.reasoning(_str(reasoning, "delta.reasoning_content"))
+            asm.reasoning(as_text(reasoning, "delta.reasoning_content"))
         refusal = delta.get("refusal")
         if refusal:
-            asm.text(_str(refusal, "delta.refusal"))
+            asm.text(as_text(refusal, "delta.refusal"))
 
     def _finish(self, reason: Any) -> None:
-        self._assembler.finish(_str(reason, "finish_reason"))
+        self._assembler.finish(as_text(reason, "finish_reason"))
         self._ended = True
 
     def _usage_or_error(self, item: dict[str, Any]) -> None:
@@ -125,7 +150,7 @@ class OpenAIChatStream(StreamDecoder):
             raise _api_error(item["error"])
         usage = item.get("usage")
         if usage:
-            self._assembler.set_usage(openai_usage(usage))
+            self._assembler.set_usage(openai_usage(as_object(usage, "usage")))
 
     def _coerce_arguments(self, args: Any) -> str:
         """Some servers send arguments as an object; keep it, as JSON text, and say so."""
@@ -134,7 +159,7 @@ class OpenAIChatStream(StreamDecoder):
                 "arguments_not_string",
                 "tool-call arguments arrived as an object, not a JSON string",
             )
-            return json.dumps(args, ensure_ascii=False)
+            return dump_json(args, "tool_calls[].function.arguments")
         raise ProtocolError(
             f"tool_calls[].function.arguments must be a string, got {type(args).__name__}"
         )
@@ -145,10 +170,8 @@ class OpenAIChatStream(StreamDecoder):
         self._ended = True
 
 
-def _str(value: Any, field: str) -> str:
-    if value.__class__ is not str:
-        raise ProtocolError(f"{field} must be a string, got {type(value).__name__}")
-    return value  # type: ignore[no-any-return,unused-ignore]
+def _opt_text(value: Any, name: str) -> str | None:
+    return None if value is None else as_text(value, name)
 
 
 def _api_error(error: Any) -> ProviderAPIError:

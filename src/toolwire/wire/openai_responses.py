@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import ProviderAPIError
 from .events import Event
-from .stream import StreamDecoder
+from .stream import StreamDecoder, as_index, as_object, as_text, field
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
 __all__ = ["OpenAIResponsesStream"]
@@ -38,57 +38,66 @@ class OpenAIResponsesStream(StreamDecoder):
         return self._decode_with(self._handle, item)
 
     def _handle(self, item: dict[str, Any]) -> None:
-        kind = item["type"]
+        kind = field(item, "type")
         if kind == "response.function_call_arguments.delta":
-            self._assembler.arguments(item["output_index"], item["delta"])
+            self._assembler.arguments(_index(item), as_text(field(item, "delta"), "delta"))
             return
-        handler = _HANDLERS.get(kind)
+        handler = _HANDLERS.get(kind) if kind.__class__ is str else None
         if handler is not None:
             handler(self, item)
 
     def _on_args_done(self, item: dict[str, Any]) -> None:
-        self._assembler.tool_arguments_done(item["output_index"], item["arguments"])
+        arguments = as_text(field(item, "arguments"), "arguments")
+        self._assembler.tool_arguments_done(_index(item), arguments)
 
     def _on_item_added(self, item: dict[str, Any]) -> None:
-        out = item["item"]
+        out = as_object(field(item, "item"), "item")
         self._assembler.part_break()
-        if out["type"] == "function_call":
+        if field(out, "type") == "function_call":
             self._has_calls = True
             self._assembler.tool_fragment(
-                item["output_index"],
-                out.get("call_id"),
-                out.get("name"),
-                out.get("arguments") or None,
+                _index(item),
+                _opt_text(out.get("call_id"), "item.call_id"),
+                _opt_text(out.get("name"), "item.name"),
+                _opt_text(out.get("arguments") or None, "item.arguments"),
             )
 
     def _on_item_done(self, item: dict[str, Any]) -> None:
-        out = item["item"]
-        if out["type"] == "reasoning":
-            self._assembler.reasoning_meta(redacted=out.get("encrypted_content"), id=out.get("id"))
-        elif out["type"] == "function_call" and out.get("arguments") is not None:
-            self._assembler.tool_arguments_done(item["output_index"], out["arguments"])
+        out = as_object(field(item, "item"), "item")
+        kind = field(out, "type")
+        if kind == "reasoning":
+            self._assembler.reasoning_meta(
+                redacted=_opt_text(out.get("encrypted_content"), "item.encrypted_content"),
+                id=_opt_text(out.get("id"), "item.id"),
+            )
+        elif kind == "function_call" and out.get("arguments") is not None:
+            arguments = as_text(out["arguments"], "item.arguments")
+            self._assembler.tool_arguments_done(_index(item), arguments)
 
     def _on_text(self, item: dict[str, Any]) -> None:
-        self._assembler.text(item["delta"])
+        self._assembler.text(as_text(field(item, "delta"), "delta"))
 
     def _on_reasoning(self, item: dict[str, Any]) -> None:
-        self._assembler.reasoning(item["delta"])
+        self._assembler.reasoning(as_text(field(item, "delta"), "delta"))
 
     def _on_completed(self, item: dict[str, Any]) -> None:
-        response = item["response"]
+        response = as_object(field(item, "response"), "response")
         self._usage(response)
         self._assembler.finish("tool_calls" if self._has_calls else "stop")
         self._ended = True
 
     def _on_incomplete(self, item: dict[str, Any]) -> None:
-        response = item["response"]
+        response = as_object(field(item, "response"), "response")
         self._usage(response)
-        reason = (response.get("incomplete_details") or {}).get("reason") or "length"
+        details = as_object(response.get("incomplete_details") or {}, "incomplete_details")
+        reason = as_text(details.get("reason") or "length", "incomplete_details.reason")
         self._assembler.finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
         self._ended = True
 
     def _on_failed(self, item: dict[str, Any]) -> None:
-        error = item["response"].get("error") or {}
+        error = as_object(field(item, "response"), "response").get("error") or {}
+        if error.__class__ is not dict:
+            raise ProviderAPIError(f"response failed: {error}", body=item)
         raise ProviderAPIError(
             f"response failed: {error.get('message') or error}",
             error_type=error.get("code"),
@@ -103,7 +112,15 @@ class OpenAIResponsesStream(StreamDecoder):
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
         if usage:
-            self._assembler.set_usage(responses_usage(usage))
+            self._assembler.set_usage(responses_usage(as_object(usage, "usage")))
+
+
+def _index(item: dict[str, Any]) -> int:
+    return as_index(field(item, "output_index"), "output_index")
+
+
+def _opt_text(value: Any, name: str) -> str | None:
+    return None if value is None else as_text(value, name)
 
 
 _HANDLERS = {

@@ -1,11 +1,12 @@
 """What the three provider stream decoders share: input handling and failure rules.
 
 A decoder accepts decoded items (dicts, or official SDK objects, which are turned into
-dicts), or raw SSE bytes split anywhere. Whatever goes wrong inside a provider's
-``feed`` becomes a ``ProtocolError`` naming the item number; a decoder that failed
-stays failed and raises the same error again. Provider code stays small because of
-this: it indexes dicts directly, and a missing key or a wrong type surfaces here, with
-its place.
+dicts), or raw SSE bytes split anywhere. Provider data is checked where it enters:
+``field`` for a required key, ``as_object``/``as_list``/``as_text``/``as_index`` for a type, and the
+assembler's methods check what they are handed. A missing key or a wrong type is
+therefore a ``ProtocolError`` by decision, naming the field and the item number; any
+other exception is a bug in toolwire and propagates as it is (the fuzz tests fail on
+it, as h11's do). A decoder that failed stays failed and raises the same error again.
 
 The benchmarked decoders (OpenAI Chat, Anthropic) write their own ``feed`` with the
 same short prologue and epilogue as the general ``_decode_with`` here: a shared wrapper
@@ -33,7 +34,15 @@ except ImportError:  # not installed (it comes with mypy): the no-op is all that
         return lambda cls: cls
 
 
-__all__ = ["StreamDecoder", "as_dict", "cause"]
+__all__ = [
+    "StreamDecoder",
+    "as_dict",
+    "as_index",
+    "as_list",
+    "as_object",
+    "as_text",
+    "field",
+]
 
 
 # Your own decoder may subclass this one in the compiled build too (hatch_build.py).
@@ -74,7 +83,11 @@ class StreamDecoder(ABC):
         """End of the response: return the Turn, or raise the error that broke it."""
         self._check_open()
         if self._sse is not None:
-            self._feed_payloads(self._sse.close_data())
+            try:
+                payloads = self._sse.close_data()
+            except ToolwireError as exc:  # a truncated UTF-8 sequence: the decoder stays failed
+                raise self._fail(exc) from None
+            self._feed_payloads(payloads)
         self._closed = self._dead = True
         if not self._ended:
             raise self._fail(
@@ -87,8 +100,8 @@ class StreamDecoder(ABC):
             )
         try:
             return self._assembler.close()
-        except Exception as exc:
-            raise self._fail(exc) from cause(exc)
+        except ToolwireError as exc:
+            raise self._fail(exc) from None
 
     def _partial_turn(self) -> Turn | None:
         """What was assembled so far, for an error report (None if it cannot be built)."""
@@ -118,8 +131,8 @@ class StreamDecoder(ABC):
         self._items += 1
         try:
             handle(item if item.__class__ is dict else as_dict(item))
-        except Exception as exc:
-            raise self._fail(exc) from cause(exc)
+        except ToolwireError as exc:  # only malformed data raises these; bugs propagate
+            raise self._fail(exc) from None
         return out
 
     def _on_done_marker(self) -> None:  # noqa: B027  # a hook: only OpenAI Chat needs it
@@ -161,22 +174,12 @@ class StreamDecoder(ABC):
                 f"{type(self).__name__} is closed; create a new one for each turn"
             )
 
-    def _fail(self, exc: BaseException) -> ToolwireError:
+    def _fail(self, exc: ToolwireError) -> ToolwireError:
         if isinstance(exc, ProtocolError) and not exc.where:
             exc.where = f"item {self._items}"
-        elif not isinstance(exc, ToolwireError):
-            exc = ProtocolError(
-                f"malformed {self.provider} item ({type(exc).__name__}: {exc})",
-                where=f"item {self._items}",
-            )
         self._error = exc
         self._dead = True
         return exc
-
-
-def cause(exc: Exception) -> Exception | None:
-    """What a wrapped error is raised ``from``: nothing for toolwire's own errors."""
-    return None if isinstance(exc, ToolwireError) else exc
 
 
 def as_dict(item: Any) -> dict[str, Any]:
@@ -188,3 +191,48 @@ def as_dict(item: Any) -> dict[str, Any]:
             if isinstance(value, dict):
                 return value
     raise ProtocolError(f"expected a dict or an SDK object, got {type(item).__name__}")
+
+
+# -- checks at the door: provider data is Any until one of these has looked at it ------
+# Each is a type test and a return on the good path. In the compiled build they are
+# what stands before a typed local, so a wrong type is a ProtocolError by decision and
+# never the TypeError of a failed run-time annotation check.
+
+
+def field(item: dict[str, Any], key: str) -> Any:
+    """``item[key]``, or a ``ProtocolError`` naming the missing field."""
+    if key in item:
+        return item[key]
+    raise ProtocolError(f"malformed item: the field {key!r} is missing")
+
+
+def as_object(value: Any, name: str) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else a ``ProtocolError`` naming ``name``."""
+    if value.__class__ is dict:
+        return value
+    raise ProtocolError(f"{name} must be an object, got {_kind(value)}")
+
+
+def as_list(value: Any, name: str) -> list[Any]:
+    """``value`` if it is a JSON array, else a ``ProtocolError`` naming ``name``."""
+    if value.__class__ is list:
+        return value
+    raise ProtocolError(f"{name} must be an array, got {_kind(value)}")
+
+
+def as_text(value: Any, name: str) -> str:
+    """``value`` if it is a string, else a ``ProtocolError`` naming ``name``."""
+    if value.__class__ is str:
+        return value
+    raise ProtocolError(f"{name} must be a string, got {_kind(value)}")
+
+
+def as_index(value: Any, name: str) -> int:
+    """``value`` if it is an integer (not a bool, not ``"1"``), else a ``ProtocolError``."""
+    if value.__class__ is int:
+        return value
+    raise ProtocolError(f"{name} must be an integer, got {_kind(value)} {str(value)[:20]!r}")
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__

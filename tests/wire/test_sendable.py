@@ -1,0 +1,110 @@
+"""Whatever a decoder accepts into the history encodes for every provider.
+
+Model output that decoded fine used to break the *next* request: text holding a lone
+surrogate (``UnicodeEncodeError``) and arguments such as ``{"x": 1e999}`` (infinity:
+"Out of range float values are not JSON compliant" from Anthropic's re-serialised
+``input``). The decision is made at the door: a lone surrogate in text is replaced by
+U+FFFD (with a notice), and a call whose arguments hold such a value is rejected with a
+reason the model gets as feedback.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire.history import to_anthropic, to_openai_chat, to_responses_input
+from toolwire.messages import ToolResult, UserMessage
+from toolwire.turn import Turn
+from toolwire.wire import AnthropicStream, OpenAIChatStream
+
+
+def _encode_everywhere(turn: Turn) -> None:
+    """Encode the turn (and one result per call) as each provider's request body would be
+    sent: httpx writes JSON with ``ensure_ascii=False, allow_nan=False`` as UTF-8."""
+    history: list[Any] = [UserMessage("go"), turn.message]
+    history += [ToolResult(r.id, r.name, "done") for r in turn.requests]
+    for body in (to_openai_chat(history), to_anthropic(history), to_responses_input(history)):
+        json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _chat_turn(content: str, arguments: str) -> Turn:
+    stream = OpenAIChatStream()
+    delta = {
+        "content": content,
+        "tool_calls": [{"index": 0, "id": "c1", "function": {"name": "f", "arguments": arguments}}],
+    }
+    stream.feed({"choices": [{"index": 0, "delta": delta}]})
+    stream.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    return stream.close()
+
+
+def test_a_lone_surrogate_in_text_is_replaced_at_the_door() -> None:
+    stream = OpenAIChatStream()
+    events = stream.feed_bytes(
+        b'data: {"choices":[{"index":0,"delta":{"content":"a\\ud800b"},"finish_reason":"stop"}]}\n\n'
+    )
+    assert [e.text for e in events if hasattr(e, "text")] == ["a\ufffdb"]
+    turn = stream.close()
+    assert [n.kind for n in turn.notices] == ["lone_surrogate"]
+    _encode_everywhere(turn)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ('{"x": 1e999}', "a number JSON cannot carry"),
+        ('{"x": -1E400}', "a number JSON cannot carry"),
+        ('{"x": NaN}', "a number JSON cannot carry"),
+        ('{"x": "\\ud800"}', "lone surrogate"),
+    ],
+)
+def test_a_call_whose_arguments_cannot_be_sent_back_is_rejected(
+    arguments: str, reason: str
+) -> None:
+    turn = _chat_turn("", arguments)
+    [request] = turn.requests
+    assert request.input is None and reason in (request.error or "")
+    _encode_everywhere(turn)
+
+
+def test_an_anthropic_call_with_infinity_encodes_for_the_next_request() -> None:
+    stream = AnthropicStream()
+    for event in [
+        {"type": "message_start", "message": {"usage": {}}},
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"x": 1e999}'},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]:
+        stream.feed(event)
+    turn = stream.close()
+    assert turn.requests[0].error is not None
+    _encode_everywhere(turn)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(alphabet=st.characters(codec=None), max_size=8),
+    value=st.recursive(
+        st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=3), c, max_size=3),
+        max_leaves=8,
+    ),
+)
+def test_whatever_is_decoded_encodes_for_every_provider(text: str, value: Any) -> None:
+    arguments = json.dumps({"v": value})  # may hold NaN, Infinity and \\udXXX escapes
+    _encode_everywhere(_chat_turn(text, arguments))
