@@ -8,8 +8,9 @@ and the streamed answer text. Three views draw it:
 * :class:`LiveView` — a rich table redrawn in place (a terminal with rich installed);
 * :class:`PlainView` — one line per call result and per round (pipes, no rich);
 * :class:`TraceView` — every layer, for ``--trace`` and ``--demo``: the request of each
-  round, each delta as it arrives, the assembled calls, the results and, at the end, the
-  history in OpenAI Chat form.
+  round, the streamed text and call arguments as they arrive (one line per part, written
+  as it streams), the assembled calls, the results and, at the end, the history in
+  OpenAI Chat form. With ``--events`` each wire event gets its own line instead.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class RunState:
 
     rounds: list[RoundState] = field(default_factory=list)
     answer: str | None = None
+    notices: list[str] = field(default_factory=list)
 
     @property
     def current(self) -> RoundState:
@@ -101,6 +103,8 @@ class RunState:
             self.current.finish = event.reason
         elif isinstance(event, RunFinished):
             self.answer = event.result.output
+        elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
+            self.notices.append(event.message)
 
     def _call(self, index: int) -> CallState:
         calls = self.current.calls
@@ -158,6 +162,8 @@ class PlainView:
             )
         elif isinstance(event, RoundEnd) and event.turn.tool_calls:
             print(f"  round {event.round}: {len(event.turn.tool_calls)} call(s)", file=self.out)
+        elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
+            print(f"  notice: {event.message}", file=self.out)
 
     def finish(self) -> None:
         """The run ended (successfully or not)."""
@@ -166,7 +172,18 @@ class PlainView:
 
 
 class TraceView(PlainView):
-    """Every layer: requests, deltas, assembled calls, results, and the history."""
+    """Every layer: requests, deltas, assembled calls, results, and the history.
+
+    Args:
+        out: Where to write.
+        events: One line per wire event (each ``TextDelta``...) instead of streaming
+            each part's text on one line.
+    """
+
+    def __init__(self, out: TextIO, *, events: bool = False) -> None:
+        super().__init__(out)
+        self.events = events
+        self._part: tuple[str, int] | None = None  # the part whose line is open
 
     def start(self, prompt: str) -> None:
         """A prompt is about to run."""
@@ -175,9 +192,43 @@ class TraceView(PlainView):
     def event(self, event: Any) -> None:
         """Print one run event."""
         self.state.apply(event, time.monotonic())
+        if not self.events and self._stream_part(event):
+            return
         line = self._describe(event)
         if line:
+            self._end_part()
             print(line, file=self.out)
+
+    def _stream_part(self, event: Any) -> bool:
+        """Write a delta onto its part's line as it arrives; whether it was one."""
+        if isinstance(event, (TextDelta, ReasoningDelta)):
+            key, label, text = ("text", 0), "text", event.text
+            if isinstance(event, ReasoningDelta):
+                key, label = ("reasoning", 0), "reasoning"
+        elif isinstance(event, ToolCallDelta):
+            call = self.state.current.calls.get(event.index)
+            key, label, text = (
+                ("call", event.index),
+                f"call [{event.index}] {call.name if call else '?'} ",
+                event.arguments,
+            )
+        elif isinstance(event, ToolCallStarted):
+            self._end_part()
+            return False
+        else:
+            return False
+        if self._part != key:
+            self._end_part()
+            self.out.write(f"  {label}: " if key[0] != "call" else f"  {label}")
+            self._part = key
+        self.out.write(text)
+        self.out.flush()
+        return True
+
+    def _end_part(self) -> None:
+        if self._part is not None:
+            self.out.write("\n")
+            self._part = None
 
     def _describe(self, event: Any) -> str | None:
         if isinstance(event, RequestStarted):
@@ -226,12 +277,14 @@ class TraceView(PlainView):
         """Print the final history in OpenAI Chat form."""
         from ..history import to_openai_chat
 
+        self._end_part()
         print("=== history (OpenAI Chat form)", file=self.out)
         for message in to_openai_chat(messages):
             print(f"  {json.dumps(message, ensure_ascii=False)}", file=self.out)
 
     def finish(self) -> None:
         """Print the answer."""
+        self._end_part()
         if self.state.answer is not None:
             print(f"=== answer: {self.state.answer.strip() or '(empty answer)'}", file=self.out)
 
@@ -287,6 +340,8 @@ class LiveView(PlainView):
     def finish(self) -> None:
         """Stop the display and print the answer."""
         self.live.stop()
+        for notice in self.state.notices:
+            self.console.print(f"[yellow]notice:[/yellow] {notice}", markup=True)
         if self.state.answer is not None:
             self.console.print(
                 f"[bold]answer:[/bold] {self.state.answer.strip() or '(empty answer)'}"
@@ -301,11 +356,11 @@ def _styled(state: str) -> str:
 # -- driving -------------------------------------------------------------------------
 
 
-def make_view(trace: bool, out: TextIO | None = None) -> PlainView:
+def make_view(trace: bool, out: TextIO | None = None, *, events: bool = False) -> PlainView:
     """The view for this output: trace, live (terminal + rich), or plain."""
     stream = out or sys.stdout
-    if trace:
-        return TraceView(stream)
+    if trace or events:
+        return TraceView(stream, events=events)
     if stream.isatty():
         try:
             return LiveView(stream)
@@ -315,19 +370,28 @@ def make_view(trace: bool, out: TextIO | None = None) -> PlainView:
 
 
 def run_prompts(
-    agent: Any, prompts: Sequence[str], *, trace: bool, out: TextIO | None = None
+    agent: Any,
+    prompts: Sequence[str],
+    *,
+    trace: bool,
+    out: TextIO | None = None,
+    events: bool = False,
+    cases: Sequence[Any] = (),
 ) -> int:
     """Run each prompt on ``agent`` in turn, drawing it; returns the exit status.
 
     With several prompts (``--demo``) a failed run is reported on one line and the next
     prompt still runs; the status is then 2. A single prompt's error propagates, for the
-    CLI's one-line error handling.
+    CLI's one-line error handling. ``cases`` (``toolwire.demo.verdict.DemoCase``, by
+    prompt) say what a right answer is: it is printed before the run, and the first
+    turn's verdict after it, whether the run succeeded or not.
     """
     status = 0
+    by_prompt = {case.prompt: case for case in cases}
     for prompt in prompts:
-        view = make_view(trace, out)
+        view = make_view(trace, out, events=events)
         try:
-            asyncio.run(_run_one(agent, prompt, view))
+            asyncio.run(_run_one(agent, prompt, view, by_prompt.get(prompt)))
         except ToolwireError as exc:
             if len(prompts) == 1:
                 raise
@@ -336,9 +400,28 @@ def run_prompts(
     return status
 
 
-async def _run_one(agent: Any, prompt: str, view: PlainView) -> None:
+def _print_verdict(case: Any, messages: Sequence[Any], out: TextIO) -> None:
+    from ..demo.verdict import first_calls, judge
+
+    calls, text = first_calls(messages)
+    print(f"=== {judge(case, calls, text).line}", file=out)
+
+
+async def _run_one(agent: Any, prompt: str, view: PlainView, case: Any = None) -> None:
     view.start(prompt)
+    out = getattr(view, "out", None) or sys.stdout
+    if case is not None:
+        print(f"=== a right answer: {case.expected}", file=out)
     stream = agent.run_stream(prompt)
+    try:
+        await _drive(stream, view)
+    finally:
+        if case is not None:
+            _print_verdict(case, stream.messages, out)
+    report_failures(stream.result.diagnostics, out)
+
+
+async def _drive(stream: Any, view: PlainView) -> None:
     try:
         async with stream:
             async for event in stream:
@@ -351,7 +434,6 @@ async def _run_one(agent: Any, prompt: str, view: PlainView) -> None:
         view.finish()
     if isinstance(view, TraceView):
         view.history(stream.messages)
-    report_failures(stream.result.diagnostics, getattr(view, "out", None) or sys.stdout)
 
 
 def report_failures(diagnostics: Any, out: TextIO) -> None:

@@ -264,6 +264,12 @@ class Tool:
         """
         if parsed is not MISSING:
             return self._check(parsed, repaired=False, original=raw_arguments)
+        if raw_arguments is not None and not isinstance(raw_arguments, str):
+            raise CallerError(
+                f"Tool.validate() takes the arguments as JSON text, not a "
+                f"{type(raw_arguments).__name__}",
+                hint="pass parsed arguments as validate(parsed=...)",
+            )
         if raw_arguments is None or not raw_arguments.strip():
             return self._check({}, repaired=False, original=None, empty=True)
         try:
