@@ -77,6 +77,7 @@ class RunState:
     rounds: list[RoundState] = field(default_factory=list)
     answer: str | None = None
     notices: list[str] = field(default_factory=list)
+    waiting_since: float | None = None  # a request is out and nothing has come back yet
 
     @property
     def current(self) -> RoundState:
@@ -89,6 +90,7 @@ class RunState:
         """Update from one run event observed at time ``now`` (seconds)."""
         if isinstance(event, RequestStarted):
             self.rounds.append(RoundState(event.round))
+            self.waiting_since = now
         elif isinstance(event, TextDelta):
             self.current.text += event.text
         elif isinstance(event, ToolCallStarted):
@@ -105,6 +107,8 @@ class RunState:
             self.answer = event.result.output
         elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
             self.notices.append(event.message)
+        if isinstance(event, (TextDelta, ReasoningDelta, ToolCallStarted, Finished, RoundEnd)):
+            self.waiting_since = None  # the model answered
 
     def _call(self, index: int) -> CallState:
         calls = self.current.calls
@@ -314,7 +318,11 @@ class LiveView(PlainView):
     def event(self, event: Any) -> None:
         """Update the table."""
         self.state.apply(event, time.monotonic())
-        self.live.update(self._render())
+        self.live.update(self)
+
+    def __rich__(self) -> Any:
+        """Redrawn on every refresh, so the wait for a silent model counts up live."""
+        return self._render()
 
     def _render(self) -> Any:
         from rich.table import Table
@@ -335,6 +343,9 @@ class LiveView(PlainView):
         text = self.state.current.text if self.state.rounds else ""
         if text.strip():
             table.caption = _one_line(text, 120)
+        waited = self.state.waiting_since
+        if waited is not None:
+            table.caption = f"waiting for the model: {time.monotonic() - waited:.0f} s"
         return table
 
     def finish(self) -> None:

@@ -1,4 +1,4 @@
-"""``toolwire run``: run an agent on a prompt, watching its rounds and parallel calls live.
+"""toolwire run: run an agent on a prompt, watching its rounds and parallel calls live.
 
     toolwire run "What's tomorrow's weather in Beijing and Shanghai?"
     toolwire run "..." --model openai:gpt-4.1-mini
