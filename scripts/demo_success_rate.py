@@ -156,7 +156,8 @@ def markdown(scores: list[Score], args: argparse.Namespace) -> str:
         f"README.md` ({' '.join(f'--model {m}' for m in args.model)}; "
         f"tool_choice={args.tool_choice}, max_rounds={args.max_rounds}; per prompt one greedy "
         f"run and {args.samples} sampled at temperature {args.temperature}; "
-        f"{os.cpu_count()} CPU cores):",
+        f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end — "
+        "seconds grow with the load):",
         "",
         "| model | prompt (right answer) | well-formed | right tool | right calls | answered | seconds per run |",
         "|---|---|---|---|---|---|---|",

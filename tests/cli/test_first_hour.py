@@ -105,8 +105,16 @@ def test_an_attribute_that_is_not_a_tool_is_named_by_its_type(
     path.write_text(TOOLS_FILE)
     try:
         code = main(
-            ["run", "hi", "--model", "openai:m", "--base-url", "http://h/v1"]
-            + ["--tools", f"{path}:NOT_A_TOOL"]
+            [
+                "run",
+                "hi",
+                "--model",
+                "openai:m",
+                "--base-url",
+                "http://h/v1",
+                "--tools",
+                f"{path}:NOT_A_TOOL",
+            ]
         )
     finally:
         sys.modules.pop("calc_bad_tools", None)
@@ -141,8 +149,16 @@ def test_timeout_against_a_server_that_never_answers(capsys: pytest.CaptureFixtu
         listener.listen(8)
         port = listener.getsockname()[1]
         code = main(
-            ["run", "hi", "--model", "openai:m", "--base-url", f"http://127.0.0.1:{port}/v1"]
-            + ["--timeout", "0.5"]
+            [
+                "run",
+                "hi",
+                "--model",
+                "openai:m",
+                "--base-url",
+                f"http://127.0.0.1:{port}/v1",
+                "--timeout",
+                "0.5",
+            ]
         )
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "time" in err.lower()
@@ -212,8 +228,38 @@ def test_plain_view_prints_a_notice_when_required_is_ignored(
 ) -> None:
     with FaultServer(sse(answer_stream("No tools today."))) as server:
         code = main(
-            ["run", "x", "--model", "openai:m", "--base-url", f"{server.url}/v1"]
-            + ["--tool-choice", "required"]
+            [
+                "run",
+                "x",
+                "--model",
+                "openai:m",
+                "--base-url",
+                f"{server.url}/v1",
+                "--tool-choice",
+                "required",
+            ]
         )
     out = capsys.readouterr().out
     assert code == 0 and "notice: the model 'openai:m' answered without a tool call" in out
+
+
+def test_run_state_splits_queue_and_run_time() -> None:
+    from toolwire.cli.live import RunState
+    from toolwire.messages import ToolCall, ToolResult
+    from toolwire.run import ToolCallRunning
+    from toolwire.run.events import RequestStarted, ToolResultReady
+    from toolwire.run.model import ModelRequest
+    from toolwire.turn import ToolRequest
+    from toolwire.wire.events import ToolCallReady, ToolCallStarted
+
+    state = RunState()
+    state.apply(RequestStarted(1, ModelRequest([])), 0.0)
+    assert state.waiting_since == 0.0
+    state.apply(ToolCallStarted(0, "c", "f"), 0.5)
+    assert state.waiting_since is None
+    state.apply(ToolCallReady(0, ToolCall("c", "f", "{}"), ToolRequest("c", "f", "{}", {})), 1.0)
+    state.apply(ToolCallRunning(0), 1.5)
+    assert state.current.calls[0].state == "running"
+    state.apply(ToolResultReady(0, ToolResult("c", "f", "ok")), 2.25)
+    call = state.current.calls[0]
+    assert (call.queued, call.ran, call.latency) == (0.5, 0.75, 1.25)

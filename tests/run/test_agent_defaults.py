@@ -172,3 +172,35 @@ def test_no_notice_under_auto() -> None:
         return [event async for event in stream]
 
     assert not [e for e in run(body()) if isinstance(e, Notice)]
+
+
+def test_each_executed_call_reports_when_its_tool_begins() -> None:
+    from toolwire.run import ToolCallRunning, ToolResultReady
+
+    @tool(concurrency_safe=True, side_effects=False)
+    async def later(x: int) -> int:
+        """Async tool."""
+        return x
+
+    model = ScriptedModel(
+        [
+            tool_call_turn(("add", {"a": 1, "b": 2}), ("later", {"x": 1}), ("add", {"a": "x"})),
+            text_turn("done"),
+        ]
+    )
+    stream = Agent(model, [add, later]).run_stream("go")
+
+    async def body() -> list[Any]:
+        return [event async for event in stream]
+
+    events = run(body())
+    running = [e.index for e in events if isinstance(e, ToolCallRunning)]
+    assert sorted(running) == [0, 1]  # the invalid third call never runs
+    for index in running:
+        begins = next(
+            i for i, e in enumerate(events) if isinstance(e, ToolCallRunning) and e.index == index
+        )
+        ends = next(
+            i for i, e in enumerate(events) if isinstance(e, ToolResultReady) and e.index == index
+        )
+        assert begins < ends

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..errors import ToolwireError
-from ..run.events import RequestStarted, RoundEnd, RunFinished, ToolResultReady
+from ..run.events import RequestStarted, RoundEnd, RunFinished, ToolCallRunning, ToolResultReady
 from ..wire.events import (
     Finished,
     Notice,
@@ -56,7 +56,10 @@ class CallState:
     arguments: str = ""
     state: str = "streaming"
     ready_at: float | None = None
+    running_at: float | None = None  # its tool began (ToolCallRunning)
     latency: float | None = None
+    queued: float | None = None  # ready → running: batch, approval, a worker thread
+    ran: float | None = None  # running → result
     output: str = ""
 
 
@@ -101,6 +104,9 @@ class RunState:
             self._on_ready(event, now)
         elif isinstance(event, ToolResultReady):
             self._on_result(event, now)
+        elif isinstance(event, ToolCallRunning):
+            call = self._call(event.index)
+            call.state, call.running_at = "running", now
         elif isinstance(event, Finished):
             self.current.finish = event.reason
         elif isinstance(event, RunFinished):
@@ -126,6 +132,10 @@ class RunState:
         call.state = event.result.status.value
         call.output = event.result.content
         call.latency = now - call.ready_at if call.ready_at is not None else None
+        if call.running_at is not None:
+            call.ran = now - call.running_at
+            if call.ready_at is not None:
+                call.queued = call.running_at - call.ready_at
 
 
 def latency_text(seconds: float | None) -> str:
@@ -133,6 +143,13 @@ def latency_text(seconds: float | None) -> str:
     if seconds is None:
         return "-"
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _split(call: CallState) -> str:
+    """`` (queued 3 ms, ran 1.20 s)`` when the call ran, else nothing."""
+    if call.ran is None:
+        return ""
+    return f" (queued {latency_text(call.queued)}, ran {latency_text(call.ran)})"
 
 
 def _one_line(text: str, limit: int = 80) -> str:
@@ -161,7 +178,7 @@ class PlainView:
             call = self.state.current.calls[event.index]
             print(
                 f"  round {self.state.current.number} [{call.index}] {call.name}({_one_line(call.arguments, 60)})"
-                f" {call.state} {latency_text(call.latency)}",
+                f" {call.state} {latency_text(call.latency)}{_split(call)}",
                 file=self.out,
             )
         elif isinstance(event, RoundEnd) and event.turn.tool_calls:
@@ -251,7 +268,7 @@ class TraceView(PlainView):
             return f"  ToolCallReady [{event.index}] {event.call.name} {event.call.arguments}  -> {parsed}"
         if isinstance(event, ToolResultReady):
             call = self.state.current.calls.get(event.index)
-            latency = latency_text(call.latency if call else None)
+            latency = latency_text(call.latency if call else None) + (_split(call) if call else "")
             return f"  result [{event.index}] {event.result.name} {event.result.status.value} {latency}: {_one_line(event.result.content)}"
         if isinstance(event, (Finished, UsageReported, Notice)):
             return f"  {_plain(event)}"
@@ -328,7 +345,7 @@ class LiveView(PlainView):
         from rich.table import Table
 
         table = Table(expand=False)
-        for column in ("round", "#", "tool", "arguments", "state", "latency"):
+        for column in ("round", "#", "tool", "arguments", "state", "queued", "ran"):
             table.add_column(column)
         for round_ in self.state.rounds:
             for call in round_.calls.values():
@@ -338,7 +355,8 @@ class LiveView(PlainView):
                     call.name,
                     _one_line(call.arguments, 50),
                     _styled(call.state),
-                    latency_text(call.latency),
+                    latency_text(call.queued),
+                    latency_text(call.ran),
                 )
         text = self.state.current.text if self.state.rounds else ""
         if text.strip():
@@ -360,7 +378,9 @@ class LiveView(PlainView):
 
 
 def _styled(state: str) -> str:
-    colour = {"ok": "green", "ready": "cyan", "streaming": "yellow"}.get(state, "red")
+    colour = {"ok": "green", "ready": "cyan", "running": "blue", "streaming": "yellow"}.get(
+        state, "red"
+    )
     return f"[{colour}]{state}[/{colour}]"
 
 

@@ -21,6 +21,7 @@ from .events import (
     RoundEnd,
     RunEvent,
     RunFinished,
+    ToolCallRunning,
     ToolResultReady,
 )
 from .execute import Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
@@ -54,6 +55,7 @@ __all__ = [
     "RunEvent",
     "RunFinished",
     "RunResult",
+    "ToolCallRunning",
     "ToolChoice",
     "ToolResultReady",
     "TurnDone",

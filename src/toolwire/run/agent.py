@@ -48,6 +48,7 @@ from .events import (
     RoundEnd,
     RunEvent,
     RunFinished,
+    ToolCallRunning,
     ToolResultReady,
 )
 from .execute import Discarded, ExecutionOptions, Executor, TurnRun
@@ -459,6 +460,7 @@ class _Run:
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_result=self._on_result,
+            on_start=self._on_start,
         )
         turn: Turn | None = None
         try:
@@ -536,6 +538,9 @@ class _Run:
         )
         turn.notices.append(notice)
         self.emit(notice)
+
+    def _on_start(self, index: int) -> None:
+        self.emit(ToolCallRunning(index))
 
     def _on_result(self, index: int, result: ToolResult) -> None:
         self.emit(ToolResultReady(index, result))

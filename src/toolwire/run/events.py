@@ -3,7 +3,8 @@
 A streamed run yields, per round: ``RequestStarted``; the model's own events as they
 arrive (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
 ``ToolCallReady``, ``Finished``, ``UsageReported``, ``Notice`` from
-:mod:`toolwire.wire.events`); a ``ToolResultReady`` per call as it ends (early-started
+:mod:`toolwire.wire.events`); a ``ToolCallRunning`` when a call's tool begins and a
+``ToolResultReady`` per call as it ends (early-started
 calls can end before the stream does); ``CallDiscarded`` and ``LoopWarning`` when they
 happen; ``RoundEnd``. The last event of a successful run is ``RunFinished``.
 """
@@ -28,6 +29,7 @@ __all__ = [
     "RoundEnd",
     "RunEvent",
     "RunFinished",
+    "ToolCallRunning",
     "ToolResultReady",
 ]
 
@@ -56,6 +58,18 @@ class ToolResultReady:
 
     index: int
     result: ToolResult
+
+
+@dataclass(slots=True)
+class ToolCallRunning:
+    """A call's tool function began: the time since its ``ToolCallReady`` was queueing
+    (its batch, approval, a worker thread), the time until its result is its run.
+
+    Attributes:
+        index: The provider's index of the call in its turn.
+    """
+
+    index: int
 
 
 @dataclass(slots=True)
@@ -120,6 +134,13 @@ class RunFinished:
 
 
 RunEvent: TypeAlias = (
-    Event | RequestStarted | ToolResultReady | CallDiscarded | LoopWarning | RoundEnd | RunFinished
+    Event
+    | RequestStarted
+    | ToolCallRunning
+    | ToolResultReady
+    | CallDiscarded
+    | LoopWarning
+    | RoundEnd
+    | RunFinished
 )
 """Everything ``Agent.run_stream`` yields."""

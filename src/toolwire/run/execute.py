@@ -92,6 +92,7 @@ __all__ = [
 ]
 
 ResultCallback = Callable[[int, ToolResult], None]
+StartCallback = Callable[[int], None]
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -193,6 +194,7 @@ class Executor:
         early: bool = True,
         allowed: int | None = None,
         on_result: ResultCallback | None = None,
+        on_start: StartCallback | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -201,8 +203,12 @@ class Executor:
             allowed: The most calls this turn may execute (a usage limit); a turn
                 with more valid calls executes none of them.
             on_result: Called with ``(provider index, result)`` as each call ends.
+            on_start: Called with the provider index when a call's tool function
+                begins (after its batch, approval and a worker thread were available).
         """
-        return TurnRun(self, early=early, allowed=allowed, on_result=on_result)
+        run = TurnRun(self, early=early, allowed=allowed, on_result=on_result)
+        run.on_start = on_start
+        return run
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
         """Validate, plan and run a finished turn's calls.
@@ -237,6 +243,7 @@ class _Call:
         "denial",
         "gated",
         "index",
+        "notified_start",
         "request",
         "result",
         "safe",
@@ -254,6 +261,7 @@ class _Call:
         self.safe = False
         self.result: ToolResult | None = None
         self.started = False  # the tool function began (so stopping it is "cancelled")
+        self.notified_start = False  # on_start was called for it
         self.task: asyncio.Task[None] | None = None
         self.budget_cut = False  # cancelled by the batch budget, to run again serially
         self.gated = False  # the permission gate answered (asked once, even if re-run)
@@ -310,6 +318,7 @@ class TurnRun:
         self._interrupt: BaseException | None = None
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
+        self.on_start: StartCallback | None = None  # see Executor.turn
 
     # -- context -------------------------------------------------------------------
 
@@ -591,6 +600,7 @@ class TurnRun:
         if not tool.is_async:
             return await self._in_thread(call, tool)
         call.started = True
+        self._notify_start(call)
         if tool.timeout is None:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
@@ -600,6 +610,7 @@ class TurnRun:
         """Run a sync tool in a worker thread, under the loop's thread cap."""
         limit = self._executor.thread_limit()
         async with limit:
+            self._notify_start(call)
             job = self._executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
             try:
                 if tool.timeout is None:
@@ -608,6 +619,12 @@ class TurnRun:
                     return await job.future
             finally:
                 _release(call, job)
+
+    def _notify_start(self, call: _Call) -> None:
+        """Tell ``on_start`` the call's tool begins (once per call, retries included)."""
+        if self.on_start is not None and not call.notified_start:
+            call.notified_start = True
+            self.on_start(call.index)
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
         try:
