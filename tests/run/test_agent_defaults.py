@@ -204,3 +204,13 @@ def test_each_executed_call_reports_when_its_tool_begins() -> None:
             i for i, e in enumerate(events) if isinstance(e, ToolResultReady) and e.index == index
         )
         assert begins < ends
+
+
+def test_a_loop_stopped_under_required_says_so() -> None:
+    from toolwire.run import LoopDetected
+
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1})) for _ in range(6)])
+    agent = Agent(model, [add], tool_choice="required", reset_tool_choice=False)
+    with pytest.raises(LoopDetected) as info:
+        agent.run_sync("go")
+    assert "tool_choice='required' was sent every round" in info.value.hint

@@ -390,6 +390,8 @@ class _Run:
             return await self._loop()
         except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
             exc.messages = list(self.messages)
+            if isinstance(exc, LoopDetected) and self._tool_choice() not in ("auto", "none"):
+                exc.hint = f"{exc.hint}; {self._required_note()}".lstrip("; ")
             raise
 
     async def _loop(self) -> RunResult:
@@ -417,11 +419,14 @@ class _Run:
         """What to do about a run stopped at ``max_rounds`` (``on_max_rounds='raise'``)."""
         hint = "raise max_rounds, or pass on_max_rounds='final_answer' to force an answer"
         if self._tool_choice() not in ("auto", "none"):
-            hint += (
-                f"; tool_choice={self.agent.tool_choice!r} was sent every round, so the model "
-                "could not answer without calling a tool: keep reset_tool_choice=True"
-            )
+            hint += f"; {self._required_note()}"
         return hint
+
+    def _required_note(self) -> str:
+        return (
+            f"tool_choice={self.agent.tool_choice!r} was sent every round, so the model "
+            "could not answer without calling a tool: keep reset_tool_choice=True"
+        )
 
     def _tool_choice(self) -> ToolChoice:
         """The tool_choice of the next (unforced) request: reset after a round with calls."""
