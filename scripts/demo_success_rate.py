@@ -15,7 +15,8 @@ model decide), once greedily and ``--samples`` times with sampling (temperature
 * ``success`` — ``right_calls`` and ``answered``.
 
 Run: ``python scripts/demo_success_rate.py [--model local --model local:smollm2]
-[--samples 3] [--readme README.md] [--json]``. ``--readme`` rewrites the table between
+[--samples 3] [--readme README.md] [--json]``. A local spec ending in ``+gguf`` (such as
+``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``). ``--readme`` rewrites the table between
 the ``demo-verdicts`` markers of that file, so the README shows what this script measured.
 """
 
@@ -100,12 +101,14 @@ async def measure(
     from toolwire.demo.verdict import DEMO_CASES
     from toolwire.providers import resolve
 
-    greedy = resolve(spec)
+    base, _, variant = spec.partition("+")
+    options: dict[str, Any] = {"template": "gguf"} if variant == "gguf" else {}
+    greedy = resolve(base, **options)
     scores = [
         await score_run(spec, greedy, case, None, max_rounds=max_rounds, tool_choice=tool_choice)
         for case in DEMO_CASES
     ]
-    sampled = resolve(spec, settings={"temperature": temperature}) if samples else None
+    sampled = resolve(base, settings={"temperature": temperature}, **options) if samples else None
     for seed in range(samples):
         for case in DEMO_CASES:
             scores.append(
