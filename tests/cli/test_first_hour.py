@@ -263,3 +263,29 @@ def test_run_state_splits_queue_and_run_time() -> None:
     state.apply(ToolResultReady(0, ToolResult("c", "f", "ok")), 2.25)
     call = state.current.calls[0]
     assert (call.queued, call.ran, call.latency) == (0.5, 0.75, 1.25)
+
+
+def test_streamed_text_stays_one_line_per_part() -> None:
+    import io
+
+    from toolwire.cli.live import TraceView
+    from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
+
+    out = io.StringIO()
+    view = TraceView(out)
+    for event in (
+        TextDelta("Hello"),
+        TextDelta(",\nworld"),
+        ToolCallStarted(0, "c0", "f"),
+        ToolCallDelta(0, '{"a":'),
+        ToolCallDelta(0, " 1}"),
+        TextDelta("bye"),
+    ):
+        view.event(event)
+    view.finish()
+    assert out.getvalue().splitlines() == [
+        "  text: Hello,\\nworld",
+        "  ToolCallStarted [0] id=c0 name=f",
+        '  call [0] f {"a": 1}',
+        "  text: bye",
+    ]

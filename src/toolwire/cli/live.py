@@ -242,7 +242,8 @@ class TraceView(PlainView):
             self._end_part()
             self.out.write(f"  {label}: " if key[0] != "call" else f"  {label}")
             self._part = key
-        self.out.write(text)
+        # Line breaks inside a part are shown escaped, so each part stays one line.
+        self.out.write(text.replace("\r", "\\r").replace("\n", "\\n"))
         self.out.flush()
         return True
 
