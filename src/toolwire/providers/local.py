@@ -327,7 +327,8 @@ class LocalModel:
     """A GGUF model run in-process with grammar-constrained tool calls.
 
     Args:
-        model: ``None`` for the shipped SmolLM2-135M-Instruct, a ``.gguf`` path, or a
+        model: ``None`` for the default Qwen2.5-Coder-0.5B-Instruct, a named model
+            (``"smollm2"``, ``"qwen2.5-coder-0.5b"``), a ``.gguf`` path, or a
             Hugging Face ``ORG/REPO`` with an optional ``:FILE_GLOB``.
         n_ctx: The context window, in tokens.
         n_threads: CPU threads (default :func:`default_threads`).
@@ -376,7 +377,7 @@ class LocalModel:
 
     @property
     def name(self) -> str:
-        """``local`` for the shipped model, else ``local:<model>``."""
+        """``local`` for the default model, else ``local:<model>``."""
         return f"local:{self.spec}" if self.spec else "local"
 
     def __repr__(self) -> str:
