@@ -119,7 +119,7 @@ def test_an_attribute_that_is_not_a_tool_is_named_by_its_type(
     finally:
         sys.modules.pop("calc_bad_tools", None)
     err = capsys.readouterr().err
-    assert code == 2 and "names a int, not a tool" in err and "42" not in err
+    assert code == 2 and "names an object of type int, not a tool" in err and "42" not in err
 
 
 # -- --timeout and --grammar ---------------------------------------------------------------

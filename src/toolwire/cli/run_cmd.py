@@ -234,7 +234,7 @@ def _check_tool(spec: str, value: Any) -> None:
 
     if not isinstance(value, Tool) and not callable(value):
         raise CallerError(
-            f"--tools {spec!r} names a {type(value).__name__}, not a tool",
+            f"--tools {spec!r} names an object of type {type(value).__name__}, not a tool",
             hint="name a @tool function, a plain function, or a list of them",
         )
 

@@ -114,7 +114,8 @@ def _tool_definitions(tools: Any) -> list[Mapping[str, Any]] | None:
             out.append(item.definition())
         else:
             raise CallerError(
-                f"tools: a {type(item).__name__} is neither a Tool nor a tool definition",
+                f"tools: an item of type {type(item).__name__} is neither a Tool nor a tool "
+                "definition",
                 hint="pass toolwire.Tool objects or OpenAI-style tool dicts",
             )
     return out
