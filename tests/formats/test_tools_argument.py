@@ -39,4 +39,4 @@ def test_tools_objects_toolsets_and_definitions_type_the_same(tools: object) -> 
 def test_something_else_is_a_caller_error() -> None:
     with pytest.raises(CallerError, match="item of type int is neither a Tool") as info:
         formats.for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", tools=[3])
-    assert "definition" in info.value.hint
+    assert "OpenAI-style tool dicts" in info.value.hint
