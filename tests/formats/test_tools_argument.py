@@ -28,7 +28,9 @@ def _arguments(fmt: formats.Format) -> object:
 
 
 @pytest.mark.parametrize(
-    "tools", [[scale], Toolset([scale]), [scale.definition()], (scale,)], ids=repr
+    "tools",
+    [[scale], Toolset([scale]), [scale.definition()], (scale,)],
+    ids=["tools", "toolset", "definitions", "tuple"],
 )
 def test_tools_objects_toolsets_and_definitions_type_the_same(tools: object) -> None:
     fmt = formats.for_model("Qwen/Qwen3-Coder-30B-A3B-Instruct", tools=tools)
