@@ -16,8 +16,9 @@ model decide), once greedily and ``--samples`` times with sampling (temperature
 
 Run: ``python scripts/demo_success_rate.py [--model local --model local:smollm2]
 [--samples 3] [--readme README.md] [--json]``. A local spec ending in ``+gguf`` (such as
-``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``). ``--readme`` rewrites the table between
-the ``demo-verdicts`` markers of that file, so the README shows what this script measured.
+``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``).
+``--readme`` rewrites the table between the ``demo-verdicts`` markers of that file, so
+the README shows what this script measured.
 """
 
 from __future__ import annotations
