@@ -1,22 +1,24 @@
-"""How often the embedded model gets the demo right: measured, not assumed.
+"""How often an embedded model gets the demo right: measured, not assumed.
 
-Runs the two demo prompts of ``toolwire run --demo`` on a local model (default: the
-shipped SmolLM2-135M-Instruct) with the demo tools, configured as the demo is
-(``tool_choice="required"``, one round of calls, then the forced answer; pass
-``--tool-choice auto --max-rounds 3`` to let the model decide), once greedily and ``--samples`` times
-with sampling (temperature ``--temperature``, seeds 0..N-1), and scores each run's first
-turn and its end:
+Runs the demo prompts of ``toolwire run --demo`` (``toolwire.demo.verdict.DEMO_CASES``)
+with the demo tools, configured as the demo is (``tool_choice="required"``, one round of
+calls, then the forced answer; pass ``--tool-choice auto --max-rounds 3`` to let the
+model decide), once greedily and ``--samples`` times with sampling (temperature
+``--temperature``, seeds 0..N-1), and judges each run's first turn with the same
+:func:`toolwire.demo.verdict.judge` the demo prints:
 
 * ``well_formed`` — every call parsed and validated against its tool's schema (the
   grammar's promise: this should be 100%);
-* ``called_tool`` — the first turn called the expected tool at all;
-* ``right_calls`` — the first turn holds exactly the expected calls, in parallel
-  (``explore_code`` for "login" and "session"; ``get_weather`` for Beijing and Shanghai,
-  tomorrow);
+* ``right_tool`` — every call named the expected tool;
+* ``right_calls`` — the first turn holds exactly the expected calls, in parallel;
 * ``answered`` — the run ended with a non-empty answer (no error, no loop stop);
 * ``success`` — ``right_calls`` and ``answered``.
 
-Run: ``python scripts/demo_success_rate.py [--model local] [--samples 10] [--json]``.
+Run: ``python scripts/demo_success_rate.py [--model local --model local:smollm2]
+[--samples 3] [--readme README.md] [--json]``. A local spec ending in ``+gguf`` (such as
+``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``).
+``--readme`` rewrites the table between the ``demo-verdicts`` markers of that file, so
+the README shows what this script measured.
 """
 
 from __future__ import annotations
@@ -24,25 +26,27 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import re
 import sys
 import time
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
-PROMPTS = {
-    "code_search": 'Search the code for "login" and for "session" at the same time.',
-    "weather": "What's tomorrow's weather in Beijing and Shanghai?",
-}
+FIELDS = ("well_formed", "right_tool", "right_calls", "answered", "success")
+MARKERS = ("<!-- demo-verdicts:start -->", "<!-- demo-verdicts:end -->")
 
 
 @dataclass
 class Score:
     """One run's marks."""
 
+    model: str
     prompt: str
     seed: int | None
     well_formed: bool = False
-    called_tool: bool = False
+    right_tool: bool = False
     right_calls: bool = False
     answered: bool = False
     error: str | None = None
@@ -55,32 +59,12 @@ class Score:
         return self.right_calls and self.answered
 
 
-def expected(prompt: str, calls: list[tuple[str, Any]]) -> tuple[bool, bool]:
-    """(called the expected tool, made exactly the expected parallel calls)."""
-    if prompt == "code_search":
-        names = {name for name, _ in calls}
-        queries = sorted(
-            str(args.get("query", "")).lower() for name, args in calls if isinstance(args, dict)
-        )
-        return "explore_code" in names, names == {"explore_code"} and queries == [
-            "login",
-            "session",
-        ]
-    cities = sorted(
-        (str(args.get("city", "")).strip().lower(), str(args.get("day", "today")))
-        for name, args in calls
-        if name == "get_weather" and isinstance(args, dict)
-    )
-    called = any(name == "get_weather" for name, _ in calls)
-    return called, len(calls) == 2 and cities == [("beijing", "tomorrow"), ("shanghai", "tomorrow")]
-
-
 async def score_run(
-    model: Any, prompt_key: str, seed: int | None, max_rounds: int, tool_choice: str
+    spec: str, model: Any, case: Any, seed: int | None, *, max_rounds: int, tool_choice: str
 ) -> Score:
     """Run one prompt and mark it."""
     from toolwire.demo.tools import DEMO_TOOLS
-    from toolwire.messages import AssistantMessage
+    from toolwire.demo.verdict import first_calls, judge
     from toolwire.run import Agent
     from toolwire.tools import Toolset
 
@@ -88,9 +72,9 @@ async def score_run(
     agent = Agent(
         model, DEMO_TOOLS, max_rounds=max_rounds, tool_choice=tool_choice, settings=settings
     )
-    score = Score(prompt_key, seed)
+    score = Score(spec, case.key, seed)
     started = time.perf_counter()
-    stream = agent.run_stream(PROMPTS[prompt_key])
+    stream = agent.run_stream(case.prompt)
     try:
         async with stream:
             async for _ in stream:
@@ -99,92 +83,132 @@ async def score_run(
     except Exception as exc:  # a failed run is a data point, not a crash of the script
         score.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
     score.seconds = time.perf_counter() - started
-    first = next((m for m in stream.messages if isinstance(m, AssistantMessage)), None)
-    calls = first.tool_calls if first else []
+    calls, text = first_calls(stream.messages)
     toolset = Toolset(DEMO_TOOLS)
-    parsed: list[tuple[str, Any]] = []
-    score.well_formed = True
-    for call in calls:
-        try:
-            args = json.loads(call.arguments or "{}")
-        except ValueError:
-            score.well_formed = False
-            continue
-        parsed.append((call.name, args))
-        tool = toolset.get(call.name)
-        if tool is None or not tool.validate(call.arguments).ok:
-            score.well_formed = False
-    score.called_tool, score.right_calls = expected(prompt_key, parsed)
-    score.first_calls = "; ".join(f"{call.name}({call.arguments})" for call in calls) or (
-        f"text: {' '.join((first.text if first else '').split())[:80]!r}"
+    score.well_formed = all(
+        (tool := toolset.get(call.name)) is not None and tool.validate(call.arguments).ok
+        for call in calls
     )
+    verdict = judge(case, calls, text)
+    score.right_tool, score.right_calls = verdict.right_tool, verdict.right_calls
+    score.first_calls = verdict.calls
     return score
-
-
-def rate(scores: list[Score], field: str) -> str:
-    """``k/n (p%)`` of scores whose ``field`` is true."""
-    hits = sum(bool(getattr(score, field)) for score in scores)
-    return f"{hits}/{len(scores)} ({100 * hits / max(1, len(scores)):.0f}%)"
 
 
 async def measure(
     spec: str, samples: int, temperature: float, max_rounds: int, tool_choice: str
 ) -> list[Score]:
-    """Greedy runs, then sampled runs, of both prompts."""
+    """Greedy runs, then sampled runs, of every demo prompt."""
+    from toolwire.demo.verdict import DEMO_CASES
     from toolwire.providers import resolve
 
-    greedy = resolve(spec)
-    scores = [await score_run(greedy, key, None, max_rounds, tool_choice) for key in PROMPTS]
-    sampled = resolve(spec, settings={"temperature": temperature}) if samples else None
+    base, _, variant = spec.partition("+")
+    options: dict[str, Any] = {"template": "gguf"} if variant == "gguf" else {}
+    greedy = resolve(base, **options)
+    scores = [
+        await score_run(spec, greedy, case, None, max_rounds=max_rounds, tool_choice=tool_choice)
+        for case in DEMO_CASES
+    ]
+    sampled = resolve(base, settings={"temperature": temperature}, **options) if samples else None
     for seed in range(samples):
-        for key in PROMPTS:
-            scores.append(await score_run(sampled, key, seed, max_rounds, tool_choice))
+        for case in DEMO_CASES:
+            scores.append(
+                await score_run(
+                    spec, sampled, case, seed, max_rounds=max_rounds, tool_choice=tool_choice
+                )
+            )
     return scores
 
 
-def report(scores: list[Score], spec: str, temperature: float) -> str:
-    """A table per prompt and mode."""
-    lines = [
-        f"model {spec}; greedy = temperature 0; sampled = temperature {temperature}, seeds 0..N-1"
-    ]
-    fields = ("well_formed", "called_tool", "right_calls", "answered", "success")
-    lines.append(f"{'prompt':12} {'mode':8} " + " ".join(f"{f:>14}" for f in fields))
-    for key in PROMPTS:
-        for mode, group in (
-            ("greedy", [s for s in scores if s.prompt == key and s.seed is None]),
-            ("sampled", [s for s in scores if s.prompt == key and s.seed is not None]),
-        ):
-            if group:
-                lines.append(
-                    f"{key:12} {mode:8} " + " ".join(f"{rate(group, f):>14}" for f in fields)
-                )
+def hits(scores: list[Score], field: str) -> str:
+    """``k/n`` of scores whose ``field`` is true."""
+    return f"{sum(bool(getattr(score, field)) for score in scores)}/{len(scores)}"
+
+
+def report(scores: list[Score], temperature: float) -> str:
+    """A plain table per model, prompt and mode, and the greedy first turns."""
+    lines = [f"greedy = temperature 0; sampled = temperature {temperature}, seeds 0..N-1"]
+    lines.append(f"{'model':16} {'prompt':12} {'mode':8} " + " ".join(f"{f:>12}" for f in FIELDS))
+    for model in dict.fromkeys(s.model for s in scores):
+        for prompt in dict.fromkeys(s.prompt for s in scores):
+            mine = [s for s in scores if s.model == model and s.prompt == prompt]
+            for mode, group in (
+                ("greedy", [s for s in mine if s.seed is None]),
+                ("sampled", [s for s in mine if s.seed is not None]),
+            ):
+                if group:
+                    lines.append(
+                        f"{model:16} {prompt:12} {mode:8} "
+                        + " ".join(f"{hits(group, f):>12}" for f in FIELDS)
+                    )
     lines.append("first turns (greedy):")
-    for score in scores:
-        if score.seed is None:
-            lines.append(
-                f"  {score.prompt}: {score.first_calls}"
-                + (f"  [{score.error}]" if score.error else "")
-            )
+    lines += [
+        f"  {s.model} {s.prompt}: {s.first_calls}" + (f"  [{s.error}]" if s.error else "")
+        for s in scores
+        if s.seed is None
+    ]
     return "\n".join(lines)
 
 
+def markdown(scores: list[Score], args: argparse.Namespace) -> str:
+    """The README table: one row per model and prompt, greedy and sampled runs together."""
+    from toolwire.demo.verdict import DEMO_CASES
+
+    described = {case.key: case.expected for case in DEMO_CASES}
+    lines = [
+        f"Measured by `python scripts/demo_success_rate.py --samples {args.samples} --readme "
+        f"README.md` ({' '.join(f'--model {m}' for m in args.model)}; "
+        f"tool_choice={args.tool_choice}, max_rounds={args.max_rounds}; per prompt one greedy "
+        f"run and {args.samples} sampled at temperature {args.temperature}; "
+        f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end — "
+        "seconds grow with the load):",
+        "",
+        "| model | prompt (right answer) | well-formed | right tool | right calls | answered | seconds per run |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for model in dict.fromkeys(s.model for s in scores):
+        for prompt in dict.fromkeys(s.prompt for s in scores):
+            group = [s for s in scores if s.model == model and s.prompt == prompt]
+            seconds = sum(s.seconds for s in group) / max(1, len(group))
+            cells = " | ".join(hits(group, f) for f in FIELDS[:4])
+            lines.append(f"| `{model}` | {prompt}: {described[prompt]} | {cells} | {seconds:.1f} |")
+    return "\n".join(lines)
+
+
+def write_readme(path: Path, table: str) -> None:
+    """Replace the text between the ``demo-verdicts`` markers of ``path`` with ``table``."""
+    text = path.read_text(encoding="utf-8")
+    start, end = MARKERS
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    if not pattern.search(text):
+        raise SystemExit(f"{path}: no {start} ... {end} markers")
+    path.write_text(pattern.sub(lambda _: f"{start}\n{table}\n{end}", text), encoding="utf-8")
+
+
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="local", help="model spec (default: local)")
-    parser.add_argument("--samples", type=int, default=10, help="sampled runs per prompt")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--model", action="append", help="model spec, repeatable (default: local)")
+    parser.add_argument("--samples", type=int, default=3, help="sampled runs per prompt")
     parser.add_argument("--temperature", type=float, default=0.7)
     parser.add_argument("--max-rounds", type=int, default=1, help="as --demo: 1")
     parser.add_argument("--tool-choice", default="required", help="as --demo: required")
+    parser.add_argument("--readme", type=Path, help="write the table into this file")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    scores = asyncio.run(
-        measure(args.model, args.samples, args.temperature, args.max_rounds, args.tool_choice)
-    )
+    args.model = args.model or ["local"]
+    scores: list[Score] = []
+    for spec in args.model:
+        scores += asyncio.run(
+            measure(spec, args.samples, args.temperature, args.max_rounds, args.tool_choice)
+        )
     if args.json:
         print(json.dumps([{**asdict(s), "success": s.success} for s in scores], indent=2))
     else:
         print(f"tool_choice={args.tool_choice}, max_rounds={args.max_rounds}")
-        print(report(scores, args.model, args.temperature))
+        print(report(scores, args.temperature))
+    if args.readme:
+        write_readme(args.readme, markdown(scores, args))
+        print(f"wrote the table into {args.readme}")
     return 0
 
 

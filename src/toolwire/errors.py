@@ -169,7 +169,7 @@ class SandboxUnavailableError(CallerError):
 
     default_hint = (
         "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; or "
-        "pip install 'toolwire[sandbox]'), or pass allow_unisolated=True to run with "
+        "in a toolwire checkout pip install '.[sandbox]'), or pass allow_unisolated=True to run with "
         "resource limits only"
     )
 

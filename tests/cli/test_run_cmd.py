@@ -70,7 +70,8 @@ def test_trace_shows_requests_deltas_calls_results_and_history(
     out = capsys.readouterr().out
     for marker in (
         "--- round 1 request: tools [explore_code, get_weather]",
-        "ToolCallDelta [0] '{\"query\":'",
+        'call [0] explore_code {"query":',
+        "  text: Let me search both keywords.\n",
         "ToolCallReady [1] explore_code",
         "result [0] explore_code ok",
         "--- round 1 assembled: explore_code",

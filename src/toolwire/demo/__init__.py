@@ -1,5 +1,6 @@
-"""Demo material bundled with toolwire: recorded provider streams of the source
-articles' example (an agent searching "login" and "session" in parallel)."""
+"""Demo material bundled with toolwire: recorded provider streams of the demo's
+example (an agent searching "login" and "session" in parallel), the demo tools
+(:mod:`.tools`) and what a right answer to each demo prompt is (:mod:`.verdict`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The demo tools of the source articles: a code search and a weather lookup.
+"""The demo tools: a code search and a weather lookup.
 
 Both are read-only and safe to run in parallel, so the executor batches them; both
 work offline on data bundled with the package. The code search is confined to its

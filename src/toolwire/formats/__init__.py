@@ -73,7 +73,7 @@ class FamilySummary:
 def for_model(
     model: str,
     *,
-    tools: Sequence[Mapping[str, Any]] | None = None,
+    tools: Sequence[Mapping[str, Any] | Any] | Any | None = None,
     generation_prompt: str | None = None,
 ) -> Format:
     """Return the tool-call format of a Hugging Face model id.
@@ -81,24 +81,58 @@ def for_model(
     Args:
         model: A model id such as ``"Qwen/Qwen3-8B"`` or ``"openai/gpt-oss-20b"``
             (case-insensitive; the organisation is optional).
-        tools: OpenAI-style tool definitions, used to type argument values that the
-            format carries as text.
+        tools: The tools, used to type argument values that the format carries as
+            text: ``toolwire.Tool`` objects, a ``Toolset``, or OpenAI-style tool
+            definitions (dicts), mixed freely.
         generation_prompt: The text the chat template appended after the last message
             (``add_generation_prompt``); when it opens a reasoning block (``<think>\\n``),
             the output is parsed as starting inside reasoning.
 
     Raises:
-        CallerError: The model matches no known family (the message lists them).
+        CallerError: The model matches no known family (the message lists them), or a
+            tool is neither a definition nor an object with ``definition()``.
     """
     family, variant = resolve_model(model)
-    return make_format(family, variant, tools=tools, generation_prompt=generation_prompt)
+    return make_format(
+        family, variant, tools=_tool_definitions(tools), generation_prompt=generation_prompt
+    )
+
+
+def _tool_definitions(tools: Any) -> list[Mapping[str, Any]] | None:
+    """OpenAI-style definitions from ``Tool`` objects, a ``Toolset`` or definitions.
+
+    Duck-typed (``definition()`` / ``definitions()``): this layer sits below the tools
+    package and does not import it.
+
+    Raises:
+        CallerError: An item is neither a mapping nor has ``definition()``.
+    """
+    from ..errors import CallerError
+
+    if tools is None:
+        return None
+    if callable(getattr(tools, "definitions", None)):
+        return list(tools.definitions())
+    out: list[Mapping[str, Any]] = []
+    for item in tools:
+        if isinstance(item, Mapping):
+            out.append(item)
+        elif callable(getattr(item, "definition", None)):
+            out.append(item.definition())
+        else:
+            raise CallerError(
+                f"tools: an item of type {type(item).__name__} is neither a Tool nor a tool "
+                "definition",
+                hint="pass toolwire.Tool objects or OpenAI-style tool dicts",
+            )
+    return out
 
 
 def get(
     family: str,
     variant: str | None = None,
     *,
-    tools: Sequence[Mapping[str, Any]] | None = None,
+    tools: Sequence[Mapping[str, Any] | Any] | Any | None = None,
     generation_prompt: str | None = None,
 ) -> Format:
     """Return a format by family name (and variant; the family's default if ``None``).
@@ -106,7 +140,9 @@ def get(
     Raises:
         CallerError: Unknown family or variant (the message lists the known ones).
     """
-    return make_format(family, variant, tools=tools, generation_prompt=generation_prompt)
+    return make_format(
+        family, variant, tools=_tool_definitions(tools), generation_prompt=generation_prompt
+    )
 
 
 def families() -> list[FamilySummary]:

@@ -34,8 +34,9 @@ DEFAULT_MAX_CALLS = 4
 """The most calls one turn may hold (parallel calls beyond this are cut off by the grammar)."""
 
 LOCAL_INSTALL_HINT = (
-    "pip install 'toolwire[local]' (compiles llama.cpp, about 10 minutes on 2 cores), "
-    "or use a hosted model: --model openai:gpt-4.1-mini"
+    "in a toolwire checkout: pip install '.[local]' (toolwire[local] is not on the package "
+    "index yet; where pip has no wheel it compiles llama-cpp-python), or use a hosted "
+    "model: --model openai:gpt-4.1-mini"
 )
 
 # The plain-answer branch: text without "<", so it can never open a (broken) tool block.

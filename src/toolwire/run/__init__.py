@@ -26,6 +26,7 @@ from .events import (
     RunEvent,
     RunFinished,
     RunStarted,
+    ToolCallRunning,
     ToolResultReady,
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
@@ -67,6 +68,7 @@ __all__ = [
     "RunListener",
     "RunResult",
     "RunStarted",
+    "ToolCallRunning",
     "ToolChoice",
     "ToolResultReady",
     "TurnDone",

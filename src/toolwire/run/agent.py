@@ -43,7 +43,7 @@ from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, Us
 from ..tools.diagnostics import RunDiagnostics
 from ..tools.feedback import BudgetExceeded, FailureBudget, RetryPolicy
 from ..tools.tool import Tool, Toolset
-from ..turn import Turn
+from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
 from .events import (
@@ -54,6 +54,7 @@ from .events import (
     RoundEnd,
     RunEvent,
     RunFinished,
+    ToolCallRunning,
     ToolResultReady,
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun
@@ -89,10 +90,10 @@ class MaxRoundsExceeded(ModelOutputError):
         "raise max_rounds, or pass on_max_rounds='final_answer' to force an answer"
     )
 
-    def __init__(self, max_rounds: int, detail: str) -> None:
+    def __init__(self, max_rounds: int, detail: str, *, hint: str | None = None) -> None:
         self.max_rounds = max_rounds
         self.messages: list[Message] = []
-        super().__init__(f"the run reached max_rounds={max_rounds}: {detail}")
+        super().__init__(f"the run reached max_rounds={max_rounds}: {detail}", hint=hint)
 
 
 def resolve_model(spec: Model | str) -> Model:
@@ -164,8 +165,14 @@ class Agent:
         max_rounds: Rounds with tool calls before the final answer is forced.
         on_max_rounds: ``"final_answer"`` (one more request with ``tool_choice="none"``)
             or ``"raise"`` (:class:`MaxRoundsExceeded`).
-        tool_choice: Sent with every request but the forced final one: ``"auto"``,
-            ``"required"``, ``"none"`` or a tool name.
+        tool_choice: Sent with the requests up to the first round that made calls:
+            ``"auto"``, ``"required"``, ``"none"`` or a tool name. After that round the
+            agent sends ``"auto"`` (see ``reset_tool_choice``), so that a run under
+            ``"required"`` can end with an answer.
+        reset_tool_choice: ``True`` (the default): a ``"required"`` or named
+            ``tool_choice`` applies until the model has made calls once, then
+            ``"auto"``. ``False``: sent every round (the run then ends only at
+            ``max_rounds``, a loop stop or a budget stop).
         parallel_tool_calls: Sent with every request (``None``: the provider default).
         settings: Provider options, passed through (``max_tokens``, ...).
         early_execution: Start safe calls while the model still streams.
@@ -198,6 +205,7 @@ class Agent:
         max_rounds: int = 25,
         on_max_rounds: OnMaxRounds = "final_answer",
         tool_choice: ToolChoice = "auto",
+        reset_tool_choice: bool = True,
         parallel_tool_calls: bool | None = None,
         settings: dict[str, Any] | None = None,
         early_execution: bool = True,
@@ -223,6 +231,7 @@ class Agent:
         self.max_rounds = _count("max_rounds", max_rounds)
         self.on_max_rounds = _choice("on_max_rounds", on_max_rounds, ("final_answer", "raise"))
         self.tool_choice = self._check_tool_choice(tool_choice)
+        self.reset_tool_choice = bool(reset_tool_choice)
         if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
             raise CallerError(
                 f"parallel_tool_calls must be a bool or None, not {parallel_tool_calls!r}"
@@ -468,6 +477,8 @@ class _Run:
                 return await self._loop()
         except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
             exc.messages = list(self.messages)
+            if isinstance(exc, LoopDetected) and self._tool_choice() not in ("auto", "none"):
+                exc.hint = f"{exc.hint}; {self._required_note()}".lstrip("; ")
             raise
         finally:
             CURRENT_STORE.reset(store)
@@ -477,7 +488,11 @@ class _Run:
         while True:
             forced = self.rounds >= agent.max_rounds
             if forced and agent.on_max_rounds == "raise":
-                raise MaxRoundsExceeded(agent.max_rounds, "the model was still calling tools")
+                raise MaxRoundsExceeded(
+                    agent.max_rounds,
+                    "the model was still calling tools",
+                    hint=self._max_rounds_hint(),
+                )
             if self.tools is not None:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
@@ -498,7 +513,29 @@ class _Run:
                 raise MaxRoundsExceeded(
                     agent.max_rounds,
                     "the model called tools even in the final request sent with tool_choice='none'",
+                    hint="this model ignores tool_choice='none'; raise max_rounds, or use a "
+                    "model (or server) that honours tool_choice",
                 )
+
+    def _max_rounds_hint(self) -> str:
+        """What to do about a run stopped at ``max_rounds`` (``on_max_rounds='raise'``)."""
+        hint = "raise max_rounds, or pass on_max_rounds='final_answer' to force an answer"
+        if self._tool_choice() not in ("auto", "none"):
+            hint += f"; {self._required_note()}"
+        return hint
+
+    def _required_note(self) -> str:
+        return (
+            f"tool_choice={self.agent.tool_choice!r} was sent every round, so the model "
+            "could not answer without calling a tool: keep reset_tool_choice=True"
+        )
+
+    def _tool_choice(self) -> ToolChoice:
+        """The tool_choice of the next (unforced) request: reset after a round with calls."""
+        agent = self.agent
+        if agent.reset_tool_choice and self.rounds >= 1 and agent.tool_choice != "none":
+            return "auto"
+        return agent.tool_choice
 
     def _finish(self, turn: Turn, forced: bool) -> RunResult:
         result = RunResult(
@@ -539,6 +576,7 @@ class _Run:
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
             shape_result=self.context.shape_result,
+            on_start=self._on_start,
         )
         turn: Turn | None = None
         try:
@@ -559,6 +597,7 @@ class _Run:
                 self.messages.extend(run.results())
                 self.tool_calls += run.executed
         assert turn is not None
+        self._check_tool_choice_honoured(request, turn)
         if turn.tool_calls:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
@@ -567,7 +606,7 @@ class _Run:
 
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
-        choice = "none" if forced else agent.tool_choice
+        choice = "none" if forced else self._tool_choice()
         prepared = self.context.prepare(self.messages, choice, self.rounds + 1)
         self.context_events.extend(prepared.events)
         return ModelRequest(
@@ -635,6 +674,27 @@ class _Run:
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
 
+    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn) -> None:
+        """A turn without calls under ``required`` (or a named tool): a notice, not an error.
+
+        Some served models (and servers that drop the field) ignore ``tool_choice``; the
+        turn is a usable answer, so the run goes on, but the user should know why no
+        tool ran.
+        """
+        if turn.tool_calls or request.tool_choice in ("auto", "none") or not request.tools:
+            return
+        notice = Notice(
+            "tool_choice_ignored",
+            f"the model {self.agent.model.name!r} answered without a tool call although "
+            f"tool_choice={request.tool_choice!r} was sent (finish reason "
+            f"{turn.finish_reason!r}); its server may not support tool_choice",
+        )
+        turn.notices.append(notice)
+        self.emit(notice)
+
+    def _on_start(self, index: int) -> None:
+        self.emit(ToolCallRunning(index))
+
     def _record_discarded(self, run: TurnRun) -> None:
         for item in run.discarded:
             self.discarded.append(item)
@@ -681,6 +741,9 @@ class _Run:
     def _account(self, run: TurnRun) -> BudgetExceeded | None:
         """Feed diagnostics and the failure budget; return the first budget stop."""
         first: BudgetExceeded | None = None
+        # A round counts at most once per failure class: four failing parallel siblings
+        # are one retry, and the model sees their errors before the budget can stop it.
+        self.budget.begin_round()
         for validation, result in zip(run.validations(), run.results(), strict=True):
             self.diagnostics.record_validation(
                 validation, call_id=result.call_id, round=self.requests

@@ -3,10 +3,11 @@
 A streamed run yields, per round: ``RequestStarted``; the model's own events as they
 arrive (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
 ``ToolCallReady``, ``Finished``, ``UsageReported``, ``Notice`` from
-:mod:`toolwire.wire.events`); a ``ToolResultReady`` per call as it ends (early-started
-calls can end before the stream does); ``ResponseDone`` when the model's stream ends;
-``CallDiscarded`` and ``LoopWarning`` when they happen; ``RoundEnd``. The last event of a
-successful run is ``RunFinished``.
+:mod:`toolwire.wire.events`); a ``ToolCallRunning`` when a call's tool begins and a
+``ToolResultReady`` per call as it ends (early-started calls can end before the stream
+does); ``ResponseDone`` when the model's stream ends; ``CallDiscarded`` and
+``LoopWarning`` when they happen; ``RoundEnd``. The last event of a successful run is
+``RunFinished``.
 
 Observers of a run (the audit log, OpenTelemetry; see :mod:`toolwire.run.observers`)
 also get ``RunStarted`` before anything else and ``RunEnded`` after everything, whatever
@@ -44,6 +45,7 @@ __all__ = [
     "RunEvent",
     "RunFinished",
     "RunStarted",
+    "ToolCallRunning",
     "ToolResultReady",
 ]
 
@@ -108,6 +110,18 @@ class ToolResultReady:
     def latency_ms(self) -> float | None:
         """Milliseconds the call ran (``None``: it never started)."""
         return None if self.call is None else self.call.latency_ms
+
+
+@dataclass(slots=True)
+class ToolCallRunning:
+    """A call's tool function began: the time since its ``ToolCallReady`` was queueing
+    (its batch, approval, a worker thread), the time until its result is its run.
+
+    Attributes:
+        index: The provider's index of the call in its turn.
+    """
+
+    index: int
 
 
 @dataclass(slots=True)
@@ -226,6 +240,7 @@ RunEvent: TypeAlias = (
     Event
     | RequestStarted
     | ResponseDone
+    | ToolCallRunning
     | ToolResultReady
     | CallDiscarded
     | LoopWarning

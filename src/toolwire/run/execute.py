@@ -107,6 +107,7 @@ ResultCallback = Callable[[int, ToolResult], None]
 CallCallback = Callable[["CallRecord", ToolResult], None]
 ResultShaper = Callable[[str, Tool, str], str]
 """``(call id, tool, content) -> content``: the context policy's result truncation."""
+StartCallback = Callable[[int], None]
 Sleep = Callable[[float], Awaitable[None]]
 
 
@@ -279,6 +280,7 @@ class Executor:
         on_result: ResultCallback | None = None,
         on_call: CallCallback | None = None,
         shape_result: ResultShaper | None = None,
+        on_start: StartCallback | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -290,8 +292,10 @@ class Executor:
             on_call: Called with ``(record, result)`` as each call ends (after
                 ``on_result``): the record says how it ran.
             shape_result: Cuts each successful result's text (the context policy).
+            on_start: Called with the provider index when a call's tool function
+                begins (after its batch, approval and a worker thread were available).
         """
-        return TurnRun(
+        run = TurnRun(
             self,
             early=early,
             allowed=allowed,
@@ -299,6 +303,8 @@ class Executor:
             on_call=on_call,
             shape_result=shape_result,
         )
+        run.on_start = on_start
+        return run
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
         """Validate, plan and run a finished turn's calls.
@@ -359,6 +365,7 @@ class _Call:
         "gated",
         "harmless",
         "index",
+        "notified_start",
         "request",
         "result",
         "safe",
@@ -379,6 +386,7 @@ class _Call:
         self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
         self.result: ToolResult | None = None
         self.started = False  # the tool function began (so stopping it is "cancelled")
+        self.notified_start = False  # on_start was called for it
         self.task: asyncio.Task[None] | None = None
         self.budget_cut = False  # cancelled by the batch budget, to run again serially
         self.gated = False  # the permission gate answered (asked once, even if re-run)
@@ -462,6 +470,7 @@ class TurnRun:
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
+        self.on_start: StartCallback | None = None  # see Executor.turn
 
     # -- context -------------------------------------------------------------------
 
@@ -762,6 +771,7 @@ class TurnRun:
         if not tool.is_async:
             return await self._in_thread(call, tool)
         call.started = True
+        self._notify_start(call)
         if tool.timeout is None:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
@@ -778,6 +788,7 @@ class TurnRun:
         """Run a sync tool in a worker thread, under the loop's thread cap."""
         limit = self._executor.thread_limit()
         async with limit:
+            self._notify_start(call)
             job = self._executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
             try:
                 if tool.timeout is None:
@@ -787,6 +798,12 @@ class TurnRun:
             finally:
                 if _release(call, job):
                     self._executor.overran(job, unsafe=not call.safe)
+
+    def _notify_start(self, call: _Call) -> None:
+        """Tell ``on_start`` the call's tool begins (once per call, retries included)."""
+        if self.on_start is not None and not call.notified_start:
+            call.notified_start = True
+            self.on_start(call.index)
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
         limit = self._max_chars()

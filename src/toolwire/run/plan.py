@@ -1,6 +1,6 @@
 """Batch planning: which calls of a turn may run together. Pure.
 
-The rule (the first source article's fourth layer): walk the calls in the order the
+The rule: walk the calls in the order the
 model emitted them; consecutive concurrency-safe calls form one parallel batch, and a
 call that is not concurrency-safe runs alone, after everything before it and before
 everything after it. Calls with side effects therefore happen in call order, and a

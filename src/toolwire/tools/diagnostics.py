@@ -1,6 +1,6 @@
 """Failure diagnostics: every failed call classified and counted, per run.
 
-The classes follow the second source article's table of tool-calling failures —
+The classes are the common ways tool calling fails —
 wrong or unknown tool, hallucinated parameter, JSON error, missing required
 parameter, empty call, loops — plus what execution adds (a tool that raised, timed
 out, or was denied) and ``empty_turn``: a turn whose finish reason says tool calls but

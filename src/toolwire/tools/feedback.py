@@ -27,7 +27,7 @@ from ..errors import CallerError, Fault, ModelOutputError
 from ..messages import ToolResult, ToolStatus
 from .diagnostics import FAILURE_KINDS, FailureKind
 from .tool import Tool
-from .validate import Validation, schema_text
+from .validate import Validation
 
 __all__ = [
     "DEFAULT_BREAKER",
@@ -152,13 +152,29 @@ class FailureBudget:
     """Counts failures of one run against a :class:`RetryPolicy`.
 
     Call :meth:`record` for every failed call and :meth:`record_success` for every
-    call that succeeded (it resets that tool's breaker).
+    call that succeeded (it resets that tool's breaker). After :meth:`begin_round`,
+    failures count per round: a round with any failure of a class is one retry of that
+    class, and one failure towards each failing tool's breaker, however many parallel
+    calls failed (the agent loop works this way). Without it, every failure counts.
     """
 
     def __init__(self, policy: RetryPolicy | None = None) -> None:
         self.policy = policy or RetryPolicy()
         self._by_kind: Counter[str] = Counter()
         self._streak: Counter[str] = Counter()
+        self._round: set[str] | None = None  # classes and tools counted in this round
+
+    def begin_round(self) -> None:
+        """Start a round: from now on each class and tool counts once per round."""
+        self._round = set()
+
+    def _first_in_round(self, key: str) -> bool:
+        if self._round is None:
+            return True
+        if key in self._round:
+            return False
+        self._round.add(key)
+        return True
 
     def record(self, kind: str, tool: str, message: str = "") -> None:
         """Count one failure; raise when its class's budget or the tool's breaker is spent.
@@ -171,8 +187,10 @@ class FailureBudget:
         if kind not in FAILURE_KINDS:
             raise CallerError(f"unknown failure class {kind!r}")
         checked: FailureKind = kind
-        self._by_kind[kind] += 1
-        self._streak[tool] += 1
+        if self._first_in_round(f"kind:{kind}"):
+            self._by_kind[kind] += 1
+        if self._first_in_round(f"tool:{tool}"):
+            self._streak[tool] += 1
         limit = self.policy.budget(checked)
         if self._by_kind[kind] > limit:
             raise self._stop(
@@ -242,7 +260,7 @@ def failure_content(name: str, error: BaseException | str, tool: Tool | None = N
     Args:
         name: The tool name.
         error: The exception the tool raised, or a reason.
-        tool: The tool, to quote its schema (omitted when ``None``).
+        tool: The tool (its ``timeout`` names the limit of a call that timed out).
     """
     if isinstance(error, BaseException):
         reason = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
@@ -250,10 +268,11 @@ def failure_content(name: str, error: BaseException | str, tool: Tool | None = N
         reason = error
     if isinstance(error, TimeoutError) and tool is not None and tool.timeout:
         reason = f"timed out after {tool.timeout:g} s"
+    # No schema here: the arguments were valid (invalid calls never run), so quoting the
+    # schema would tell the model its arguments were wrong. Only validation failures
+    # (:func:`error_result`) carry it.
     lines = [f"Tool error: the call to `{name}` failed: {reason}"]
-    if tool is not None:
-        lines.append(f"Expected arguments (JSON Schema): {schema_text(tool.parameters)}")
-    lines.append("Correct the call and try again, or take a different approach.")
+    lines.append("Try again if the failure looks temporary, or take a different approach.")
     return "\n".join(lines)
 
 

@@ -127,7 +127,17 @@ def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) 
     params: list[ParamSpec] = []
     for index, param in enumerate(inspect.signature(fn).parameters.values()):
         _check_kind(param, qualname)
-        annotation = hints.get(param.name, Any)
+        if param.name not in hints:
+            # Without a hint the schema would say nothing and the model would guess (an
+            # object for a number...): refuse, and say how to mean "any JSON value".
+            raise ToolDefinitionError(
+                "has no type annotation",
+                function=qualname,
+                parameter=param.name,
+                hint=f"annotate it, e.g. {param.name}: str; write {param.name}: typing.Any "
+                "to accept any JSON value",
+            )
+        annotation = hints[param.name]
         internal = f"p{index}"
         fields[internal] = (annotation, _field(param, descriptions.get(param.name)))
         required = param.default is inspect.Parameter.empty

@@ -275,6 +275,12 @@ class Tool:
             if result.ok and recovered and not _repair_allowed(self, repair_policy):
                 return self._recovered_rejected(raw_arguments or "", parsed)
             return result
+        if raw_arguments is not None and not isinstance(raw_arguments, str):
+            raise CallerError(
+                f"Tool.validate() takes the arguments as JSON text, not a "
+                f"{type(raw_arguments).__name__}",
+                hint="pass parsed arguments as validate(parsed=...)",
+            )
         if raw_arguments is None or not raw_arguments.strip():
             return self._check({}, repaired=False, original=None, empty=True)
         try:

@@ -304,4 +304,4 @@ def _quoted_name(message: str) -> str:
 class SchemaExtraMissing(CallerError):
     """A raw-schema tool needs the optional ``jsonschema`` dependency."""
 
-    default_hint = "pip install 'toolwire[schema]'"
+    default_hint = "in a toolwire checkout: pip install '.[schema]' (or pip install jsonschema)"
