@@ -292,3 +292,27 @@ def test_a_tool_added_mid_run_is_offered_and_warns_once() -> None:
     events = asyncio.run(body())
     assert "late_tool" not in offered(model, 0) and "late_tool" in offered(model, 1)
     assert [e.added for e in events if isinstance(e, CacheInvalidated)] == [["late_tool"]]
+
+
+def test_a_finished_runs_context_pickles_without_its_live_tools() -> None:
+    # A RunResult comes back from a Ray worker by pickle: its context keeps the report and
+    # the full results, never the tools (an MCP tool's live session cannot travel).
+    import pickle
+
+    class Unpicklable:
+        def __reduce__(self) -> Any:
+            raise TypeError("bound to a live session")
+
+    live = Unpicklable()
+
+    def dump() -> str:
+        """A long result."""
+        return "word " * 20_000
+
+    dump.live = live  # type: ignore[attr-defined]
+    model = ScriptedModel([tool_call_turn(("dump", {})), text_turn("done")])
+    result = Agent(model, [dump]).run_sync("go")
+    context = pickle.loads(pickle.dumps(result.context))
+    call_id = next(m for m in result.messages if getattr(m, "role", "") == "tool").call_id
+    assert context.full_result(call_id) == "word " * 20_000
+    assert context.report() == result.context.report()

@@ -105,6 +105,15 @@ class RunContext:
         self._summary_prompt: list[Message] = []
         self._warned = False
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What crosses a process boundary with a finished run's result (a ``RunResult``
+        from a Ray worker): the report and the full results, not the live tools (an MCP
+        server's session cannot travel) or the model."""
+        state = dict(self.__dict__)
+        for live in ("toolset", "model", "count", "router", "compressor"):
+            state[live] = None
+        return state
+
     def use_toolset(self, toolset: Toolset) -> None:
         """Offer ``toolset`` from now on (the run's tools, once its sources opened or
         refreshed); definitions and the routing index are rebuilt when it changed."""
