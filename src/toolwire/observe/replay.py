@@ -31,6 +31,7 @@ from ..messages import (
 from ..run.agent import Agent, RunResult
 from ..run.loops import call_signature
 from ..run.model import ModelEvent, ModelRequest, TurnDone
+from ..tools.feedback import FAILURE_ADVICE
 from ..tools.tool import Tool
 from ..wire.openai_chat import OpenAIChatStream
 from .query import load_run
@@ -194,7 +195,11 @@ def _logged_failure(name: str, text: str) -> Exception:
     ``MESSAGE`` reproduces it exactly.
     """
     reason = text.removeprefix(f"Tool error: the call to `{name}` failed: ")
-    for marker in ("\nExpected arguments (JSON Schema): ", "\nCorrect the call and try again"):
+    for marker in (
+        "\nExpected arguments (JSON Schema): ",
+        "\nCorrect the call and try again",
+        "\n" + FAILURE_ADVICE,
+    ):
         reason = reason.split(marker, 1)[0]
     kind, colon, message = reason.partition(": ")
     if not colon or not kind.isidentifier() or reason == text:

@@ -254,6 +254,10 @@ def error_result(call_id: str, validation: Validation) -> ToolResult:
     return ToolResult(call_id, validation.tool, validation.message, ToolStatus.ERROR)
 
 
+FAILURE_ADVICE = "Try again if the failure looks temporary, or take a different approach."
+"""The line after the reason in the result of a call that ran and failed."""
+
+
 def failure_content(name: str, error: BaseException | str, tool: Tool | None = None) -> str:
     """The text the model reads when a call ran and failed.
 
@@ -272,7 +276,7 @@ def failure_content(name: str, error: BaseException | str, tool: Tool | None = N
     # schema would tell the model its arguments were wrong. Only validation failures
     # (:func:`error_result`) carry it.
     lines = [f"Tool error: the call to `{name}` failed: {reason}"]
-    lines.append("Try again if the failure looks temporary, or take a different approach.")
+    lines.append(FAILURE_ADVICE)
     return "\n".join(lines)
 
 
