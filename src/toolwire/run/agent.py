@@ -655,7 +655,7 @@ class _Run:
                     self._first_event_at = time.time()
                 self.emit(item)
                 if isinstance(item, ToolCallReady):
-                    run.ready(item)
+                    await run.ready_off_loop(item)  # big arguments validate in a thread
                 elif isinstance(item, ToolCallStarted):
                     run.started(item)
                 elif isinstance(item, ToolCallRetracted):
