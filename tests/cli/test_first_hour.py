@@ -290,3 +290,35 @@ def test_streamed_text_stays_one_line_per_part() -> None:
         '  call [0] f {"a": 1}',
         "  text: bye",
     ]
+
+
+def test_the_view_shows_each_retry_and_why(capsys: pytest.CaptureFixture[str]) -> None:
+    from ..providers.faultserver import status
+
+    busy = status(503, {"error": {"message": "overloaded"}}, Retry_After="0")
+    with FaultServer(busy, sse(answer_stream("ok"))) as server:
+        code = main(["run", "x", "--model", "openai:m", "--base-url", f"{server.url}/v1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "  retry: OpenAI Chat Completions returned HTTP 503: overloaded; try 2 of 4 in 0.0 s\n"
+        in out
+    )
+
+
+def test_the_live_caption_names_the_retry_while_waiting() -> None:
+    import io
+    import time
+
+    from toolwire.cli.live import LiveView
+    from toolwire.run.events import RequestStarted
+    from toolwire.run.model import ModelRequest
+    from toolwire.turn import Notice
+    from toolwire.wire.events import TextDelta
+
+    view = LiveView(io.StringIO())
+    view.state.apply(RequestStarted(1, ModelRequest([])), time.monotonic())
+    view.state.apply(Notice("retry", "... returned HTTP 503: busy; try 2 of 4 in 1.0 s"), 0.1)
+    assert "returned HTTP 503: busy; try 2 of 4" in str(view._render().caption)
+    view.state.apply(TextDelta("hi"), 0.2)
+    assert view.state.retry is None and "HTTP 503" not in str(view._render().caption)

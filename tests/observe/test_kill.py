@@ -1,8 +1,9 @@
-"""A run killed with SIGKILL loses at most the round in flight (a real subprocess)."""
+"""A run killed with SIGKILL loses at most the calls in flight (a real subprocess)."""
 
 from __future__ import annotations
 
 import json
+import select
 import signal
 import subprocess
 import sys
@@ -17,9 +18,14 @@ from .helpers import rows
 
 SCRIPT = textwrap.dedent(
     """
-    import sys, threading
+    import sqlite3, sys, threading, time
+    import toolwire.observe.store
     from toolwire import Agent, AuditLog, tool
     from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+
+    # A finished call must not wait for company: with an endless group window, only
+    # an urgent commit puts quick 4 in the file while stuck runs.
+    toolwire.observe.store.GROUP_WINDOW = 3600.0
 
     @tool
     def quick(n: int) -> str:
@@ -28,7 +34,10 @@ SCRIPT = textwrap.dedent(
 
     @tool
     def stuck() -> str:
-        '''Never return.'''
+        '''Never return (once the call before is in the file: nothing flushes it).'''
+        seen = sqlite3.connect(sys.argv[1])
+        while seen.execute("SELECT count(*) FROM calls").fetchone()[0] < 4:
+            time.sleep(0.001)  # polls the file: the writer commits on its own
         print("stuck started", flush=True)
         threading.Event().wait()
         return "never"
@@ -36,7 +45,7 @@ SCRIPT = textwrap.dedent(
     model = ScriptedModel([
         tool_call_turn(("quick", {"n": 1})),
         tool_call_turn(("quick", {"n": 2}), ("quick", {"n": 3})),
-        tool_call_turn(("stuck", {})),
+        tool_call_turn(("quick", {"n": 4}), ("stuck", {})),  # one after the other
         text_turn("never"),
     ])
     Agent(model, [quick, stuck], log=AuditLog(sys.argv[1])).run_sync("go")
@@ -55,7 +64,11 @@ def test_sigkill_loses_at_most_the_calls_in_flight(
     ) as proc:
         try:
             assert proc.stdout is not None
-            # The event: the last round's call is running; the earlier rounds are done.
+            # The event: the last round's second call is running; its first call ended
+            # just before (nothing waited for its row to be written), and the earlier
+            # rounds are done.
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready, "quick 4's row was not committed while the next call ran"
             assert proc.stdout.readline().strip() == "stuck started"
         finally:
             proc.send_signal(signal.SIGKILL)
@@ -68,6 +81,7 @@ def test_sigkill_loses_at_most_the_calls_in_flight(
         (1, "quick", '{"n": 1}', "ok", "quick 1"),
         (2, "quick", '{"n": 2}', "ok", "quick 2"),
         (2, "quick", '{"n": 3}', "ok", "quick 3"),
+        (3, "quick", '{"n": 4}', "ok", "quick 4"),
     ]
     requests = rows(str(db), "SELECT seq, round FROM requests ORDER BY seq")
     assert requests[:2] == [(1, 1), (2, 2)]  # the third (in flight) may or may not be there
@@ -76,4 +90,4 @@ def test_sigkill_loses_at_most_the_calls_in_flight(
     assert main(["inspect", "last", "--db", str(db), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["outcome"] == "interrupted"
-    assert report["tool_distribution"] == {"quick": 3}
+    assert report["tool_distribution"] == {"quick": 4}

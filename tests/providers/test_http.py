@@ -357,3 +357,33 @@ def test_a_json_response_whose_body_stalls_is_a_timeout(sleeps: SleepRecorder) -
 def test_an_error_body_nested_too_deeply_is_still_a_typed_error() -> None:
     error = api_error(500, b"[" * 100_000, "P")
     assert error.status == 500 and "HTTP 500" in str(error)
+
+
+def test_each_retry_is_announced_before_its_wait() -> None:
+    import anyio
+
+    from toolwire.turn import Notice
+
+    seen: list[object] = []
+    announced_at_sleep: list[int] = []
+
+    async def sleep(seconds: float) -> None:
+        announced_at_sleep.append(sum(isinstance(e, Notice) for e in seen))
+        await anyio.sleep(0)
+
+    async def go(server: FaultServer) -> None:
+        chat = OpenAIChatModel("gpt-4.1-mini", base_url=f"{server.url}/v1", api_key="sk-secret")
+        chat.options.sleep = sleep
+        async for item in chat.stream(demo_request()):
+            seen.append(item)
+
+    failing = status(503, {"error": {"message": "busy, key sk-secret"}}, Retry_After="1.5")
+    with FaultServer(failing, sse(STREAM)) as server:
+        anyio.run(go, server)
+    notices = [e for e in seen if isinstance(e, Notice)]
+    assert [n.kind for n in notices] == ["retry"]
+    assert notices[0].message == (
+        "OpenAI Chat Completions returned HTTP 503: busy, key ***; try 2 of 4 in 1.5 s"
+    )
+    assert announced_at_sleep == [1]  # yielded before the backoff sleep began
+    assert seen.index(notices[0]) == 0 and isinstance(seen[-1], TurnDone)

@@ -1006,3 +1006,59 @@ def test_a_harmless_call_that_ran_and_was_replaced_is_recorded_truthfully() -> N
     [result] = turn.results()
     assert result.content.startswith("sunny") and "`get`, had already started" in result.content
     assert [(d.name, d.ran) for d in turn.discarded] == [("get", True)]
+
+
+def test_big_arguments_are_validated_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    from toolwire.run.execute import OFF_LOOP_ARGUMENTS
+
+    @tool(side_effects=False)  # so that repaired arguments may run
+    def store(text: str) -> str:
+        """Store a text."""
+        return f"stored {len(text)}"
+
+    executor = Executor([store])
+    toolset = executor.toolset
+    validate = toolset.validate
+    loop_served: list[bool] = []
+
+    def validate_and_watch_the_loop(req: Any) -> Any:
+        # While this runs, the loop must serve a callback: it cannot if this is on it.
+        served = threading.Event()
+        loop.call_soon_threadsafe(served.set)
+        loop_served.append(served.wait(30))
+        return validate(req)
+
+    # Malformed (a trailing comma): repair recovers it, as on the loop.
+    raw = '{"text": "' + "x" * (OFF_LOOP_ARGUMENTS + 1) + '",}'
+    big = request("store", raw)
+    small = request("store", '{"text": "y",}', index=1)
+
+    async def main() -> list[Any]:
+        nonlocal loop
+        loop = asyncio.get_running_loop()
+        monkeypatch.setattr(toolset, "validate", validate_and_watch_the_loop)
+        turn = executor.turn()
+        async with turn:
+            await turn.ready_off_loop(ready(big))
+            assert loop_served == [True]
+            monkeypatch.setattr(toolset, "validate", validate)  # small: on the loop, as before
+            await turn.ready_off_loop(ready(small))
+            await turn.finish([big, small])
+        return turn.results()
+
+    loop: asyncio.AbstractEventLoop | None = None
+    results = run(main())
+    assert [(r.status, r.content) for r in results] == [
+        (OK, f"stored {OFF_LOOP_ARGUMENTS + 1}"),
+        (OK, "stored 1"),
+    ]
+    assert executor.toolset.validate(big) == validate(big)  # the same validation either way
+
+    async def execute() -> list[Any]:  # a finished turn (no streaming): the same
+        nonlocal loop
+        loop = asyncio.get_running_loop()
+        monkeypatch.setattr(toolset, "validate", validate_and_watch_the_loop)
+        return await executor.execute([big])
+
+    [result] = run(execute())
+    assert loop_served == [True, True] and result.content == f"stored {OFF_LOOP_ARGUMENTS + 1}"

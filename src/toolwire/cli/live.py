@@ -81,6 +81,7 @@ class RunState:
     answer: str | None = None
     notices: list[str] = field(default_factory=list)
     waiting_since: float | None = None  # a request is out and nothing has come back yet
+    retry: str | None = None  # the provider's last retry while waiting (why, and how long)
 
     @property
     def current(self) -> RoundState:
@@ -93,7 +94,7 @@ class RunState:
         """Update from one run event observed at time ``now`` (seconds)."""
         if isinstance(event, RequestStarted):
             self.rounds.append(RoundState(event.round))
-            self.waiting_since = now
+            self.waiting_since, self.retry = now, None
         elif isinstance(event, TextDelta):
             self.current.text += event.text
         elif isinstance(event, ToolCallStarted):
@@ -113,8 +114,10 @@ class RunState:
             self.answer = event.result.output
         elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
             self.notices.append(event.message)
+        elif isinstance(event, Notice) and event.kind == "retry":
+            self.retry = event.message
         if isinstance(event, (TextDelta, ReasoningDelta, ToolCallStarted, Finished, RoundEnd)):
-            self.waiting_since = None  # the model answered
+            self.waiting_since, self.retry = None, None  # the model answered
 
     def _call(self, index: int) -> CallState:
         calls = self.current.calls
@@ -185,6 +188,8 @@ class PlainView:
             print(f"  round {event.round}: {len(event.turn.tool_calls)} call(s)", file=self.out)
         elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
             print(f"  notice: {event.message}", file=self.out)
+        elif isinstance(event, Notice) and event.kind == "retry":
+            print(f"  retry: {event.message}", file=self.out)
 
     def finish(self) -> None:
         """The run ended (successfully or not)."""
@@ -334,8 +339,10 @@ class LiveView(PlainView):
         self.live.start()
 
     def event(self, event: Any) -> None:
-        """Update the table."""
+        """Update the table; a provider's retry is also printed above it, to stay."""
         self.state.apply(event, time.monotonic())
+        if isinstance(event, Notice) and event.kind == "retry":
+            self.live.console.print(f"retry: {event.message}", markup=False, highlight=False)
         self.live.update(self)
 
     def __rich__(self) -> Any:
@@ -365,6 +372,8 @@ class LiveView(PlainView):
         waited = self.state.waiting_since
         if waited is not None:
             table.caption = f"waiting for the model: {time.monotonic() - waited:.0f} s"
+            if self.state.retry is not None:
+                table.caption += f" · {self.state.retry}"
         return table
 
     def finish(self) -> None:

@@ -214,7 +214,7 @@ class RunRecorder:
             call.latency_ms if call else None, call.attempts if call else 0,
             failure, int(call.early) if call else 0, reason,
         )  # fmt: skip
-        self._log.submit((_INSERT_CALL, params))
+        self._log.submit((_INSERT_CALL, params), urgent=True)  # durable as soon as it ends
 
     def _ended(self, event: RunEnded) -> None:
         error = event.error

@@ -2,14 +2,17 @@
 
 Writes leave the run's event loop at once: the recorder turns each event into one row
 (a tuple) and puts it on a queue; a writer thread takes whatever has queued up, redacts
-it, and commits it in one transaction. When runs are quiet each row is committed as
-soon as it arrives; when calls end in bursts, one commit covers the burst. (A commit is
-an fsync-free WAL append with ``synchronous=NORMAL``, tens of microseconds: per call,
-that alone is about the executor's whole overhead, bench/bench_observe.py.) Before each
+it, and commits it in one transaction. A finished call's row is urgent: it wakes the
+writer, which commits at once whatever has queued by then (no waiting for more), so a
+call is in the file microseconds after it ends, without the event loop waiting for
+the commit. Other rows wait up to ``GROUP_WINDOW`` for company; when calls end in
+bursts, one commit covers what queued during the previous one. (A commit is an
+fsync-free WAL append with ``synchronous=NORMAL``, tens of microseconds: per call, that
+alone is about the executor's whole overhead, bench/bench_observe.py.) Before each
 model request after the first, and at the end of the run, the recorder waits for the
-queue to drain: a process killed with SIGKILL loses at most the round in flight (its
-calls, and its model turn if not yet committed), never an earlier round, and a finished
-run is in the file when ``Agent.run`` returns.
+queue to drain: a process killed with SIGKILL loses at most the calls in flight (and
+the model turn in flight), never an earlier round, and a finished run is in the file
+when ``Agent.run`` returns.
 
 Errors: an unusable file (locked, read-only, corrupt, from a newer toolwire) is an
 :class:`~toolwire.errors.AuditLogError` naming it. A strict log raises it when a run
@@ -49,8 +52,8 @@ GROUP_WINDOW = 0.002
 """Seconds the writer waits after the first row of a group for more to arrive.
 
 Without the wait, every row woke the writer and handed it the GIL while the run was
-busy (about 10 µs per row); with it, queueing a row is a list append. A flush cuts
-the wait short."""
+busy (about 10 µs per row); with it, queueing a row is a list append. A flush or an
+urgent row (a finished call) cuts the wait short."""
 
 
 class AuditLogWarning(UserWarning):
@@ -264,12 +267,19 @@ class AuditLog:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def submit(self, row: Row) -> None:
-        """Queue one row for the writer (or write it now without ``group_commits``)."""
+    def submit(self, row: Row, *, urgent: bool = False) -> None:
+        """Queue one row for the writer (or write it now without ``group_commits``).
+
+        ``urgent`` (a finished call): the writer commits it, with what has queued, as
+        soon as it runs, instead of waiting ``GROUP_WINDOW`` for more; the caller does
+        not wait.
+        """
         if self._writer is None:
             self.write_now(row)
         else:
             self._queue.put(row)
+            if urgent:
+                self._wake.set()
 
     def write_now(self, row: Row) -> None:
         """Write and commit one row in this thread, after what is queued.

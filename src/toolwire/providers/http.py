@@ -10,7 +10,9 @@ Failure rules, in one place:
 * **Retries** with exponential backoff and jitter on connection errors, timeouts before
   any output, HTTP 408/409/429/5xx, a stream cut before any output, and a provider
   ``error`` event of a transient type (``overloaded_error``...). ``Retry-After`` (seconds
-  or an HTTP date) and ``retry-after-ms`` replace the computed delay.
+  or an HTTP date) and ``retry-after-ms`` replace the computed delay. Each retry is
+  announced before its wait by a ``Notice`` of kind ``retry`` in the stream (which try
+  comes next, why, and how long the wait is), so a live view can show it as it happens.
 * **Never a silent retry after output was streamed**: once an event has reached the
   caller, the caller may have shown or acted on it, so a failure then raises
   :class:`StreamInterruptedError` (with what was assembled) instead of starting over.
@@ -51,7 +53,7 @@ from ..errors import (
 )
 from ..messages import ReasoningPart, TextPart, ToolCall
 from ..run.model import ModelEvent, TurnDone
-from ..turn import Turn
+from ..turn import Notice, Turn
 from ..wire.events import (
     Event,
     Finished,
@@ -336,7 +338,10 @@ async def stream_turn(
     secrets = secrets_in(request.url, request.headers)
     try:
         async for item in _turn(request, wire, options):
-            yield item
+            if secrets and isinstance(item, Notice):  # a retry's reason quotes the error
+                yield Notice(item.kind, scrub(item.message, secrets), item.index)
+            else:
+                yield item
     except ToolwireError as exc:
         if secrets:
             _scrub_error(exc, secrets)
@@ -380,10 +385,27 @@ async def _turn(
             if emitted:
                 raise _interrupted(request, retry.error) from retry.error
             failures += 1
+            error = retry.error
             delay = options.retries.delay(failures, retry.retry_after, options.rng)
             if delay is None or delay >= deadline.remaining():
-                raise retry.error from None
-            await options.sleep(delay)
+                raise error from None
+        # Outside the except block: the consumer may stop the stream at this yield.
+        yield _retry_notice(options.retries, failures, error, delay)
+        await options.sleep(delay)
+
+
+def _retry_notice(retries: Retries, failures: int, error: ToolwireError, delay: float) -> Notice:
+    """``retry``: why the last try failed, which try comes next, and the wait before it.
+
+    The error's message already names the provider and the cause (``... returned HTTP
+    503: overloaded``, ``cannot reach ...``, ``... timed out ...``).
+    """
+    reason = " ".join(error.message.split()).rstrip(".")
+    if len(reason) > 160:
+        reason = reason[:159] + "…"
+    return Notice(
+        "retry", f"{reason}; try {failures + 1} of {retries.attempts + 1} in {delay:.1f} s"
+    )
 
 
 def _interrupted(request: HTTPRequest, error: ToolwireError) -> StreamInterruptedError:

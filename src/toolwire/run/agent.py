@@ -651,11 +651,11 @@ class _Run:
                 if isinstance(item, TurnDone):
                     turn = item.turn
                     continue
-                if self._first_event_at is None:
+                if self._first_event_at is None and not _is_retry(item):
                     self._first_event_at = time.time()
                 self.emit(item)
                 if isinstance(item, ToolCallReady):
-                    run.ready(item)
+                    await run.ready_off_loop(item)  # big arguments validate in a thread
                 elif isinstance(item, ToolCallStarted):
                     run.started(item)
                 elif isinstance(item, ToolCallRetracted):
@@ -783,6 +783,11 @@ def broken_call_feedback(turn: Turn) -> str | None:
         f"{listed}\n"
         "Write the call again, complete and in the tool-call format."
     )
+
+
+def _is_retry(item: object) -> bool:
+    """A provider's notice that it is retrying: the model has not answered yet."""
+    return isinstance(item, Notice) and item.kind == "retry"
 
 
 async def _collect(model: Model, request: ModelRequest) -> Turn:

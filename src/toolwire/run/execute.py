@@ -110,6 +110,13 @@ ResultShaper = Callable[[str, Tool, str], str]
 StartCallback = Callable[[int], None]
 Sleep = Callable[[float], Awaitable[None]]
 
+OFF_LOOP_ARGUMENTS = 64 * 1024
+"""Arguments longer than this (characters) are validated in a worker thread.
+
+Repair of large malformed arguments is bounded but can still take a tenth of a second;
+on the event loop that would hold up the stream and other calls' timeouts. Smaller
+arguments validate in microseconds, less than a thread hand-off costs."""
+
 
 def default_retryable(error: Exception) -> bool:
     """Every failure is worth another try, except a value that cannot become text.
@@ -459,6 +466,7 @@ class TurnRun:
         self._on_call = on_call
         self._scope = TaskScope()
         self._by_index: dict[int, _Call] = {}
+        self._off_loop: dict[int, Validation] = {}  # by id(request): see _validate_off_loop
         self._known: list[int] = []  # indices seen while streaming, ascending
         self._frontier = 0  # how many of _known the early gate has passed
         self._gate_open = early
@@ -496,13 +504,29 @@ class TurnRun:
         """A call appeared in the stream (its index orders the early gate)."""
         self._know(event.index)
 
-    def ready(self, event: ToolCallReady) -> None:
-        """A call's arguments closed: validate it, and start it if the gate allows."""
+    def ready(self, event: ToolCallReady, validation: Validation | None = None) -> None:
+        """A call's arguments closed: validate it, and start it if the gate allows.
+
+        ``validation``: the request's validation, when the caller already made it
+        (:meth:`ready_off_loop`).
+        """
         self._know(event.index)
         if event.index not in self._by_index:
-            self._by_index[event.index] = self._prepare(event.request)
+            self._by_index[event.index] = self._prepare(event.request, validation)
         if self._gate_open:
             self._advance()
+
+    async def ready_off_loop(self, event: ToolCallReady) -> None:
+        """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
+
+        The same validation (and so the same result) as :meth:`ready`; meanwhile the
+        event loop keeps serving other calls, their timeouts and the stream's reader.
+        """
+        validation = None
+        request = event.request
+        if event.index not in self._by_index and len(request.raw_arguments) > OFF_LOOP_ARGUMENTS:
+            validation = await asyncio.to_thread(self._executor.toolset.validate, request)
+        self.ready(event, validation)
 
     def retract(self, index: int, reason: str) -> None:
         """A text format took call ``index`` back (cut off or malformed markup).
@@ -587,6 +611,7 @@ class TurnRun:
             CallerError: Neither ``requests`` nor an earlier :meth:`bind` gave the calls.
         """
         if requests is not None:
+            await self._validate_off_loop(requests)
             self.bind(requests)
         if self._order is None:
             raise CallerError("TurnRun.finish() needs the turn's requests")
@@ -684,9 +709,22 @@ class TurnRun:
 
     # -- one call --------------------------------------------------------------------------
 
-    def _prepare(self, request: ToolRequest) -> _Call:
+    async def _validate_off_loop(self, requests: Sequence[ToolRequest]) -> None:
+        """Validate the big arguments that ``bind`` would validate, in a worker thread."""
+        for request in requests:
+            early = self._by_index.get(request.index)
+            if len(request.raw_arguments) > OFF_LOOP_ARGUMENTS and (
+                early is None or not early.same_request(request)
+            ):
+                validate = self._executor.toolset.validate
+                self._off_loop[id(request)] = await asyncio.to_thread(validate, request)
+
+    def _prepare(self, request: ToolRequest, validation: Validation | None = None) -> _Call:
         toolset = self._executor.toolset
-        validation = toolset.validate(request)
+        if validation is None:
+            validation = self._off_loop.pop(id(request), None)
+        if validation is None:
+            validation = toolset.validate(request)
         tool = toolset.get(request.name)
         call = _Call(request, validation, tool)
         if not call.runnable:
