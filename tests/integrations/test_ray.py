@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, ExecutionOptions, RayBackend, iter_run_many, run_many, tool
-from toolwire.errors import BackendError
+from toolwire.errors import BackendError, ToolExecutionError
 from toolwire.messages import ToolResult, ToolStatus, UserMessage
 from toolwire.run.model import ModelEvent, ModelRequest
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
@@ -450,3 +450,19 @@ def test_ray_tool_execution_is_logged_by_the_driver(backend: RayBackend, tmp_pat
     assert all(c["status"] == "ok" for c in calls)
     pids = {int(c["result_preview"].split("@")[1]) for c in calls}
     assert os.getpid() not in pids
+
+
+def test_a_run_whose_worker_dies_ends_as_an_error_in_the_drivers_log(
+    backend: RayBackend, tmp_path: Path
+) -> None:
+    from toolwire import AuditLog
+
+    db = tmp_path / "runs.db"
+    agent = Agent(ScriptedModel([tool_call_turn(("die", {})), text_turn("never")]), [die], log=db)
+    (outcome,) = run_many(agent, ["go"], backend=backend, return_exceptions=True)
+    assert isinstance(outcome, ToolExecutionError)
+    (row,) = AuditLog(db).runs()
+    run = AuditLog(db).inspect(row["run_id"])
+    assert run["outcome"] == "error"
+    assert run["error_type"] == "ToolExecutionError"
+    assert "prompt #0" in run["error"]

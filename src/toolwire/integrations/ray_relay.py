@@ -24,7 +24,8 @@ import dataclasses
 import inspect
 import time
 import uuid
-from typing import Any
+import warnings
+from typing import Any, Literal
 
 from ..errors import ToolExecutionError
 from ..messages import Usage
@@ -109,6 +110,11 @@ class RelayHook:
     def begin(self, start: RunStarted) -> RunListener:
         """Send the start; the listener sends the rest."""
         self._send(start, None)
+        # Wait for this one: once the driver knows the run began, a worker that dies
+        # later still ends the run in the driver's log (as an error).
+        import ray
+
+        ray.get(self.sent[-1])
         return self._event
 
     def _event(self, event: ObservedEvent) -> None:
@@ -122,8 +128,13 @@ class RelayHook:
 
     def _send(self, event: Any, failure: Any) -> None:
         message = ("event", self.index, self._number, event, failure)
+        try:
+            sent = self.relay.post.remote(message)
+        except Exception as exc:  # an event that does not pickle: the driver says so
+            lost = f"{type(event).__name__} ({type(exc).__name__}: {str(exc)[:200]})"
+            sent = self.relay.post.remote(("event", self.index, self._number, None, lost))
         self._number += 1
-        self.sent.append(self.relay.post.remote(message))
+        self.sent.append(sent)
 
     def finish(self, ray: Any) -> None:
         """Wait until every event landed, then say so (called as the task ends)."""
@@ -171,6 +182,13 @@ class DriverSide:
         while self._next.get(index, 0) in held:
             event, failure = held.pop(self._next.get(index, 0))
             self._next[index] = self._next.get(index, 0) + 1
+            if event is None:  # it could not be sent: the observers miss it, visibly
+                warnings.warn(
+                    f"run #{index} on Ray: an event could not be sent to the driver: {failure}",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
+                continue
             if failure is not None:
                 event = dataclasses.replace(event, error=failure.rebuild(index))
             self._deliver(index, event)
@@ -198,9 +216,17 @@ class DriverSide:
             return
         self._ended.add(index)
         cause = error or ToolExecutionError(f"the Ray worker running prompt #{index} was lost")
-        ended = RunEnded(self._run_ids[index], "error", time.time(), None, cause, 0, 0, Usage())
+        outcome: Literal["error", "cancelled"] = (
+            "cancelled" if isinstance(cause, asyncio.CancelledError) else "error"
+        )
+        ended = RunEnded(self._run_ids[index], outcome, time.time(), None, cause, 0, 0, Usage())
         for listener in self._listeners[index]:
             listener(ended)
+
+    def cancel_all(self) -> None:
+        """The caller stopped waiting (closed the iterator, cancelled): end the open runs."""
+        for index in list(self._listeners):
+            self.close(index, asyncio.CancelledError())
 
     def answer(self, key: str, request: ToolRequest) -> None:
         """Ask ``approve`` here, in the driver (a sync driver); send the answer back."""

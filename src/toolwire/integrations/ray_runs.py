@@ -122,6 +122,8 @@ async def arun_many(
         finally:
             for ref in refs:
                 ray.cancel(ref, force=True)  # a no-op for the runs that ended
+            if driver is not None:
+                driver.cancel_all()  # the runs still open end, cancelled, in the log
     if not return_exceptions:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
@@ -215,6 +217,8 @@ def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[t
     finally:
         for ref in refs:
             ray.cancel(ref, force=True)  # a no-op for the runs that ended
+        if driver is not None:
+            driver.cancel_all()  # the runs still open end, cancelled, in the log
 
 
 # How long the driver waits for a message before it looks for workers that died.
