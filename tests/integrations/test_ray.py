@@ -466,3 +466,27 @@ def test_a_run_whose_worker_dies_ends_as_an_error_in_the_drivers_log(
     assert run["outcome"] == "error"
     assert run["error_type"] == "ToolExecutionError"
     assert "prompt #0" in run["error"]
+
+
+def test_run_many_emits_opentelemetry_spans_in_the_driver(backend: RayBackend) -> None:
+    sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, sdk_trace.TracerProvider):  # set once per process
+        provider = sdk_trace.TracerProvider()
+        trace.set_tracer_provider(provider)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    agent = Agent(EchoModel(), [where], instrument=True)
+    outcomes = run_many(agent, ["a", "bb"], backend=backend)
+    spans = exporter.get_finished_spans()
+    runs = [s for s in spans if s.name == "invoke_agent toolwire"]
+    assert sorted(s.attributes["toolwire.run_id"] for s in runs) == sorted(
+        o.run_id for o in outcomes
+    )
+    assert len([s for s in spans if s.name == "execute_tool where"]) == 2
+    exporter.clear()

@@ -124,6 +124,7 @@ async def arun_many(
                 ray.cancel(ref, force=True)  # a no-op for the runs that ended
             if driver is not None:
                 driver.cancel_all()  # the runs still open end, cancelled, in the log
+                ray.kill(driver.relay)
     if not return_exceptions:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
@@ -219,6 +220,7 @@ def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[t
             ray.cancel(ref, force=True)  # a no-op for the runs that ended
         if driver is not None:
             driver.cancel_all()  # the runs still open end, cancelled, in the log
+            ray.kill(driver.relay)
 
 
 # How long the driver waits for a message before it looks for workers that died.
