@@ -10,8 +10,10 @@ With a backend, each prompt becomes one Ray task that rebuilds the agent from on
 pickled copy (put in the object store once) and runs it with ``asyncio.run``; tool
 calls inside that run execute in the worker (the copy's ``ExecutionOptions.backend``
 is cleared, so a run never fans out again). MCP toolsets in the agent are configuration
-only: each worker starts its own server for its run. Without a backend the runs are
-concurrent tasks of one local event loop.
+only: each worker starts its own server for its run. The agent's hooks (audit log,
+OpenTelemetry) and ``approve`` callback stay in this process: the runs reach them
+through a relay actor (:mod:`.ray_relay`), which the calling thread serves while it
+waits. Without a backend the runs are concurrent tasks of one local event loop.
 
 A run that raises gives its exception (the run's own: ``MaxRoundsExceeded``,
 ``ProviderError``, ...): :func:`run_many` raises the first one in prompt order after
