@@ -144,3 +144,16 @@ def test_runs_left_open_when_the_caller_stops_end_as_cancelled() -> None:
     driver.cancel_all()
     assert [e.outcome for e in hook.heard["r1"] if isinstance(e, RunEnded)] == ["cancelled"]
     assert sum(isinstance(e, RunEnded) for e in hook.heard["r0"]) == 1
+
+
+def test_an_event_that_does_not_pickle_travels_as_a_note() -> None:
+    pytest.importorskip("ray")
+    import threading
+
+    from toolwire.integrations.ray_relay import _sendable
+
+    fine = ("event", 0, 1, ToolCallRunning(0), None)
+    assert _sendable(fine) == fine
+    _, index, number, event, note = _sendable(("event", 0, 2, threading.Lock(), None))
+    assert (index, number, event) == (0, 2, None)
+    assert note.startswith("lock (TypeError")

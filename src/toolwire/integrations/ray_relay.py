@@ -20,6 +20,7 @@ The run ids are the worker's: the run's ``RunResult.run_id`` and the driver's lo
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import inspect
 import time
@@ -45,9 +46,10 @@ class Relay:
         self._out: asyncio.Queue[Message] = asyncio.Queue()
         self._answers: dict[str, asyncio.Future[Any]] = {}
 
-    async def post(self, message: Message) -> None:
-        """A worker's message for the driver."""
-        self._out.put_nowait(message)
+    async def post(self, messages: list[Message]) -> None:
+        """A worker's messages for the driver."""
+        for message in messages:
+            self._out.put_nowait(message)
 
     async def take(self, timeout: float) -> list[Message]:
         """Everything collected so far; waits up to ``timeout`` seconds for the first."""
@@ -99,17 +101,23 @@ class RemoteApprover:
 
 
 class RelayHook:
-    """The worker's run hook: sends the run's events to the driver, numbered."""
+    """The worker's run hook: sends the run's events to the driver, numbered.
+
+    Events emitted in one turn of the worker's event loop travel as one batch (one
+    actor call), sent when the loop gets back to its other work.
+    """
 
     def __init__(self, relay: Any, index: int) -> None:
         self.relay = relay
         self.index = index
         self.sent: list[Any] = []
         self._number = 0
+        self._batch: list[Message] = []
 
     def begin(self, start: RunStarted) -> RunListener:
         """Send the start; the listener sends the rest."""
-        self._send(start, None)
+        self._add(start, None)
+        self._flush()
         # Wait for this one: once the driver knows the run began, a worker that dies
         # later still ends the run in the driver's log (as an error).
         import ray
@@ -122,24 +130,45 @@ class RelayHook:
             # Many exceptions do not pickle as they are: send their parts.
             from .ray_runs import _Failure
 
-            self._send(dataclasses.replace(event, error=None), _Failure.of(event.error))
+            self._add(dataclasses.replace(event, error=None), _Failure.of(event.error))
         else:
-            self._send(event, None)
+            self._add(event, None)
 
-    def _send(self, event: Any, failure: Any) -> None:
-        message = ("event", self.index, self._number, event, failure)
-        try:
-            sent = self.relay.post.remote(message)
-        except Exception as exc:  # an event that does not pickle: the driver says so
-            lost = f"{type(event).__name__} ({type(exc).__name__}: {str(exc)[:200]})"
-            sent = self.relay.post.remote(("event", self.index, self._number, None, lost))
+    def _add(self, event: Any, failure: Any) -> None:
+        self._batch.append(("event", self.index, self._number, event, failure))
         self._number += 1
-        self.sent.append(sent)
+        if len(self._batch) == 1:
+            # Without a running loop (the run is over) the finish sends it.
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        batch, self._batch = self._batch, []
+        if not batch:
+            return
+        try:
+            self.sent.append(self.relay.post.remote(batch))
+        except Exception:  # something in it does not pickle: send what does, say what not
+            self.sent.append(self.relay.post.remote([_sendable(m) for m in batch]))
 
     def finish(self, ray: Any) -> None:
-        """Wait until every event landed, then say so (called as the task ends)."""
-        ray.get(self.sent)
-        ray.get(self.relay.post.remote(("done", self.index)))
+        """Send what is left, wait until all of it landed, then say so (as the task ends)."""
+        self._flush()
+        ray.get([*self.sent, self.relay.post.remote([("done", self.index)])])
+
+
+def _sendable(message: Message) -> Message:
+    """``message``, or in its place a note that its event could not be sent."""
+    import ray
+
+    pickler: Any = ray.cloudpickle  # untyped
+    try:
+        pickler.dumps(message)
+    except Exception as exc:  # cloudpickle raises many kinds; all mean "cannot send"
+        _, index, number, event, _failure = message
+        lost = f"{type(event).__name__} ({type(exc).__name__}: {str(exc)[:200]})"
+        return ("event", index, number, None, lost)
+    return message
 
 
 class DriverSide:

@@ -114,16 +114,16 @@ async def arun_many(
     else:
         ray = backend.ray
         refs, driver = _submit(agent, prompts, backend)
+        pending = list(refs)
         try:
             if driver is None:
                 outcomes = [await _awaited(ray, ref, index) for ref, index in refs.items()]
             else:
                 outcomes = [None] * len(prompts)  # type: ignore[list-item]
-                async for index, outcome in _served_async(ray, refs, driver):
+                async for index, outcome in _served_async(ray, refs, pending, driver):
                     outcomes[index] = outcome
         finally:
-            for ref in refs:
-                ray.cancel(ref, force=True)  # a no-op for the runs that ended
+            _cancel_unfinished(ray, pending)
             if driver is not None:
                 driver.cancel_all()  # the runs still open end, cancelled, in the log
                 ray.kill(driver.relay)
@@ -208,18 +208,17 @@ def _submit(
 def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[tuple[int, Outcome]]:
     ray = backend.ray
     refs, driver = _submit(agent, prompts, backend)
+    pending = list(refs)
     try:
         if driver is None:
-            pending = list(refs)
             while pending:
-                done, pending = ray.wait(pending, num_returns=1)
+                done, pending[:] = ray.wait(pending, num_returns=1)
                 for ref in done:
                     yield refs[ref], _ray_outcome(ray, ref, refs[ref])
         else:
-            yield from _served(ray, refs, driver)
+            yield from _served(ray, refs, pending, driver)
     finally:
-        for ref in refs:
-            ray.cancel(ref, force=True)  # a no-op for the runs that ended
+        _cancel_unfinished(ray, pending)
         if driver is not None:
             driver.cancel_all()  # the runs still open end, cancelled, in the log
             ray.kill(driver.relay)
@@ -229,38 +228,52 @@ def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[t
 _WAKE = 1.0
 
 
-def _served(ray: Any, refs: dict[Any, int], driver: DriverSide) -> Iterator[tuple[int, Outcome]]:
-    """Serve the relay (events to the hooks, approvals) until every run has ended."""
-    pending = list(refs)
+def _served(
+    ray: Any, refs: dict[Any, int], pending: list[Any], driver: DriverSide
+) -> Iterator[tuple[int, Outcome]]:
+    """Serve the relay (events to the hooks, approvals) until every run has ended.
+
+    ``pending`` (shared with the caller, which cancels what is left) loses each run
+    as it is yielded.
+    """
     while pending:
         finished = _ending(ray, pending, refs, driver)
         if not finished:
             for key, request in driver.feed(ray.get(driver.relay.take.remote(_WAKE))):
                 driver.answer(key, request)
             finished, _ = ray.wait(pending, num_returns=len(pending), timeout=0)
-        for key, request in driver.feed(ray.get(driver.relay.take.remote(0))):
-            driver.answer(key, request)
+        if finished:  # their last events landed before they returned: take them first
+            for key, request in driver.feed(ray.get(driver.relay.take.remote(0))):
+                driver.answer(key, request)
         for ref in sorted(finished, key=refs.__getitem__):
             pending.remove(ref)
             yield refs[ref], _closed(driver, refs[ref], _ray_outcome(ray, ref, refs[ref]))
 
 
 async def _served_async(
-    ray: Any, refs: dict[Any, int], driver: DriverSide
+    ray: Any, refs: dict[Any, int], pending: list[Any], driver: DriverSide
 ) -> AsyncIterator[tuple[int, Outcome]]:
     """:func:`_served` for a driver in an event loop."""
-    pending = list(refs)
     while pending:
         finished = _ending(ray, pending, refs, driver)
         if not finished:
             for key, request in driver.feed(await driver.relay.take.remote(_WAKE)):
                 await driver.answer_async(key, request)
             finished, _ = ray.wait(pending, num_returns=len(pending), timeout=0)
-        for key, request in driver.feed(await driver.relay.take.remote(0)):
-            await driver.answer_async(key, request)
+        if finished:  # their last events landed before they returned: take them first
+            for key, request in driver.feed(await driver.relay.take.remote(0)):
+                await driver.answer_async(key, request)
         for ref in sorted(finished, key=refs.__getitem__):
             pending.remove(ref)
             yield refs[ref], _closed(driver, refs[ref], _ray_outcome(ray, ref, refs[ref]))
+
+
+def _cancel_unfinished(ray: Any, refs: list[Any]) -> None:
+    """Cancel the runs still going (a finished task is left alone: Ray does not expect it)."""
+    if refs:
+        _, unfinished = ray.wait(refs, num_returns=len(refs), timeout=0)
+        for ref in unfinished:
+            ray.cancel(ref, force=True)
 
 
 def _ending(ray: Any, pending: list[Any], refs: dict[Any, int], driver: DriverSide) -> list[Any]:
