@@ -383,6 +383,24 @@ def test_run_many_logs_every_run_in_the_drivers_audit_log(
         assert worker_pid != os.getpid()
         assert str(worker_pid) in calls[0]["result_preview"]
     assert len(log.runs()) == len(prompts)
+    # The CLI reads the same file (as a user would after the fan-out).
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolwire",
+            "inspect",
+            outcomes[1].run_id,
+            "--db",
+            str(db),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert json.loads(shown.stdout)["calls"][0]["tool"] == "where"
 
 
 def test_approvals_are_asked_in_the_driver(backend: RayBackend) -> None:
