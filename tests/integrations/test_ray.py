@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import json
 import os
 import secrets
 import subprocess
@@ -25,7 +26,7 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, ExecutionOptions, RayBackend, iter_run_many, run_many, tool
-from toolwire.errors import BackendError
+from toolwire.errors import BackendError, ToolExecutionError
 from toolwire.messages import ToolResult, ToolStatus, UserMessage
 from toolwire.run.model import ModelEvent, ModelRequest
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
@@ -351,3 +352,159 @@ def test_run_many_ships_mcp_configuration_and_each_run_starts_its_own_server(
     outputs = [r.output for r in run_many(agent, ["a", "b"], backend=backend)]
     assert all(o.isdigit() for o in outputs)
     assert outputs[0] != outputs[1]  # one server per run, started in the worker
+
+
+# -- observers and approvals stay in the driver ------------------------------------------------------
+
+
+def test_run_many_logs_every_run_in_the_drivers_audit_log(
+    backend: RayBackend, tmp_path: Path
+) -> None:
+    from toolwire import AuditLog
+
+    db = tmp_path / "runs.db"
+    agent = Agent(EchoModel(), [where], log=db)
+    prompts = ["a", "bb", "ccc"]
+    outcomes = run_many(agent, prompts, backend=backend)
+    log = AuditLog(db)
+    for prompt, result in zip(prompts, outcomes, strict=True):
+        run = log.inspect(result.run_id)
+        assert run["run_id"] == result.run_id
+        assert run["outcome"] == "ok"
+        assert run["prompt"] == prompt
+        assert run["output"] == result.output
+        calls = run["calls"]
+        assert [c["tool"] for c in calls] == ["where"]
+        assert calls[0]["status"] == "ok"
+        assert json.loads(calls[0]["arguments"]) == {"x": len(prompt)}
+        assert len(run["requests"]) == 2
+        # The call ran in a worker; its result is in the driver's log.
+        worker_pid = int(result.output.split("@")[1])
+        assert worker_pid != os.getpid()
+        assert str(worker_pid) in calls[0]["result_preview"]
+    assert len(log.runs()) == len(prompts)
+    # The CLI reads the same file (as a user would after the fan-out).
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "toolwire",
+            "inspect",
+            outcomes[1].run_id,
+            "--db",
+            str(db),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert json.loads(shown.stdout)["calls"][0]["tool"] == "where"
+
+
+def test_approvals_are_asked_in_the_driver(backend: RayBackend) -> None:
+    from toolwire import Permissions
+
+    asked: list[tuple[int, int]] = []
+
+    def approve(request: Any) -> bool | str:
+        asked.append((os.getpid(), request.input["x"]))
+        return True if request.input["x"] != 2 else "not two"
+
+    agent = Agent(EchoModel(), [where], permissions=Permissions(ask=["where"]), approve=approve)
+    outcomes = run_many(agent, ["a", "bb"], backend=backend)
+    assert sorted(asked) == [(os.getpid(), 1), (os.getpid(), 2)]
+    first, second = (results(o.messages)[0] for o in outcomes)
+    assert first.status == OK and first.content.startswith("1@")
+    assert second.status == ToolStatus.DENIED
+    assert "not two" in second.content
+
+
+def test_an_approver_that_raises_denies_the_call(backend: RayBackend) -> None:
+    from toolwire import Permissions
+
+    def approve(request: Any) -> bool:
+        raise RuntimeError("the terminal went away")
+
+    agent = Agent(EchoModel(), [where], permissions=Permissions(ask=["where"]), approve=approve)
+    (outcome,) = run_many(agent, ["a"], backend=backend)
+    (result,) = results(outcome.messages)
+    assert result.status == ToolStatus.DENIED
+    assert "approval of `where` failed (RuntimeError)" in result.content
+
+
+def test_arun_many_serves_the_log_and_approvals_in_the_driver(
+    backend: RayBackend, tmp_path: Path
+) -> None:
+    from toolwire import AuditLog, Permissions
+    from toolwire.integrations import arun_many
+
+    pids: list[int] = []
+
+    async def approve(request: Any) -> bool:
+        pids.append(os.getpid())
+        return True
+
+    db = tmp_path / "runs.db"
+    agent = Agent(EchoModel(), [where], permissions=Permissions(ask=["*"]), approve=approve, log=db)
+    outcomes = asyncio.run(arun_many(agent, ["a", "bb"], backend=backend))
+    assert pids == [os.getpid()] * 2
+    assert [AuditLog(db).inspect(o.run_id)["outcome"] for o in outcomes] == ["ok", "ok"]
+
+
+def test_ray_tool_execution_is_logged_by_the_driver(backend: RayBackend, tmp_path: Path) -> None:
+    from toolwire import AuditLog
+
+    db = tmp_path / "runs.db"
+    model = ScriptedModel(
+        [tool_call_turn(("where", {"x": 7}), ("where", {"x": 8})), text_turn("ok")]
+    )
+    agent = Agent(model, [where], execution=ExecutionOptions(backend=backend), log=db)
+    result = asyncio.run(agent.run("go"))
+    run = AuditLog(db).inspect(result.run_id)
+    calls = run["calls"]
+    assert [json.loads(c["arguments"]) for c in calls] == [{"x": 7}, {"x": 8}]
+    assert all(c["status"] == "ok" for c in calls)
+    pids = {int(c["result_preview"].split("@")[1]) for c in calls}
+    assert os.getpid() not in pids
+
+
+def test_a_run_whose_worker_dies_ends_as_an_error_in_the_drivers_log(
+    backend: RayBackend, tmp_path: Path
+) -> None:
+    from toolwire import AuditLog
+
+    db = tmp_path / "runs.db"
+    agent = Agent(ScriptedModel([tool_call_turn(("die", {})), text_turn("never")]), [die], log=db)
+    (outcome,) = run_many(agent, ["go"], backend=backend, return_exceptions=True)
+    assert isinstance(outcome, ToolExecutionError)
+    (row,) = AuditLog(db).runs()
+    run = AuditLog(db).inspect(row["run_id"])
+    assert run["outcome"] == "error"
+    assert run["error_type"] == "ToolExecutionError"
+    assert "prompt #0" in run["error"]
+
+
+def test_run_many_emits_opentelemetry_spans_in_the_driver(backend: RayBackend) -> None:
+    sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, sdk_trace.TracerProvider):  # set once per process
+        provider = sdk_trace.TracerProvider()
+        trace.set_tracer_provider(provider)
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    agent = Agent(EchoModel(), [where], instrument=True)
+    outcomes = run_many(agent, ["a", "bb"], backend=backend)
+    spans = exporter.get_finished_spans()
+    runs = [s for s in spans if s.name == "invoke_agent toolwire"]
+    assert sorted(s.attributes["toolwire.run_id"] for s in runs) == sorted(
+        o.run_id for o in outcomes
+    )
+    assert len([s for s in spans if s.name == "execute_tool where"]) == 2
+    exporter.clear()

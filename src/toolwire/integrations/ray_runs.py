@@ -10,8 +10,10 @@ With a backend, each prompt becomes one Ray task that rebuilds the agent from on
 pickled copy (put in the object store once) and runs it with ``asyncio.run``; tool
 calls inside that run execute in the worker (the copy's ``ExecutionOptions.backend``
 is cleared, so a run never fans out again). MCP toolsets in the agent are configuration
-only: each worker starts its own server for its run. Without a backend the runs are
-concurrent tasks of one local event loop.
+only: each worker starts its own server for its run. The agent's hooks (audit log,
+OpenTelemetry) and ``approve`` callback stay in this process: the runs reach them
+through a relay actor (:mod:`.ray_relay`), which the calling thread serves while it
+waits. Without a backend the runs are concurrent tasks of one local event loop.
 
 A run that raises gives its exception (the run's own: ``MaxRoundsExceeded``,
 ``ProviderError``, ...): :func:`run_many` raises the first one in prompt order after
@@ -25,12 +27,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import Any
 
 from ..errors import BackendError, CallerError, ToolExecutionError
 from ..run import Agent, Executor, RunResult
 from .ray_backend import RayBackend
+from .ray_relay import DriverSide, RelayHook, RemoteApprover, new_relay
 
 __all__ = ["arun_many", "iter_run_many", "pack_agent", "run_many", "unpack_agent"]
 
@@ -110,12 +113,20 @@ async def arun_many(
         )
     else:
         ray = backend.ray
-        refs = _submit(agent, prompts, backend)
+        refs, driver = _submit(agent, prompts, backend)
+        pending = list(refs)
         try:
-            outcomes = [await _awaited(ray, ref, index) for ref, index in refs.items()]
+            if driver is None:
+                outcomes = [await _awaited(ray, ref, index) for ref, index in refs.items()]
+            else:
+                outcomes = [None] * len(prompts)  # type: ignore[list-item]
+                async for index, outcome in _served_async(ray, refs, pending, driver):
+                    outcomes[index] = outcome
         finally:
-            for ref in refs:
-                ray.cancel(ref, force=True)  # a no-op for the runs that ended
+            _cancel_unfinished(ray, pending)
+            if driver is not None:
+                driver.cancel_all()  # the runs still open end, cancelled, in the log
+                ray.kill(driver.relay)
     if not return_exceptions:
         for outcome in outcomes:
             if isinstance(outcome, BaseException):
@@ -174,26 +185,109 @@ def _task_outcome(task: asyncio.Task[RunResult]) -> Outcome:
 # -- on Ray ------------------------------------------------------------------------------------
 
 
-def _submit(agent: Agent, prompts: list[str], backend: RayBackend) -> dict[Any, int]:
-    """One Ray task per prompt, over one shipped copy of the agent: ``{ref: index}``."""
+def _submit(
+    agent: Agent, prompts: list[str], backend: RayBackend
+) -> tuple[dict[Any, int], DriverSide | None]:
+    """One Ray task per prompt, over one shipped copy of the agent: ``{ref: index}``.
+
+    An agent with hooks (audit log, OpenTelemetry) or an ``approve`` callback gets a
+    relay: its runs send their events and approval questions to this process, which
+    the returned :class:`DriverSide` serves.
+    """
     ray = backend.ray
-    shipped = ray.put(pack_agent(agent))
+    approve = getattr(agent, "approve", None)
+    driver = None
+    if agent.hooks or approve is not None:
+        driver = DriverSide(agent.hooks, approve, new_relay(ray))
+    shipped = ray.put(pack_agent(agent, relay=None if driver is None else driver.relay))
     remote = ray.remote(_run_one).options(**backend.task_options)
-    return {remote.remote(shipped, prompt): i for i, prompt in enumerate(prompts)}
+    refs = {remote.remote(shipped, prompt, i): i for i, prompt in enumerate(prompts)}
+    return refs, driver
 
 
 def _on_ray(agent: Agent, prompts: list[str], backend: RayBackend) -> Iterator[tuple[int, Outcome]]:
     ray = backend.ray
-    refs = _submit(agent, prompts, backend)
+    refs, driver = _submit(agent, prompts, backend)
     pending = list(refs)
     try:
-        while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            for ref in done:
-                yield refs[ref], _ray_outcome(ray, ref, refs[ref])
+        if driver is None:
+            while pending:
+                done, pending[:] = ray.wait(pending, num_returns=1)
+                for ref in done:
+                    yield refs[ref], _ray_outcome(ray, ref, refs[ref])
+        else:
+            yield from _served(ray, refs, pending, driver)
     finally:
-        for ref in pending:
+        _cancel_unfinished(ray, pending)
+        if driver is not None:
+            driver.cancel_all()  # the runs still open end, cancelled, in the log
+            ray.kill(driver.relay)
+
+
+# How long the driver waits for a message before it looks for workers that died.
+_WAKE = 1.0
+
+
+def _served(
+    ray: Any, refs: dict[Any, int], pending: list[Any], driver: DriverSide
+) -> Iterator[tuple[int, Outcome]]:
+    """Serve the relay (events to the hooks, approvals) until every run has ended.
+
+    ``pending`` (shared with the caller, which cancels what is left) loses each run
+    as it is yielded.
+    """
+    while pending:
+        finished = _ending(ray, pending, refs, driver)
+        if not finished:
+            for key, request in driver.feed(ray.get(driver.relay.take.remote(_WAKE))):
+                driver.answer(key, request)
+            finished, _ = ray.wait(pending, num_returns=len(pending), timeout=0)
+        if finished:  # their last events landed before they returned: take them first
+            for key, request in driver.feed(ray.get(driver.relay.take.remote(0))):
+                driver.answer(key, request)
+        for ref in sorted(finished, key=refs.__getitem__):
+            pending.remove(ref)
+            yield refs[ref], _closed(driver, refs[ref], _ray_outcome(ray, ref, refs[ref]))
+
+
+async def _served_async(
+    ray: Any, refs: dict[Any, int], pending: list[Any], driver: DriverSide
+) -> AsyncIterator[tuple[int, Outcome]]:
+    """:func:`_served` for a driver in an event loop."""
+    while pending:
+        finished = _ending(ray, pending, refs, driver)
+        if not finished:
+            for key, request in driver.feed(await driver.relay.take.remote(_WAKE)):
+                await driver.answer_async(key, request)
+            finished, _ = ray.wait(pending, num_returns=len(pending), timeout=0)
+        if finished:  # their last events landed before they returned: take them first
+            for key, request in driver.feed(await driver.relay.take.remote(0)):
+                await driver.answer_async(key, request)
+        for ref in sorted(finished, key=refs.__getitem__):
+            pending.remove(ref)
+            yield refs[ref], _closed(driver, refs[ref], _ray_outcome(ray, ref, refs[ref]))
+
+
+def _cancel_unfinished(ray: Any, refs: list[Any]) -> None:
+    """Cancel the runs still going (a finished task is left alone: Ray does not expect it)."""
+    if refs:
+        _, unfinished = ray.wait(refs, num_returns=len(refs), timeout=0)
+        for ref in unfinished:
             ray.cancel(ref, force=True)
+
+
+def _ending(ray: Any, pending: list[Any], refs: dict[Any, int], driver: DriverSide) -> list[Any]:
+    """The runs that said they are done (their tasks are returning): wait for one."""
+    said = [ref for ref in pending if refs[ref] in driver.done]
+    if not said:
+        return []
+    finished, _ = ray.wait(said, num_returns=1)
+    return list(finished)
+
+
+def _closed(driver: DriverSide, index: int, outcome: Outcome) -> Outcome:
+    driver.close(index, outcome if isinstance(outcome, BaseException) else None)
+    return driver.failed.get(index, outcome)
 
 
 def _ray_outcome(ray: Any, ref: Any, index: int) -> Outcome:
@@ -210,16 +304,25 @@ def _ray_outcome(ray: Any, ref: Any, index: int) -> Outcome:
     return result.rebuild(index) if isinstance(result, _Failure) else result
 
 
-def _run_one(shipped: bytes, prompt: str) -> RunResult | _Failure:
+def _run_one(shipped: bytes, prompt: str, index: int) -> RunResult | _Failure:
     """The Ray task: rebuild the agent and run one prompt.
 
     A run's error comes back as a value: exceptions with their own ``__init__``
     arguments (most of toolwire's) do not survive pickling as Ray would do it.
     """
+    agent = unpack_agent(shipped)
+    relay = getattr(agent, "_relay", None)
+    hook = None if relay is None else RelayHook(relay, index)
+    agent.hooks = () if hook is None else (hook,)
     try:
-        return asyncio.run(unpack_agent(shipped).run(prompt))
+        return asyncio.run(agent.run(prompt))
     except Exception as exc:  # the run's own error, handed to the driver as it is
-        return _Failure(type(exc), exc.args, dict(vars(exc)), _line(exc))
+        return _Failure.of(exc)
+    finally:
+        if hook is not None:
+            import ray
+
+            hook.finish(ray)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,6 +334,12 @@ class _Failure:
     state: dict[str, Any]
     text: str
 
+    @classmethod
+    def of(cls, exc: BaseException) -> _Failure:
+        """The parts of ``exc`` (a cancellation counts as an error here)."""
+        kind = type(exc) if isinstance(exc, Exception) else ToolExecutionError
+        return cls(kind, exc.args, dict(getattr(exc, "__dict__", {})), _line(exc))
+
     def rebuild(self, index: int) -> Exception:
         try:
             error = self.kind.__new__(self.kind, *self.args)
@@ -241,19 +350,36 @@ class _Failure:
         return error
 
 
-def pack_agent(agent: Agent) -> bytes:
-    """The agent as bytes for a worker: its state, minus the driver-bound executor.
+def pack_agent(agent: Agent, *, relay: Any = None) -> bytes:
+    """The agent as bytes for a worker: its state, minus what stays in the driver.
+
+    The executor is rebuilt in the worker; the hooks (audit log, OpenTelemetry) and
+    the ``approve`` callback stay here: with a ``relay`` (:mod:`.ray_relay`) the
+    worker's run sends its events and approval questions back through it.
 
     Raises:
-        BackendError: Some part of the agent cannot be pickled (named in the message).
+        BackendError: Some part of the agent cannot be pickled (named in the message),
+            or it has an ``approve`` callback and no relay to reach it.
     """
     cloudpickle = _cloudpickle()
 
     state = dict(vars(agent))
     executor: Executor = state.pop("executor")
+    state["hooks"] = ()
+    approve, state["approve"] = state.get("approve"), None
     options = dataclasses.replace(executor.options, backend=None)
-    # The permission gate travels with the run: a worker never runs a call the policy denies.
-    payload = (type(agent), state, executor.toolset, options, executor.gate)
+    # The permission gate travels with the run: a worker never runs a call the policy
+    # denies; where it says ask, the worker asks the driver's approve callback.
+    gate = executor.gate
+    if approve is not None:
+        if relay is None or agent.permissions is None:
+            raise BackendError(
+                "an agent with an approve= callback cannot run in a Ray worker without a relay",
+                hint="use run_many/iter_run_many/arun_many, which keep approvals in the driver",
+            )
+        gate = agent.permissions.gate(RemoteApprover(relay))
+    state["_relay"] = relay
+    payload = (type(agent), state, executor.toolset, options, gate)
     try:
         return bytes(cloudpickle.dumps(payload))
     except Exception as exc:  # cloudpickle raises many kinds; all mean "cannot ship this"

@@ -221,6 +221,7 @@ class Agent:
     ) -> None:
         self.model = resolve_model(model)
         self.permissions = permissions
+        self.approve = approve  # kept for run_many on Ray, which asks it from the driver
         self.context = _context_policy(context, execution)
         plain, self.tool_sources = split_tools(tools)
         self.executor = Executor(
