@@ -264,17 +264,38 @@ class FormatStream(ABC):
         call while one is open keeps the first anchor.
         """
         if self._anchor is None:
-            self._route_out()
+            # Inlined routing and boundary checks: this runs once per call, and a
+            # whole parse of many small calls is mostly this bookkeeping.
+            if self._out:
+                self._route_out()
+            elif self._public is None:
+                self._public = []  # a state change: feed() must not take its fast path
             self._anchor = at
-            self._boundary()
+            content, reasoning = self._trim_content, self._trim_reasoning
+            if not content.at_boundary:
+                content.boundary()
+            if not reasoning.at_boundary:
+                reasoning.boundary()
 
     def _call_ends(self, at: int) -> None:
         """The open call's markup is complete up to output offset ``at``."""
-        self._route_out()
+        if self._out:
+            self._route_out()
+        elif self._public is None:
+            self._public = []
         if self._anchor is not None:
-            self._settle()
+            if self._held:
+                self._settle()
+            else:  # nothing held (the default mode): just close the call
+                self._anchor = None
+                if self._pending:
+                    self._pending = []
         self._committed_at = at
-        self._boundary()
+        content, reasoning = self._trim_content, self._trim_reasoning
+        if not content.at_boundary:
+            content.boundary()
+        if not reasoning.at_boundary:
+            reasoning.boundary()
 
     def _repaired(self, message: str, index: int | None = None) -> None:
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
@@ -364,7 +385,11 @@ class FormatStream(ABC):
                 event.text = text  # type: ignore[union-attr]
                 public.append(event)
             return
-        self._boundary()
+        content, reasoning = self._trim_content, self._trim_reasoning
+        if not content.at_boundary:
+            content.boundary()
+        if not reasoning.at_boundary:
+            reasoning.boundary()
         # A family must mark where a call's markup begins before announcing the call,
         # or its text could not be given back if the call breaks.
         assert anchored or cls is not ToolCallStarted, "call announced outside _call_begins"

@@ -85,7 +85,8 @@ class MarkupStream(FormatStream):
 
     def _markup_begins(self, marker: str) -> None:
         """A call (or call section) begins with ``marker``, just consumed."""
-        self._call_begins(self._at(self._buf, self._pos - len(marker)))
+        if self._anchor is None:  # a call inside an open section keeps its anchor
+            self._call_begins(self._at(self._buf, self._pos - len(marker)))
 
     def _markup_ends(self) -> None:
         """The open call's markup is complete at the cursor."""
@@ -156,6 +157,10 @@ class MarkupStream(FormatStream):
         # a long run fed one character at a time is then scanned once.
         if not self._skip_space():
             return None
+        return self._choose(choices, what)
+
+    def _choose(self, choices: Sequence[str], what: str) -> str | None:
+        """Consume one of ``choices`` right at the cursor (see :meth:`_expect`)."""
         waiting = False
         for literal in choices:
             seen = self._peek(literal)
