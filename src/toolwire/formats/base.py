@@ -149,7 +149,7 @@ class FormatStream(ABC):
             if self._closed:
                 raise DecoderStateError(f"{self.format.family} stream fed after close()")
             return self._pass_through(delta)
-        if not isinstance(delta, str):
+        if delta.__class__ is not str and not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
         self._raw_append(delta)
         out: list[Event] = []
@@ -160,16 +160,20 @@ class FormatStream(ABC):
             return self._failed(error, MALFORMED)
         if self._public is None:
             # The common delta: nothing, or one event that routing would publish as it
-            # is (this path is most of the cost of streaming a character at a time).
+            # is (this path is most of the cost of streaming a character at a time, so
+            # the most frequent event is tested first and the space set is a literal).
             if not out:
                 return out
             if len(out) == 1:
-                cls = out[0].__class__
-                if cls is self._fast_text:
-                    if out[0].text[-1:] not in _SPACE:  # type: ignore[union-attr]
+                event = out[0]
+                cls = event.__class__
+                if cls is ToolCallDelta:
+                    if self._fast_calls:
                         return out
-                elif cls is ToolCallDelta and self._fast_calls:
-                    return out
+                elif cls is self._fast_text:
+                    last = event.text[-1:]  # type: ignore[union-attr]
+                    if last not in " \t\r\n":
+                        return out
         return self._take_public()
 
     def _take_public(self) -> list[Event]:

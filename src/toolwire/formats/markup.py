@@ -105,12 +105,11 @@ class MarkupStream(FormatStream):
             ``(text before it, marker)``; or, when no marker is in the buffer, the text
             that cannot start one (everything, at end of output) and ``None``.
         """
-        found = markers.search(self._buf, self._pos)
+        buf, pos = self._buf, self._pos
+        found = markers.pattern.search(buf, pos)
         if found is not None:
-            at, marker = found
-            chunk = self._buf[self._pos : at]
-            self._pos = at + len(marker)
-            return chunk, marker
+            at, self._pos = found.span()
+            return buf[pos:at], found.group()
         end = len(self._buf)
         if not self._final:
             end -= markers.holdback(self._buf, self._pos)
