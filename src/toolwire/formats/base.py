@@ -256,8 +256,12 @@ class FormatStream(ABC):
         """The output offset of ``buffer[index]``, for a buffer that ends at the input
         fed so far (every family keeps its unread text that way)."""
         raw = self._raw
-        if self._counted < len(raw):  # counted lazily: feed() only appends
-            self._fed += sum(map(len, raw[self._counted :]))
+        counted = self._counted
+        if counted < len(raw):  # counted lazily: feed() only appends
+            if counted + 1 == len(raw):  # usually one delta since the last marker
+                self._fed += len(raw[counted])
+            else:
+                self._fed += sum(map(len, raw[counted:]))
             self._counted = len(raw)
         return self._fed - len(buffer) + index
 
