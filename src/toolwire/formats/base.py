@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import CallerError, DecoderStateError
@@ -87,6 +87,21 @@ __all__ = [
     "to_openai_delta",
     "value_to_json",
 ]
+
+
+_STEPS: dict[type, dict[str, Callable[..., Any]]] = {}
+
+
+def state_steps(cls: type) -> dict[str, Callable[..., Any]]:
+    """The ``_on_<state>`` handlers of a state-machine class, by state name.
+
+    Readers that dispatch on a state name call ``steps[state](self, ...)``: one dict
+    lookup per step instead of formatting the method's name and looking it up.
+    """
+    steps = _STEPS.get(cls)
+    if steps is None:
+        steps = _STEPS[cls] = {n[4:]: getattr(cls, n) for n in dir(cls) if n.startswith("_on_")}
+    return steps
 
 
 class FormatStream(ABC):
