@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import CallerError, DecoderStateError
@@ -87,6 +87,21 @@ __all__ = [
     "to_openai_delta",
     "value_to_json",
 ]
+
+
+_STEPS: dict[type, dict[str, Callable[..., Any]]] = {}
+
+
+def state_steps(cls: type) -> dict[str, Callable[..., Any]]:
+    """The ``_on_<state>`` handlers of a state-machine class, by state name.
+
+    Readers that dispatch on a state name call ``steps[state](self, ...)``: one dict
+    lookup per step instead of formatting the method's name and looking it up.
+    """
+    steps = _STEPS.get(cls)
+    if steps is None:
+        steps = _STEPS[cls] = {n[4:]: getattr(cls, n) for n in dir(cls) if n.startswith("_on_")}
+    return steps
 
 
 class FormatStream(ABC):
@@ -149,7 +164,7 @@ class FormatStream(ABC):
             if self._closed:
                 raise DecoderStateError(f"{self.format.family} stream fed after close()")
             return self._pass_through(delta)
-        if not isinstance(delta, str):
+        if delta.__class__ is not str and not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
         self._raw_append(delta)
         out: list[Event] = []
@@ -160,16 +175,20 @@ class FormatStream(ABC):
             return self._failed(error, MALFORMED)
         if self._public is None:
             # The common delta: nothing, or one event that routing would publish as it
-            # is (this path is most of the cost of streaming a character at a time).
+            # is (this path is most of the cost of streaming a character at a time, so
+            # the most frequent event is tested first and the space set is a literal).
             if not out:
                 return out
             if len(out) == 1:
-                cls = out[0].__class__
-                if cls is self._fast_text:
-                    if out[0].text[-1:] not in _SPACE:  # type: ignore[union-attr]
+                event = out[0]
+                cls = event.__class__
+                if cls is ToolCallDelta:
+                    if self._fast_calls:
                         return out
-                elif cls is ToolCallDelta and self._fast_calls:
-                    return out
+                elif cls is self._fast_text:
+                    last = event.text[-1:]  # type: ignore[union-attr]
+                    if last not in " \t\r\n":
+                        return out
         return self._take_public()
 
     def _take_public(self) -> list[Event]:
@@ -252,8 +271,12 @@ class FormatStream(ABC):
         """The output offset of ``buffer[index]``, for a buffer that ends at the input
         fed so far (every family keeps its unread text that way)."""
         raw = self._raw
-        if self._counted < len(raw):  # counted lazily: feed() only appends
-            self._fed += sum(map(len, raw[self._counted :]))
+        counted = self._counted
+        if counted < len(raw):  # counted lazily: feed() only appends
+            if counted + 1 == len(raw):  # usually one delta since the last marker
+                self._fed += len(raw[counted])
+            else:
+                self._fed += sum(map(len, raw[counted:]))
             self._counted = len(raw)
         return self._fed - len(buffer) + index
 
@@ -264,17 +287,38 @@ class FormatStream(ABC):
         call while one is open keeps the first anchor.
         """
         if self._anchor is None:
-            self._route_out()
+            # Inlined routing and boundary checks: this runs once per call, and a
+            # whole parse of many small calls is mostly this bookkeeping.
+            if self._out:
+                self._route_out()
+            elif self._public is None:
+                self._public = []  # a state change: feed() must not take its fast path
             self._anchor = at
-            self._boundary()
+            content, reasoning = self._trim_content, self._trim_reasoning
+            if not content.at_boundary:
+                content.boundary()
+            if not reasoning.at_boundary:
+                reasoning.boundary()
 
     def _call_ends(self, at: int) -> None:
         """The open call's markup is complete up to output offset ``at``."""
-        self._route_out()
+        if self._out:
+            self._route_out()
+        elif self._public is None:
+            self._public = []
         if self._anchor is not None:
-            self._settle()
+            if self._held:
+                self._settle()
+            else:  # nothing held (the default mode): just close the call
+                self._anchor = None
+                if self._pending:
+                    self._pending = []
         self._committed_at = at
-        self._boundary()
+        content, reasoning = self._trim_content, self._trim_reasoning
+        if not content.at_boundary:
+            content.boundary()
+        if not reasoning.at_boundary:
+            reasoning.boundary()
 
     def _repaired(self, message: str, index: int | None = None) -> None:
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
@@ -364,7 +408,11 @@ class FormatStream(ABC):
                 event.text = text  # type: ignore[union-attr]
                 public.append(event)
             return
-        self._boundary()
+        content, reasoning = self._trim_content, self._trim_reasoning
+        if not content.at_boundary:
+            content.boundary()
+        if not reasoning.at_boundary:
+            reasoning.boundary()
         # A family must mark where a call's markup begins before announcing the call,
         # or its text could not be given back if the call breaks.
         assert anchored or cls is not ToolCallStarted, "call announced outside _call_begins"

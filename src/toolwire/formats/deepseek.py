@@ -93,6 +93,9 @@ DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
 }
 
 _SPACE = re.compile(r"\s*")
+# What may follow a call inside a section (a constant: _st_section runs once a call).
+_SECTION_NEXT = (CALL_BEGIN, CALLS_END, EOS)
+_SECTION_NEXT_WHAT = f"{CALL_BEGIN} or {CALLS_END}"
 _DSML_NAME = re.compile(r'\s*name="(.*)"\s*', re.DOTALL)
 _DSML_PARAM = re.compile(r'\s*name="(.*?)"\s+string="(true|false)"\s*', re.DOTALL)
 
@@ -134,7 +137,7 @@ class _MarkerStream(ThinkStream):
             self._state = self._st_head
             return True
         # The end-of-sentence token also ends a section whose closing marker is missing.
-        seen = self._expect((CALL_BEGIN, CALLS_END, EOS), f"{CALL_BEGIN} or {CALLS_END}")
+        seen = self._choose(_SECTION_NEXT, _SECTION_NEXT_WHAT)
         if seen is None:
             return False
         self._head = []

@@ -65,6 +65,7 @@ from .base import (
     opens_reasoning,
     schema_types,
     skip_whitespace,
+    state_steps,
 )
 
 __all__ = ["VARIANTS", "GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
@@ -166,9 +167,10 @@ class _ArgsToJson:
 
     def feed(self, text: str, pos: int) -> tuple[str, int, bool]:
         self._out = []
+        steps = state_steps(type(self))
         try:
             while pos < len(text) and self._state != "done":
-                pos = getattr(self, f"_on_{self._state}")(text, pos)
+                pos = steps[self._state](self, text, pos)
         except _Need:
             pass
         return "".join(self._out), pos, self._state == "done"

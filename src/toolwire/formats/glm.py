@@ -60,6 +60,9 @@ DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
 }
 
 
+# What may follow an argument value (constants: checked once per argument).
+_BETWEEN = (KEY_OPEN, CALL_CLOSE)
+_BETWEEN_WHAT = f"{KEY_OPEN} or {CALL_CLOSE}"
 _AFTER_VALUE = (KEY_OPEN, CALL_CLOSE, CALL_OPEN, *END_OF_TURN)
 
 
@@ -150,7 +153,7 @@ class _GlmStream(ThinkStream):
         return True
 
     def _st_between(self) -> bool:
-        seen = self._expect((KEY_OPEN, CALL_CLOSE), f"{KEY_OPEN} or {CALL_CLOSE}")
+        seen = self._expect(_BETWEEN, _BETWEEN_WHAT)
         if seen is None:
             return False
         if seen == KEY_OPEN:

@@ -119,8 +119,12 @@ class _K2Stream(ThinkStream):
     def _st_section(self) -> bool:
         # An end-of-turn token also ends a section whose closing marker is missing.
         # Text between the markers (models write some) is content, not a broken call.
-        chunk, seen = self._until(self._section_markers)
-        self._text(chunk)
+        if self._buf.startswith(CALL_BEGIN, self._pos):  # the usual case: one check
+            self._pos += len(CALL_BEGIN)
+            seen: str | None = CALL_BEGIN
+        else:
+            chunk, seen = self._until(self._section_markers)
+            self._text(chunk)
         if seen is None:
             return False
         self._head = []

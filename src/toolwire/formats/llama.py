@@ -44,7 +44,14 @@ from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import CallObjectReader, Format, FormatStream, MarkerSet, skip_whitespace
+from .base import (
+    CallObjectReader,
+    Format,
+    FormatStream,
+    MarkerSet,
+    skip_whitespace,
+    state_steps,
+)
 
 __all__ = ["VARIANTS", "LlamaFormat", "LlamaJsonStream", "PythonicStream", "make"]
 
@@ -155,13 +162,15 @@ class _TextScanner(FormatStream):
         super().__init__(fmt, id_prefix=id_prefix)
         self._buf = ""
         self._state = "content"
+        self._steps = state_steps(type(self))
 
     def _feed(self, delta: str) -> None:
         text = self._buf + delta
         self._buf = ""
         pos = 0
+        steps = self._steps
         while pos >= 0:
-            pos = getattr(self, f"_on_{self._state}")(text, pos)
+            pos = steps[self._state](self, text, pos)
 
     def _hold(self, text: str, pos: int) -> int:
         self._buf = text[pos:]

@@ -25,13 +25,14 @@ class MarkerSet:
     bounded by the longest marker, never by the buffer.
     """
 
-    __slots__ = ("_first", "_max", "_pattern", "_prefixes", "markers")
+    __slots__ = ("_first", "_max", "_prefixes", "markers", "pattern")
 
     def __init__(self, markers: Iterable[str]) -> None:
         self.markers = tuple(sorted(set(markers), key=lambda m: (-len(m), m)))
         if not self.markers or "" in self.markers:
             raise CallerError("a MarkerSet needs at least one non-empty marker")
-        self._pattern = re.compile("|".join(re.escape(m) for m in self.markers))
+        # Public for the readers' hot loops, which search it without a call in between.
+        self.pattern = re.compile("|".join(re.escape(m) for m in self.markers))
         self._prefixes = frozenset(m[:k] for m in self.markers for k in range(1, len(m)))
         self._max = max(len(m) for m in self.markers)
         self._first = re.compile("[" + "".join(re.escape(m[0]) for m in self.markers) + "]")
@@ -46,12 +47,12 @@ class MarkerSet:
 
     def search(self, text: str, start: int = 0) -> tuple[int, str] | None:
         """Return ``(position, marker)`` of the earliest marker at or after ``start``."""
-        match = self._pattern.search(text, start)
+        match = self.pattern.search(text, start)
         return (match.start(), match.group()) if match else None
 
     def match(self, text: str, pos: int) -> str | None:
         """Return the marker that starts exactly at ``pos`` (``None`` if none does)."""
-        found = self._pattern.match(text, pos)
+        found = self.pattern.match(text, pos)
         return found.group() if found else None
 
     def holdback(self, text: str, start: int = 0) -> int:
@@ -112,12 +113,16 @@ def continues(
         ``True`` or ``False``, or ``None`` while the buffer cannot tell yet.
     """
     start = skip_whitespace(text, at)
-    if start == len(text):
+    left = len(text) - start
+    if not left:
         return at_end if final else None
-    rest = text[start : start + max(len(c) for c in choices)]
     for choice in choices:
-        if rest.startswith(choice):
+        if text.startswith(choice, start):
             return True
-    if not final and any(c.startswith(rest) for c in choices):
-        return None
+    # Only a buffer that ends before a choice could still grow into it (this runs at
+    # every closing tag inside a value, so it slices nothing it does not need).
+    if not final:
+        for choice in choices:
+            if left < len(choice) and choice.startswith(text[start:]):
+                return None
     return False

@@ -85,7 +85,8 @@ class MarkupStream(FormatStream):
 
     def _markup_begins(self, marker: str) -> None:
         """A call (or call section) begins with ``marker``, just consumed."""
-        self._call_begins(self._at(self._buf, self._pos - len(marker)))
+        if self._anchor is None:  # a call inside an open section keeps its anchor
+            self._call_begins(self._at(self._buf, self._pos - len(marker)))
 
     def _markup_ends(self) -> None:
         """The open call's markup is complete at the cursor."""
@@ -104,12 +105,11 @@ class MarkupStream(FormatStream):
             ``(text before it, marker)``; or, when no marker is in the buffer, the text
             that cannot start one (everything, at end of output) and ``None``.
         """
-        found = markers.search(self._buf, self._pos)
+        buf, pos = self._buf, self._pos
+        found = markers.pattern.search(buf, pos)
         if found is not None:
-            at, marker = found
-            chunk = self._buf[self._pos : at]
-            self._pos = at + len(marker)
-            return chunk, marker
+            at, self._pos = found.span()
+            return buf[pos:at], found.group()
         end = len(self._buf)
         if not self._final:
             end -= markers.holdback(self._buf, self._pos)
@@ -156,6 +156,10 @@ class MarkupStream(FormatStream):
         # a long run fed one character at a time is then scanned once.
         if not self._skip_space():
             return None
+        return self._choose(choices, what)
+
+    def _choose(self, choices: Sequence[str], what: str) -> str | None:
+        """Consume one of ``choices`` right at the cursor (see :meth:`_expect`)."""
         waiting = False
         for literal in choices:
             seen = self._peek(literal)

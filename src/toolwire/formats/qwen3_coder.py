@@ -41,6 +41,7 @@ from .base import (
     opens_reasoning,
     schema_types,
     skip_whitespace,
+    state_steps,
     value_to_json,
 )
 from .markers import continues
@@ -105,6 +106,7 @@ class Qwen3CoderStream(FormatStream):
     def __init__(self, fmt: Qwen3CoderFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self._state = "reasoning" if fmt.starts_in_reasoning else "content"
+        self._steps = state_steps(type(self))
         self._buf = ""
         self._wrapped = False  # inside <tool_call> (a bare <function= is not)
         self._keys: set[str] = set()
@@ -120,8 +122,9 @@ class Qwen3CoderStream(FormatStream):
         text = self._buf + delta
         self._buf = ""
         pos = 0
+        steps = self._steps
         while pos >= 0:
-            pos = getattr(self, f"_on_{self._state}")(text, pos)
+            pos = steps[self._state](self, text, pos)
 
     def _hold(self, text: str, pos: int) -> int:
         self._buf = text[pos:]
