@@ -662,15 +662,8 @@ class _Run:
                 elif isinstance(item, ToolCallRetracted):
                     run.retract(item.index, item.reason)
         finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-        if turn is None:
-            raise ProtocolError(
-                f"the stream of model {self.agent.model.name!r} ended without a TurnDone",
-                hint="a Model's stream must end with exactly one TurnDone",
-            )
-        return turn
+            await _close(stream)
+        return _the_turn(turn, self.agent.model)
 
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
@@ -800,9 +793,19 @@ async def _collect(model: Model, request: ModelRequest) -> Turn:
             if isinstance(item, TurnDone):
                 turn = item.turn
     finally:
-        aclose = getattr(stream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await _close(stream)
+    return _the_turn(turn, model)
+
+
+async def _close(stream: object) -> None:
+    """Close a model's stream if it can be closed (an async generator can)."""
+    aclose = getattr(stream, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+def _the_turn(turn: Turn | None, model: Model) -> Turn:
+    """The stream's turn; a stream that ended without its ``TurnDone`` broke the protocol."""
     if turn is None:
         raise ProtocolError(
             f"the stream of model {model.name!r} ended without a TurnDone",
