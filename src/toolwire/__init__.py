@@ -34,6 +34,7 @@ _EXPORTS = {
     "AssistantMessage": "messages",
     "TextPart": "messages",
     "ReasoningPart": "messages",
+    "ProviderPart": "messages",
     "ToolCall": "messages",
     "ToolResult": "messages",
     "ToolStatus": "messages",
@@ -121,6 +122,7 @@ __all__ = [
     "ProtocolError",
     "ProviderAPIError",
     "ProviderError",
+    "ProviderPart",
     "ReasoningPart",
     "RepairError",
     "RayBackend",
@@ -203,6 +205,7 @@ if TYPE_CHECKING:
     from .messages import (
         AssistantMessage,
         Message,
+        ProviderPart,
         ReasoningPart,
         SystemMessage,
         TextPart,

@@ -278,7 +278,7 @@ def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) 
             assembler.reasoning(part.text)
         elif isinstance(part, TextPart):
             assembler.text(part.text)
-        else:
+        elif isinstance(part, ToolCall):
             assembler.tool_fragment(index, part.id or None, part.name or None, part.arguments)
             index += 1
     if refusal:

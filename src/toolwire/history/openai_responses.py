@@ -44,6 +44,7 @@ from ..messages import (
     AssistantMessage,
     Message,
     Part,
+    ProviderPart,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -78,6 +79,9 @@ __all__ = [
 ]
 
 JSONDict = dict[str, Any]
+
+PROVIDER = "openai_responses"
+"""``ProviderPart.provider`` of the items this module keeps verbatim."""
 
 
 _SUMMARY_JOIN = "\n\n"
@@ -137,6 +141,8 @@ def _encode_part(part: Part) -> JSONDict | None:
             "name": part.name,
             "arguments": part.arguments,
         }
+    if isinstance(part, ProviderPart):  # a built-in tool item: back verbatim, to Responses only
+        return dict(part.data) if part.provider == PROVIDER else None
     return _encode_reasoning(part)
 
 
