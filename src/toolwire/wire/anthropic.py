@@ -6,7 +6,7 @@ assembler's index, ``input_json_delta.partial_json`` fragments are its arguments
 ``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
 ``redacted_thinking`` blocks are kept so the thinking can be sent back.
 ``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
-(``wire.usage.ANTHROPIC_STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderAPIError``.
+(``wire.usage.ANTHROPIC_STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderStreamError`` (with the partial turn).
 
 Every other block kind runs at the provider or belongs to it: server tool uses
 (``server_tool_use``, ``mcp_tool_use``: web search, web fetch, code execution, tool
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ProtocolError, ProviderAPIError, ToolwireError
+from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from ..messages import ProviderPart
 from .assembler import dump_json, loads_json
 from .events import Event, ToolCallDelta
@@ -130,10 +130,14 @@ class AnthropicStream(StreamDecoder):
             self._ended = True
         elif kind == "error":
             error = item.get("error") or {}
+            partial = self._partial_turn()  # how far the turn got before the provider failed
             if type(error) is not dict:
-                raise ProviderAPIError(str(error), body=item)
-            raise ProviderAPIError(
-                str(error.get("message") or error), error_type=error.get("type"), body=item
+                raise ProviderStreamError(str(error), body=item, partial=partial)
+            raise ProviderStreamError(
+                str(error.get("message") or error),
+                error_type=error.get("type"),
+                body=item,
+                partial=partial,
             )
         # "ping" and event types added later carry nothing for the turn.
 
