@@ -45,9 +45,14 @@ class ToolCall:
 
 @dataclass(slots=True)
 class TextPart:
-    """Visible answer text."""
+    """Visible answer text.
+
+    ``citations`` holds the provider's citation objects for this text exactly as sent
+    (Anthropic's ``citations`` of a text block), or ``None``; they go back with it.
+    """
 
     text: str
+    citations: list[dict[str, Any]] | None = None
     kind: Literal["text"] = "text"
 
 

@@ -160,3 +160,99 @@ def test_server_tool_input_that_is_not_json_is_a_protocol_error() -> None:
     )
     with pytest.raises(ProtocolError, match="server_tool_use block 0 is not JSON"):
         stream.feed({"type": "content_block_stop", "index": 0})
+
+
+CITATION = {
+    "type": "web_search_result_location",
+    "cited_text": "Claude Shannon was born on April 30, 1916",
+    "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+    "title": "Claude Shannon - Wikipedia",
+    "encrypted_index": "Eo8BCioIAhgBIiQyYjQ0OWJmZi1lNm",
+}
+
+
+def test_citations_are_kept_in_both_decoders_and_sent_back() -> None:
+    stream = AnthropicStream()
+    stream.feed(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "text", "text": "", "citations": []},
+        }
+    )
+    stream.feed(
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "citations_delta", "citation": CITATION},
+        }
+    )
+    stream.feed(
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": "Shannon was born in 1916."},
+        }
+    )
+    stream.feed({"type": "content_block_stop", "index": 0})
+    stream.feed({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})
+    stream.feed({"type": "message_stop"})
+    turn = stream.close()
+    assert turn.message.parts == [TextPart("Shannon was born in 1916.", [CITATION])]
+    block = {"type": "text", "text": "Shannon was born in 1916.", "citations": [CITATION]}
+    body = {"content": [block], "stop_reason": "end_turn"}
+    assert decode_anthropic_response(body).message == turn.message
+    assert to_anthropic([UserMessage("q"), turn.message])[1][1]["content"] == [block]
+
+
+def test_compaction_block_is_kept_with_its_streamed_content() -> None:
+    stream = AnthropicStream()
+    stream.feed(
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "compaction", "content": None},
+        }
+    )
+    stream.feed(
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "compaction_delta", "content": "## Summary"},
+        }
+    )
+    stream.feed(
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "compaction_delta", "content": " of it"},
+        }
+    )
+    stream.feed({"type": "content_block_stop", "index": 0})
+    stream.feed({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})
+    stream.feed({"type": "message_stop"})
+    turn = stream.close()
+    assert turn.message.parts == [
+        ProviderPart(
+            "anthropic", "compaction", {"type": "compaction", "content": "## Summary of it"}
+        )
+    ]
+    assert turn.notices == []
+    body = {
+        "content": [{"type": "compaction", "content": "## Summary of it"}],
+        "stop_reason": "end_turn",
+    }
+    assert decode_anthropic_response(body).message == turn.message
+
+
+def test_an_unknown_delta_is_reported() -> None:
+    stream = AnthropicStream()
+    stream.feed(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+    )
+    stream.feed(
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "sparkle_delta", "x": 1}}
+    )
+    stream.feed({"type": "message_delta", "delta": {"stop_reason": "end_turn"}})
+    stream.feed({"type": "message_stop"})
+    assert [(n.kind, n.index) for n in stream.close().notices] == [("unknown_delta", 0)]

@@ -160,6 +160,8 @@ def _encode_part(part: Part) -> JSONDict | None:
             "input": input_from_arguments(part.arguments),
         }
     if isinstance(part, TextPart):
+        if part.citations:
+            return {"type": "text", "text": part.text, "citations": part.citations}
         return {"type": "text", "text": part.text} if part.text else None
     if isinstance(part, ProviderPart):  # a server tool block: back verbatim, to Anthropic only
         return dict(part.data) if part.provider == PROVIDER else None
@@ -308,6 +310,11 @@ def _assistant_parts(content: Any, where: str, err: ErrorFactory) -> list[Part]:
 def _assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> Part:
     kind = block.get("type")
     if kind == "text":
+        citations = block.get("citations")
+        if citations is not None:
+            items = as_list(citations, f"{where}.citations", err)
+            kept = [dict(as_mapping(c, f"{where}.citations[]", err)) for c in items]
+            return TextPart(req_str(block, "text", where, err), kept or None)
         return TextPart(req_str(block, "text", where, err))
     if kind == "thinking":
         return ReasoningPart(
@@ -386,7 +393,11 @@ def _feed_block(assembler: Assembler, index: int, block: Mapping[str, Any], wher
     elif kind in ("text", "thinking", "redacted_thinking"):
         part = _assistant_part(block, where, protocol_error)
         if isinstance(part, TextPart):
-            assembler.text(part.text)
+            assembler.part_break()  # each text block is its own part, as in a stream
+            if part.text:
+                assembler.text(part.text)
+            for citation in part.citations or ():
+                assembler.citation(citation)
         elif isinstance(part, ReasoningPart):
             assembler.part_break()
             assembler.reasoning(part.text)

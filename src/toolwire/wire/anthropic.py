@@ -102,7 +102,7 @@ class AnthropicStream(StreamDecoder):
                 elif delta_kind == "text_delta":
                     asm.text(as_text(field(delta, "text"), "text_delta.text"))
                 else:
-                    self._on_delta(field(delta, "type"), delta)
+                    self._on_delta(field(delta, "type"), delta, event.get("index"))
             else:
                 self._on_event(field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
@@ -170,13 +170,26 @@ class AnthropicStream(StreamDecoder):
                     f"the input of {part.type} block {index} is not JSON ({exc})"
                 ) from None
 
-    def _on_delta(self, kind: Any, delta: dict[str, Any]) -> None:
-        """The less frequent deltas (``citations_delta`` and later kinds carry nothing)."""
+    def _on_delta(self, kind: Any, delta: dict[str, Any], index: Any) -> None:
+        """The less frequent deltas; one toolwire does not know is reported, not dropped."""
+        asm = self._assembler
         if kind == "thinking_delta":
-            self._assembler.reasoning(as_text(field(delta, "thinking"), "thinking_delta.thinking"))
+            asm.reasoning(as_text(field(delta, "thinking"), "thinking_delta.thinking"))
         elif kind == "signature_delta":
             signature = as_text(field(delta, "signature"), "signature_delta.signature")
-            self._assembler.reasoning_meta(signature=signature)
+            asm.reasoning_meta(signature=signature)
+        elif kind == "citations_delta":
+            asm.citation(as_object(field(delta, "citation"), "citations_delta.citation"))
+        elif kind == "compaction_delta" and type(index) is int and index in self._provider_blocks:
+            data = self._provider_blocks[index].data
+            content = as_text(field(delta, "content"), "compaction_delta.content")
+            data["content"] = as_text(data.get("content") or "", "compaction.content") + content
+        else:
+            asm.notice(
+                "unknown_delta",
+                f"a content_block_delta of type {str(kind)[:40]!r} was not understood and dropped",
+                index if type(index) is int else None,
+            )
 
     def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
         kind = field(block, "type")
@@ -197,6 +210,10 @@ class AnthropicStream(StreamDecoder):
         elif kind == "text":
             if block.get("text"):
                 asm.text(as_text(block["text"], "text.text"))
+            citations = block.get("citations")
+            if citations:  # a whole block (message_start): its citations come with it
+                for citation in as_list(citations, "text.citations"):
+                    asm.citation(as_object(citation, "text.citations[]"))
         elif kind == "thinking":
             asm.reasoning(as_text(block.get("thinking") or "", "thinking.thinking"))
             if block.get("signature"):

@@ -166,11 +166,12 @@ class _Call:
 class _Segment:
     """A run of text or reasoning deltas, kept in the order it appeared."""
 
-    __slots__ = ("id", "kind", "pieces", "redacted", "signature")
+    __slots__ = ("citations", "id", "kind", "pieces", "redacted", "signature")
 
     def __init__(self, kind: str, text: str) -> None:
         self.kind = kind
         self.pieces = [text]
+        self.citations: list[dict[str, Any]] | None = None
         self.signature: str | None = None
         self.redacted: str | None = None
         self.id: str | None = None
@@ -240,6 +241,21 @@ class Assembler:
         self._order.append(part)
         self._break = True
         return part
+
+    def citation(self, citation: dict[str, Any]) -> None:
+        """Attach a citation object (kept verbatim) to the text part being built."""
+        if citation.__class__ is not dict:
+            _wrong("citation", citation, "an object")
+        last = self._order[-1] if self._order else None
+        if isinstance(last, _Segment) and last.kind == "text" and not self._break:
+            seg = last
+        else:  # a citation before any text of its block: the block's text part starts empty
+            seg = _Segment("text", "")
+            self._order.append(seg)
+            self._break = False
+        if seg.citations is None:
+            seg.citations = []
+        seg.citations.append(citation)
 
     def part_break(self) -> None:
         """Start a new part: the provider opened a new block (Anthropic content block,
@@ -604,7 +620,7 @@ def _wrong(what: str, value: Any, expected: str = "a string") -> None:
 def _segment_part(seg: _Segment) -> Part:
     text = "".join(seg.pieces)
     if seg.kind == "text":
-        return TextPart(text)
+        return TextPart(text, seg.citations)
     return ReasoningPart(text, seg.signature, seg.redacted, seg.id)
 
 
