@@ -10,8 +10,11 @@ SystemMessage        the ``system`` parameter: every system message's text, in
 UserMessage          a ``text`` block in a user turn
 AssistantMessage     an assistant turn with one block per part, in part order:
                      ``thinking`` (text + ``signature``), ``redacted_thinking``
-                     (``data`` from ``redacted``), ``text``, ``tool_use`` with
-                     ``input`` = the arguments parsed (``""`` -> ``{}``)
+                     (``data`` from ``redacted``), ``text`` (with its
+                     ``citations``), ``tool_use`` with ``input`` = the arguments
+                     parsed (``""`` -> ``{}``), and each Anthropic
+                     ``ProviderPart`` (server tool use/result, container,
+                     compaction block) as its ``data``, unchanged
 ToolResult           a ``tool_result`` block (``tool_use_id``, ``content``, and
                      ``is_error: true`` for every status but ok)
 ===================  ===========================================================
