@@ -138,7 +138,7 @@ def test_mid_stream_error_with_choices_is_a_provider_error_with_the_partial_turn
             }
         )
     assert info.value.partial.text == "Half an ans"
-    assert info.value.fault == "provider"
+    assert info.value.fault == "provider" and info.value.error_type == "502"
     with pytest.raises(ProviderStreamError):
         stream.close()  # the decoder stays failed
 

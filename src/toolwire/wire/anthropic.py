@@ -135,7 +135,7 @@ class AnthropicStream(StreamDecoder):
                 raise ProviderStreamError(str(error), body=item, partial=partial)
             raise ProviderStreamError(
                 str(error.get("message") or error),
-                error_type=error.get("type"),
+                error_type=_opt_str(error.get("type")),
                 body=item,
                 partial=partial,
             )
@@ -245,3 +245,8 @@ class AnthropicStream(StreamDecoder):
             counts = as_object(usage, "usage")
             self._usage.update((k, v) for k, v in counts.items() if v is not None)
             self._assembler.set_usage(anthropic_usage(self._usage))
+
+
+def _opt_str(value: Any) -> str | None:
+    """An error's type as text (a provider may send a number), or None."""
+    return None if value is None else str(value)

@@ -227,9 +227,10 @@ def _opt_text(value: Any, name: str) -> str | None:
 
 def _api_error(error: Any) -> ProviderAPIError:
     if isinstance(error, dict):
+        kind = error.get("type") or error.get("code")  # OpenRouter's code is a number
         return ProviderAPIError(
             str(error.get("message") or error),
-            error_type=error.get("type") or error.get("code"),
+            error_type=None if kind is None else str(kind),
             body=error,
         )
     return ProviderAPIError(str(error), body=error)

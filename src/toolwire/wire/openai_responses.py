@@ -165,19 +165,24 @@ class OpenAIResponsesStream(StreamDecoder):
             raise ProviderAPIError(f"response failed: {error}", body=item)
         raise ProviderAPIError(
             f"response failed: {error.get('message') or error}",
-            error_type=error.get("code"),
+            error_type=_opt_code(error.get("code")),
             body=item,
         )
 
     def _on_error(self, item: dict[str, Any]) -> None:
         raise ProviderAPIError(
-            str(item.get("message") or item), error_type=item.get("code"), body=item
+            str(item.get("message") or item), error_type=_opt_code(item.get("code")), body=item
         )
 
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
         if usage:
             self._assembler.set_usage(responses_usage(as_object(usage, "usage")))
+
+
+def _opt_code(value: Any) -> str | None:
+    """An error code as text (a provider may send a number), or None."""
+    return None if value is None else str(value)
 
 
 _MAPPED_ITEMS = frozenset({"function_call", "message", "reasoning"})
