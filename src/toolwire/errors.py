@@ -26,6 +26,7 @@ __all__ = [
     "ProtocolError",
     "ProviderAPIError",
     "ProviderError",
+    "ProviderStreamError",
     "RepairError",
     "RunNotFoundError",
     "ToolExecutionError",
@@ -250,3 +251,25 @@ class BackendError(CallerError):
     """An execution backend cannot be used: no cluster to reach, or a tool it cannot ship."""
 
     default_hint = "connect Ray first (ray.init(address=...)) or set RAY_ADDRESS"
+
+
+class ProviderStreamError(ProviderAPIError):
+    """The provider reported an error in the middle of a streamed turn.
+
+    ``partial`` is the ``Turn`` assembled from what arrived before the error (``None``
+    if it cannot be built), so a caller can see or log how far the model got. The turn
+    is not finished: retry the request rather than using it.
+    """
+
+    default_hint = "the provider failed mid-turn; retry the request (the partial turn is attached)"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        error_type: str | None = None,
+        body: Any = None,
+        partial: Any = None,
+    ) -> None:
+        self.partial = partial
+        super().__init__(message, error_type=error_type, body=body)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = [
     "AssistantMessage",
     "Message",
     "Part",
+    "ProviderPart",
     "ReasoningPart",
     "SystemMessage",
     "TextPart",
@@ -44,9 +45,14 @@ class ToolCall:
 
 @dataclass(slots=True)
 class TextPart:
-    """Visible answer text."""
+    """Visible answer text.
+
+    ``citations`` holds the provider's citation objects for this text exactly as sent
+    (Anthropic's ``citations`` of a text block), or ``None``; they go back with it.
+    """
 
     text: str
+    citations: list[dict[str, Any]] | None = None
     kind: Literal["text"] = "text"
 
 
@@ -66,7 +72,27 @@ class ReasoningPart:
     kind: Literal["reasoning"] = "reasoning"
 
 
-Part = TextPart | ReasoningPart | ToolCall
+@dataclass(slots=True)
+class ProviderPart:
+    """A provider-side item of an assistant turn, kept verbatim and never executed.
+
+    Server tools run at the provider (Anthropic's ``server_tool_use`` and
+    ``mcp_tool_use`` blocks and their ``*_tool_result`` blocks, container and
+    compaction blocks; the Responses API's built-in tool items). toolwire does not run
+    them; it keeps each block in its place in the turn and sends it back unchanged in
+    the next request to the same provider (a ``pause_turn`` continuation requires it).
+    ``provider`` says whose wire shape ``data`` is (``"anthropic"`` or
+    ``"openai_responses"``); encoders for another provider leave the part out.
+    ``type`` is the block's or item's ``type``.
+    """
+
+    provider: str
+    type: str
+    data: dict[str, Any]
+    kind: Literal["provider"] = "provider"
+
+
+Part = TextPart | ReasoningPart | ToolCall | ProviderPart
 
 
 class ToolStatus(str, enum.Enum):

@@ -22,6 +22,7 @@ from toolwire.messages import (
     AssistantMessage,
     Message,
     Part,
+    ProviderPart,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -205,7 +206,7 @@ def test_string_contents_decode() -> None:
         ),
         (
             None,
-            [{"role": "assistant", "content": [{"type": "server_tool_use", "id": "s"}]}],
+            [{"role": "assistant", "content": [{"type": "image", "source": {}}]}],
             "messages[0].content[0]",
         ),
         (
@@ -292,7 +293,7 @@ def test_stop_reasons_map_through_the_table(stop: str, reason: str) -> None:
     assert decode_anthropic_response({"content": [], "stop_reason": stop}).finish_reason == reason
 
 
-def test_server_tool_blocks_become_notices() -> None:
+def test_server_tool_blocks_are_kept_verbatim() -> None:
     body = {
         "content": [
             {
@@ -306,8 +307,9 @@ def test_server_tool_blocks_become_notices() -> None:
         "stop_reason": "end_turn",
     }
     turn = decode_anthropic_response(body)
-    assert turn.text == "found" and turn.tool_calls == []
-    assert [(n.kind, n.index) for n in turn.notices] == [("unsupported_block", 0)]
+    assert turn.text == "found" and turn.tool_calls == [] and turn.requests == []
+    assert turn.message.parts[0] == ProviderPart("anthropic", "server_tool_use", body["content"][0])
+    assert turn.notices == []
 
 
 def test_response_call_rules_come_from_the_assembler() -> None:

@@ -172,7 +172,13 @@ def test_fixture_response_decodes(responses_fixture: dict[str, Any]) -> None:
     assert turn.usage == Usage(
         input_tokens=291, output_tokens=90, cache_read_tokens=256, reasoning_tokens=64
     )
-    assert [(n.kind, n.index) for n in turn.notices] == [("unsupported_item", 2)]
+    assert turn.notices == []  # the web search item is kept verbatim (a ProviderPart)
+    assert [p.kind for p in turn.message.parts] == [
+        "reasoning",
+        "tool_call",
+        "provider",
+        "tool_call",
+    ]
 
 
 def test_response_with_text_only() -> None:

@@ -217,12 +217,20 @@ def test_truncated_stream_is_an_error_that_keeps_the_partial_turn() -> None:
     assert info.value.partial.text == "partial answer"
 
 
-def test_done_marker_without_finish_reason_is_still_truncated() -> None:
+def test_done_marker_without_finish_reason_ends_the_turn_with_a_notice() -> None:
     stream = OpenAIChatStream()
     stream.feed_bytes(
         b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n'
     )
-    with pytest.raises(ProtocolError):
+    turn = stream.close()
+    assert (turn.text, turn.finish_reason) == ("x", "stop")
+    assert [n.kind for n in turn.notices] == ["finish_reason_inferred"]
+
+
+def test_no_done_marker_and_no_finish_reason_is_still_truncated() -> None:
+    stream = OpenAIChatStream()
+    stream.feed_bytes(b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\n')
+    with pytest.raises(ProtocolError, match="ended before the turn finished"):
         stream.close()
 
 

@@ -173,6 +173,8 @@ def account(
             for part in message.parts:
                 if part.kind == "tool_call":
                     calls += PER_CALL + count(part.name) + count(part.arguments)
+                elif part.kind == "provider":  # a server tool block, sent back verbatim
+                    other += count(json.dumps(part.data, ensure_ascii=False))
                 else:
                     other += count(part.text)
         else:

@@ -10,8 +10,11 @@ SystemMessage        the ``system`` parameter: every system message's text, in
 UserMessage          a ``text`` block in a user turn
 AssistantMessage     an assistant turn with one block per part, in part order:
                      ``thinking`` (text + ``signature``), ``redacted_thinking``
-                     (``data`` from ``redacted``), ``text``, ``tool_use`` with
-                     ``input`` = the arguments parsed (``""`` -> ``{}``)
+                     (``data`` from ``redacted``), ``text`` (with its
+                     ``citations``), ``tool_use`` with ``input`` = the arguments
+                     parsed (``""`` -> ``{}``), and each Anthropic
+                     ``ProviderPart`` (server tool use/result, container,
+                     compaction block) as its ``data``, unchanged
 ToolResult           a ``tool_result`` block (``tool_use_id``, ``content``, and
                      ``is_error: true`` for every status but ok)
 ===================  ===========================================================
@@ -47,6 +50,7 @@ from ..messages import (
     AssistantMessage,
     Message,
     Part,
+    ProviderPart,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -56,6 +60,7 @@ from ..messages import (
     UserMessage,
 )
 from ..turn import Turn
+from ..wire.anthropic import PROVIDER, is_known_provider_block
 from ..wire.assembler import Assembler
 from ..wire.usage import ANTHROPIC_STOP_REASONS
 from ..wire.usage import anthropic_usage as usage_from_anthropic
@@ -158,7 +163,11 @@ def _encode_part(part: Part) -> JSONDict | None:
             "input": input_from_arguments(part.arguments),
         }
     if isinstance(part, TextPart):
+        if part.citations:
+            return {"type": "text", "text": part.text, "citations": part.citations}
         return {"type": "text", "text": part.text} if part.text else None
+    if isinstance(part, ProviderPart):  # a server tool block: back verbatim, to Anthropic only
+        return dict(part.data) if part.provider == PROVIDER else None
     return _encode_reasoning(part)
 
 
@@ -304,6 +313,11 @@ def _assistant_parts(content: Any, where: str, err: ErrorFactory) -> list[Part]:
 def _assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> Part:
     kind = block.get("type")
     if kind == "text":
+        citations = block.get("citations")
+        if citations is not None:
+            items = as_list(citations, f"{where}.citations", err)
+            kept = [dict(as_mapping(c, f"{where}.citations[]", err)) for c in items]
+            return TextPart(req_str(block, "text", where, err), kept or None)
         return TextPart(req_str(block, "text", where, err))
     if kind == "thinking":
         return ReasoningPart(
@@ -315,6 +329,8 @@ def _assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> 
     if kind == "tool_use":
         call_id, name = req_str(block, "id", where, err), req_str(block, "name", where, err)
         return ToolCall(call_id, name, _arguments(block, where, err))
+    if isinstance(kind, str) and is_known_provider_block(kind):
+        return ProviderPart(PROVIDER, kind, dict(block))
     raise err(f"assistant block type {kind!r} is not supported", where)
 
 
@@ -338,8 +354,10 @@ def decode_anthropic_response(response: Any) -> Turn:
     :class:`~toolwire.wire.assembler.Assembler` as a stream (a call's index is its
     block's position), so the same rules hold. ``tool_use`` ``input`` becomes the
     arguments text via ``json.dumps`` (see :func:`arguments_from_input`). Blocks of
-    server tools (``server_tool_use``, ``web_search_tool_result``...) have no neutral
-    form: each is reported as a Notice of kind ``unsupported_block`` and skipped.
+    server tools (``server_tool_use``, ``web_search_tool_result``...), containers and
+    compaction become ``ProviderPart``s, kept verbatim in place and never executed; a
+    block kind toolwire does not know is kept the same way with an ``unknown_block``
+    notice.
 
     Args:
         response: The response body as a dict, or the SDK's ``Message``.
@@ -378,10 +396,23 @@ def _feed_block(assembler: Assembler, index: int, block: Mapping[str, Any], wher
     elif kind in ("text", "thinking", "redacted_thinking"):
         part = _assistant_part(block, where, protocol_error)
         if isinstance(part, TextPart):
-            assembler.text(part.text)
+            assembler.part_break()  # each text block is its own part, as in a stream
+            if part.text:
+                assembler.text(part.text)
+            for citation in part.citations or ():
+                assembler.citation(citation)
         elif isinstance(part, ReasoningPart):
             assembler.part_break()
             assembler.reasoning(part.text)
             assembler.reasoning_meta(signature=part.signature, redacted=part.redacted)
     else:
-        assembler.notice("unsupported_block", f"content block of type {kind!r} skipped", index)
+        # A server tool use or result, container or compaction block: kept verbatim in
+        # its place, never executed, sent back unchanged (as the stream decoder does).
+        name = req_str(block, "type", where, protocol_error)
+        assembler.provider_part(PROVIDER, dict(block))
+        if not is_known_provider_block(name):
+            assembler.notice(
+                "unknown_block",
+                f"content block of type {name!r} kept verbatim; toolwire does not interpret it",
+                index,
+            )

@@ -198,8 +198,8 @@ def _assistant_parts(message: Mapping[str, Any], where: str, err: ErrorFactory) 
 
 def _decode_call(raw: Any, where: str, err: ErrorFactory) -> ToolCall:
     call = as_mapping(raw, where, err)
-    kind = call.get("type", "function")
-    if kind != "function":
+    kind = call.get("type")  # null is absent: Mistral's SDK objects dump it as None
+    if kind is not None and kind != "function":
         raise err(f"tool call type {kind!r} is not supported (only 'function')", where)
     function = as_mapping(call.get("function"), f"{where}.function", err)
     call_id = req_str(call, "id", where, err)
@@ -271,6 +271,13 @@ def decode_openai_chat_response(response: Any) -> Turn:
 
 
 def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) -> None:
+    if _is_placeholder(message.get("function_call")):
+        # Some servers send an empty legacy function_call next to (or instead of) real
+        # tool_calls; it carries nothing, so it is dropped, and said so.
+        assembler.notice(
+            "placeholder_ignored", "an empty legacy function_call placeholder was ignored"
+        )
+        message = {k: v for k, v in message.items() if k != "function_call"}
     refusal = opt_str(message, "refusal", where, protocol_error)
     index = 0  # the call's position in ``tool_calls``, as a stream's ``index`` would be
     for part in _response_parts(message, where):
@@ -278,11 +285,18 @@ def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) 
             assembler.reasoning(part.text)
         elif isinstance(part, TextPart):
             assembler.text(part.text)
-        else:
+        elif isinstance(part, ToolCall):
             assembler.tool_fragment(index, part.id or None, part.name or None, part.arguments)
             index += 1
     if refusal:
         assembler.text(refusal)
+
+
+def _is_placeholder(function_call: Any) -> bool:
+    """True for ``{"name": "", "arguments": ""}`` (or with nulls): a call that says nothing."""
+    return isinstance(function_call, Mapping) and not any(
+        function_call.get(key) for key in ("name", "arguments")
+    )
 
 
 def _response_parts(message: Mapping[str, Any], where: str) -> list[Part]:

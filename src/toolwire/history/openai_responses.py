@@ -44,6 +44,7 @@ from ..messages import (
     AssistantMessage,
     Message,
     Part,
+    ProviderPart,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -53,6 +54,7 @@ from ..messages import (
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
+from ..wire.openai_responses import PROVIDER, REASONING_SUMMARY_JOIN, is_server_item
 from ..wire.usage import RESPONSES_INCOMPLETE_REASONS
 from ..wire.usage import responses_usage as usage_from_responses
 from ._common import (
@@ -80,7 +82,7 @@ __all__ = [
 JSONDict = dict[str, Any]
 
 
-_SUMMARY_JOIN = "\n\n"
+_SUMMARY_JOIN = REASONING_SUMMARY_JOIN
 
 
 # -- neutral -> Responses --------------------------------------------------------------
@@ -137,6 +139,8 @@ def _encode_part(part: Part) -> JSONDict | None:
             "name": part.name,
             "arguments": part.arguments,
         }
+    if isinstance(part, ProviderPart):  # a built-in tool item: back verbatim, to Responses only
+        return dict(part.data) if part.provider == PROVIDER else None
     return _encode_reasoning(part)
 
 
@@ -345,16 +349,42 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
         )
         return True
     if kind == "message":
+        assembler.part_break()
         for text in _texts(item.get("content"), f"{where}.content", protocol_error):
             assembler.text(text)
+        for annotation in _annotations(item.get("content"), f"{where}.content"):
+            assembler.citation(annotation)
     elif kind == "reasoning":
         part = _decode_reasoning(item, where, protocol_error)
         assembler.part_break()
         assembler.reasoning(part.text)
         assembler.reasoning_meta(redacted=part.redacted, id=part.id)
     else:
-        assembler.notice("unsupported_item", f"output item of type {kind!r} skipped", index)
+        # A built-in tool's item: kept verbatim in place and sent back, never run here.
+        name = req_str(item, "type", where, protocol_error)
+        assembler.part_break()
+        assembler.provider_part(PROVIDER, dict(item))
+        if not is_server_item(name):
+            assembler.notice(
+                "unsupported_item",
+                f"output item of type {name!r} kept verbatim; toolwire does not run it",
+                index,
+            )
     return False
+
+
+def _annotations(content: Any, where: str) -> list[dict[str, Any]]:
+    """The annotations of a message's output text parts, verbatim and in order."""
+    if not isinstance(content, list):
+        return []
+    found: list[dict[str, Any]] = []
+    for i, raw in enumerate(content):
+        annotations = raw.get("annotations") if isinstance(raw, Mapping) else None
+        for annotation in as_list(annotations or [], f"{where}[{i}].annotations", protocol_error):
+            found.append(
+                dict(as_mapping(annotation, f"{where}[{i}].annotations[]", protocol_error))
+            )
+    return found
 
 
 def responses_finish_reason(response: Mapping[str, Any], *, has_tool_calls: bool) -> str | None:

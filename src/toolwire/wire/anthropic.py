@@ -6,20 +6,43 @@ assembler's index, ``input_json_delta.partial_json`` fragments are its arguments
 ``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
 ``redacted_thinking`` blocks are kept so the thinking can be sent back.
 ``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
-(``wire.usage.ANTHROPIC_STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderAPIError``.
+(``wire.usage.ANTHROPIC_STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderStreamError`` (with the partial turn).
+
+Every other block kind runs at the provider or belongs to it: server tool uses
+(``server_tool_use``, ``mcp_tool_use``: web search, web fetch, code execution, tool
+search, the MCP connector), their ``*_tool_result`` blocks, container uploads and
+compaction. Each becomes a ``ProviderPart`` in its place, kept verbatim (a server tool
+use's streamed ``input_json_delta`` fragments are parsed into its ``input`` when the
+block stops), never assembled as a client call and never executed; the encoder sends
+it back unchanged. A block kind toolwire does not know is kept the same way, with a
+notice. Programmatic tool calling may put whole blocks and the stop reason into
+``message_start`` itself; they are decoded as if streamed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ProviderAPIError, ToolwireError
-from .assembler import dump_json
+from ..errors import ProtocolError, ProviderStreamError, ToolwireError
+from ..messages import ProviderPart
+from .assembler import dump_json, loads_json
 from .events import Event, ToolCallDelta
-from .stream import StreamDecoder, as_dict, as_index, as_object, as_text, field
+from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text, field
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
-__all__ = ["AnthropicStream"]
+__all__ = ["PROVIDER", "AnthropicStream", "is_known_provider_block"]
+
+PROVIDER = "anthropic"
+"""``ProviderPart.provider`` of the blocks kept verbatim."""
+
+# Block kinds that are the provider's own and need nothing from toolwire but to be kept
+# and sent back; any ``*_tool_result`` block is one too (see is_known_provider_block).
+_PROVIDER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use", "container_upload", "compaction"})
+
+
+def is_known_provider_block(kind: str) -> bool:
+    """True for a block kind that is a documented provider-side block (no notice)."""
+    return kind in _PROVIDER_BLOCKS or kind.endswith("_tool_result")
 
 
 class AnthropicStream(StreamDecoder):
@@ -30,6 +53,8 @@ class AnthropicStream(StreamDecoder):
     def __init__(self) -> None:
         super().__init__()
         self._tool_blocks: set[int] = set()
+        self._provider_blocks: dict[int, ProviderPart] = {}
+        self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
     def feed(self, item: Any) -> list[Event]:
@@ -63,6 +88,10 @@ class AnthropicStream(StreamDecoder):
                         out.append(ToolCallDelta(call.index, fragment))
                         if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
                             asm.scan(call)
+                    elif type(index) is int and index in self._provider_blocks:
+                        self._provider_input[index].append(
+                            as_text(field(delta, "partial_json"), "partial_json")
+                        )
                     else:
                         asm.tool_fragment(
                             as_index(field(event, "index"), "index"),
@@ -73,7 +102,7 @@ class AnthropicStream(StreamDecoder):
                 elif delta_kind == "text_delta":
                     asm.text(as_text(field(delta, "text"), "text_delta.text"))
                 else:
-                    self._on_delta(field(delta, "type"), delta)
+                    self._on_delta(field(delta, "type"), delta, event.get("index"))
             else:
                 self._on_event(field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
@@ -91,28 +120,76 @@ class AnthropicStream(StreamDecoder):
             index = as_index(field(item, "index"), "index")
             if index in self._tool_blocks:
                 self._assembler.tool_arguments_done(index)
+            elif index in self._provider_blocks:
+                self._provider_block_done(index)
         elif kind == "message_start":
-            self._on_usage(as_object(field(item, "message"), "message").get("usage"))
+            self._on_message_start(as_object(field(item, "message"), "message"))
         elif kind == "message_delta":
             self._on_message_delta(item)
         elif kind == "message_stop":
             self._ended = True
         elif kind == "error":
             error = item.get("error") or {}
+            partial = self._partial_turn()  # how far the turn got before the provider failed
             if type(error) is not dict:
-                raise ProviderAPIError(str(error), body=item)
-            raise ProviderAPIError(
-                str(error.get("message") or error), error_type=error.get("type"), body=item
+                raise ProviderStreamError(str(error), body=item, partial=partial)
+            raise ProviderStreamError(
+                str(error.get("message") or error),
+                error_type=_opt_str(error.get("type")),
+                body=item,
+                partial=partial,
             )
         # "ping" and event types added later carry nothing for the turn.
 
-    def _on_delta(self, kind: Any, delta: dict[str, Any]) -> None:
-        """The less frequent deltas (``citations_delta`` and later kinds carry nothing)."""
+    def _on_message_start(self, message: dict[str, Any]) -> None:
+        """Usage, and (programmatic tool calling) whole blocks and the stop reason."""
+        self._on_usage(message.get("usage"))
+        content = message.get("content")
+        if content:
+            for index, raw in enumerate(as_list(content, "message.content")):
+                block = as_object(raw, "message.content[]")
+                self._on_block_start(index, block)
+                if index in self._tool_blocks:
+                    self._assembler.tool_arguments_done(index)
+                self._provider_blocks.pop(index, None)  # complete already: no input deltas
+                self._provider_input.pop(index, None)
+        reason = message.get("stop_reason")
+        if reason:
+            reason = as_text(reason, "message.stop_reason")
+            self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
+
+    def _provider_block_done(self, index: int) -> None:
+        """A server tool use stopped: its streamed input JSON becomes its ``input``."""
+        part = self._provider_blocks.pop(index)
+        text = "".join(self._provider_input.pop(index, []))
+        if text and not text.isspace():
+            try:
+                part.data["input"] = loads_json(text)
+            except (ValueError, RecursionError) as exc:
+                raise ProtocolError(
+                    f"the input of {part.type} block {index} is not JSON ({exc})"
+                ) from None
+
+    def _on_delta(self, kind: Any, delta: dict[str, Any], index: Any) -> None:
+        """The less frequent deltas; one toolwire does not know is reported, not dropped."""
+        asm = self._assembler
         if kind == "thinking_delta":
-            self._assembler.reasoning(as_text(field(delta, "thinking"), "thinking_delta.thinking"))
+            asm.reasoning(as_text(field(delta, "thinking"), "thinking_delta.thinking"))
         elif kind == "signature_delta":
             signature = as_text(field(delta, "signature"), "signature_delta.signature")
-            self._assembler.reasoning_meta(signature=signature)
+            asm.reasoning_meta(signature=signature)
+        elif kind == "citations_delta":
+            asm.citation(as_object(field(delta, "citation"), "citations_delta.citation"))
+        elif kind == "compaction_delta" and type(index) is int and index in self._provider_blocks:
+            data = self._provider_blocks[index].data
+            content = as_text(field(delta, "content"), "compaction_delta.content")
+            data["content"] = as_text(data.get("content") or "", "compaction.content") + content
+        else:
+            asm.notice(
+                "unknown_delta",
+                f"a content_block_delta of type {str(kind)[:40]!r} was not understood and dropped",
+                index if type(index) is int else None,
+            )
 
     def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
         kind = field(block, "type")
@@ -133,6 +210,10 @@ class AnthropicStream(StreamDecoder):
         elif kind == "text":
             if block.get("text"):
                 asm.text(as_text(block["text"], "text.text"))
+            citations = block.get("citations")
+            if citations:  # a whole block (message_start): its citations come with it
+                for citation in as_list(citations, "text.citations"):
+                    asm.citation(as_object(citation, "text.citations[]"))
         elif kind == "thinking":
             asm.reasoning(as_text(block.get("thinking") or "", "thinking.thinking"))
             if block.get("signature"):
@@ -140,6 +221,17 @@ class AnthropicStream(StreamDecoder):
         elif kind == "redacted_thinking":
             asm.reasoning("")
             asm.reasoning_meta(redacted=as_text(field(block, "data"), "redacted_thinking.data"))
+        else:
+            name = as_text(kind, "content_block.type")
+            # A copy: the input streamed later is written into it, the event stays as sent.
+            self._provider_blocks[index] = asm.provider_part(PROVIDER, dict(block))
+            self._provider_input[index] = []
+            if not is_known_provider_block(name):
+                asm.notice(
+                    "unknown_block",
+                    f"content block of type {name!r} kept verbatim; toolwire does not interpret it",
+                    index,
+                )
 
     def _on_message_delta(self, item: dict[str, Any]) -> None:
         self._on_usage(item.get("usage"))
@@ -153,3 +245,8 @@ class AnthropicStream(StreamDecoder):
             counts = as_object(usage, "usage")
             self._usage.update((k, v) for k, v in counts.items() if v is not None)
             self._assembler.set_usage(anthropic_usage(self._usage))
+
+
+def _opt_str(value: Any) -> str | None:
+    """An error's type as text (a provider may send a number), or None."""
+    return None if value is None else str(value)

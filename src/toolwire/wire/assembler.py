@@ -25,7 +25,15 @@ import re
 from typing import Any
 
 from ..errors import ProtocolError, TurnError
-from ..messages import AssistantMessage, Part, ReasoningPart, TextPart, ToolCall, Usage
+from ..messages import (
+    AssistantMessage,
+    Part,
+    ProviderPart,
+    ReasoningPart,
+    TextPart,
+    ToolCall,
+    Usage,
+)
 from ..turn import ToolRequest, Turn
 from .events import (
     Event,
@@ -158,11 +166,12 @@ class _Call:
 class _Segment:
     """A run of text or reasoning deltas, kept in the order it appeared."""
 
-    __slots__ = ("id", "kind", "pieces", "redacted", "signature")
+    __slots__ = ("citations", "id", "kind", "pieces", "redacted", "signature")
 
     def __init__(self, kind: str, text: str) -> None:
         self.kind = kind
         self.pieces = [text]
+        self.citations: list[dict[str, Any]] | None = None
         self.signature: str | None = None
         self.redacted: str | None = None
         self.id: str | None = None
@@ -176,7 +185,7 @@ class Assembler:
         # The calls by provider index. Stream decoders append arguments fragments to
         # these directly on their hot path (see ``arguments``) and call ``scan``.
         self.calls: dict[int, _Call] = {}
-        self._order: list[_Segment | _Call] = []
+        self._order: list[_Segment | _Call | ProviderPart] = []
         self._finish: str | None = None
         self._usage: Usage | None = None  # built when reported, or at the end
         self._notices: list[Notice] = []
@@ -216,6 +225,37 @@ class Assembler:
             seg.redacted = redacted
         if id is not None:
             seg.id = id
+
+    def provider_part(self, provider: str, data: dict[str, Any]) -> ProviderPart:
+        """Keep a provider-side block (a server tool use or result) verbatim, in its place.
+
+        It is never executed and never assembled as a call. The part is returned so a
+        stream decoder can complete ``data`` (the input streamed as deltas) later.
+        """
+        if data.__class__ is not dict:
+            _wrong("provider block", data, "an object")
+        kind: Any = data.get("type")
+        if kind.__class__ is not str:
+            _wrong("provider block type", kind)
+        part = ProviderPart(provider, str(kind), data)
+        self._order.append(part)
+        self._break = True
+        return part
+
+    def citation(self, citation: dict[str, Any]) -> None:
+        """Attach a citation object (kept verbatim) to the text part being built."""
+        if citation.__class__ is not dict:
+            _wrong("citation", citation, "an object")
+        last = self._order[-1] if self._order else None
+        if isinstance(last, _Segment) and last.kind == "text" and not self._break:
+            seg = last
+        else:  # a citation before any text of its block: the block's text part starts empty
+            seg = _Segment("text", "")
+            self._order.append(seg)
+            self._break = False
+        if seg.citations is None:
+            seg.citations = []
+        seg.citations.append(citation)
 
     def part_break(self) -> None:
         """Start a new part: the provider opened a new block (Anthropic content block,
@@ -506,6 +546,8 @@ class Assembler:
         for item in self._order:
             if item.__class__ is _Segment:
                 parts.append(_segment_part(item))
+            elif isinstance(item, ProviderPart):
+                parts.append(item)
             else:
                 call = next(call_iter)  # calls take their slots in index order
                 arguments = "".join(call.parts)
@@ -578,7 +620,7 @@ def _wrong(what: str, value: Any, expected: str = "a string") -> None:
 def _segment_part(seg: _Segment) -> Part:
     text = "".join(seg.pieces)
     if seg.kind == "text":
-        return TextPart(text)
+        return TextPart(text, seg.citations)
     return ReasoningPart(text, seg.signature, seg.redacted, seg.id)
 
 

@@ -5,13 +5,22 @@ Maps ``choices[0].delta`` to the assembler: ``content`` and ``refusal`` are answ
 each ``tool_calls[]`` entry is a fragment keyed by its ``index``. A ``finish_reason``
 ends the turn; a usage-only chunk (``stream_options.include_usage``) may follow it.
 Only choice 0 is assembled (``n > 1`` is reported with a notice, once).
+
+Dialects of OpenAI-compatible servers: ``null`` in an optional field is absent (SDK
+objects dump missing fields as ``None``); ``delta.content`` as a list of content
+chunks (Mistral's dialect) is decoded when every chunk is text, and rejected with an
+error naming the dialect otherwise; a stream that sends ``[DONE]`` without ever
+sending a finish reason ended normally (the reason is inferred, with a notice: tool
+calls present means ``tool_calls``); an ``error`` object in any chunk raises
+``ProviderStreamError`` carrying the partial turn. ``[DONE]`` may also be fed to
+``feed`` as the string ``"[DONE]"``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ProtocolError, ProviderAPIError, ToolwireError
+from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
 from .assembler import dump_json
 from .events import Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text
@@ -51,7 +60,7 @@ class OpenAIChatStream(StreamDecoder):
         # per test cost half again the per-fragment time (bench/bench_assembly.py).
         # Only toolwire's own errors are caught: anything else is a bug and propagates.
         try:
-            chunk: dict[str, Any] = item if type(item) is dict else as_dict(item)
+            chunk: dict[str, Any] = item if type(item) is dict else self._as_chunk(item)
             choices = chunk.get("choices")
             if choices and type(choices) is not list:
                 as_list(choices, "choices")
@@ -109,6 +118,13 @@ class OpenAIChatStream(StreamDecoder):
             raise self._fail(exc) from None
         return out
 
+    def _as_chunk(self, item: Any) -> dict[str, Any]:
+        """An SDK object as a dict; the string ``"[DONE]"`` as the end marker (an empty chunk)."""
+        if item == "[DONE]":
+            self._on_done_marker()
+            return {}
+        return as_dict(item)
+
     def _other_choice(self) -> None:
         if not self._other_choices:
             self._other_choices = True
@@ -133,6 +149,8 @@ class OpenAIChatStream(StreamDecoder):
         asm = self._assembler
         content = delta.get("content")
         if content:
+            if content.__class__ is list:
+                content = _content_chunks(content)
             asm.text(as_text(content, "delta.content"))
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
@@ -146,8 +164,11 @@ class OpenAIChatStream(StreamDecoder):
         self._ended = True
 
     def _usage_or_error(self, item: dict[str, Any]) -> None:
-        if "error" in item and not item.get("choices"):
-            raise _api_error(item["error"])
+        error = item.get("error")
+        if error is not None:
+            # Also when the chunk still has choices (OpenRouter sends the error in a
+            # chunk with finish_reason "error"): the turn did not finish, whatever came.
+            raise self._stream_error(error)
         usage = item.get("usage")
         if usage:
             self._assembler.set_usage(openai_usage(as_object(usage, "usage")))
@@ -164,10 +185,40 @@ class OpenAIChatStream(StreamDecoder):
             f"tool_calls[].function.arguments must be a string, got {type(args).__name__}"
         )
 
+    def _stream_error(self, error: Any) -> ProviderStreamError:
+        base = _api_error(error)
+        return ProviderStreamError(
+            base.message, error_type=base.error_type, body=base.body, partial=self._partial_turn()
+        )
+
     def _on_done_marker(self) -> None:
-        if self._assembler.finish_reason is None:
-            return  # [DONE] without a finish reason: still a truncated turn
+        asm = self._assembler
+        if asm.finish_reason is None:
+            # [DONE] is the server's own end marker: the stream ended normally, only the
+            # finish reason is missing (some OpenAI-compatible servers never send one).
+            reason = "tool_calls" if asm.calls else "stop"
+            asm.notice(
+                "finish_reason_inferred",
+                f"the stream ended with [DONE] but no finish reason; inferred {reason!r}",
+            )
+            asm.finish(reason)
         self._ended = True
+
+
+def _content_chunks(chunks: list[Any]) -> str:
+    """``delta.content`` as a list of content chunks (not OpenAI's dialect): its text."""
+    pieces: list[str] = []
+    for raw in chunks:
+        chunk = as_object(raw, "delta.content[]")
+        kind = chunk.get("type")
+        if kind != "text":
+            raise ProtocolError(
+                f"delta.content holds a {kind!r} chunk: this server streams content as a list "
+                "of typed chunks (Mistral's dialect, not OpenAI's), and only text chunks "
+                "can be decoded"
+            )
+        pieces.append(as_text(chunk.get("text"), "delta.content[].text"))
+    return "".join(pieces)
 
 
 def _opt_text(value: Any, name: str) -> str | None:
@@ -176,9 +227,10 @@ def _opt_text(value: Any, name: str) -> str | None:
 
 def _api_error(error: Any) -> ProviderAPIError:
     if isinstance(error, dict):
+        kind = error.get("type") or error.get("code")  # OpenRouter's code is a number
         return ProviderAPIError(
             str(error.get("message") or error),
-            error_type=error.get("type") or error.get("code"),
+            error_type=None if kind is None else str(kind),
             body=error,
         )
     return ProviderAPIError(str(error), body=error)

@@ -8,8 +8,17 @@ Text comes from ``response.output_text.delta`` and ``response.refusal.delta``,
 reasoning from ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``
 (and a reasoning item's ``encrypted_content`` is kept so it can be sent back).
 ``response.completed`` / ``response.incomplete`` end the turn; ``response.failed`` and
-``error`` raise ``ProviderAPIError``. Other event types are ignored by design: the API
-adds new ones (hosted tools, annotations) that carry nothing this layer needs.
+``error`` raise ``ProviderAPIError``.
+
+Reasoning summary parts are joined with a blank line (``REASONING_SUMMARY_JOIN``),
+exactly as the non-streaming decoder joins a body's ``summary`` list, so both give the
+same turn. ``response.output_text.annotation.added`` annotations are kept on the text
+part (``TextPart.citations``). Every other output item (built-in tools: web search,
+file search, code interpreter, image generation, the MCP connector...) becomes a
+``ProviderPart`` in its place, kept verbatim and sent back unchanged; an item that is
+not a documented server-side one (``custom_tool_call``, ``local_shell_call``,
+``shell_call``, ``apply_patch_call``, ``mcp_approval_request``, a future kind) is kept the
+same way with an ``unsupported_item`` notice: toolwire does not run it.
 """
 
 from __future__ import annotations
@@ -17,11 +26,40 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProviderAPIError
+from ..messages import ProviderPart
 from .events import Event
 from .stream import StreamDecoder, as_index, as_object, as_text, field
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
-__all__ = ["OpenAIResponsesStream"]
+__all__ = [
+    "PROVIDER",
+    "REASONING_SUMMARY_JOIN",
+    "OpenAIResponsesStream",
+    "is_server_item",
+]
+
+PROVIDER = "openai_responses"
+"""``ProviderPart.provider`` of the items kept verbatim."""
+
+REASONING_SUMMARY_JOIN = "\n\n"
+"""What separates two summary parts of one reasoning item (stream and body alike)."""
+
+# Output items the provider runs itself: kept and sent back, nothing for toolwire to do.
+_SERVER_ITEMS = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+        "mcp_list_tools",
+    }
+)
+
+
+def is_server_item(kind: str) -> bool:
+    """True for an output item kind that a built-in (provider-run) tool produces."""
+    return kind in _SERVER_ITEMS
 
 
 class OpenAIResponsesStream(StreamDecoder):
@@ -32,6 +70,7 @@ class OpenAIResponsesStream(StreamDecoder):
     def __init__(self) -> None:
         super().__init__()
         self._has_calls = False
+        self._items_kept: dict[int, ProviderPart] = {}
 
     def feed(self, item: Any) -> list[Event]:
         """Consume one ``response.*`` event (a dict or an SDK object); return events."""
@@ -53,7 +92,17 @@ class OpenAIResponsesStream(StreamDecoder):
     def _on_item_added(self, item: dict[str, Any]) -> None:
         out = as_object(field(item, "item"), "item")
         self._assembler.part_break()
-        if field(out, "type") == "function_call":
+        kind = field(out, "type")
+        if kind not in _MAPPED_ITEMS:
+            name = as_text(kind, "item.type")
+            self._items_kept[_index(item)] = self._assembler.provider_part(PROVIDER, dict(out))
+            if not is_server_item(name):
+                self._assembler.notice(
+                    "unsupported_item",
+                    f"output item of type {name!r} kept verbatim; toolwire does not run it",
+                    _index(item),
+                )
+        elif kind == "function_call":
             self._has_calls = True
             self._assembler.tool_fragment(
                 _index(item),
@@ -73,12 +122,28 @@ class OpenAIResponsesStream(StreamDecoder):
         elif kind == "function_call" and out.get("arguments") is not None:
             arguments = as_text(out["arguments"], "item.arguments")
             self._assembler.tool_arguments_done(_index(item), arguments)
+        elif kind not in _MAPPED_ITEMS:
+            kept = self._items_kept.pop(_index(item), None)
+            if kept is None:  # done without added: keep it now, in arrival order
+                self._on_item_added(item)
+            else:  # the finished item is the one to send back
+                kept.data.clear()
+                kept.data.update(out)
 
     def _on_text(self, item: dict[str, Any]) -> None:
         self._assembler.text(as_text(field(item, "delta"), "delta"))
 
     def _on_reasoning(self, item: dict[str, Any]) -> None:
         self._assembler.reasoning(as_text(field(item, "delta"), "delta"))
+
+    def _on_summary_part(self, item: dict[str, Any]) -> None:
+        """A reasoning summary part starts: all but the first are set off by a blank line."""
+        summary_index = item.get("summary_index")
+        if summary_index is not None and as_index(summary_index, "summary_index") > 0:
+            self._assembler.reasoning(REASONING_SUMMARY_JOIN)
+
+    def _on_annotation(self, item: dict[str, Any]) -> None:
+        self._assembler.citation(as_object(field(item, "annotation"), "annotation"))
 
     def _on_completed(self, item: dict[str, Any]) -> None:
         response = as_object(field(item, "response"), "response")
@@ -100,19 +165,27 @@ class OpenAIResponsesStream(StreamDecoder):
             raise ProviderAPIError(f"response failed: {error}", body=item)
         raise ProviderAPIError(
             f"response failed: {error.get('message') or error}",
-            error_type=error.get("code"),
+            error_type=_opt_code(error.get("code")),
             body=item,
         )
 
     def _on_error(self, item: dict[str, Any]) -> None:
         raise ProviderAPIError(
-            str(item.get("message") or item), error_type=item.get("code"), body=item
+            str(item.get("message") or item), error_type=_opt_code(item.get("code")), body=item
         )
 
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
         if usage:
             self._assembler.set_usage(responses_usage(as_object(usage, "usage")))
+
+
+def _opt_code(value: Any) -> str | None:
+    """An error code as text (a provider may send a number), or None."""
+    return None if value is None else str(value)
+
+
+_MAPPED_ITEMS = frozenset({"function_call", "message", "reasoning"})
 
 
 def _index(item: dict[str, Any]) -> int:
@@ -131,6 +204,8 @@ _HANDLERS = {
     "response.refusal.delta": OpenAIResponsesStream._on_text,
     "response.reasoning_summary_text.delta": OpenAIResponsesStream._on_reasoning,
     "response.reasoning_text.delta": OpenAIResponsesStream._on_reasoning,
+    "response.reasoning_summary_part.added": OpenAIResponsesStream._on_summary_part,
+    "response.output_text.annotation.added": OpenAIResponsesStream._on_annotation,
     "response.completed": OpenAIResponsesStream._on_completed,
     "response.incomplete": OpenAIResponsesStream._on_incomplete,
     "response.failed": OpenAIResponsesStream._on_failed,
