@@ -1,4 +1,4 @@
-"""A finished model turn, in the two shapes of seed 000's third layer.
+"""A finished model turn, in its two shapes: the verbatim call and the execution request.
 
 ``Turn.tool_calls`` are the protocol-faithful calls that go back into history verbatim;
 ``Turn.requests`` are the execution requests (parsed input, or why parsing failed).

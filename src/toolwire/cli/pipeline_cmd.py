@@ -1,4 +1,4 @@
-"""``toolwire pipeline``: one recorded turn through the four layers of seed 000.
+"""``toolwire pipeline``: one recorded turn through the four layers, offline.
 
 1. wire — the events the decoder emits, read in chunks of ``--read`` bytes;
 2. assembly — the calls put back together by index;

@@ -1,9 +1,9 @@
 """The one assembler: puts every provider's tool-call fragments back together.
 
 Decoders translate provider shapes into calls on this object (or into events passed to
-``apply``); it keeps seed 000's table ``index -> {id, name, arguments}``: the id is
+``apply``); it keeps one table ``index -> {id, name, arguments}``: the id is
 taken from its first appearance, name and argument fragments are concatenated. At the
-end of the turn it applies seed 000's rules in index order — a call without an id or a
+end of the turn it applies the assembly rules in index order — a call without an id or a
 name, or a repeated id, breaks the turn (``TurnError``); arguments that are not valid
 JSON are recorded on that call only.
 
