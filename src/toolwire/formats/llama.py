@@ -128,15 +128,22 @@ _JSON_HEAD: tuple[str, ...] = ("{", '"name"', ":")
 _TYPED_JSON_HEAD: tuple[str, ...] = ("{", '"type"', ":", '"function"', ",", '"name"', ":")
 
 
+def _any_head(
+    text: str, pos: int, heads: tuple[tuple[str | re.Pattern[str], ...], ...]
+) -> bool | None:
+    """Whether one of ``heads`` starts at ``pos`` (``None``: cannot tell yet)."""
+    undecided = False
+    for head in heads:
+        matched = _head_match(text, pos, head)
+        if matched:
+            return True
+        undecided = undecided or matched is None
+    return None if undecided else False
+
+
 def _json_head(text: str, pos: int) -> bool | None:
     """Whether a JSON call object starts at ``pos`` (``None``: cannot tell yet)."""
-    plain = _head_match(text, pos, _JSON_HEAD)
-    if plain:
-        return True
-    typed = _head_match(text, pos, _TYPED_JSON_HEAD)
-    if typed:
-        return True
-    return None if plain is None or typed is None else False
+    return _any_head(text, pos, (_JSON_HEAD, _TYPED_JSON_HEAD))
 
 
 _PY_HEAD_CALL: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", ")")
@@ -144,13 +151,8 @@ _PY_HEAD_KW: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", _KEY, "=")
 
 
 def _pythonic_head(text: str, pos: int) -> bool | None:
-    first = _head_match(text, pos, _PY_HEAD_CALL)
-    if first:
-        return True
-    second = _head_match(text, pos, _PY_HEAD_KW)
-    if second:
-        return True
-    return None if first is None or second is None else False
+    """Whether a pythonic call list starts at ``pos`` (``None``: cannot tell yet)."""
+    return _any_head(text, pos, (_PY_HEAD_CALL, _PY_HEAD_KW))
 
 
 class _TextScanner(FormatStream):
