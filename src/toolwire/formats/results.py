@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CallerError, ModelOutputError
+from ..errors import CallerError, FormatError
 from ..turn import Notice
 from ..wire.events import (
     Event,
@@ -33,35 +33,6 @@ __all__ = [
 MALFORMED = "malformed_call"
 TRUNCATED = "truncated_call"
 REPAIRED = "repaired_call"
-
-
-class FormatError(ModelOutputError):
-    """The model wrote a tool call that cannot be used: malformed or cut off.
-
-    Attributes:
-        family: The format family that raised it (``"hermes"``, ``"llama"``, ...).
-        where: Where the problem is (for example ``"tool call 1"`` or ``"offset 812"``).
-        reason: The message without the family and place.
-        events: Events the failing ``feed``/``close`` produced before the error (text
-            before the broken call); a streaming caller can still show them.
-        partial: Set by :meth:`Format.parse`: everything parsed before the error.
-    """
-
-    default_hint = (
-        "the model wrote a malformed or truncated tool call; send the reason back to "
-        "the model, or raise the output token limit if it was cut off"
-    )
-
-    def __init__(
-        self, message: str, *, family: str = "", where: str = "", hint: str | None = None
-    ) -> None:
-        self.family = family
-        self.where = where
-        self.reason = message
-        self.events: list[Event] = []
-        self.partial: ParseResult | None = None
-        prefix = f"{family}: " if family else ""
-        super().__init__(f"{prefix}{message}{' at ' + where if where else ''}", hint=hint)
 
 
 # --------------------------------------------------------------------------- results

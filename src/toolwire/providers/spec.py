@@ -22,7 +22,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ..errors import CallerError
+from ..errors import CallerError, UnknownModelSpecError
 from ..run.model import Model
 
 __all__ = ["DEFAULT_SPEC", "PROVIDERS", "UnknownModelSpecError", "resolve"]
@@ -45,15 +45,6 @@ _GUESSES = (
     ("o4", "openai"),
     ("claude", "anthropic"),
 )
-
-
-class UnknownModelSpecError(CallerError):
-    """A model spec names no known provider."""
-
-    default_hint = (
-        "write local, local:smollm2, local:PATH.gguf, openai:NAME, responses:NAME, anthropic:NAME or "
-        "completions:NAME (e.g. openai:gpt-4.1-mini)"
-    )
 
 
 def resolve(spec: str | Model | None = None, base_url: str | None = None, **options: Any) -> Model:

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceededError
 from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
 from .events import (
     CallDiscarded,
@@ -49,10 +50,12 @@ __all__ = [
     "ExecutionOptions",
     "Executor",
     "LoopDetected",
+    "LoopDetectedError",
     "LoopDetector",
     "LoopPolicy",
     "LoopWarning",
     "MaxRoundsExceeded",
+    "MaxRoundsExceededError",
     "Model",
     "ModelEvent",
     "ModelRequest",
@@ -74,6 +77,7 @@ __all__ = [
     "TurnDone",
     "TurnRun",
     "UsageLimitExceeded",
+    "UsageLimitExceededError",
     "UsageLimits",
     "answer_missing",
     "call_signature",

@@ -33,11 +33,16 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from ..context import ContextPolicy, RunContext, read_result_tool
 from ..context.truncate import CURRENT_STORE, is_read_result
-from ..errors import CallerError, ModelOutputError, ProtocolError
+from ..errors import (
+    CallerError,
+    MaxRoundsExceeded,
+    MaxRoundsExceededError,
+    ProtocolError,
+)
 from ..history import check_history
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
 from ..tools.diagnostics import RunDiagnostics
@@ -66,7 +71,14 @@ from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .resume import answer_missing
 from .sources import RunTools, ToolSource, run_tools, split_tools
 
-__all__ = ["Agent", "AgentStream", "MaxRoundsExceeded", "RunResult", "resolve_model"]
+__all__ = [
+    "Agent",
+    "AgentStream",
+    "MaxRoundsExceeded",
+    "RunResult",
+    "resolve_model",
+    "MaxRoundsExceededError",
+]
 
 OnMaxRounds = Literal["final_answer", "raise"]
 Emit = Callable[[RunEvent], None]
@@ -76,24 +88,6 @@ _EMPTY_TURN_FEEDBACK = (
     "Your last reply ended with finish reason tool_calls but contained no tool call. "
     "If you meant to call a tool, call it now; otherwise give your final answer."
 )
-
-
-class MaxRoundsExceeded(ModelOutputError):
-    """The run reached ``max_rounds`` without a final answer.
-
-    Attributes:
-        max_rounds: The limit.
-        messages: The history when the run stopped (every call answered).
-    """
-
-    default_hint: ClassVar[str] = (
-        "raise max_rounds, or pass on_max_rounds='final_answer' to force an answer"
-    )
-
-    def __init__(self, max_rounds: int, detail: str, *, hint: str | None = None) -> None:
-        self.max_rounds = max_rounds
-        self.messages: list[Message] = []
-        super().__init__(f"the run reached max_rounds={max_rounds}: {detail}", hint=hint)
 
 
 def resolve_model(spec: Model | str) -> Model:

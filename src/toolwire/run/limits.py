@@ -9,34 +9,11 @@ and the token counts after every turn (the provider reports usage at the end).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
 
-from ..errors import CallerError, Fault, ToolwireError
-from ..messages import Message, Usage
+from ..errors import CallerError, UsageLimitExceeded, UsageLimitExceededError
+from ..messages import Usage
 
-__all__ = ["UsageLimitExceeded", "UsageLimits"]
-
-
-class UsageLimitExceeded(ToolwireError):
-    """The run stopped at one of its :class:`UsageLimits`.
-
-    Attributes:
-        limit: Which limit (``max_requests``, ``max_tool_calls``, ``max_input_tokens``,
-            ``max_output_tokens``, ``max_total_tokens``).
-        value: The limit's value.
-        used: What the run had used (or would have, for tool calls).
-        messages: The history when the run stopped (every call answered).
-    """
-
-    fault: ClassVar[Fault] = "caller"
-    default_hint: ClassVar[str] = "raise the limit in UsageLimits if the run needs more"
-
-    def __init__(self, limit: str, value: int, used: int) -> None:
-        self.limit = limit
-        self.value = value
-        self.used = used
-        self.messages: list[Message] = []
-        super().__init__(f"usage limit {limit}={value} reached (the run needs {used})")
+__all__ = ["UsageLimitExceeded", "UsageLimits", "UsageLimitExceededError"]
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,10 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from ..errors import CallerError, ModelOutputError
-from ..messages import Message, ToolResult, ToolStatus
+from ..errors import CallerError, LoopDetected, LoopDetectedError
+from ..messages import ToolResult, ToolStatus
 from ..turn import ToolRequest
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "LoopVerdict",
     "LoopWarningNote",
     "call_signature",
+    "LoopDetectedError",
 ]
 
 LoopKind = Literal["repeated_call", "no_progress"]
@@ -72,39 +73,6 @@ class LoopPolicy:
                 raise CallerError(
                     f"LoopPolicy.{warn} must be below {stop}, so the model is warned first"
                 )
-
-
-class LoopDetected(ModelOutputError):
-    """The run stopped: the model kept repeating itself.
-
-    Attributes:
-        kind: ``repeated_call`` or ``no_progress``.
-        tool: The tool of the repeated call (or of the round's last call).
-        signature: The repeated call signature (``""`` for no progress).
-        count: Repetitions, or rounds without progress.
-        limit: The threshold reached.
-        messages: The history when the run stopped (every call answered).
-    """
-
-    default_hint: ClassVar[str] = (
-        "improve the tool's description or results so the model can tell it is done, "
-        "or raise the thresholds in LoopPolicy"
-    )
-
-    def __init__(
-        self, *, kind: LoopKind, tool: str, signature: str, count: int, limit: int
-    ) -> None:
-        self.kind = kind
-        self.tool = tool
-        self.signature = signature
-        self.count = count
-        self.limit = limit
-        self.messages: list[Message] = []
-        if kind == "repeated_call":
-            what = f"the model made the same call {signature} in {count} rounds"
-        else:
-            what = f"{count} consecutive rounds made no progress (last tool: {tool!r})"
-        super().__init__(f"run stopped: {what} (limit {limit})")
 
 
 def call_signature(name: str, arguments: Any) -> str:

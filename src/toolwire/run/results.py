@@ -42,19 +42,13 @@ from typing import Any
 
 import pydantic
 
-from ..errors import ToolExecutionError
+from ..errors import ResultError
 from ..wire.assembler import sendable_text
 
 __all__ = ["DEFAULT_MAX_CHARS", "ResultError", "render_content", "truncate"]
 
 DEFAULT_MAX_CHARS = 100_000
 """Characters of one result sent to the model before it is cut (about 25k tokens)."""
-
-
-class ResultError(ToolExecutionError):
-    """A tool returned a value that cannot become result text."""
-
-    default_hint = "return a str, a JSON-compatible value, bytes or a pydantic model"
 
 
 def render_content(value: Any, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:

@@ -8,6 +8,7 @@ executor (``toolwire.run``) builds on :class:`Tool`, :class:`Toolset` and
 
 from __future__ import annotations
 
+from ..errors import BudgetExceededError, SchemaExtraMissingError, ToolBudgetExceededError
 from .diagnostics import (
     FAILURE_KINDS,
     FAILURE_LABELS,
@@ -40,12 +41,14 @@ __all__ = [
     "FAILURE_LABELS",
     "MISSING",
     "BudgetExceeded",
+    "BudgetExceededError",
     "Failure",
     "FailureBudget",
     "FailureKind",
     "RetryPolicy",
     "RunDiagnostics",
     "ToolBudgetExceeded",
+    "ToolBudgetExceededError",
     "classify",
     "error_result",
     "failure_content",
@@ -55,6 +58,7 @@ __all__ = [
     "Problem",
     "RepairPolicy",
     "SchemaExtraMissing",
+    "SchemaExtraMissingError",
     "Tool",
     "ToolDefinitionError",
     "Toolset",

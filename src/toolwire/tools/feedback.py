@@ -21,9 +21,15 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import ClassVar, Literal
+from typing import Literal
 
-from ..errors import CallerError, Fault, ModelOutputError
+from ..errors import (
+    BudgetExceeded,
+    BudgetExceededError,
+    CallerError,
+    ToolBudgetExceeded,
+    ToolBudgetExceededError,
+)
 from ..messages import ToolResult, ToolStatus
 from .diagnostics import FAILURE_KINDS, FailureKind
 from .tool import Tool
@@ -39,6 +45,8 @@ __all__ = [
     "error_result",
     "failure_content",
     "failure_result",
+    "BudgetExceededError",
+    "ToolBudgetExceededError",
 ]
 
 DEFAULT_BUDGETS: Mapping[FailureKind, int] = MappingProxyType(
@@ -67,52 +75,6 @@ DEFAULT_BREAKER = 5
 """Consecutive failures of one tool, of any class, that stop the run."""
 
 _TOOL_KINDS = frozenset({"tool_error", "timeout"})
-
-
-class BudgetExceeded(ModelOutputError):
-    """The run stops: a failure class's budget or a tool's breaker is spent.
-
-    Attributes:
-        tool: The tool whose call failed last.
-        kind: The failure class of that call.
-        last_message: What the model was told about that call.
-        count: Failures counted (of the class, or consecutive for the tool).
-        limit: The budget or breaker threshold that was passed.
-        reason: ``"budget"`` or ``"breaker"``.
-    """
-
-    default_hint = "raise the budget in RetryPolicy, or fix the tool or its description"
-
-    def __init__(
-        self,
-        *,
-        tool: str,
-        kind: FailureKind,
-        last_message: str,
-        count: int,
-        limit: int,
-        reason: Literal["budget", "breaker"],
-    ) -> None:
-        self.tool = tool
-        self.kind = kind
-        self.last_message = last_message
-        self.count = count
-        self.limit = limit
-        self.reason = reason
-        if reason == "budget":
-            what = f"{count} {kind} failures in this run (budget: {limit} retries)"
-        else:
-            what = f"{count} consecutive failures of tool {tool!r} (breaker: {limit})"
-        super().__init__(
-            f"run stopped after {what}; last failure: tool {tool!r}, {kind}: "
-            f"{_first_line(last_message)}"
-        )
-
-
-class ToolBudgetExceeded(BudgetExceeded):
-    """:class:`BudgetExceeded` where the last failure was the tool's (raised, timed out)."""
-
-    fault: ClassVar[Fault] = "tool"
 
 
 @dataclass(frozen=True)
@@ -292,8 +254,3 @@ def failure_result(
     if status is ToolStatus.OK:
         raise CallerError("failure_result() needs an error status, not ok")
     return ToolResult(call_id, name, failure_content(name, error, tool), status)
-
-
-def _first_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "(no message)"
-    return line if len(line) <= 200 else line[:200] + "..."

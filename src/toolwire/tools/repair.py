@@ -68,6 +68,8 @@ _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _MAX_UNWRAP = 3  # JSON in a string in a string: deeper than this is not an accident
 
 
+# Control flow inside repair_json, never raised to a caller (it becomes a RepairError),
+# so it stays here and private rather than in toolwire.errors.
 class _Refused(Exception):
     """The lenient parser met something it will not guess about."""
 

@@ -26,7 +26,7 @@ from typing import Any
 import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 
-from ..errors import CallerError
+from ..errors import ToolDefinitionError
 
 __all__ = [
     "ParamSpec",
@@ -37,25 +37,6 @@ __all__ = [
 ]
 
 _SKIPPED_KINDS = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-
-
-class ToolDefinitionError(CallerError):
-    """A function cannot become a tool: unsupported annotation, bad name or option.
-
-    Attributes:
-        function: The function's qualified name.
-        parameter: The offending parameter, or ``None`` when the whole tool is at fault.
-    """
-
-    default_hint = "use JSON-compatible annotations (str, int, float, bool, list, dict, models)"
-
-    def __init__(
-        self, message: str, *, function: str, parameter: str | None = None, hint: str | None = None
-    ) -> None:
-        self.function = function
-        self.parameter = parameter
-        where = f"parameter {parameter!r} of {function}" if parameter else function
-        super().__init__(f"{where}: {message}", hint=hint)
 
 
 class _NoFieldTitles(GenerateJsonSchema):

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import pydantic
 
-from ..errors import CallerError
+from ..errors import SchemaExtraMissing, SchemaExtraMissingError
 
 __all__ = [
     "KIND_ORDER",
@@ -35,6 +35,8 @@ __all__ = [
     "pydantic_problems",
     "render_message",
     "schema_text",
+    "SchemaExtraMissing",
+    "SchemaExtraMissingError",
 ]
 
 ValidationKind = Literal[
@@ -299,9 +301,3 @@ def _quoted_name(message: str) -> str:
     if message.startswith("'") and "'" in message[1:]:
         return message[1 : message.index("'", 1)]
     return ""
-
-
-class SchemaExtraMissing(CallerError):
-    """A raw-schema tool needs the optional ``jsonschema`` dependency."""
-
-    default_hint = "in a toolwire checkout: pip install '.[schema]' (or pip install jsonschema)"

@@ -30,7 +30,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import ModelOutputError
+from ..errors import PartialJSONError
 
 # The C string decoder behind json.loads: decodes one string body in one call.
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
@@ -233,10 +233,6 @@ class ClosureScanner:
                 return end + 1
             self._escape = True  # a lone backslash ends this piece; its partner comes next
         return -1
-
-
-class PartialJSONError(ModelOutputError):
-    """The text fed to ``PartialJSON`` cannot be the start of a JSON value."""
 
 
 def _not_json(name: str) -> Any:
