@@ -47,6 +47,15 @@ FORBIDDEN["context"] = {
 }
 for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tools"):
     FORBIDDEN[_lower] = FORBIDDEN[_lower] | {"context"}
+# checks.py (the shared argument checks) sits on errors.py and under everything else: it
+# imports only errors, which imports nothing of toolwire.
+_LAYERS = {
+    p.name.removesuffix(".py")
+    for p in PACKAGE.iterdir()
+    if not p.name.startswith("_") and (p.is_dir() or p.suffix == ".py")
+}
+FORBIDDEN["checks"] = _LAYERS - {"errors", "checks"}
+FORBIDDEN["errors"] = FORBIDDEN["errors"] | {"checks"}
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "TOOL_ERROR_PREFIX",
     "AssistantMessage",
     "Message",
     "Part",
@@ -109,6 +110,16 @@ class ToolStatus(str, enum.Enum):
     def is_error(self) -> bool:
         """True for every status but ``ok``: providers mark these results as errors."""
         return self is not ToolStatus.OK
+
+
+TOOL_ERROR_PREFIX = "Tool error: "
+"""How a failed tool result's text starts: everything toolwire writes as an error result.
+
+OpenAI Chat and Responses have no error flag on a tool result, so the text is the only
+place a failure can show; their history decoders read a result starting with this prefix
+as ``ToolStatus.ERROR`` and any other as ``ToolStatus.OK``. Defined here, in the core,
+so every package that writes or reads such a result uses the same text.
+"""
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
+from .checks import check_number
 from .errors import CallerError
 from .history import to_openai_chat
 from .observe.replay import ReplayModel, assert_replays
@@ -55,10 +56,7 @@ class ScriptedModel:
             isinstance(t, Sequence) and not isinstance(t, (str, bytes)) for t in turns
         ):
             raise CallerError("ScriptedModel(turns): turns must be a list of lists of chunk dicts")
-        if not isinstance(chunk_delay, (int, float)) or chunk_delay < 0:
-            raise CallerError(
-                f"ScriptedModel: chunk_delay must be a number >= 0, got {chunk_delay!r}"
-            )
+        check_number("ScriptedModel: chunk_delay", chunk_delay, positive=False)
         self._turns = [list(t) for t in turns]
         self._next = 0
         self.chunk_delay = float(chunk_delay)

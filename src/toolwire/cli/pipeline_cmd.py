@@ -124,7 +124,7 @@ def _history(provider: str, turn: Any) -> list[Any]:
     """The assistant message and one result per call, encoded for ``provider``."""
     from ..demo.tools import DEMO_TOOLS
     from ..history import to_anthropic, to_openai_chat, to_responses_input
-    from ..messages import ToolResult, ToolStatus
+    from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
     from ..tools import Toolset
 
     toolset = Toolset(DEMO_TOOLS)
@@ -141,7 +141,7 @@ def _history(provider: str, turn: Any) -> list[Any]:
             messages.append(ToolResult(request.id, request.name, content))
         except Exception as exc:  # a failing tool still answers its call
             messages.append(
-                ToolResult(request.id, request.name, f"Tool error: {exc}", ToolStatus.ERROR)
+                ToolResult(request.id, request.name, f"{TOOL_ERROR_PREFIX}{exc}", ToolStatus.ERROR)
             )
     if provider == "anthropic":
         return to_anthropic(messages)[1]

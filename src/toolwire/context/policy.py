@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from ..checks import check_int
 from ..errors import CallerError
 from .routing import METHODS
 
@@ -48,11 +49,11 @@ class ContextPolicy:
 
     def __post_init__(self) -> None:
         if self.max_result_tokens is not None:
-            _positive("max_result_tokens", self.max_result_tokens)
-        _positive("route_top_k", self.route_top_k)
-        _positive("route_threshold", self.route_threshold)
+            check_int("ContextPolicy.max_result_tokens", self.max_result_tokens, minimum=1)
+        check_int("ContextPolicy.route_top_k", self.route_top_k, minimum=1)
+        check_int("ContextPolicy.route_threshold", self.route_threshold, minimum=1)
         if self.max_history_tokens is not None:
-            _positive("max_history_tokens", self.max_history_tokens)
+            check_int("ContextPolicy.max_history_tokens", self.max_history_tokens, minimum=1)
         if isinstance(self.always_include, str) or not all(
             isinstance(n, str) for n in _iterable("always_include", self.always_include)
         ):
@@ -74,11 +75,6 @@ class ContextPolicy:
             raise CallerError(
                 f"ContextPolicy.prompt_cache must be a bool, got {self.prompt_cache!r}"
             )
-
-
-def _positive(name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise CallerError(f"ContextPolicy.{name} must be a positive int, got {value!r}")
 
 
 def _iterable(name: str, value: object) -> list[object]:

@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..checks import check_int
 from ..errors import CallerError
 
 __all__ = ["METHODS", "ToolRouter", "terms"]
@@ -204,7 +205,7 @@ class ToolRouter:
         Raises:
             CallerError: ``k`` is not a positive int, or ``query`` is not a str.
         """
-        _positive_int("k", k)
+        check_int("k", k, minimum=1)
         if not isinstance(query, str):
             raise CallerError(f"the query must be a str, not {type(query).__name__}")
         if self.method == "embeddings":
@@ -296,9 +297,3 @@ def _index(documents: Sequence[list[str]]) -> dict[str, list[tuple[int, float]]]
             idf = math.log(1 + (count - n + 0.5) / (n + 0.5))
             postings.setdefault(term, []).append((doc, idf * tf * (_K1 + 1) / (tf + norm)))
     return postings
-
-
-def _positive_int(name: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise CallerError(f"{name} must be a positive int, got {value!r}")
-    return value

@@ -16,6 +16,7 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from ..checks import reject_json_constant
 from ..wire.events import ToolCallDelta
 from ..wire.jsonscan import ClosureScanner
 from .base import (
@@ -352,7 +353,7 @@ class ArgumentWriter:
 
     def _emit_json(self, text: str) -> str | None:
         try:
-            json.loads(text, parse_constant=_reject_constant)
+            json.loads(text, parse_constant=reject_json_constant)
         except (ValueError, RecursionError):
             return f"value {text[:40]!r} is not valid JSON"
         self._emit(text.strip())
@@ -361,7 +362,3 @@ class ArgumentWriter:
     def close(self) -> None:
         """Close the object (``{}`` when it has no member)."""
         self._emit("}" if self._keys else "{}")
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")

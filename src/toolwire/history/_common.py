@@ -16,8 +16,9 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..checks import reject_json_constant
 from ..errors import HistoryError, ProtocolError, ProviderAPIError, ToolwireError
-from ..messages import ToolStatus
+from ..messages import TOOL_ERROR_PREFIX, ToolStatus
 
 __all__ = [
     "TOOL_ERROR_PREFIX",
@@ -33,14 +34,6 @@ __all__ = [
     "status_from_text",
     "to_plain",
 ]
-
-TOOL_ERROR_PREFIX = "Tool error: "
-"""How a failed tool result's text starts (the executor's convention).
-
-OpenAI Chat and Responses have no error flag on a tool result, so the text is the only
-place a failure can show; decoders read a result starting with this prefix as
-``ToolStatus.ERROR`` and any other as ``ToolStatus.OK``.
-"""
 
 ErrorFactory = Callable[[str, str], ToolwireError]
 """Builds the error to raise from ``(message, where)``."""
@@ -102,10 +95,6 @@ def status_from_text(content: str) -> ToolStatus:
     return ToolStatus.ERROR if content.startswith(TOOL_ERROR_PREFIX) else ToolStatus.OK
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -124,7 +113,7 @@ def parse_object(arguments: str) -> dict[str, Any] | None:
     if not arguments.strip():
         return {}
     try:
-        value = json.loads(arguments, parse_constant=_reject_constant, parse_float=_finite)
+        value = json.loads(arguments, parse_constant=reject_json_constant, parse_float=_finite)
     except (ValueError, RecursionError):
         # RecursionError: nesting deeper than the parser's stack is not usable input.
         return None

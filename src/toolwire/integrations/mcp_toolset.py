@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Any, TextIO
 from urllib.parse import urlsplit, urlunsplit
 
+from ..checks import check_int, check_number
 from ..errors import CallerError, MCPServerError
 from ..tools import Tool, Toolset
 from .mcp_connection import MCPConnection, Transport
@@ -144,10 +145,10 @@ class MCPToolset:
     ) -> None:
         if prefix is not None and (not isinstance(prefix, str) or not prefix):
             raise CallerError(f"MCPToolset prefix must be a non-empty str, got {prefix!r}")
-        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-            raise CallerError(f"MCPToolset retries must be an int >= 0, got {retries!r}")
-        _positive("timeout", timeout, allow_none=True)
-        _positive("startup_timeout", startup_timeout, allow_none=False)
+        check_int("MCPToolset retries", retries)
+        if timeout is not None:
+            check_number("MCPToolset timeout", timeout)
+        check_number("MCPToolset startup_timeout", startup_timeout)
         self.label = label
         self.prefix = prefix
         self.timeout = timeout
@@ -339,10 +340,3 @@ def _safe_url(url: object) -> str:
     if parts.port:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def _positive(name: str, value: object, *, allow_none: bool) -> None:
-    if value is None and allow_none:
-        return
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-        raise CallerError(f"MCPToolset {name} must be a number > 0, got {value!r}")

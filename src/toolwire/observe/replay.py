@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import ReplayedToolError, ReplayMismatch, ReplayMismatchError, ToolwireError
 from ..messages import (
+    TOOL_ERROR_PREFIX,
     AssistantMessage,
     Message,
     ReasoningPart,
@@ -187,7 +188,7 @@ def _logged_failure(name: str, text: str) -> Exception:
     the schema and advice); raising an exception of a class named ``TYPE`` with
     ``MESSAGE`` reproduces it exactly.
     """
-    reason = text.removeprefix(f"Tool error: the call to `{name}` failed: ")
+    reason = text.removeprefix(f"{TOOL_ERROR_PREFIX}the call to `{name}` failed: ")
     for marker in (
         "\nExpected arguments (JSON Schema): ",
         "\nCorrect the call and try again",

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
+from ..checks import check_int
 from ..context import ContextPolicy, RunContext, read_result_tool
 from ..context.truncate import CURRENT_STORE, is_read_result
 from ..errors import (
@@ -223,7 +224,7 @@ class Agent:
         )
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
-        self.max_rounds = _count("max_rounds", max_rounds)
+        self.max_rounds = check_int("max_rounds", max_rounds)
         self.on_max_rounds = _choice("on_max_rounds", on_max_rounds, ("final_answer", "raise"))
         self.tool_choice = self._check_tool_choice(tool_choice)
         self.reset_tool_choice = bool(reset_tool_choice)
@@ -882,12 +883,6 @@ def _start_history(
 def _optional_str(name: str, value: object) -> str | None:
     if value is not None and not isinstance(value, str):
         raise CallerError(f"{name} must be a str or None, not {type(value).__name__}")
-    return value
-
-
-def _count(name: str, value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CallerError(f"{name} must be an int >= 0, got {value!r}")
     return value
 
 

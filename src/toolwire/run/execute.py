@@ -79,9 +79,9 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from ..checks import check_int, check_number
 from ..errors import CallerError
-from ..history import TOOL_ERROR_PREFIX
-from ..messages import ToolResult, ToolStatus
+from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
 from ..tools.feedback import error_result, failure_result
 from ..tools.tool import Tool, Toolset
 from ..tools.validate import Validation
@@ -165,9 +165,9 @@ class ExecutionOptions:
                 f"ExecutionOptions.backend must be an execution backend, not {type(self.backend).__name__}",
                 hint="pass toolwire.RayBackend(...) or None",
             )
-        _positive_int("max_threads", self.max_threads)
+        check_int("ExecutionOptions.max_threads", self.max_threads, minimum=1)
         if self.max_result_chars is not None:
-            _positive_int("max_result_chars", self.max_result_chars)
+            check_int("ExecutionOptions.max_result_chars", self.max_result_chars, minimum=1)
             warnings.warn(
                 "ExecutionOptions.max_result_chars is deprecated; use "
                 "toolwire.ContextPolicy(max_result_tokens=...)",
@@ -175,11 +175,9 @@ class ExecutionOptions:
                 stacklevel=3,
             )
         if self.batch_budget is not None:
-            _positive_number("batch_budget", self.batch_budget)
+            check_number("ExecutionOptions.batch_budget", self.batch_budget)
         for name in ("backoff_base", "backoff_max", "overrun_grace"):
-            value = getattr(self, name)
-            if not _is_number(value) or value < 0:
-                raise CallerError(f"ExecutionOptions.{name} must be a number >= 0, got {value!r}")
+            check_number(f"ExecutionOptions.{name}", getattr(self, name), positive=False)
         if not callable(self.retry_on):
             raise CallerError("ExecutionOptions.retry_on must be a function of the exception")
 
@@ -980,17 +978,3 @@ def _describe(exc: BaseException | None) -> str:
         return "unknown reason"
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _positive_int(name: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise CallerError(f"ExecutionOptions.{name} must be an int >= 1, got {value!r}")
-
-
-def _positive_number(name: str, value: object) -> None:
-    if not _is_number(value) or value <= 0:  # type: ignore[operator]
-        raise CallerError(f"ExecutionOptions.{name} must be a number > 0, got {value!r}")

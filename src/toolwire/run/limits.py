@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import CallerError, UsageLimitExceeded, UsageLimitExceededError
+from ..checks import check_int
+from ..errors import UsageLimitExceeded, UsageLimitExceededError
 from ..messages import Usage
 
 __all__ = ["UsageLimitExceeded", "UsageLimits", "UsageLimitExceededError"]
@@ -43,10 +44,8 @@ class UsageLimits:
             "max_total_tokens",
         ):
             value = getattr(self, name)
-            if value is not None and (
-                not isinstance(value, int) or isinstance(value, bool) or value < 0
-            ):
-                raise CallerError(f"UsageLimits.{name} must be an int >= 0 or None, got {value!r}")
+            if value is not None:
+                check_int(f"UsageLimits.{name}", value)
 
     def check_request(self, made: int) -> None:
         """Raise if one more request would pass ``max_requests``."""

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..checks import check_int
 from ..errors import CallerError, LoopDetected, LoopDetectedError
 from ..messages import ToolResult, ToolStatus
 from ..turn import ToolRequest
@@ -61,9 +62,7 @@ class LoopPolicy:
 
     def __post_init__(self) -> None:
         for name in ("repeat_warn", "repeat_stop", "stall_warn", "stall_stop"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise CallerError(f"LoopPolicy.{name} must be an int >= 0, got {value!r}")
+            check_int(f"LoopPolicy.{name}", getattr(self, name))
         for warn, stop in (("repeat_warn", "repeat_stop"), ("stall_warn", "stall_stop")):
             if (
                 getattr(self, warn)

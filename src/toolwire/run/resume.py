@@ -12,9 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..history import TOOL_ERROR_PREFIX
 from ..history.check import unanswered_by_turn
-from ..messages import AssistantMessage, Message, ToolCall, ToolResult, ToolStatus
+from ..messages import (
+    TOOL_ERROR_PREFIX,
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResult,
+    ToolStatus,
+)
 
 __all__ = ["answer_missing", "not_executed_result"]
 

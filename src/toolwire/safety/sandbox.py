@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import math
 import os
 import re
 import signal
@@ -27,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..checks import check_int, check_number
 from ..errors import CallerError, SandboxUnavailableError
 from . import bwrap as layout
 from .process import Outcome, Running
@@ -160,13 +160,13 @@ class Sandbox:
     ) -> None:
         self.workspace = _workspace(workspace)
         self.network = _flag("network", network)
-        self.cpu_seconds = _positive("cpu_seconds", cpu_seconds)
-        self.memory_mb = _positive("memory_mb", memory_mb)
-        self.wall_seconds = _positive("wall_seconds", wall_seconds)
-        self.max_output_bytes = int(_positive("max_output_bytes", max_output_bytes, integer=True))
-        self.file_size_mb = _positive("file_size_mb", file_size_mb)
-        self.open_files = int(_positive("open_files", open_files, integer=True))
-        self.processes = int(_positive("processes", processes, integer=True))
+        self.cpu_seconds = float(check_number("Sandbox cpu_seconds", cpu_seconds, finite=True))
+        self.memory_mb = float(check_number("Sandbox memory_mb", memory_mb, finite=True))
+        self.wall_seconds = float(check_number("Sandbox wall_seconds", wall_seconds, finite=True))
+        self.max_output_bytes = check_int("Sandbox max_output_bytes", max_output_bytes, minimum=1)
+        self.file_size_mb = float(check_number("Sandbox file_size_mb", file_size_mb, finite=True))
+        self.open_files = check_int("Sandbox open_files", open_files, minimum=1)
+        self.processes = check_int("Sandbox processes", processes, minimum=1)
         self.env = _environment(env)
         self.read_only_paths = tuple(_existing(p) for p in _paths(read_only_paths))
         self.allow_unisolated = _flag("allow_unisolated", allow_unisolated)
@@ -304,16 +304,6 @@ def _workspace(value: object) -> Path:
             hint="create it first (e.g. tempfile.mkdtemp())",
         )
     return path
-
-
-def _positive(name: str, value: object, *, integer: bool = False) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if integer:
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or not value > 0:  # type: ignore[arg-type,operator]
-        kind = "an int" if integer else "a number"
-        raise CallerError(f"Sandbox {name} must be {kind} > 0, got {value!r}")
-    return float(value)  # type: ignore[arg-type]
 
 
 def _flag(name: str, value: object) -> bool:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from ..checks import check_int
 from ..errors import (
     BudgetExceeded,
     BudgetExceededError,
@@ -30,7 +31,7 @@ from ..errors import (
     ToolBudgetExceeded,
     ToolBudgetExceededError,
 )
-from ..messages import ToolResult, ToolStatus
+from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
 from .diagnostics import FAILURE_KINDS, FailureKind
 from .tool import Tool
 from .validate import Validation
@@ -97,17 +98,12 @@ class RetryPolicy:
                     f"RetryPolicy: unknown failure class {kind!r}",
                     hint=f"use one of {', '.join(FAILURE_KINDS)}",
                 )
-            _check_count(f"budget for {kind}", value)
-        _check_count("breaker", self.breaker)
+            check_int(f"RetryPolicy: budget for {kind}", value)
+        check_int("RetryPolicy: breaker", self.breaker)
 
     def budget(self, kind: FailureKind) -> int:
         """The retries allowed for ``kind``."""
         return self.budgets.get(kind, DEFAULT_BUDGETS[kind])
-
-
-def _check_count(what: str, value: object) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise CallerError(f"RetryPolicy: {what} must be an int >= 0, got {value!r}")
 
 
 class FailureBudget:
@@ -237,7 +233,7 @@ def failure_content(name: str, error: BaseException | str, tool: Tool | None = N
     # No schema here: the arguments were valid (invalid calls never run), so quoting the
     # schema would tell the model its arguments were wrong. Only validation failures
     # (:func:`error_result`) carry it.
-    lines = [f"Tool error: the call to `{name}` failed: {reason}"]
+    lines = [f"{TOOL_ERROR_PREFIX}the call to `{name}` failed: {reason}"]
     lines.append(FAILURE_ADVICE)
     return "\n".join(lines)
 

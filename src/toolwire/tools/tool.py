@@ -28,6 +28,7 @@ with :class:`~toolwire.tools.schema.ToolDefinitionError`.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import inspect
 import re
@@ -36,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 
 import pydantic
 
+from ..checks import check_int, check_number
 from ..errors import CallerError, RepairError
 from .docstrings import parse_docstring
 from .repair import loads_lenient
@@ -615,24 +617,20 @@ def _check_policy(name: str, concurrency_safe: object, timeout: object, retries:
         raise ToolDefinitionError(
             "concurrency_safe must be a bool or a function of the input", function=name
         )
-    is_number = isinstance(timeout, (int, float)) and not isinstance(timeout, bool)
-    if timeout is not None and (not is_number or timeout <= 0):  # type: ignore[operator]
-        raise ToolDefinitionError(
-            f"timeout must be a positive number, got {timeout!r}", function=name
-        )
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ToolDefinitionError(f"retries must be an int >= 0, got {retries!r}", function=name)
+    error = functools.partial(ToolDefinitionError, function=name)
+    if timeout is not None:
+        check_number("timeout", timeout, error=error)
+    check_int("retries", retries, error=error)
 
 
 def _check_result_cap(name: str, cap: object) -> None:
     """``max_result_tokens``: ``None``, ``False`` or a positive int."""
     if cap is None or cap is False:
         return
-    if not isinstance(cap, int) or isinstance(cap, bool) or cap < 1:
-        raise ToolDefinitionError(
-            f"max_result_tokens must be a positive int, False (never cut) or None, got {cap!r}",
-            function=name,
-        )
+    error = functools.partial(
+        ToolDefinitionError, function=name, hint="or pass False (never cut) or None (the default)"
+    )
+    check_int("max_result_tokens", cap, minimum=1, error=error)
 
 
 def _required_names(signature: SignatureModel | None, parameters: dict[str, Any]) -> list[str]:

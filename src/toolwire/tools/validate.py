@@ -24,6 +24,7 @@ from typing import Any, Literal
 import pydantic
 
 from ..errors import SchemaExtraMissing, SchemaExtraMissingError
+from ..messages import TOOL_ERROR_PREFIX
 
 __all__ = [
     "KIND_ORDER",
@@ -191,7 +192,7 @@ def render_message(
     Returns:
         The error result content for the model.
     """
-    lines = [f"Tool error: the call to `{tool}` was not run: {headline}", *details]
+    lines = [f"{TOOL_ERROR_PREFIX}the call to `{tool}` was not run: {headline}", *details]
     if schema is not None:
         lines.append(f"Expected arguments (JSON Schema): {schema_text(schema)}")
         lines.append(f"Call `{tool}` again with arguments that match this schema.")
