@@ -83,6 +83,7 @@ def _sandbox(tmp: Path, **options: Any) -> Callable[[], object]:
 
 def _settings(tmp: Path) -> list[tuple[Callable[[], object], str]]:
     from toolwire.integrations.mcp_toolset import MCPToolset
+    from toolwire.integrations.ray_backend import RayBackend
     from toolwire.run.loops import LoopPolicy
     from toolwire.testing import ScriptedModel
 
@@ -117,6 +118,7 @@ def _settings(tmp: Path) -> list[tuple[Callable[[], object], str]]:
         (lambda: MCPToolset(label="x", stdio=stdio, timeout=0), "timeout must be a number > 0"),
         (_sandbox(tmp, cpu_seconds=math.inf), "cpu_seconds must be a finite number > 0"),
         (_sandbox(tmp, processes=2.0), "processes must be a positive int"),
+        (lambda: RayBackend(cancel_grace=-1), "RayBackend cancel_grace must be a number >= 0"),
     ]
 
 

@@ -40,6 +40,7 @@ import weakref
 from collections.abc import Mapping
 from typing import Any
 
+from ..checks import check_number
 from ..errors import BackendError, ToolExecutionError
 from ..tools import Tool, Toolset
 
@@ -126,8 +127,7 @@ class RayBackend:
     ) -> None:
         if address is not None and (not isinstance(address, str) or not address):
             raise BackendError(f"RayBackend address must be a non-empty str, got {address!r}")
-        if isinstance(cancel_grace, bool) or not isinstance(cancel_grace, (int, float)):
-            raise BackendError(f"cancel_grace must be a number, got {cancel_grace!r}")
+        check_number("RayBackend cancel_grace", cancel_grace, positive=False, error=BackendError)
         self._ray = connect_ray(address)
         self.task_options = {"max_retries": 0, "retry_exceptions": False, **(task_options or {})}
         self.cancel_grace = float(cancel_grace)
