@@ -69,6 +69,7 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "MCPApprovalRequest": "run",
     # safety: permissions, the sandbox, path guards
     "Permissions": "safety",
     "Sandbox": "safety",
@@ -109,6 +110,7 @@ __all__ = [
     "HistoryError",
     "LoopDetected",
     "LoopPolicy",
+    "MCPApprovalRequest",
     "MCPServerError",
     "MCPToolError",
     "MCPToolset",
@@ -226,6 +228,7 @@ if TYPE_CHECKING:
         LoopDetected,
         LoopPolicy,
         MaxRoundsExceeded,
+        MCPApprovalRequest,
         Model,
         ModelRequest,
         RunResult,
