@@ -446,7 +446,8 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
     if kind == "message":
         assembler.part_break()
         for text in _texts(item.get("content"), f"{where}.content", protocol_error):
-            assembler.text(text)
+            if text:  # as in a stream, where an empty text part sends no delta
+                assembler.text(text)
         for annotation in _annotations(item.get("content"), f"{where}.content"):
             assembler.citation(annotation)
     elif kind == "reasoning":
