@@ -210,3 +210,11 @@ def test_parts_of_another_provider_are_left_out() -> None:
     turn.message.parts.append(ProviderPart("anthropic", "server_tool_use", {"type": "x"}))
     items = _next_input(turn)
     assert all(item.get("type") != "x" for item in items)
+
+
+def test_a_history_with_kept_items_passes_the_check() -> None:
+    """Before every request the agent checks the history: kept items are allowed."""
+    from toolwire.history import check_history
+
+    _, turn = _body("web-search-tool.1")
+    check_history([UserMessage("go"), turn.message])
