@@ -119,8 +119,12 @@ def test_assembler_custom_input_for_an_unknown_call_is_a_protocol_error() -> Non
     assembler = Assembler()
     with pytest.raises(ProtocolError, match="never started"):
         assembler.custom_input(3, "x")
-    with pytest.raises(ProtocolError, match="must be a string"):
-        assembler.custom_call(0, "c", "t", 5)  # type: ignore[arg-type]
+    stream = OpenAIResponsesStream()
+    stream.feed(_responses_events("x", [])[0])
+    with pytest.raises(ProtocolError, match="delta"):
+        stream.feed(
+            {"type": "response.custom_tool_call_input.delta", "output_index": 0, "delta": 5}
+        )
 
 
 # -- Chat Completions ------------------------------------------------------------------
@@ -177,3 +181,24 @@ def test_chat_stream_with_custom_fragments_equals_the_body() -> None:
     turn = stream.close()
     assert turn.tool_calls == [ToolCall("call_7", "apply", PATCH, freeform=True)]
     assert turn.requests[0].input == PATCH and turn.requests[0].freeform
+
+
+def test_chat_history_sends_a_custom_call_back_in_its_own_shape() -> None:
+    """Chat Completions request: an assistant ``tool_calls`` entry ``{"id", "type":
+    "custom", "custom": {"name", "input"}}`` and a ``tool`` message (API reference,
+    "Chat > Create chat completion > messages")."""
+    from toolwire.history.openai_chat import from_openai_chat, to_openai_chat
+    from toolwire.messages import AssistantMessage, ToolResult, UserMessage
+
+    call = ToolCall("call_7", "apply", PATCH, freeform=True)
+    history = [UserMessage("go"), AssistantMessage([call]), ToolResult("call_7", "apply", "ok")]
+    messages = to_openai_chat(history)
+    assert messages[1] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_7", "type": "custom", "custom": {"name": "apply", "input": PATCH}}
+        ],
+    }
+    assert messages[2] == {"role": "tool", "tool_call_id": "call_7", "content": "ok"}
+    assert from_openai_chat(messages) == history
