@@ -164,3 +164,15 @@ def test_a_failing_approver_denies(no_keys: None) -> None:
 
     item = _response_item(_approval_run(approve_mcp=approve))
     assert item["approve"] is False and "failed (RuntimeError)" in item["reason"]
+
+
+def test_naming_a_free_form_tool_as_tool_choice(no_keys: None) -> None:
+    from toolwire.providers.openai_chat import OpenAIChatModel
+    from toolwire.run.model import ModelRequest
+
+    request = ModelRequest([], tools=[write_sql.definition()], tool_choice="write_sql")
+    responses = OpenAIResponsesModel("gpt-5", api_key="k").build_request(request).body
+    assert responses["tool_choice"] == {"type": "custom", "name": "write_sql"}
+    chat = OpenAIChatModel("gpt-5", api_key="k").build_request(request).body
+    assert chat["tool_choice"] == {"type": "custom", "custom": {"name": "write_sql"}}
+    assert chat["tools"] == [write_sql.definition()]

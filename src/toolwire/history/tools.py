@@ -55,6 +55,7 @@ __all__ = [
     "ChatToolDef",
     "ToolChoice",
     "ToolMappingError",
+    "custom_tool_names",
     "to_anthropic_tool_choice",
     "to_anthropic_tools",
     "to_openai_chat_tool_choice",
@@ -201,6 +202,16 @@ def _custom(tool: Any, position: int) -> JSONDict | None:
     _optional(custom, "description", str, where)
     _optional(custom, "format", dict, where)
     return copy.deepcopy(dict(tool))
+
+
+def custom_tool_names(tools: Sequence[ChatToolDef]) -> set[str]:
+    """The names of the custom (free-form input) tools among Chat tool definitions."""
+    names = set()
+    for tool in tools:
+        custom = tool.get("custom") if tool.get("type") == "custom" else None
+        if isinstance(custom, Mapping) and isinstance(custom.get("name"), str):
+            names.add(custom["name"])
+    return names
 
 
 def _tool_copy(tool: Any, position: int) -> JSONDict:
