@@ -123,3 +123,10 @@ def test_a_raw_schema_free_form_tool_gets_the_text_itself() -> None:
     assert validation.ok and validation.input == "ls -la"
     raw.invoke(validation.input)
     assert seen == ["ls -la"]
+
+
+def test_tool_routing_reads_free_form_definitions() -> None:
+    from toolwire.context.routing import ToolRouter
+
+    router = ToolRouter([apply_patch.definition(), read.definition()])
+    assert router.select("apply a patch", 1) == ["apply_patch"]
