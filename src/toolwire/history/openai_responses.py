@@ -230,9 +230,10 @@ def from_responses_input(instructions: str | None, items: Sequence[Any]) -> list
         The neutral history (see the module's table).
 
     Raises:
-        HistoryError: an item is malformed, of a type toolwire does not model (built-in
-            tool calls, item references, images), or a function output answers a call
-            no earlier item made.
+        HistoryError: an item is malformed, of a type toolwire does not model (item
+            references, images, an unknown kind), or a function output answers a call
+            no earlier item made. Built-in tool items, shell and patch calls and MCP
+            approval requests and responses decode as ``ProviderPart``.
     """
     decoder = _InputDecoder()
     if instructions is not None:
