@@ -134,14 +134,14 @@ def answer_approvals(items: list[JSONDict]) -> list[JSONDict]:
     saying why. ``items`` itself is returned when every request is answered.
     """
     answered = {
-        item.get("approval_request_id")
+        str(item.get("approval_request_id"))
         for item in items
         if item.get("type") == "mcp_approval_response"
     }
     pending = [
         item
         for item in items
-        if item.get("type") == "mcp_approval_request" and item.get("id") not in answered
+        if item.get("type") == "mcp_approval_request" and str(item.get("id")) not in answered
     ]
     if not pending:
         return items
@@ -262,7 +262,7 @@ class _InputDecoder:
             self._output(item, where)
         elif kind in ("reasoning", "function_call", "custom_tool_call"):
             self._part(_decode_part(item, where, history_error))
-        elif kind in _KEPT_INPUT_ITEMS:
+        elif isinstance(kind, str) and kind in _KEPT_INPUT_ITEMS:
             self._part(ProviderPart(PROVIDER, str(kind), dict(item)))
         else:
             raise history_error(f"input item type {kind!r} is not supported", where)

@@ -92,7 +92,7 @@ def mcp_approval_requests(
         for part in message.parts
         if isinstance(part, ProviderPart) and part.provider == PROVIDER
     ]
-    answered = {p.data.get("approval_request_id") for p in parts if p.type == RESPONSE}
+    answered = {str(p.data.get("approval_request_id")) for p in parts if p.type == RESPONSE}
     found = [_request(p.data) for p in parts if p.type == REQUEST]
     return [r for r in found if not (pending and r.id in answered)]
 
