@@ -93,6 +93,7 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "MCPApprovalRequest": "run",
     # safety: permissions, the sandbox, path guards
     "Permissions": "safety",
     "Sandbox": "safety",
@@ -133,6 +134,7 @@ __all__ = [
     "HistoryError",
     "LoopDetected",
     "LoopPolicy",
+    "MCPApprovalRequest",
     "MCPServerError",
     "MCPToolError",
     "MCPToolset",
@@ -296,6 +298,7 @@ if TYPE_CHECKING:
         LoopDetected,
         LoopPolicy,
         MaxRoundsExceeded,
+        MCPApprovalRequest,
         Model,
         ModelRequest,
         RunResult,

@@ -36,12 +36,16 @@ class ToolCall:
 
     ``arguments`` is the verbatim JSON text (never re-serialised), which keeps the
     history byte-identical for prompt caching and protocol-faithful for the provider.
+    ``freeform`` marks a custom tool call (OpenAI's free-form input tools): then
+    ``arguments`` is the model's raw input text, not JSON, and the call goes back as a
+    ``custom_tool_call`` (Responses) or a ``custom`` tool call (Chat).
     """
 
     id: str
     name: str
     arguments: str
     kind: Literal["tool_call"] = "tool_call"
+    freeform: bool = False
 
 
 @dataclass(slots=True)

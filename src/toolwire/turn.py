@@ -39,6 +39,8 @@ class ToolRequest:
     the text exactly as received. ``index`` is the provider's index of the call.
     ``repaired`` is set when a text format recovered the call from markup with a
     missing closing tag: the tools' repair policy then decides whether it may run.
+    ``freeform`` marks a custom tool call: ``input`` is then the raw input text itself
+    (never parsed as JSON) and only a free-form tool accepts it.
     """
 
     id: str
@@ -48,6 +50,7 @@ class ToolRequest:
     error: str | None = None
     index: int = 0
     repaired: bool = False
+    freeform: bool = False
 
 
 @dataclass(slots=True)

@@ -1,12 +1,12 @@
 """Responses API: the same turn from a stream and a body for reasoning summaries,
-built-in tool items, unsupported items and annotations."""
+built-in tool items, custom tool calls and annotations."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from toolwire.history.openai_responses import decode_responses_response, to_responses_input
-from toolwire.messages import ProviderPart, TextPart, UserMessage
+from toolwire.messages import ProviderPart, TextPart, ToolCall, UserMessage
 from toolwire.wire import OpenAIResponsesStream
 
 WEB = {
@@ -90,11 +90,14 @@ def test_stream_and_body_give_the_same_turn() -> None:
     assert streamed.reasoning == "**First**\n\n**Second**"
     parts = streamed.message.parts
     assert parts[1] == ProviderPart("openai_responses", "web_search_call", WEB)
-    assert parts[2] == ProviderPart("openai_responses", "custom_tool_call", CUSTOM)
+    assert parts[2] == ToolCall("call_c1", "apply", "*** Begin Patch", freeform=True)
     assert parts[3] == TextPart("Sunny", [NOTE])
     for turn in (streamed, body):
-        assert [(n.kind, n.index) for n in turn.notices] == [("unsupported_item", 2)]
-        assert turn.requests == []
+        assert turn.notices == []
+        assert [(r.id, r.input, r.freeform) for r in turn.requests] == [
+            ("call_c1", "*** Begin Patch", True)
+        ]
+        assert turn.finish_reason == "tool_calls"
 
 
 def test_kept_items_go_back_verbatim() -> None:

@@ -233,7 +233,8 @@ class ToolRouter:
 def _document(entry: Any) -> tuple[str, list[str], str]:
     """A tool's name, its document's terms (name terms three times), and its text."""
     if isinstance(entry, Mapping):
-        function = entry.get("function", entry)
+        # A free-form tool's definition keeps its fields under "custom".
+        function = entry.get("function") or entry.get("custom") or entry
         if not isinstance(function, Mapping):
             raise CallerError(f"a tool definition's 'function' must be an object: {entry!r}")
         name = function.get("name")

@@ -26,6 +26,7 @@ from ..errors import HistoryError
 from ..messages import (
     AssistantMessage,
     Message,
+    ProviderPart,
     ReasoningPart,
     SystemMessage,
     TextPart,
@@ -137,10 +138,12 @@ class _Checker:
         for number, part in enumerate(message.parts):
             if isinstance(part, ToolCall):
                 self._call(position, number, part)
-            elif not isinstance(part, (TextPart, ReasoningPart)):
+            elif not isinstance(part, (TextPart, ReasoningPart, ProviderPart)):
+                # A ProviderPart (a server tool's item) is answered by the provider.
                 raise HistoryError(
                     f"part {number} of the assistant message at position {position} is a "
-                    f"{type(part).__name__}, not a TextPart, ReasoningPart or ToolCall"
+                    f"{type(part).__name__}, not a TextPart, ReasoningPart, ProviderPart or "
+                    "ToolCall"
                 )
 
     def _call(self, position: int, number: int, call: ToolCall) -> None:

@@ -12,7 +12,9 @@ AssistantMessage     ``{"role": "assistant", "content", "tool_calls"?,
                      (``None`` when empty and there are calls, ``""`` otherwise);
                      ``tool_calls`` is ``[{id, type: "function", function: {name,
                      arguments}}]`` with ``arguments`` the verbatim string, left out
-                     when there are no calls (OpenAI rejects an empty list);
+                     when there are no calls (OpenAI rejects an empty list); a
+                     free-form call is ``{id, type: "custom", custom: {name,
+                     input}}``;
                      reasoning text joined goes in ``reasoning_content``, the field
                      vLLM, DeepSeek and SGLang use (``reasoning`` decodes too)
 ToolResult           ``{"role": "tool", "tool_call_id", "content"}``
@@ -116,6 +118,12 @@ def _encode_assistant(message: AssistantMessage) -> JSONDict:
 
 
 def _encode_call(call: ToolCall) -> JSONDict:
+    if call.freeform:  # a custom tool call: its raw input text goes back as sent
+        return {
+            "id": call.id,
+            "type": "custom",
+            "custom": {"name": call.name, "input": call.arguments},
+        }
     function = {"name": call.name, "arguments": call.arguments}
     return {"id": call.id, "type": "function", "function": function}
 
@@ -199,8 +207,17 @@ def _assistant_parts(message: Mapping[str, Any], where: str, err: ErrorFactory) 
 def _decode_call(raw: Any, where: str, err: ErrorFactory) -> ToolCall:
     call = as_mapping(raw, where, err)
     kind = call.get("type")  # null is absent: Mistral's SDK objects dump it as None
+    if kind == "custom":  # a free-form input tool's call: the raw input is the argument
+        custom = as_mapping(call.get("custom"), f"{where}.custom", err)
+        made = ToolCall(
+            req_str(call, "id", where, err),
+            req_str(custom, "name", f"{where}.custom", err),
+            opt_str(custom, "input", f"{where}.custom", err) or "",
+        )
+        made.freeform = True
+        return made
     if kind is not None and kind != "function":
-        raise err(f"tool call type {kind!r} is not supported (only 'function')", where)
+        raise err(f"tool call type {kind!r} is not supported (only 'function', 'custom')", where)
     function = as_mapping(call.get("function"), f"{where}.function", err)
     call_id = req_str(call, "id", where, err)
     name = req_str(function, "name", f"{where}.function", err)
@@ -285,6 +302,9 @@ def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) 
             assembler.reasoning(part.text)
         elif isinstance(part, TextPart):
             assembler.text(part.text)
+        elif isinstance(part, ToolCall) and part.freeform:
+            assembler.custom_call(index, part.id or None, part.name or None, part.arguments)
+            index += 1
         elif isinstance(part, ToolCall):
             assembler.tool_fragment(index, part.id or None, part.name or None, part.arguments)
             index += 1
@@ -315,8 +335,13 @@ def _response_parts(message: Mapping[str, Any], where: str) -> list[Part]:
 
 def _with_placeholders(raw: Any, where: str) -> JSONDict:
     call = dict(as_mapping(raw, where, protocol_error))
-    function = dict(as_mapping(call.get("function"), f"{where}.function", protocol_error))
     call["id"] = opt_str(call, "id", where, protocol_error) or ""
+    if call.get("type") == "custom":
+        custom = dict(as_mapping(call.get("custom"), f"{where}.custom", protocol_error))
+        custom["name"] = opt_str(custom, "name", f"{where}.custom", protocol_error) or ""
+        call["custom"] = custom
+        return call
+    function = dict(as_mapping(call.get("function"), f"{where}.function", protocol_error))
     function["name"] = opt_str(function, "name", f"{where}.function", protocol_error) or ""
     call["function"] = function
     return call

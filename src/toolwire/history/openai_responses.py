@@ -17,8 +17,17 @@ ReasoningPart        ``{"type": "reasoning", "id", "summary": [{"type":
                      without an ``id`` is left out: Responses accepts back only
                      reasoning items it produced, which always have one
 ToolCall             ``{"type": "function_call", "call_id", "name", "arguments"}``
-ToolResult           ``{"type": "function_call_output", "call_id", "output"}``
+ToolCall (freeform)  ``{"type": "custom_tool_call", "call_id", "name", "input"}``
+ToolResult           ``{"type": "function_call_output", "call_id", "output"}``;
+                     ``{"type": "custom_tool_call_output", "call_id", "output"}``
+                     when it answers a free-form (custom) call
+ProviderPart         its ``data``, verbatim (``openai_responses`` parts only)
 ===================  ===========================================================
+
+Every ``mcp_approval_request`` item is answered in the same request: a history
+without an ``mcp_approval_response`` for it (a part the agent adds, see
+:mod:`toolwire.run.mcp_approval`) gets one that denies it, with a reason, right after
+it, so a request never leaves an approval unanswered and never approves by default.
 
 Instructions go in ``instructions`` rather than a system item because that is where
 the API documents them; later system messages keep their place. Consecutive
@@ -72,6 +81,8 @@ from ._common import (
 
 __all__ = [
     "RESPONSES_INCOMPLETE_REASONS",
+    "UNANSWERED_APPROVAL_REASON",
+    "answer_approvals",
     "decode_responses_response",
     "from_responses_input",
     "responses_finish_reason",
@@ -106,20 +117,63 @@ def to_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[JS
     if messages and isinstance(messages[0], SystemMessage):
         instructions, start = messages[0].content, 1
     items: list[JSONDict] = []
+    custom: set[str] = set()  # ids of free-form calls: their results are custom outputs
     for position in range(start, len(messages)):
-        items.extend(_encode(position, messages[position]))
-    return instructions, items
+        message = messages[position]
+        if isinstance(message, AssistantMessage):
+            custom.update(p.id for p in message.parts if isinstance(p, ToolCall) and p.freeform)
+        items.extend(_encode(position, message, custom))
+    return instructions, answer_approvals(items)
 
 
-def _encode(position: int, message: Message) -> list[JSONDict]:
+def answer_approvals(items: list[JSONDict]) -> list[JSONDict]:
+    """``items`` with a denying ``mcp_approval_response`` after each unanswered request.
+
+    An ``mcp_approval_request`` that no ``mcp_approval_response`` of ``items`` answers
+    would be left hanging; toolwire never approves on anyone's behalf, so it denies it,
+    saying why. ``items`` itself is returned when every request is answered.
+    """
+    answered = {
+        str(item.get("approval_request_id"))
+        for item in items
+        if item.get("type") == "mcp_approval_response"
+    }
+    pending = [
+        item
+        for item in items
+        if item.get("type") == "mcp_approval_request" and str(item.get("id")) not in answered
+    ]
+    if not pending:
+        return items
+    out: list[JSONDict] = []
+    for item in items:
+        out.append(item)
+        if any(item is request for request in pending):
+            out.append(
+                {
+                    "type": "mcp_approval_response",
+                    "approval_request_id": item.get("id"),
+                    "approve": False,
+                    "reason": UNANSWERED_APPROVAL_REASON,
+                }
+            )
+    return out
+
+
+UNANSWERED_APPROVAL_REASON = (
+    "no one approved this MCP tool call (toolwire denies approval requests nobody answered)"
+)
+"""The ``reason`` of the denial sent for an approval request nobody answered."""
+
+
+def _encode(position: int, message: Message, custom: set[str]) -> list[JSONDict]:
     if isinstance(message, (SystemMessage, UserMessage)):
         return [_message_item(message.role, message.content)]
     if isinstance(message, AssistantMessage):
         return [item for part in message.parts if (item := _encode_part(part)) is not None]
     if isinstance(message, ToolResult):
-        return [
-            {"type": "function_call_output", "call_id": message.call_id, "output": message.content}
-        ]
+        kind = "custom_tool_call_output" if message.call_id in custom else "function_call_output"
+        return [{"type": kind, "call_id": message.call_id, "output": message.content}]
     raise history_error(
         f"a {type(message).__name__} is not a toolwire message", f"position {position}"
     )
@@ -133,6 +187,13 @@ def _encode_part(part: Part) -> JSONDict | None:
     if isinstance(part, TextPart):
         return _message_item("assistant", part.text)
     if isinstance(part, ToolCall):
+        if part.freeform:
+            return {
+                "type": "custom_tool_call",
+                "call_id": part.id,
+                "name": part.name,
+                "input": part.arguments,
+            }
         return {
             "type": "function_call",
             "call_id": part.id,
@@ -169,9 +230,10 @@ def from_responses_input(instructions: str | None, items: Sequence[Any]) -> list
         The neutral history (see the module's table).
 
     Raises:
-        HistoryError: an item is malformed, of a type toolwire does not model (built-in
-            tool calls, item references, images), or a function output answers a call
-            no earlier item made.
+        HistoryError: an item is malformed, of a type toolwire does not model (item
+            references, images, an unknown kind), or a function output answers a call
+            no earlier item made. Built-in tool items, shell and patch calls and MCP
+            approval requests and responses decode as ``ProviderPart``.
     """
     decoder = _InputDecoder()
     if instructions is not None:
@@ -196,10 +258,12 @@ class _InputDecoder:
         kind = item.get("type", "message")
         if kind == "message":
             self._message(item, where)
-        elif kind == "function_call_output":
+        elif kind in ("function_call_output", "custom_tool_call_output"):
             self._output(item, where)
-        elif kind in ("reasoning", "function_call"):
+        elif kind in ("reasoning", "function_call", "custom_tool_call"):
             self._part(_decode_part(item, where, history_error))
+        elif isinstance(kind, str) and kind in _KEPT_INPUT_ITEMS:
+            self._part(ProviderPart(PROVIDER, str(kind), dict(item)))
         else:
             raise history_error(f"input item type {kind!r} is not supported", where)
 
@@ -243,10 +307,36 @@ class _InputDecoder:
 
 
 def _decode_part(item: Mapping[str, Any], where: str, err: ErrorFactory) -> Part:
-    """A ``reasoning`` or ``function_call`` item as a neutral part."""
-    if item.get("type") == "function_call":
+    """A ``reasoning``, ``function_call`` or ``custom_tool_call`` item as a neutral part."""
+    kind = item.get("type")
+    if kind == "function_call":
         return _decode_call(item, where, err)
+    if kind == "custom_tool_call":
+        call_id = req_str(item, "call_id", where, err)
+        name = req_str(item, "name", where, err)
+        call = ToolCall(call_id, name, opt_str(item, "input", where, err) or "")
+        call.freeform = True
+        return call
     return _decode_reasoning(item, where, err)
+
+
+# Assistant-side items kept verbatim when a history is decoded: the built-in tools'
+# items, shell and patch calls, and the MCP approval request with its answer.
+_KEPT_INPUT_ITEMS = frozenset(
+    {
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "image_generation_call",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+    }
+)
 
 
 def _decode_call(item: Mapping[str, Any], where: str, err: ErrorFactory) -> ToolCall:
@@ -305,9 +395,10 @@ def decode_responses_response(response: Any) -> Turn:
 
     Output items go, in order, through the same
     :class:`~toolwire.wire.assembler.Assembler` as a stream (a function call's index is
-    its position in ``output``), so the same rules hold. Items of built-in tools (web
-    search, file search...) have no neutral form: each is reported as a Notice of kind
-    ``unsupported_item`` and otherwise skipped.
+    its position in ``output``), so the same rules hold. A ``custom_tool_call`` is a
+    free-form call (``ToolRequest.freeform``). Items of built-in tools (web search,
+    file search...) are kept verbatim as ``ProviderPart``; an item kind toolwire does
+    not know is kept the same way with a Notice of kind ``unsupported_item``.
 
     Args:
         response: The response body as a dict, or the SDK's ``Response``.
@@ -348,10 +439,16 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
             index, call_id, name, opt_str(item, "arguments", where, protocol_error)
         )
         return True
+    if kind == "custom_tool_call":  # a free-form input tool: the raw input is the argument
+        call_id = opt_str(item, "call_id", where, protocol_error)
+        name = opt_str(item, "name", where, protocol_error)
+        assembler.custom_call(index, call_id, name, opt_str(item, "input", where, protocol_error))
+        return True
     if kind == "message":
         assembler.part_break()
         for text in _texts(item.get("content"), f"{where}.content", protocol_error):
-            assembler.text(text)
+            if text:  # as in a stream, where an empty text part sends no delta
+                assembler.text(text)
         for annotation in _annotations(item.get("content"), f"{where}.content"):
             assembler.citation(annotation)
     elif kind == "reasoning":

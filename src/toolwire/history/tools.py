@@ -14,6 +14,11 @@ Responses     ``{"type": "function", name, description?, parameters, strict}``:
 Anthropic     ``{name, description?, input_schema, strict?}``
 ============  =======================================================================
 
+A free-form (custom) tool is written ``{"type": "custom", "custom": {name,
+description?, format?}}`` (Chat's form); Responses gets it flattened, ``{"type":
+"custom", name, description?, format?}``. Anthropic has no free-form tools: mapping
+one for Anthropic is a ``ToolMappingError``.
+
 A Chat definition may omit ``parameters`` ("no arguments"); Responses and Anthropic
 get the empty object schema ``{"type": "object", "properties": {}}`` instead, since
 Anthropic requires ``input_schema``.
@@ -50,6 +55,7 @@ __all__ = [
     "ChatToolDef",
     "ToolChoice",
     "ToolMappingError",
+    "custom_tool_names",
     "to_anthropic_tool_choice",
     "to_anthropic_tools",
     "to_openai_chat_tool_choice",
@@ -97,7 +103,10 @@ def to_openai_chat_tools(tools: Sequence[ChatToolDef]) -> list[JSONDict]:
     Raises:
         ToolMappingError: a definition is malformed.
     """
-    return [_tool_copy(tool, position) for position, tool in enumerate(_sequence(tools))]
+    return [
+        _custom(tool, position) or _tool_copy(tool, position)
+        for position, tool in enumerate(_sequence(tools))
+    ]
 
 
 def to_responses_tools(tools: Sequence[ChatToolDef]) -> list[JSONDict]:
@@ -114,6 +123,10 @@ def to_responses_tools(tools: Sequence[ChatToolDef]) -> list[JSONDict]:
     """
     mapped = []
     for position, tool in enumerate(_sequence(tools)):
+        custom = _custom(tool, position)
+        if custom is not None:  # a free-form tool: the same fields, flattened
+            mapped.append({"type": "custom", **custom["custom"]})
+            continue
         function = _function(tool, position)
         out: JSONDict = {"type": "function", "name": function.name}
         if function.description is not None:
@@ -139,6 +152,13 @@ def to_anthropic_tools(tools: Sequence[ChatToolDef]) -> list[JSONDict]:
     """
     mapped = []
     for position, tool in enumerate(_sequence(tools)):
+        if _custom(tool, position) is not None:
+            raise ToolMappingError(
+                f"tools[{position}] is a custom (free-form input) tool, which Anthropic does "
+                "not support",
+                hint="offer free-form tools to OpenAI models only, or give the tool JSON "
+                "parameters",
+            )
         function = _function(tool, position)
         out: JSONDict = {"name": function.name}
         if function.description is not None:
@@ -156,6 +176,32 @@ def _sequence(tools: Any) -> Sequence[Any]:
             f"tools must be a list of tool definitions, not a {type(tools).__name__}"
         )
     return tools
+
+
+def _custom(tool: Any, position: int) -> JSONDict | None:
+    """A copy of a custom (free-form) tool definition, checked; ``None`` for other tools."""
+    if not isinstance(tool, Mapping) or tool.get("type") != "custom":
+        return None
+    where = f"tools[{position}]"
+    custom = tool.get("custom")
+    if not isinstance(custom, Mapping):
+        raise ToolMappingError(f'{where} has no "custom" object')
+    name = custom.get("name")
+    if not isinstance(name, str) or not name:
+        raise ToolMappingError(f"{where}.custom.name must be a non-empty string, got {name!r}")
+    _optional(custom, "description", str, where)
+    _optional(custom, "format", dict, where)
+    return copy.deepcopy(dict(tool))
+
+
+def custom_tool_names(tools: Sequence[ChatToolDef]) -> set[str]:
+    """The names of the custom (free-form input) tools among Chat tool definitions."""
+    names = set()
+    for tool in tools:
+        custom = tool.get("custom") if tool.get("type") == "custom" else None
+        if isinstance(custom, Mapping) and isinstance(custom.get("name"), str):
+            names.add(custom["name"])
+    return names
 
 
 def _tool_copy(tool: Any, position: int) -> JSONDict:

@@ -117,7 +117,8 @@ class ReplayModel:
                 answers[key].append((call["status"], call["result"]))
         tools = []
         for definition in json.loads(self.run["tools"]):
-            function = definition.get("function", definition)
+            custom = definition.get("custom")  # a free-form tool: {"type": "custom", ...}
+            function = custom or definition.get("function", definition)
             tools.append(
                 Tool.from_schema(
                     function["name"],
@@ -127,6 +128,7 @@ class ReplayModel:
                     concurrency_safe=True,
                     side_effects=False,
                     retries=0,
+                    freeform=custom.get("format") or True if custom else False,
                 )
             )
         return tools
@@ -267,7 +269,9 @@ def messages_from_json(text: str) -> list[Message]:
 def _part(item: dict[str, Any]) -> TextPart | ReasoningPart | ToolCall:
     kind = item.get("kind")
     if kind == "tool_call":
-        return ToolCall(item["id"], item["name"], item["arguments"])
+        call = ToolCall(item["id"], item["name"], item["arguments"])
+        call.freeform = bool(item.get("freeform", False))  # a custom (free-form) call
+        return call
     if kind == "reasoning":
         return ReasoningPart(
             item["text"], item.get("signature"), item.get("redacted"), item.get("id")

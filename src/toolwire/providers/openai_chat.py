@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
-from ..history.tools import to_openai_chat_tools
+from ..history.tools import custom_tool_names, to_openai_chat_tools
 from ..run.model import ModelRequest
 from ..wire.openai_chat import OpenAIChatStream
 from .base import HTTPModel, chat_tool_choice, finish_body
@@ -63,6 +63,9 @@ class OpenAIChatModel(HTTPModel):
         if request.tools:
             body["tools"] = to_openai_chat_tools(request.tools)
             body["tool_choice"] = chat_tool_choice(request.tool_choice)
+            choice = request.tool_choice
+            if isinstance(choice, str) and choice in custom_tool_names(request.tools):
+                body["tool_choice"] = {"type": "custom", "custom": {"name": choice}}
             if request.parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = request.parallel_tool_calls
         if request.cache_key and self.uses_default_endpoint:

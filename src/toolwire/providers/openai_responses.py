@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..history.openai_responses import decode_responses_response, to_responses_input
-from ..history.tools import to_responses_tool_choice, to_responses_tools
+from ..history.tools import custom_tool_names, to_responses_tool_choice, to_responses_tools
 from ..run.model import ModelRequest
 from ..wire.openai_responses import OpenAIResponsesStream
 from .base import HTTPModel, chat_tool_choice, finish_body
@@ -44,6 +44,9 @@ class OpenAIResponsesModel(HTTPModel):
         if request.tools:
             body["tools"] = to_responses_tools(request.tools)
             body["tool_choice"] = to_responses_tool_choice(chat_tool_choice(request.tool_choice))  # type: ignore[arg-type]
+            choice = request.tool_choice
+            if isinstance(choice, str) and choice in custom_tool_names(request.tools):
+                body["tool_choice"] = {"type": "custom", "name": choice}  # free-form tool
             if request.parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = request.parallel_tool_calls
         if "max_tokens" in settings:

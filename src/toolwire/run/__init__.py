@@ -7,6 +7,7 @@
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
 * :mod:`.loops`, :mod:`.limits` — loop detection and usage limits.
 * :mod:`.resume` — answering the calls a saved history left open.
+* :mod:`.mcp_approval` — answering the Responses API's MCP approval requests.
 * :mod:`.events` — what ``Agent.run_stream`` yields.
 * :mod:`.model` — the ``Model`` protocol every provider implements.
 * :mod:`.observers` — the hooks the audit log and tracing listen through.
@@ -33,6 +34,7 @@ from .events import (
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
 from .limits import UsageLimitExceeded, UsageLimits
 from .loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
+from .mcp_approval import MCPApprovalRequest, MCPApprover, mcp_approval_requests
 from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
 from .observers import RunHook, RunListener
 from .plan import Batch, plan_batches
@@ -54,6 +56,8 @@ __all__ = [
     "LoopDetector",
     "LoopPolicy",
     "LoopWarning",
+    "MCPApprovalRequest",
+    "MCPApprover",
     "MaxRoundsExceeded",
     "MaxRoundsExceededError",
     "Model",
@@ -82,6 +86,7 @@ __all__ = [
     "answer_missing",
     "call_signature",
     "default_retryable",
+    "mcp_approval_requests",
     "not_executed_result",
     "plan_batches",
     "render_content",

@@ -67,6 +67,7 @@ from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
 from .limits import UsageLimitExceeded, UsageLimits
 from .loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
+from .mcp_approval import MCPApprover, answer_mcp_approvals
 from .model import Model, ModelRequest, ToolChoice, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .resume import answer_missing
@@ -180,6 +181,11 @@ class Agent:
         approve: Asked about each call the permissions say to ask about: gets the
             ``ToolRequest``, answers ``True``, ``False`` or a denial reason (sync or
             async). Without it, such calls are denied.
+        approve_mcp: Asked about each MCP approval request of a Responses turn (a
+            remote MCP server's tool call the provider wants approved): gets an
+            ``MCPApprovalRequest``, answers ``True``, ``False`` or a denial reason
+            (sync or async). The answer goes back in the next request; without this
+            callback every request is denied, with a reason (:mod:`.mcp_approval`).
         log: Record every run in an audit log: a ``toolwire.AuditLog`` or a path to
             its SQLite file (``None``: no log).
         instrument: Emit OpenTelemetry spans through the global tracer provider
@@ -210,6 +216,7 @@ class Agent:
         limits: UsageLimits | None = None,
         permissions: PermissionPolicy | None = None,
         approve: Approver | None = None,
+        approve_mcp: MCPApprover | None = None,
         log: RunHook | str | os.PathLike[str] | None = None,
         instrument: bool = False,
         context: ContextPolicy | None = None,
@@ -217,6 +224,9 @@ class Agent:
         self.model = resolve_model(model)
         self.permissions = permissions
         self.approve = approve  # kept for run_many on Ray, which asks it from the driver
+        if approve_mcp is not None and not callable(approve_mcp):
+            raise CallerError(f"approve_mcp must be a function, not {approve_mcp!r}")
+        self.approve_mcp = approve_mcp
         self.context = _context_policy(context, execution)
         plain, self.tool_sources = split_tools(tools)
         self.executor = Executor(
@@ -493,6 +503,12 @@ class _Run:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)
+            # MCP approval requests are answered in the next request (a round of its own
+            # when the turn made no call): never left hanging, never approved by default.
+            approvals = await answer_mcp_approvals(turn.message, agent.approve_mcp)
+            if approvals and not turn.tool_calls and not forced:
+                self.rounds += 1
+                continue
             feedback = None if forced or turn.tool_calls else broken_call_feedback(turn)
             if feedback is not None:
                 # The model wrote a call the format could not read: tell it, as for an

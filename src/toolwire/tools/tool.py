@@ -2,7 +2,7 @@
 
 API in one paragraph (for the executor and the agent loop): ``@tool`` (bare, or
 ``@tool(name=, description=, concurrency_safe=, timeout=, retries=, idempotent=,
-side_effects=, strict=)``) turns a sync or async function into a :class:`Tool`, still
+side_effects=, strict=, freeform=)``) turns a sync or async function into a :class:`Tool`, still
 callable like the function. A tool has ``.name``, ``.description``, ``.parameters``
 (JSON Schema), ``.fn``, ``.is_async`` and the policy attributes;
 ``.is_concurrency_safe(input)`` evaluates the bool-or-callable policy on the validated
@@ -23,6 +23,10 @@ Typed tools validate with a pydantic model built once, at definition time (see
 :mod:`toolwire.tools.schema`); raw-schema tools with a ``jsonschema`` validator, also
 built once. A definition the library cannot turn into a schema fails immediately
 with :class:`~toolwire.tools.schema.ToolDefinitionError`.
+
+A free-form tool (``freeform=True`` or a grammar format, see
+:mod:`toolwire.tools.freeform`) takes the model's raw text: its function has exactly
+one parameter, which gets the text of a custom tool call unparsed.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import pydantic
 from ..checks import check_int, check_number
 from ..errors import CallerError, RepairError
 from .docstrings import parse_docstring
+from .freeform import FreeformSpec, freeform_spec, kind_mismatch
 from .repair import loads_lenient
 from .schema import SignatureModel, ToolDefinitionError, build_signature_model, strict_schema
 from .validate import (
@@ -90,6 +95,9 @@ class Tool:
         strict: Whether the definition asks for OpenAI strict mode.
         max_result_tokens: This tool's result cap in tokens (``None``: the run's
             ``ContextPolicy.max_result_tokens``; ``False``: never cut).
+        freeform: Whether the tool takes free-form text (a custom tool) instead of
+            JSON arguments.
+        input_format: The custom tool's ``format`` object (``None`` unless ``freeform``).
     """
 
     def __init__(
@@ -108,8 +116,12 @@ class Tool:
         side_effects: bool = True,
         strict: bool = False,
         max_result_tokens: int | Literal[False] | None = None,
+        freeform: bool | dict[str, Any] = False,
     ) -> None:
         _check_policy(name, concurrency_safe, timeout, retries)
+        self._freeform: FreeformSpec | None = freeform_spec(name, freeform)
+        self.freeform = self._freeform is not None
+        self.input_format = self._freeform.format if self._freeform is not None else None
         _check_result_cap(name, max_result_tokens)
         self.max_result_tokens = max_result_tokens
         self.fn = fn
@@ -129,6 +141,12 @@ class Tool:
         self._field_names = (
             {p.field: p.name for p in signature.params} if signature is not None else {}
         )
+        if self.freeform and signature is not None and len(signature.params) != 1:
+            raise ToolDefinitionError(
+                f"a free-form tool takes exactly one parameter (the input text), not "
+                f"{len(signature.params)}",
+                function=name,
+            )
 
     # --- construction -----------------------------------------------------------
 
@@ -149,7 +167,7 @@ class Tool:
             name: Overrides ``fn.__name__``.
             description: Overrides the docstring's description.
             strict: Emit an OpenAI strict-mode schema.
-            **policy: ``concurrency_safe``, ``timeout``, ``retries``, ``idempotent``,
+            **policy: ``concurrency_safe``, ``timeout``, ``retries``, ``idempotent``, ``freeform``,
                 ``side_effects``.
 
         Returns:
@@ -194,7 +212,7 @@ class Tool:
             description: What the tool does.
             parameters: The JSON Schema of the arguments object.
             fn: Called as ``fn(arguments)``; sync or async.
-            **policy: ``concurrency_safe``, ``timeout``, ``retries``, ``idempotent``,
+            **policy: ``concurrency_safe``, ``timeout``, ``retries``, ``idempotent``, ``freeform``,
                 ``side_effects``, ``strict``.
 
         Returns:
@@ -241,7 +259,10 @@ class Tool:
         return bool(policy(value)) if callable(policy) else bool(policy)
 
     def definition(self) -> dict[str, Any]:
-        """The OpenAI Chat Completions tool definition."""
+        """The OpenAI Chat Completions tool definition (a ``custom`` tool if free-form)."""
+        if self.input_format is not None:
+            custom = {"name": self.name, "description": self.description}
+            return {"type": "custom", "custom": {**custom, "format": dict(self.input_format)}}
         function: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
@@ -272,6 +293,8 @@ class Tool:
         Returns:
             The validation outcome.
         """
+        if self._freeform is not None:
+            return self._check_freeform(raw_arguments, parsed)
         if parsed is not MISSING:
             result = self._check(parsed, repaired=recovered, original=raw_arguments)
             if result.ok and recovered and not _repair_allowed(self, repair_policy):
@@ -295,6 +318,24 @@ class Tool:
         return result
 
     # --- validation steps -------------------------------------------------------
+
+    def _check_freeform(self, raw: str | None, parsed: Any) -> Validation:
+        """A free-form tool's input: the raw text itself, checked against its grammar."""
+        text = raw if parsed is MISSING else parsed
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise CallerError(
+                f"the free-form tool {self.name!r} takes its input as text, not a "
+                f"{type(text).__name__}"
+            )
+        assert self._freeform is not None
+        failure = self._freeform.check(self.name, text)
+        if failure is not None:
+            return failure
+        if self._signature is not None:  # typed: the one parameter gets the text
+            return Validation.success(self.name, {self._signature.params[0].name: text})
+        return Validation.success(self.name, text)
 
     def _check(
         self, value: Any, *, repaired: bool, original: str | None, empty: bool = False
@@ -490,7 +531,13 @@ class Toolset:
         found = self._tools.get(request.name)
         if found is None:
             return self.unknown(request.name)
+        if request.freeform != found.freeform:  # a custom call for a JSON tool, or back
+            return kind_mismatch(
+                found.name, called_freeform=request.freeform, schema=found.parameters
+            )
         raw = request.raw_arguments
+        if request.freeform:
+            return found.validate(raw)
         if request.error is None and isinstance(request.input, dict):
             return found.validate(
                 raw,
@@ -530,6 +577,7 @@ def tool(
     side_effects: bool = True,
     strict: bool = False,
     max_result_tokens: int | Literal[False] | None = None,
+    freeform: bool | dict[str, Any] = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -546,6 +594,7 @@ def tool(
     side_effects: bool = True,
     strict: bool = False,
     max_result_tokens: int | Literal[False] | None = None,
+    freeform: bool | dict[str, Any] = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a function into a :class:`Tool`; use bare (``@tool``) or with options.
 
@@ -562,6 +611,10 @@ def tool(
         strict: Emit an OpenAI strict-mode schema.
         max_result_tokens: Cut this tool's results at this many tokens instead of the
             run's ``ContextPolicy.max_result_tokens``; ``False``: never cut them.
+        freeform: ``True`` for a custom tool taking free-form text (any text), or its
+            ``format``: ``{"type": "text"}`` or ``{"type": "grammar", "syntax": "lark" |
+            "regex", "definition": ...}``. The function then has exactly one parameter,
+            which gets the model's raw input text.
 
     Returns:
         The tool, or a decorator producing it.
@@ -582,6 +635,7 @@ def tool(
             idempotent=idempotent,
             side_effects=side_effects,
             max_result_tokens=max_result_tokens,
+            freeform=freeform,
         )
 
     if fn is not None:

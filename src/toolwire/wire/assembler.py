@@ -140,6 +140,7 @@ class _Call:
     __slots__ = (
         "call",
         "done",
+        "freeform",
         "id",
         "index",
         "name",
@@ -161,6 +162,7 @@ class _Call:
         self.ready = False  # ToolCallReady was emitted
         self.request: ToolRequest | None = None
         self.call: ToolCall | None = None  # the history shape, built once ready
+        self.freeform = False  # a custom tool call: raw input text, never JSON
 
 
 class _Segment:
@@ -323,6 +325,36 @@ class Assembler:
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
 
+    def custom_call(
+        self, index: int, id: str | None, name: str | None, input: str | None = None
+    ) -> None:
+        """Open (or add to) the custom tool call at ``index``: its input is free-form text.
+
+        A custom call (OpenAI's free-form input tools) is a client call like any other,
+        but its input is the model's raw text: it is never scanned or parsed as JSON,
+        is ready only when the provider says it is finished (``tool_arguments_done``,
+        or the end of the turn), and its request's ``input`` is that text.
+        """
+        if index.__class__ is not int:
+            _wrong("tool call index", index, "an integer")
+        self.tool_fragment(index, id, name, None)
+        self.calls[index].freeform = True
+        if input:
+            self.custom_input(index, input)
+
+    def custom_input(self, index: int, text: str) -> None:
+        """Add a fragment of a custom call's raw input text."""
+        if text.__class__ is not str:
+            _wrong("custom tool call input", text)
+        call = self.calls.get(index) if index.__class__ is int else None
+        if call is None:
+            raise ProtocolError(
+                "custom tool input for a call that never started", where=f"index {index}"
+            )
+        if text:
+            call.parts.append(text)
+            self.events.append(ToolCallDelta(call.index, text))
+
     def arguments(self, index: int | None, text: str) -> None:
         """Add an arguments-only fragment: ``tool_fragment(index, None, None, text)``, faster.
 
@@ -418,6 +450,8 @@ class Assembler:
         Fragments ending elsewhere cannot close the object, so they are not scanned
         (the stream decoders test that on their own hot path before calling this).
         """
+        if call.freeform:
+            return  # raw text: ready when the provider says it is finished
         parts = call.parts
         scanner = call.scanner
         if scanner is None:
@@ -462,6 +496,12 @@ class Assembler:
     def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
         request = call.request
         if request is None or request.raw_arguments != arguments or request.name != call.name:
+            if call.freeform:  # the raw text is the input: no JSON, no repair
+                request = ToolRequest(call.id or "", call.name, arguments, arguments, None)
+                request.index = call.index
+                request.freeform = True
+                call.request = request
+                return request
             if parsed is _UNSET or _MAYBE_UNSENDABLE.search(arguments) is not None:
                 value, error = parse_arguments(call.name, arguments)
             else:
@@ -474,9 +514,11 @@ class Assembler:
     def _history_call(call: _Call, arguments: str) -> ToolCall:
         """The call as kept in history; built once when ready and reused by ``close``."""
         made = call.call
-        history = _history_arguments(arguments)
+        history = arguments if call.freeform else _history_arguments(arguments)
         if made is None or made.arguments != history or made.name != call.name:
             made = call.call = ToolCall(call.id or "", call.name, history)
+            if call.freeform:
+                made.freeform = True
         return made
 
     # -- end of turn -----------------------------------------------------------------

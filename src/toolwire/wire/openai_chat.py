@@ -2,7 +2,9 @@
 
 Maps ``choices[0].delta`` to the assembler: ``content`` and ``refusal`` are answer text,
 ``reasoning_content`` / ``reasoning`` (DeepSeek, vLLM, OpenRouter) are reasoning, and
-each ``tool_calls[]`` entry is a fragment keyed by its ``index``. A ``finish_reason``
+each ``tool_calls[]`` entry is a fragment keyed by its ``index`` (a ``custom`` entry,
+``{"type": "custom", "custom": {name?, input?}}``, is a free-form call whose input
+fragments are raw text). A ``finish_reason``
 ends the turn; a usage-only chunk (``stream_options.include_usage``) may follow it.
 Only choice 0 is assembled (``n > 1`` is reported with a notice, once).
 
@@ -137,6 +139,10 @@ class OpenAIChatStream(StreamDecoder):
         index = None if raw_index is None else as_index(raw_index, "tool_calls[].index")
         id = _opt_text(tc.get("id"), "tool_calls[].id")
         if not fn:
+            custom = tc.get("custom")
+            if custom is not None or tc.get("type") == "custom":
+                self._custom_call(index, id, custom)
+                return
             self._assembler.tool_fragment(index, id, None, None)
             return
         args = fn.get("arguments")
@@ -144,6 +150,15 @@ class OpenAIChatStream(StreamDecoder):
             args = self._coerce_arguments(args)
         name = _opt_text(fn.get("name"), "tool_calls[].function.name")
         self._assembler.tool_fragment(index, id, name, args)
+
+    def _custom_call(self, index: int | None, id: str | None, custom: Any) -> None:
+        """A fragment of a custom (free-form input) tool call: ``custom: {name?, input?}``."""
+        if index is None:
+            raise ProtocolError("a custom tool call fragment has no index")
+        fields = as_object(custom, "tool_calls[].custom") if custom is not None else {}
+        name = _opt_text(fields.get("name"), "tool_calls[].custom.name")
+        text = _opt_text(fields.get("input"), "tool_calls[].custom.input")
+        self._assembler.custom_call(index, id, name, text)
 
     def _delta_text(self, delta: dict[str, Any]) -> None:
         asm = self._assembler

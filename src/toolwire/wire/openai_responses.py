@@ -4,6 +4,9 @@ A function call is an output item: ``response.output_item.added`` opens it (with
 ``call_id`` and ``name``) at its ``output_index``, which is the assembler's index;
 ``response.function_call_arguments.delta`` adds fragments and ``.done`` carries the
 full text (authoritative: it replaces the fragments if they differ, with a notice).
+A ``custom_tool_call`` item (a free-form input tool) is a client call too: its raw
+``input`` text is the call's argument, streamed by ``response.custom_tool_call_input.delta``
+and finished by ``.done`` or the item's ``output_item.done`` (see ``Assembler.custom_call``).
 Text comes from ``response.output_text.delta`` and ``response.refusal.delta``,
 reasoning from ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``
 (and a reasoning item's ``encrypted_content`` is kept so it can be sent back).
@@ -16,9 +19,10 @@ same turn. ``response.output_text.annotation.added`` annotations are kept on the
 part (``TextPart.citations``). Every other output item (built-in tools: web search,
 file search, code interpreter, image generation, the MCP connector...) becomes a
 ``ProviderPart`` in its place, kept verbatim and sent back unchanged; an item that is
-not a documented server-side one (``custom_tool_call``, ``local_shell_call``,
-``shell_call``, ``apply_patch_call``, ``mcp_approval_request``, a future kind) is kept the
-same way with an ``unsupported_item`` notice: toolwire does not run it.
+not a documented server-side one (``local_shell_call``, ``shell_call``,
+``apply_patch_call``, a future kind) is kept the same way with an ``unsupported_item``
+notice: toolwire does not run it. An ``mcp_approval_request`` is kept without a notice:
+the next request answers it (``toolwire.run.mcp_approval``).
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ _SERVER_ITEMS = frozenset(
         "image_generation_call",
         "mcp_call",
         "mcp_list_tools",
+        "mcp_approval_request",  # answered by the next request, see run/mcp_approval.py
     }
 )
 
@@ -110,6 +115,14 @@ class OpenAIResponsesStream(StreamDecoder):
                 _opt_text(out.get("name"), "item.name"),
                 _opt_text(out.get("arguments") or None, "item.arguments"),
             )
+        elif kind == "custom_tool_call":
+            self._has_calls = True
+            self._assembler.custom_call(
+                _index(item),
+                _opt_text(out.get("call_id"), "item.call_id"),
+                _opt_text(out.get("name"), "item.name"),
+                _opt_text(out.get("input") or None, "item.input"),
+            )
 
     def _on_item_done(self, item: dict[str, Any]) -> None:
         out = as_object(field(item, "item"), "item")
@@ -122,6 +135,13 @@ class OpenAIResponsesStream(StreamDecoder):
         elif kind == "function_call" and out.get("arguments") is not None:
             arguments = as_text(out["arguments"], "item.arguments")
             self._assembler.tool_arguments_done(_index(item), arguments)
+        elif kind == "custom_tool_call":
+            if _index(item) not in self._assembler.calls:  # done without added
+                self._on_item_added(item)
+            if out.get("input") is not None:
+                self._assembler.tool_arguments_done(
+                    _index(item), as_text(out["input"], "item.input")
+                )
         elif kind not in _MAPPED_ITEMS:
             kept = self._items_kept.pop(_index(item), None)
             if kept is None:  # done without added: keep it now, in arrival order
@@ -129,6 +149,12 @@ class OpenAIResponsesStream(StreamDecoder):
             else:  # the finished item is the one to send back
                 kept.data.clear()
                 kept.data.update(out)
+
+    def _on_custom_input(self, item: dict[str, Any]) -> None:
+        self._assembler.custom_input(_index(item), as_text(field(item, "delta"), "delta"))
+
+    def _on_custom_input_done(self, item: dict[str, Any]) -> None:
+        self._assembler.tool_arguments_done(_index(item), as_text(field(item, "input"), "input"))
 
     def _on_text(self, item: dict[str, Any]) -> None:
         self._assembler.text(as_text(field(item, "delta"), "delta"))
@@ -185,7 +211,7 @@ def _opt_code(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-_MAPPED_ITEMS = frozenset({"function_call", "message", "reasoning"})
+_MAPPED_ITEMS = frozenset({"function_call", "custom_tool_call", "message", "reasoning"})
 
 
 def _index(item: dict[str, Any]) -> int:
@@ -198,6 +224,8 @@ def _opt_text(value: Any, name: str) -> str | None:
 
 _HANDLERS = {
     "response.function_call_arguments.done": OpenAIResponsesStream._on_args_done,
+    "response.custom_tool_call_input.delta": OpenAIResponsesStream._on_custom_input,
+    "response.custom_tool_call_input.done": OpenAIResponsesStream._on_custom_input_done,
     "response.output_item.added": OpenAIResponsesStream._on_item_added,
     "response.output_item.done": OpenAIResponsesStream._on_item_done,
     "response.output_text.delta": OpenAIResponsesStream._on_text,

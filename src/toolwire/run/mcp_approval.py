@@ -1,0 +1,160 @@
+"""Answers to the Responses API's MCP approval requests (remote MCP servers).
+
+A Responses request may offer a remote MCP server (``{"type": "mcp", "server_label",
+"server_url", "require_approval"}``). The provider runs that server's tools itself, but
+when approval is required it stops first and returns an ``mcp_approval_request`` item
+(``id``, ``server_label``, ``name``, ``arguments``). The next request must carry it
+back followed by an ``mcp_approval_response`` item: ``{"type": "mcp_approval_response",
+"approval_request_id", "approve", "reason"?}``.
+
+The turn keeps the request as a :class:`~toolwire.messages.ProviderPart`; the agent
+asks its ``approve_mcp`` callback about each one (:class:`MCPApprovalRequest` in,
+``True`` to approve, ``False`` or a reason string to deny; sync or async) and appends
+the answer to the same assistant message as another ``ProviderPart``, so the Responses
+encoder sends request and answer in order. Without a callback, or when it raises or
+answers anything else, the request is denied with a reason: a call on someone's MCP
+server never runs unapproved. A history that reaches the encoder with a request still
+unanswered gets a denial there too (``toolwire.history.openai_responses``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from ..messages import AssistantMessage, Message, ProviderPart
+from ..turn import Turn
+from ..wire.openai_responses import PROVIDER
+
+__all__ = [
+    "NO_APPROVER_REASON",
+    "MCPApprovalRequest",
+    "MCPApprover",
+    "answer_mcp_approvals",
+    "approval_response",
+    "mcp_approval_requests",
+]
+
+NO_APPROVER_REASON = "no approver is configured for MCP tool calls, so the call was refused"
+"""The denial's reason when the agent has no ``approve_mcp`` callback."""
+
+REQUEST = "mcp_approval_request"
+RESPONSE = "mcp_approval_response"
+
+
+@dataclass(frozen=True, slots=True)
+class MCPApprovalRequest:
+    """One MCP tool call the provider wants approved before it runs it.
+
+    Attributes:
+        id: The approval request's id (the answer's ``approval_request_id``).
+        server_label: The MCP server's label, as the request's tool declared it.
+        name: The MCP tool to be called.
+        arguments: Its arguments, as the JSON text the provider sent.
+        data: The item exactly as received.
+    """
+
+    id: str
+    server_label: str
+    name: str
+    arguments: str
+    data: dict[str, Any] = field(repr=False, compare=False)
+
+
+MCPApprover: TypeAlias = Callable[[MCPApprovalRequest], "bool | str | Awaitable[bool | str]"]
+"""``approve_mcp``: ``True`` approves; ``False`` or a reason string denies."""
+
+
+def mcp_approval_requests(
+    source: Turn | AssistantMessage | Sequence[Message], *, pending: bool = False
+) -> list[MCPApprovalRequest]:
+    """The MCP approval requests of a turn, a message or a history, in order.
+
+    Args:
+        source: Where to look.
+        pending: Only those that no ``mcp_approval_response`` part in ``source``
+            answers yet.
+    """
+    messages: Sequence[Message]
+    if isinstance(source, Turn):
+        messages = [source.message]
+    elif isinstance(source, AssistantMessage):
+        messages = [source]
+    else:
+        messages = source
+    parts = [
+        part
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for part in message.parts
+        if isinstance(part, ProviderPart) and part.provider == PROVIDER
+    ]
+    answered = {str(p.data.get("approval_request_id")) for p in parts if p.type == RESPONSE}
+    found = [_request(p.data) for p in parts if p.type == REQUEST]
+    return [r for r in found if not (pending and r.id in answered)]
+
+
+def approval_response(
+    request: MCPApprovalRequest, approve: bool, reason: str | None = None
+) -> ProviderPart:
+    """The ``mcp_approval_response`` item answering ``request``, as a part."""
+    data: dict[str, Any] = {"type": RESPONSE, "approval_request_id": request.id, "approve": approve}
+    if reason:
+        data["reason"] = reason
+    return ProviderPart(PROVIDER, RESPONSE, data)
+
+
+async def answer_mcp_approvals(
+    message: AssistantMessage, approve: MCPApprover | None
+) -> list[ProviderPart]:
+    """Ask ``approve`` about each unanswered request of ``message``; append the answers.
+
+    Returns:
+        The answers appended to ``message.parts`` (empty when there was no request).
+    """
+    answers = []
+    for request in mcp_approval_requests(message, pending=True):
+        approved, reason = await _decide(approve, request)
+        answer = approval_response(request, approved, reason)
+        message.parts.append(answer)
+        answers.append(answer)
+    return answers
+
+
+async def _decide(
+    approve: MCPApprover | None, request: MCPApprovalRequest
+) -> tuple[bool, str | None]:
+    """``(approved, reason)``: anything but ``True`` (or a failure) denies."""
+    if approve is None:
+        return False, NO_APPROVER_REASON
+    try:
+        if inspect.iscoroutinefunction(approve):
+            answer: Any = await approve(request)
+        else:  # a sync approver may wait on a person: not on the event loop
+            answer = await asyncio.to_thread(approve, request)
+            if inspect.isawaitable(answer):
+                answer = await answer
+    except Exception as exc:
+        return False, (
+            f"the approval of the MCP tool `{request.name}` failed ({type(exc).__name__}), "
+            "so the call was refused"
+        )
+    if answer is True:
+        return True, None
+    if isinstance(answer, str) and answer:
+        return False, answer
+    return False, f"the MCP tool call `{request.name}` was not approved"
+
+
+def _request(data: dict[str, Any]) -> MCPApprovalRequest:
+    """The request of an ``mcp_approval_request`` item (missing fields read as empty)."""
+    return MCPApprovalRequest(
+        str(data.get("id") or ""),
+        str(data.get("server_label") or ""),
+        str(data.get("name") or ""),
+        str(data.get("arguments") or ""),
+        data,
+    )
