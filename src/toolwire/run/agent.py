@@ -138,6 +138,8 @@ class RunResult:
         context: The run's context state: ``context.report()`` (tokens per request, by
             part, with the provider's usage), ``context.full_result(call_id)`` (the full
             text of a truncated result).
+        refused: Whether the run ended because the model refused (``Turn.refused``);
+            ``refusal`` is then its refusal text, if it gave one.
     """
 
     output: str
@@ -151,6 +153,8 @@ class RunResult:
     discarded: list[Discarded] = field(default_factory=list)
     run_id: str = ""
     context: RunContext | None = None
+    refused: bool = False
+    refusal: str = ""
 
 
 class Agent:
@@ -498,6 +502,8 @@ class _Run:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)
+            if turn.refused:  # a refusal is the model's last word: no feedback, no more rounds
+                return self._finish(turn, forced)
             feedback = None if forced or turn.tool_calls else broken_call_feedback(turn)
             if feedback is not None:
                 # The model wrote a call the format could not read: tell it, as for an
@@ -551,6 +557,8 @@ class _Run:
             discarded=list(self.discarded),
             run_id=self.run_id,
             context=self.context,
+            refused=turn.refused,
+            refusal=turn.refusal,
         )
         self.emit(RunFinished(result))
         return result

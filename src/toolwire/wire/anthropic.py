@@ -6,7 +6,9 @@ assembler's index, ``input_json_delta.partial_json`` fragments are its arguments
 ``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
 ``redacted_thinking`` blocks are kept so the thinking can be sent back.
 ``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
-(``wire.usage.ANTHROPIC_STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderStreamError`` (with the partial turn).
+(``wire.usage.ANTHROPIC_STOP_REASONS``), and ``refusal`` also marks the turn
+``refused``; a ``tool_use`` block's ``caller`` (programmatic tool calling) is kept on
+its ``ToolCall``; ``message_stop`` ends the turn; ``error`` raises ``ProviderStreamError`` (with the partial turn).
 
 Every other block kind runs at the provider or belongs to it: server tool uses
 (``server_tool_use``, ``mcp_tool_use``: web search, web fetch, code execution, tool
@@ -155,8 +157,12 @@ class AnthropicStream(StreamDecoder):
                 self._provider_input.pop(index, None)
         reason = message.get("stop_reason")
         if reason:
-            reason = as_text(reason, "message.stop_reason")
-            self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
+            self._stop_reason(as_text(reason, "message.stop_reason"))
+
+    def _stop_reason(self, reason: str) -> None:
+        if reason == "refusal":
+            self._assembler.mark_refused()
+        self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
 
     def _provider_block_done(self, index: int) -> None:
         """A server tool use stopped: its streamed input JSON becomes its ``input``."""
@@ -201,12 +207,17 @@ class AnthropicStream(StreamDecoder):
             # Streaming sends input {} here and the JSON as deltas; a non-empty input
             # here (seen from proxies that do not stream tool input) is the whole input.
             args = dump_json(start_input, "tool_use.input") if start_input else None
+            caller = block.get("caller")
             asm.tool_fragment(
                 index,
                 as_text(field(block, "id"), "tool_use.id"),
                 as_text(field(block, "name"), "tool_use.name"),
-                args,
+                None if caller else args,
             )
+            if caller:  # before the arguments: the call may be ready with them
+                asm.tool_caller(index, as_object(caller, "tool_use.caller"))
+                if args is not None:
+                    asm.tool_fragment(index, None, None, args)
         elif kind == "text":
             if block.get("text"):
                 asm.text(as_text(block["text"], "text.text"))
@@ -237,8 +248,7 @@ class AnthropicStream(StreamDecoder):
         self._on_usage(item.get("usage"))
         reason = as_object(item.get("delta") or {}, "message_delta.delta").get("stop_reason")
         if reason:
-            reason = as_text(reason, "stop_reason")
-            self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
+            self._stop_reason(as_text(reason, "stop_reason"))
 
     def _on_usage(self, usage: Any) -> None:
         if usage:

@@ -1,6 +1,7 @@
 """OpenAI Chat Completions stream decoder (``chat.completion.chunk`` objects).
 
-Maps ``choices[0].delta`` to the assembler: ``content`` and ``refusal`` are answer text,
+Maps ``choices[0].delta`` to the assembler: ``content`` is answer text, ``refusal`` a
+refusal part of its own (the turn is then ``refused``),
 ``reasoning_content`` / ``reasoning`` (DeepSeek, vLLM, OpenRouter) are reasoning, and
 each ``tool_calls[]`` entry is a fragment keyed by its ``index``. A ``finish_reason``
 ends the turn; a usage-only chunk (``stream_options.include_usage``) may follow it.
@@ -14,6 +15,10 @@ sending a finish reason ended normally (the reason is inferred, with a notice: t
 calls present means ``tool_calls``); an ``error`` object in any chunk raises
 ``ProviderStreamError`` carrying the partial turn. ``[DONE]`` may also be fed to
 ``feed`` as the string ``"[DONE]"``.
+
+``OpenAIChatStream(keep_logprobs=True)`` keeps ``choices[0].logprobs`` (its ``content``
+and ``refusal`` token lists) on ``Turn.logprobs``. Off by default, and then nothing is
+looked at for it: the check sits on the text path, never on a call's fragment.
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
-from .assembler import dump_json
+from .assembler import Assembler, dump_json
 from .events import Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text
 from .usage import openai_usage
 
-__all__ = ["OpenAIChatStream"]
+__all__ = ["OpenAIChatStream", "keep_logprobs"]
 
 
 class OpenAIChatStream(StreamDecoder):
@@ -34,9 +39,10 @@ class OpenAIChatStream(StreamDecoder):
 
     provider = "OpenAI Chat Completions"
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_logprobs: bool = False) -> None:
         super().__init__()
         self._other_choices = False
+        self._keep_logprobs = keep_logprobs
 
     def feed(self, item: Any) -> list[Event]:
         """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
@@ -108,8 +114,14 @@ class OpenAIChatStream(StreamDecoder):
                             self._tool_call(tc, fn)
                         if len(delta) > 1:
                             self._delta_text(delta)
+                            if self._keep_logprobs:
+                                self._logprobs(choice)
                     else:
                         self._delta_text(delta)
+                        if self._keep_logprobs:
+                            self._logprobs(choice)
+                elif self._keep_logprobs:
+                    self._logprobs(choice)
                 if choice.get("finish_reason"):
                     self._finish(choice["finish_reason"])
             if chunk.get("usage") or "error" in chunk:
@@ -157,7 +169,11 @@ class OpenAIChatStream(StreamDecoder):
             asm.reasoning(as_text(reasoning, "delta.reasoning_content"))
         refusal = delta.get("refusal")
         if refusal:
-            asm.text(as_text(refusal, "delta.refusal"))
+            asm.refusal(as_text(refusal, "delta.refusal"))
+
+    def _logprobs(self, choice: dict[str, Any]) -> None:
+        """Keep a choice's token log probabilities (only with ``keep_logprobs``)."""
+        keep_logprobs(self._assembler, choice.get("logprobs"), "choices[].logprobs")
 
     def _finish(self, reason: Any) -> None:
         self._assembler.finish(as_text(reason, "finish_reason"))
@@ -203,6 +219,17 @@ class OpenAIChatStream(StreamDecoder):
             )
             asm.finish(reason)
         self._ended = True
+
+
+def keep_logprobs(asm: Assembler, logprobs: Any, name: str) -> None:
+    """Hand a Chat ``logprobs`` object's ``content`` and ``refusal`` lists to ``asm``."""
+    if logprobs is None:
+        return
+    found = as_object(logprobs, name)
+    for key in ("content", "refusal"):
+        entries = found.get(key)
+        if entries is not None:
+            asm.logprobs(key, as_list(entries, f"{name}.{key}"))
 
 
 def _content_chunks(chunks: list[Any]) -> str:
