@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import ToolwireError
 from ..messages import (
     AssistantMessage,
     Message,
@@ -51,6 +52,7 @@ from ..messages import (
 from ..turn import Turn
 from ..wire.assembler import Assembler
 from ..wire.openai_chat import keep_logprobs as _keep_logprobs
+from ..wire.openai_chat import thinking_text
 from ..wire.usage import openai_usage as usage_from_openai_chat
 from ._common import (
     TOOL_ERROR_PREFIX,
@@ -189,9 +191,14 @@ def _assistant_parts(message: Mapping[str, Any], where: str, err: ErrorFactory) 
     reasoning = opt_str(message, "reasoning_content", where, err) or opt_str(
         message, "reasoning", where, err
     )
+    content = message.get("content")
+    reasoning = (reasoning or "") + _thinking_of(content, f"{where}.content", err)
+    if reasoning and isinstance(content, list):  # the thinking chunks are read: the rest is text
+        content = [
+            p for p in content if not (isinstance(p, Mapping) and p.get("type") == "thinking")
+        ]
     if reasoning:
         parts.append(ReasoningPart(reasoning))
-    content = message.get("content")
     text = _text_of(content, f"{where}.content", err, allow_none=True)
     if text:
         parts.append(TextPart(text))
@@ -218,6 +225,20 @@ def _decode_call(raw: Any, where: str, err: ErrorFactory) -> ToolCall:
     name = req_str(function, "name", f"{where}.function", err)
     arguments = opt_str(function, "arguments", f"{where}.function", err)
     return ToolCall(call_id, name, arguments or "")
+
+
+def _thinking_of(content: Any, where: str, err: ErrorFactory) -> str:
+    """The ``thinking`` chunks of a content list (Mistral's Magistral dialect), joined."""
+    if not isinstance(content, list):
+        return ""
+    pieces = []
+    for i, part in enumerate(content):
+        if isinstance(part, Mapping) and part.get("type") == "thinking":
+            try:
+                pieces.append(thinking_text(part.get("thinking"), f"{where}[{i}].thinking"))
+            except ToolwireError as exc:
+                raise err(str(exc.message), f"{where}[{i}]") from None
+    return "".join(pieces)
 
 
 def _refusal_of(content: Any, where: str, err: ErrorFactory) -> str:

@@ -9,8 +9,8 @@ Only choice 0 is assembled (``n > 1`` is reported with a notice, once).
 
 Dialects of OpenAI-compatible servers: ``null`` in an optional field is absent (SDK
 objects dump missing fields as ``None``); ``delta.content`` as a list of content
-chunks (Mistral's dialect) is decoded when every chunk is text, and rejected with an
-error naming the dialect otherwise; a stream that sends ``[DONE]`` without ever
+chunks (Mistral's dialect) is decoded when every chunk is text or thinking (reasoning),
+and rejected with an error naming the dialect otherwise; a stream that sends ``[DONE]`` without ever
 sending a finish reason ended normally (the reason is inferred, with a notice: tool
 calls present means ``tool_calls``); an ``error`` object in any chunk raises
 ``ProviderStreamError`` carrying the partial turn. ``[DONE]`` may also be fed to
@@ -31,7 +31,7 @@ from .events import Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text
 from .usage import openai_usage
 
-__all__ = ["OpenAIChatStream", "keep_logprobs"]
+__all__ = ["OpenAIChatStream", "keep_logprobs", "thinking_text"]
 
 
 class OpenAIChatStream(StreamDecoder):
@@ -162,8 +162,9 @@ class OpenAIChatStream(StreamDecoder):
         content = delta.get("content")
         if content:
             if content.__class__ is list:
-                content = _content_chunks(content)
-            asm.text(as_text(content, "delta.content"))
+                _content_chunks(asm, content)
+            else:
+                asm.text(as_text(content, "delta.content"))
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             asm.reasoning(as_text(reasoning, "delta.reasoning_content"))
@@ -232,19 +233,34 @@ def keep_logprobs(asm: Assembler, logprobs: Any, name: str) -> None:
             asm.logprobs(key, as_list(entries, f"{name}.{key}"))
 
 
-def _content_chunks(chunks: list[Any]) -> str:
-    """``delta.content`` as a list of content chunks (not OpenAI's dialect): its text."""
-    pieces: list[str] = []
+def _content_chunks(asm: Assembler, chunks: list[Any]) -> None:
+    """``delta.content`` as a list of typed chunks (Mistral's dialect, not OpenAI's):
+    ``text`` chunks are text, ``thinking`` chunks (Magistral) reasoning."""
     for raw in chunks:
         chunk = as_object(raw, "delta.content[]")
         kind = chunk.get("type")
-        if kind != "text":
+        if kind == "text":
+            asm.text(as_text(chunk.get("text"), "delta.content[].text"))
+        elif kind == "thinking":
+            asm.reasoning(thinking_text(chunk.get("thinking"), "delta.content[].thinking"))
+        else:
             raise ProtocolError(
                 f"delta.content holds a {kind!r} chunk: this server streams content as a list "
-                "of typed chunks (Mistral's dialect, not OpenAI's), and only text chunks "
-                "can be decoded"
+                "of typed chunks (Mistral's dialect, not OpenAI's), and only text and thinking "
+                "chunks can be decoded"
             )
-        pieces.append(as_text(chunk.get("text"), "delta.content[].text"))
+
+
+def thinking_text(value: Any, name: str) -> str:
+    """A Mistral ``thinking`` chunk's text: a string, or a list of ``text`` chunks."""
+    if value.__class__ is str:
+        return str(value)
+    pieces: list[str] = []
+    for raw in as_list(value, name):
+        chunk = as_object(raw, f"{name}[]")
+        if chunk.get("type") != "text":
+            raise ProtocolError(f"{name} holds a {chunk.get('type')!r} chunk, not text")
+        pieces.append(as_text(chunk.get("text"), f"{name}[].text"))
     return "".join(pieces)
 
 
