@@ -241,3 +241,13 @@ def test_a_refused_turn_ends_the_run() -> None:
     assert result.refused and result.refusal == "I can't help with that."
     assert result.output == "" and result.requests == 1 and model.remaining == 1
     assert result.messages[-1] == AssistantMessage([RefusalPart("I can't help with that.")])
+
+
+def test_the_cli_view_shows_a_refusal_as_one() -> None:
+    from toolwire.cli.live import RunState
+    from toolwire.run.events import RunFinished
+
+    result = Agent(ScriptedModel([REFUSAL_CHUNKS]), []).run_sync("hack it")
+    state = RunState()
+    state.apply(RunFinished(result), 0.0)
+    assert state.answer == "(refused) I can't help with that."
