@@ -251,3 +251,20 @@ def test_the_cli_view_shows_a_refusal_as_one() -> None:
     state = RunState()
     state.apply(RunFinished(result), 0.0)
     assert state.answer == "(refused) I can't help with that."
+
+
+def test_the_audit_logs_message_json_keeps_refusals_callers_and_provider_parts() -> None:
+    from toolwire.messages import ProviderPart, ToolCall
+    from toolwire.observe.record import message_json
+    from toolwire.observe.replay import messages_from_json
+
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}
+    message = AssistantMessage(
+        [
+            RefusalPart("No.", "msg_1"),
+            ProviderPart("anthropic", "server_tool_use", {"type": "server_tool_use", "id": "s"}),
+            ToolCall("toolu_1", "f", "{}", caller=caller),
+        ]
+    )
+    history = [UserMessage("q"), message]
+    assert messages_from_json(message_json(history)) == history

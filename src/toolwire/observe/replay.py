@@ -20,7 +20,10 @@ from ..errors import CallerError, ToolExecutionError, ToolwireError
 from ..messages import (
     AssistantMessage,
     Message,
+    Part,
+    ProviderPart,
     ReasoningPart,
+    RefusalPart,
     SystemMessage,
     TextPart,
     ToolCall,
@@ -270,10 +273,14 @@ def messages_from_json(text: str) -> list[Message]:
     return messages
 
 
-def _part(item: dict[str, Any]) -> TextPart | ReasoningPart | ToolCall:
+def _part(item: dict[str, Any]) -> Part:
     kind = item.get("kind")
     if kind == "tool_call":
-        return ToolCall(item["id"], item["name"], item["arguments"])
+        return ToolCall(item["id"], item["name"], item["arguments"], caller=item.get("caller"))
+    if kind == "refusal":
+        return RefusalPart(item["text"], item.get("id"))
+    if kind == "provider":
+        return ProviderPart(item["provider"], item["type"], item["data"])
     if kind == "reasoning":
         return ReasoningPart(
             item["text"], item.get("signature"), item.get("redacted"), item.get("id")
