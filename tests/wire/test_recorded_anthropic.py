@@ -191,3 +191,18 @@ def test_programmatic_calls_keep_their_caller() -> None:
     server = next(p for p in first.message.parts if isinstance(p, ProviderPart))
     assert server.data["caller"] == {"type": "direct"}
     assert server.data["id"] == caller["tool_id"]
+
+
+def test_sdk_stream_and_sdk_body_keep_the_same_provider_blocks() -> None:
+    """The stream decoder dumps SDK objects with ``to_dict``; the body decoder must too,
+    or a block kept verbatim would gain the SDK's unset fields as ``None``."""
+    types = pytest.importorskip("anthropic.types")
+    stream = AnthropicStream()
+    for event in _turns("anthropic-web-search-with-tool.chunks.txt")[0]:
+        if event["type"] in _SDK_EVENTS:
+            stream.feed(getattr(types, _SDK_EVENTS[event["type"]]).model_construct(**event))
+    body = json.loads((RECORDED / "anthropic-web-search-with-tool.json").read_text())
+    from_body = decode_anthropic_response(types.Message.model_construct(**body))
+    assert stream.close().message == from_body.message
+    kept = [p.data for p in from_body.message.parts if isinstance(p, ProviderPart)]
+    assert kept == [b for b in body["content"] if b["type"] not in _LOCAL]
