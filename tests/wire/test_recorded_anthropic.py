@@ -116,7 +116,8 @@ def test_stream_holds_what_was_recorded(name: str, turn: int) -> None:
     events = _turns(name)[turn]
     decoded = _from_dicts(events)
     assert _summary(decoded) == _reference(events)
-    assert decoded.notices == []
+    # A refusal's stop_details (why) is kept in a notice; nothing else is noticed.
+    assert [n.kind for n in decoded.notices] == (["refusal"] if "refusal" in name else [])
 
 
 @pytest.mark.parametrize(("name", "turn"), _cases())
@@ -161,8 +162,10 @@ def test_body_holds_what_was_recorded(name: str) -> None:
     assert _summary(turn) == _summary_of_blocks(body["content"], body.get("stop_reason"))
     # The programmatic recording's last body holds the code's four tool_use blocks and
     # ends with end_turn: that mismatch is the provider's and is reported, not hidden.
-    mismatch = ["finish_reason_mismatch"] if "programmatic" in name else []
-    assert [n.kind for n in turn.notices] == mismatch
+    expected = ["finish_reason_mismatch"] if "programmatic" in name else []
+    if body.get("stop_details"):
+        expected = ["refusal"]
+    assert [n.kind for n in turn.notices] == expected
 
 
 @pytest.mark.parametrize("name", BODIES)
@@ -180,6 +183,10 @@ def test_a_refusal_is_flagged_in_stream_and_body() -> None:
     for turn in (streamed, body):
         assert turn.refused and turn.finish_reason == "content_filter"
         assert turn.message.parts == [] and turn.tool_calls == []
+        assert turn.notices[0].message == (
+            "the model refused: cyber; This request triggered restrictions on violative "
+            "cyber content and was blocked under Anthropic's Usage Policy."
+        )
 
 
 def test_programmatic_calls_keep_their_caller() -> None:

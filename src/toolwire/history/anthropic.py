@@ -63,7 +63,7 @@ from ..messages import (
     UserMessage,
 )
 from ..turn import Turn
-from ..wire.anthropic import PROVIDER, is_known_provider_block
+from ..wire.anthropic import PROVIDER, is_known_provider_block, refusal_details
 from ..wire.assembler import Assembler
 from ..wire.usage import ANTHROPIC_STOP_REASONS
 from ..wire.usage import anthropic_usage as usage_from_anthropic
@@ -396,7 +396,7 @@ def decode_anthropic_response(response: Any) -> Turn:
         _feed_block(assembler, index, as_mapping(raw, where, protocol_error), where)
     stop = opt_str(body, "stop_reason", "response", protocol_error)
     if stop == "refusal":
-        assembler.mark_refused()
+        refusal_details(assembler, body.get("stop_details"))
     if stop is not None:
         assembler.finish(ANTHROPIC_STOP_REASONS.get(stop, stop))
     usage = body.get("usage")
