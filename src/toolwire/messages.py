@@ -20,6 +20,7 @@ __all__ = [
     "Part",
     "ProviderPart",
     "ReasoningPart",
+    "RefusalPart",
     "SystemMessage",
     "TextPart",
     "ToolCall",
@@ -39,6 +40,9 @@ class ToolCall:
     ``freeform`` marks a custom tool call (OpenAI's free-form input tools): then
     ``arguments`` is the model's raw input text, not JSON, and the call goes back as a
     ``custom_tool_call`` (Responses) or a ``custom`` tool call (Chat).
+    ``caller`` is Anthropic's ``caller`` object of a programmatic call (a ``tool_use``
+    made by code the provider ran, e.g. ``{"type": "code_execution_20250825",
+    "tool_id": ...}``), kept verbatim and sent back with the call; ``None`` otherwise.
     """
 
     id: str
@@ -46,6 +50,7 @@ class ToolCall:
     arguments: str
     kind: Literal["tool_call"] = "tool_call"
     freeform: bool = False
+    caller: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -97,7 +102,22 @@ class ProviderPart:
     kind: Literal["provider"] = "provider"
 
 
-Part = TextPart | ReasoningPart | ToolCall | ProviderPart
+@dataclass(slots=True)
+class RefusalPart:
+    """The model declined to answer: its refusal message, apart from answer text.
+
+    OpenAI sends a refusal in its own field (Chat's ``refusal``, a Responses
+    ``refusal`` content part); it is kept here rather than merged into the text, and
+    the turn says ``refused``. ``id`` is the Responses API's output message id (needed
+    to send the refusal back as a ``refusal`` content part), or ``None``.
+    """
+
+    text: str
+    id: str | None = None
+    kind: Literal["refusal"] = "refusal"
+
+
+Part = TextPart | ReasoningPart | ToolCall | ProviderPart | RefusalPart
 
 
 class ToolStatus(str, enum.Enum):
@@ -188,6 +208,11 @@ class AssistantMessage:
     def tool_calls(self) -> list[ToolCall]:
         """The tool calls, in the order the model emitted them."""
         return [p for p in self.parts if isinstance(p, ToolCall)]
+
+    @property
+    def refusal(self) -> str:
+        """All refusal text, concatenated (empty when the model did not refuse in words)."""
+        return "".join(p.text for p in self.parts if isinstance(p, RefusalPart))
 
 
 @dataclass(slots=True)

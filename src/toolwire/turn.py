@@ -55,13 +55,23 @@ class ToolRequest:
 
 @dataclass(slots=True)
 class Turn:
-    """Everything one model response produced."""
+    """Everything one model response produced.
+
+    ``refused`` is set when the model declined to answer: a refusal part (OpenAI's
+    ``refusal``) or Anthropic's ``stop_reason: "refusal"``. ``logprobs`` holds the
+    provider's token log probabilities when the decoder was asked to keep them
+    (``keep_logprobs=True``), in OpenAI Chat's shape ``{"content": [...],
+    "refusal": [...]}`` (each list the provider's token entries, verbatim); ``None``
+    otherwise.
+    """
 
     message: AssistantMessage
     requests: list[ToolRequest]
     finish_reason: str | None = None
     usage: Usage = field(default_factory=Usage)
     notices: list[Notice] = field(default_factory=list)
+    refused: bool = False
+    logprobs: dict[str, list[Any]] | None = None
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -77,3 +87,8 @@ class Turn:
     def reasoning(self) -> str:
         """The reasoning text."""
         return self.message.reasoning
+
+    @property
+    def refusal(self) -> str:
+        """The refusal text (empty unless the model refused in words)."""
+        return self.message.refusal

@@ -22,6 +22,7 @@ from toolwire.messages import (
     Message,
     Part,
     ReasoningPart,
+    RefusalPart,
     SystemMessage,
     TextPart,
     ToolCall,
@@ -113,7 +114,7 @@ def test_reasoning_field_alias_and_content_parts() -> None:
     )
     assert decoded == [
         SystemMessage("rules"),
-        AssistantMessage([ReasoningPart("hmm"), TextPart("no")]),
+        AssistantMessage([ReasoningPart("hmm"), RefusalPart("no")]),
     ]
 
 
@@ -199,11 +200,12 @@ def test_response_with_reasoning_and_text() -> None:
     assert turn.finish_reason == "stop" and turn.requests == []
 
 
-def test_response_refusal_is_text() -> None:
+def test_response_refusal_is_its_own_part() -> None:
     turn = decode_openai_chat_response(
         {"choices": [{"message": {"content": None, "refusal": "I can't."}}]}
     )
-    assert turn.text == "I can't."
+    assert (turn.text, turn.refusal, turn.refused) == ("", "I can't.", True)
+    assert turn.message.parts == [RefusalPart("I can't.")]
 
 
 def _response_with(calls: list[dict[str, Any]]) -> dict[str, Any]:

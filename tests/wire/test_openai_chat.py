@@ -197,7 +197,9 @@ def test_reasoning_content_and_refusal() -> None:
         chunk(refusal="no"),
         chunk(finish="stop"),
     )
-    assert (turn.reasoning, turn.text) == ("think more", "no")
+    # A refusal is its own part, not answer text, and the turn says so.
+    assert (turn.reasoning, turn.text, turn.refusal) == ("think more", "", "no")
+    assert turn.refused
 
 
 def test_arguments_sent_as_an_object_are_kept_and_reported() -> None:

@@ -104,8 +104,9 @@ def test_programmatic_call_in_message_start() -> None:
     """Blocks and the stop reason arrive in message_start, with no block events."""
     turn = _decode("anthropic-message-start-prepopulated-content.chunks.txt")
     assert [p.kind for p in turn.message.parts] == ["provider", "provider", "tool_call"]
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_unrelated_caller"}
     assert turn.tool_calls == [
-        ToolCall("toolu_followup", "lookup_customer", '{"id": "customer_123"}')
+        ToolCall("toolu_followup", "lookup_customer", '{"id": "customer_123"}', caller=caller)
     ]
     assert turn.requests[0].input == {"id": "customer_123"}
     assert turn.finish_reason == "tool_calls"

@@ -29,6 +29,7 @@ from ..wire.events import (
     Finished,
     Notice,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     ToolCallDelta,
     ToolCallReady,
@@ -111,12 +112,16 @@ class RunState:
         elif isinstance(event, Finished):
             self.current.finish = event.reason
         elif isinstance(event, RunFinished):
-            self.answer = event.result.output
+            result = event.result
+            # A refusal is not answer text: shown as what it is.
+            self.answer = f"(refused) {result.refusal}" if result.refused else result.output
         elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
             self.notices.append(event.message)
         elif isinstance(event, Notice) and event.kind == "retry":
             self.retry = event.message
-        if isinstance(event, (TextDelta, ReasoningDelta, ToolCallStarted, Finished, RoundEnd)):
+        if isinstance(
+            event, (TextDelta, ReasoningDelta, RefusalDelta, ToolCallStarted, Finished, RoundEnd)
+        ):
             self.waiting_since, self.retry = None, None  # the model answered
 
     def _call(self, index: int) -> CallState:

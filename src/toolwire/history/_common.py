@@ -51,10 +51,13 @@ def protocol_error(message: str, where: str) -> ToolwireError:
 
 def to_plain(value: Any) -> Any:
     """Return ``value`` as plain JSON-like data, dumping SDK (pydantic) objects first."""
-    dump = getattr(value, "model_dump", None)
+    dump = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)
     if callable(dump) and not isinstance(value, Mapping):
         # SDK objects keep provider extras (vLLM's ``reasoning_content``) only when
-        # dumped with their extra fields, which model_dump does by default.
+        # dumped with their extra fields, which both dumps do by default. The SDKs'
+        # ``to_dict`` leaves out fields the provider never sent (``model_dump`` writes
+        # them as ``None``), as the stream decoders' ``as_dict`` does: a block kept
+        # verbatim (``ProviderPart``) is then the same from a stream and from a body.
         return dump(mode="json", warnings=False)
     return value
 

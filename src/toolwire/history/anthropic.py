@@ -12,7 +12,9 @@ AssistantMessage     an assistant turn with one block per part, in part order:
                      ``thinking`` (text + ``signature``), ``redacted_thinking``
                      (``data`` from ``redacted``), ``text`` (with its
                      ``citations``), ``tool_use`` with ``input`` = the arguments
-                     parsed (``""`` -> ``{}``), and each Anthropic
+                     parsed (``""`` -> ``{}``) and its ``caller`` when it has
+                     one, a refusal part as ``text`` (Anthropic has no refusal
+                     block; its refusals are a stop reason), and each Anthropic
                      ``ProviderPart`` (server tool use/result, container,
                      compaction block) as its ``data``, unchanged
 ToolResult           a ``tool_result`` block (``tool_use_id``, ``content``, and
@@ -52,6 +54,7 @@ from ..messages import (
     Part,
     ProviderPart,
     ReasoningPart,
+    RefusalPart,
     SystemMessage,
     TextPart,
     ToolCall,
@@ -60,7 +63,7 @@ from ..messages import (
     UserMessage,
 )
 from ..turn import Turn
-from ..wire.anthropic import PROVIDER, is_known_provider_block
+from ..wire.anthropic import PROVIDER, is_known_provider_block, refusal_details
 from ..wire.assembler import Assembler
 from ..wire.usage import ANTHROPIC_STOP_REASONS
 from ..wire.usage import anthropic_usage as usage_from_anthropic
@@ -156,12 +159,17 @@ def _encode_result(result: ToolResult) -> JSONDict:
 
 def _encode_part(part: Part) -> JSONDict | None:
     if isinstance(part, ToolCall):
-        return {
+        block: JSONDict = {
             "type": "tool_use",
             "id": part.id,
             "name": part.name,
             "input": input_from_arguments(part.arguments),
         }
+        if part.caller is not None:
+            block["caller"] = part.caller
+        return block
+    if isinstance(part, RefusalPart):  # another provider's refusal: Anthropic reads it as text
+        return {"type": "text", "text": part.text} if part.text else None
     if isinstance(part, TextPart):
         if part.citations:
             return {"type": "text", "text": part.text, "citations": part.citations}
@@ -328,10 +336,18 @@ def _assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> 
         return ReasoningPart("", redacted=req_str(block, "data", where, err))
     if kind == "tool_use":
         call_id, name = req_str(block, "id", where, err), req_str(block, "name", where, err)
-        return ToolCall(call_id, name, _arguments(block, where, err))
+        return ToolCall(
+            call_id, name, _arguments(block, where, err), caller=_caller(block, where, err)
+        )
     if isinstance(kind, str) and is_known_provider_block(kind):
         return ProviderPart(PROVIDER, kind, dict(block))
     raise err(f"assistant block type {kind!r} is not supported", where)
+
+
+def _caller(block: Mapping[str, Any], where: str, err: ErrorFactory) -> dict[str, Any] | None:
+    """A ``tool_use`` block's ``caller`` (programmatic tool calling), or ``None``."""
+    caller = block.get("caller")
+    return None if caller is None else dict(as_mapping(caller, f"{where}.caller", err))
 
 
 def _arguments(block: Mapping[str, Any], where: str, err: ErrorFactory) -> str:
@@ -379,6 +395,8 @@ def decode_anthropic_response(response: Any) -> Turn:
         where = f"response.content[{index}]"
         _feed_block(assembler, index, as_mapping(raw, where, protocol_error), where)
     stop = opt_str(body, "stop_reason", "response", protocol_error)
+    if stop == "refusal":
+        refusal_details(assembler, body.get("stop_details"))
     if stop is not None:
         assembler.finish(ANTHROPIC_STOP_REASONS.get(stop, stop))
     usage = body.get("usage")
@@ -392,7 +410,11 @@ def _feed_block(assembler: Assembler, index: int, block: Mapping[str, Any], wher
     if kind == "tool_use":
         call_id = opt_str(block, "id", where, protocol_error)
         name = opt_str(block, "name", where, protocol_error)
-        assembler.tool_fragment(index, call_id, name, _arguments(block, where, protocol_error))
+        caller = _caller(block, where, protocol_error)
+        assembler.tool_fragment(index, call_id, name, None)
+        if caller is not None:
+            assembler.tool_caller(index, caller)
+        assembler.tool_fragment(index, None, None, _arguments(block, where, protocol_error))
     elif kind in ("text", "thinking", "redacted_thinking"):
         part = _assistant_part(block, where, protocol_error)
         if isinstance(part, TextPart):

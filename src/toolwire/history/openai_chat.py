@@ -16,7 +16,9 @@ AssistantMessage     ``{"role": "assistant", "content", "tool_calls"?,
                      free-form call is ``{id, type: "custom", custom: {name,
                      input}}``;
                      reasoning text joined goes in ``reasoning_content``, the field
-                     vLLM, DeepSeek and SGLang use (``reasoning`` decodes too)
+                     vLLM, DeepSeek and SGLang use (``reasoning`` decodes too);
+                     refusal parts joined go in ``refusal`` (the assistant
+                     message's own field; a ``refusal`` content part decodes too)
 ToolResult           ``{"role": "tool", "tool_call_id", "content"}``
 ===================  ===========================================================
 
@@ -36,11 +38,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..errors import ToolwireError
 from ..messages import (
     AssistantMessage,
     Message,
     Part,
     ReasoningPart,
+    RefusalPart,
     SystemMessage,
     TextPart,
     ToolCall,
@@ -49,6 +53,8 @@ from ..messages import (
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
+from ..wire.openai_chat import keep_logprobs as _keep_logprobs
+from ..wire.openai_chat import thinking_text
 from ..wire.usage import openai_usage as usage_from_openai_chat
 from ._common import (
     TOOL_ERROR_PREFIX,
@@ -114,6 +120,9 @@ def _encode_assistant(message: AssistantMessage) -> JSONDict:
     reasoning = message.reasoning
     if reasoning:
         out["reasoning_content"] = reasoning
+    refusal = message.refusal
+    if refusal:
+        out["refusal"] = refusal
     return out
 
 
@@ -190,11 +199,21 @@ def _assistant_parts(message: Mapping[str, Any], where: str, err: ErrorFactory) 
     reasoning = opt_str(message, "reasoning_content", where, err) or opt_str(
         message, "reasoning", where, err
     )
+    content = message.get("content")
+    reasoning = (reasoning or "") + _thinking_of(content, f"{where}.content", err)
+    if reasoning and isinstance(content, list):  # the thinking chunks are read: the rest is text
+        content = [
+            p for p in content if not (isinstance(p, Mapping) and p.get("type") == "thinking")
+        ]
     if reasoning:
         parts.append(ReasoningPart(reasoning))
-    text = _text_of(message.get("content"), f"{where}.content", err, allow_none=True)
+    text = _text_of(content, f"{where}.content", err, allow_none=True)
     if text:
         parts.append(TextPart(text))
+    refusal = _refusal_of(content, f"{where}.content", err)
+    refusal += opt_str(message, "refusal", where, err) or ""
+    if refusal:
+        parts.append(RefusalPart(refusal))
     raw_calls = message.get("tool_calls")
     if raw_calls is not None:
         calls = as_list(raw_calls, f"{where}.tool_calls", err)
@@ -225,8 +244,34 @@ def _decode_call(raw: Any, where: str, err: ErrorFactory) -> ToolCall:
     return ToolCall(call_id, name, arguments or "")
 
 
+def _thinking_of(content: Any, where: str, err: ErrorFactory) -> str:
+    """The ``thinking`` chunks of a content list (Mistral's Magistral dialect), joined."""
+    if not isinstance(content, list):
+        return ""
+    pieces = []
+    for i, part in enumerate(content):
+        if isinstance(part, Mapping) and part.get("type") == "thinking":
+            try:
+                pieces.append(thinking_text(part.get("thinking"), f"{where}[{i}].thinking"))
+            except ToolwireError as exc:
+                raise err(str(exc.message), f"{where}[{i}]") from None
+    return "".join(pieces)
+
+
+def _refusal_of(content: Any, where: str, err: ErrorFactory) -> str:
+    """The ``refusal`` content parts of a Chat ``content`` list, joined (checked by ``_text_of``)."""
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        req_str(part, "refusal", f"{where}[{i}]", err)
+        for i, part in enumerate(content)
+        if isinstance(part, Mapping) and part.get("type") == "refusal"
+    )
+
+
 def _text_of(content: Any, where: str, err: ErrorFactory, *, allow_none: bool = False) -> str:
-    """The text of a Chat ``content``: a string, or a list of ``text``/``refusal`` parts."""
+    """The text of a Chat ``content``: a string, or a list of ``text`` parts (``refusal``
+    parts are checked here and read by ``_refusal_of``)."""
     if isinstance(content, str):
         return content
     if content is None:
@@ -242,23 +287,27 @@ def _text_of(content: Any, where: str, err: ErrorFactory, *, allow_none: bool = 
                 f"content part type {kind!r} has no place in toolwire's text-only messages",
                 f"{where}[{i}]",
             )
-        pieces.append(req_str(part, str(kind), f"{where}[{i}]", err))
+        text = req_str(part, str(kind), f"{where}[{i}]", err)
+        if kind == "text":
+            pieces.append(text)
     return "".join(pieces)
 
 
 # -- non-streaming response -> Turn ----------------------------------------------------
 
 
-def decode_openai_chat_response(response: Any) -> Turn:
+def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -> Turn:
     """Decode a non-streaming Chat Completions response into a Turn.
 
     The message goes through the same :class:`~toolwire.wire.assembler.Assembler` as a
     stream, so the same rules hold: a call without an id or a name, or a repeated id,
     raises ``TurnError``; arguments that are not JSON are recorded on that call. The
-    first choice is decoded; ``refusal`` text counts as answer text.
+    first choice is decoded; ``refusal`` text is a ``RefusalPart`` (the turn is
+    ``refused``), as in a stream.
 
     Args:
         response: The response body as a dict, or the SDK's ``ChatCompletion``.
+        keep_logprobs: Keep the choice's ``logprobs`` on ``Turn.logprobs``.
 
     Returns:
         The Turn, with ``finish_reason`` as the provider sent it and usage mapped by
@@ -278,6 +327,8 @@ def decode_openai_chat_response(response: Any) -> Turn:
     message = as_mapping(choice.get("message"), "response.choices[0].message", protocol_error)
     assembler = Assembler()
     _feed_message(assembler, message, "response.choices[0].message")
+    if keep_logprobs:
+        _keep_logprobs(assembler, choice.get("logprobs"), "response.choices[0].logprobs")
     finish = opt_str(choice, "finish_reason", "response.choices[0]", protocol_error)
     if finish is not None:
         assembler.finish(finish)
@@ -295,7 +346,6 @@ def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) 
             "placeholder_ignored", "an empty legacy function_call placeholder was ignored"
         )
         message = {k: v for k, v in message.items() if k != "function_call"}
-    refusal = opt_str(message, "refusal", where, protocol_error)
     index = 0  # the call's position in ``tool_calls``, as a stream's ``index`` would be
     for part in _response_parts(message, where):
         if isinstance(part, ReasoningPart):
@@ -305,11 +355,11 @@ def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) 
         elif isinstance(part, ToolCall) and part.freeform:
             assembler.custom_call(index, part.id or None, part.name or None, part.arguments)
             index += 1
+        elif isinstance(part, RefusalPart):
+            assembler.refusal(part.text)
         elif isinstance(part, ToolCall):
             assembler.tool_fragment(index, part.id or None, part.name or None, part.arguments)
             index += 1
-    if refusal:
-        assembler.text(refusal)
 
 
 def _is_placeholder(function_call: Any) -> bool:

@@ -10,8 +10,12 @@ SystemMessage        the first message of the history becomes ``instructions``;
                      "system", "content"}`` (``developer`` decodes as system too)
 UserMessage          ``{"type": "message", "role": "user", "content"}``
 TextPart             ``{"type": "message", "role": "assistant", "content"}``, one
-                     item per part (``output_text`` and ``refusal`` content parts
-                     decode to one TextPart each)
+                     item per part (``output_text`` content parts decode to one
+                     TextPart each)
+RefusalPart          ``{"type": "message", "id", "role": "assistant", "status":
+                     "completed", "content": [{"type": "refusal", "refusal"}]}``
+                     (the output message it came in); without an ``id`` (another
+                     provider's refusal) a plain assistant message with its text
 ReasoningPart        ``{"type": "reasoning", "id", "summary": [{"type":
                      "summary_text", "text"}], "encrypted_content"?}``; a part
                      without an ``id`` is left out: Responses accepts back only
@@ -55,6 +59,7 @@ from ..messages import (
     Part,
     ProviderPart,
     ReasoningPart,
+    RefusalPart,
     SystemMessage,
     TextPart,
     ToolCall,
@@ -186,6 +191,8 @@ def _message_item(role: str, text: str) -> JSONDict:
 def _encode_part(part: Part) -> JSONDict | None:
     if isinstance(part, TextPart):
         return _message_item("assistant", part.text)
+    if isinstance(part, RefusalPart):
+        return _encode_refusal(part)
     if isinstance(part, ToolCall):
         if part.freeform:
             return {
@@ -203,6 +210,19 @@ def _encode_part(part: Part) -> JSONDict | None:
     if isinstance(part, ProviderPart):  # a built-in tool item: back verbatim, to Responses only
         return dict(part.data) if part.provider == PROVIDER else None
     return _encode_reasoning(part)
+
+
+def _encode_refusal(part: RefusalPart) -> JSONDict:
+    """A refusal goes back as the output message it came in (which needs its id)."""
+    if part.id is None:
+        return _message_item("assistant", part.text)
+    return {
+        "type": "message",
+        "id": part.id,
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "refusal", "refusal": part.text}],
+    }
 
 
 def _encode_reasoning(part: ReasoningPart) -> JSONDict | None:
@@ -270,8 +290,8 @@ class _InputDecoder:
     def _message(self, item: Mapping[str, Any], where: str) -> None:
         role = item.get("role")
         if role == "assistant":
-            for text in _texts(item.get("content"), f"{where}.content", history_error):
-                self._part(TextPart(text))
+            for part in _message_parts(item, f"{where}.content", history_error):
+                self._part(part)
             return
         text = "".join(_texts(item.get("content"), f"{where}.content", history_error))
         if role in ("system", "developer"):
@@ -363,6 +383,24 @@ def _reasoning_text(item: Mapping[str, Any], where: str, err: ErrorFactory) -> s
     return _SUMMARY_JOIN.join(texts)
 
 
+def _message_parts(
+    item: Mapping[str, Any], where: str, err: ErrorFactory
+) -> list[TextPart | RefusalPart]:
+    """An assistant message's content: a TextPart per text part, a RefusalPart (with the
+    message's id, to send it back) per ``refusal`` part."""
+    content = item.get("content")
+    if not isinstance(content, list):
+        return [TextPart(text) for text in _texts(content, where, err)]
+    item_id = opt_str(item, "id", where, err)
+    texts = _texts(content, where, err)  # checks every part
+    return [
+        RefusalPart(text, item_id)
+        if isinstance(raw, Mapping) and raw.get("type") == "refusal"
+        else TextPart(text)
+        for raw, text in zip(content, texts, strict=True)
+    ]
+
+
 def _texts(content: Any, where: str, err: ErrorFactory) -> list[str]:
     """A message's text pieces: a string, or a list of text content parts."""
     if isinstance(content, str):
@@ -390,7 +428,7 @@ def _part_texts(content: Any, where: str, err: ErrorFactory, kinds: tuple[str, .
 # -- non-streaming response -> Turn ----------------------------------------------------
 
 
-def decode_responses_response(response: Any) -> Turn:
+def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> Turn:
     """Decode a non-streaming Responses API response into a Turn.
 
     Output items go, in order, through the same
@@ -400,8 +438,13 @@ def decode_responses_response(response: Any) -> Turn:
     file search...) are kept verbatim as ``ProviderPart``; an item kind toolwire does
     not know is kept the same way with a Notice of kind ``unsupported_item``.
 
+    A ``refusal`` content part is a ``RefusalPart`` (the turn is ``refused``), as in a
+    stream.
+
     Args:
         response: The response body as a dict, or the SDK's ``Response``.
+        keep_logprobs: Keep the output text parts' ``logprobs`` on
+            ``Turn.logprobs["content"]``.
 
     Returns:
         The Turn, finish reason from :func:`responses_finish_reason`, usage from
@@ -420,6 +463,8 @@ def decode_responses_response(response: Any) -> Turn:
     for index, raw in enumerate(output):
         where = f"response.output[{index}]"
         has_calls |= _feed_item(assembler, index, as_mapping(raw, where, protocol_error), where)
+    if keep_logprobs:
+        _keep_logprobs(assembler, output)
     finish = responses_finish_reason(body, has_tool_calls=has_calls)
     if finish is not None:
         assembler.finish(finish)
@@ -446,9 +491,11 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
         return True
     if kind == "message":
         assembler.part_break()
-        for text in _texts(item.get("content"), f"{where}.content", protocol_error):
-            if text:  # as in a stream, where an empty text part sends no delta
-                assembler.text(text)
+        for content in _message_parts(item, f"{where}.content", protocol_error):
+            if isinstance(content, RefusalPart):
+                assembler.refusal(content.text, content.id)
+            elif content.text:  # as in a stream, where an empty text part sends no delta
+                assembler.text(content.text)
         for annotation in _annotations(item.get("content"), f"{where}.content"):
             assembler.citation(annotation)
     elif kind == "reasoning":
@@ -468,6 +515,19 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
                 index,
             )
     return False
+
+
+def _keep_logprobs(assembler: Assembler, output: list[Any]) -> None:
+    """The ``logprobs`` of every output text part, in order, as ``content`` logprobs."""
+    for index, item in enumerate(output):
+        if not isinstance(item, Mapping) or item.get("type") != "message":
+            continue
+        content = item.get("content")
+        for i, part in enumerate(content if isinstance(content, list) else ()):
+            logprobs = part.get("logprobs") if isinstance(part, Mapping) else None
+            if logprobs is not None:
+                where = f"response.output[{index}].content[{i}].logprobs"
+                assembler.logprobs("content", as_list(logprobs, where, protocol_error))
 
 
 def _annotations(content: Any, where: str) -> list[dict[str, Any]]:

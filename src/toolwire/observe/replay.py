@@ -21,7 +21,10 @@ from ..messages import (
     TOOL_ERROR_PREFIX,
     AssistantMessage,
     Message,
+    Part,
+    ProviderPart,
     ReasoningPart,
+    RefusalPart,
     SystemMessage,
     TextPart,
     ToolCall,
@@ -266,12 +269,16 @@ def messages_from_json(text: str) -> list[Message]:
     return messages
 
 
-def _part(item: dict[str, Any]) -> TextPart | ReasoningPart | ToolCall:
+def _part(item: dict[str, Any]) -> Part:
     kind = item.get("kind")
     if kind == "tool_call":
-        call = ToolCall(item["id"], item["name"], item["arguments"])
+        call = ToolCall(item["id"], item["name"], item["arguments"], caller=item.get("caller"))
         call.freeform = bool(item.get("freeform", False))  # a custom (free-form) call
         return call
+    if kind == "refusal":
+        return RefusalPart(item["text"], item.get("id"))
+    if kind == "provider":
+        return ProviderPart(item["provider"], item["type"], item["data"])
     if kind == "reasoning":
         return ReasoningPart(
             item["text"], item.get("signature"), item.get("redacted"), item.get("id")

@@ -118,7 +118,7 @@ class HTTPModel(ABC):
         """
         check_history(request.messages)
         http_request = self.build_request(request)
-        async for item in stream_turn(http_request, self.wire(), self.options):
+        async for item in stream_turn(http_request, self.wire_for(request), self.options):
             yield item
 
     def merged_settings(self, request: ModelRequest) -> dict[str, Any]:
@@ -132,6 +132,10 @@ class HTTPModel(ABC):
     @abstractmethod
     def wire(self) -> Wire:
         """The decoders of this provider's responses."""
+
+    def wire_for(self, request: ModelRequest) -> Wire:
+        """The decoders for one request (a provider may keep more when its settings ask)."""
+        return self.wire()
 
 
 def finish_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -54,13 +54,14 @@ from ..errors import (
     ToolwireError,
     TurnError,
 )
-from ..messages import ReasoningPart, TextPart, ToolCall
+from ..messages import ReasoningPart, RefusalPart, TextPart, ToolCall
 from ..run.model import ModelEvent, TurnDone
 from ..turn import Notice, Turn
 from ..wire.events import (
     Event,
     Finished,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     ToolCallDelta,
     ToolCallReady,
@@ -635,6 +636,8 @@ def events_from_turn(turn: Turn) -> list[Event]:
             events.append(TextDelta(part.text))
         elif isinstance(part, ReasoningPart):
             events.append(ReasoningDelta(part.text))
+        elif isinstance(part, RefusalPart):
+            events.append(RefusalDelta(part.text))
         elif isinstance(part, ToolCall):
             request = requests[part.id]
             events += [

@@ -9,11 +9,14 @@ Request mapping: history through :func:`toolwire.history.to_openai_chat`, tools 
 given, ``tool_choice`` a mode or ``{"type": "function", "function": {"name"}}``,
 ``parallel_tool_calls`` when set, ``stream_options.include_usage`` so the last chunk
 carries usage. Neutral settings: ``max_tokens`` and ``reasoning_effort`` keep their
-names (both are Chat fields); ``stream: False`` asks for one JSON response.
+names (both are Chat fields); ``stream: False`` asks for one JSON response. A request
+with ``logprobs: True`` in its settings gets them back on ``Turn.logprobs`` (the
+decoders keep them only then).
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, ClassVar
 
 from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
@@ -82,3 +85,12 @@ class OpenAIChatModel(HTTPModel):
     def wire(self) -> Wire:
         """Chat Completions chunk decoder and non-streaming decoder."""
         return Wire(OpenAIChatStream, decode_openai_chat_response)
+
+    def wire_for(self, request: ModelRequest) -> Wire:
+        """The decoders, keeping logprobs when the request's settings ask for them."""
+        if not self.merged_settings(request).get("logprobs"):
+            return self.wire()
+        return Wire(
+            partial(OpenAIChatStream, keep_logprobs=True),
+            partial(decode_openai_chat_response, keep_logprobs=True),
+        )

@@ -7,11 +7,13 @@ messages become ``instructions``), tools flattened by
 ``max_tokens`` becomes ``max_output_tokens``; ``reasoning_effort`` becomes
 ``reasoning: {effort, summary: "auto"}`` (so reasoning summaries stream as reasoning
 deltas); ``stream: False`` asks for one JSON response. The key comes from
-``OPENAI_API_KEY``.
+``OPENAI_API_KEY``. A request whose settings ask for logprobs (``include`` holding
+``"message.output_text.logprobs"``) gets them back on ``Turn.logprobs``.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, ClassVar
 
 from ..history.openai_responses import decode_responses_response, to_responses_input
@@ -23,6 +25,9 @@ from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers
 
 __all__ = ["OpenAIResponsesModel"]
+
+LOGPROBS_INCLUDE = "message.output_text.logprobs"
+"""The ``include`` value that asks the Responses API for output text logprobs."""
 
 
 class OpenAIResponsesModel(HTTPModel):
@@ -68,3 +73,13 @@ class OpenAIResponsesModel(HTTPModel):
     def wire(self) -> Wire:
         """Responses event decoder and non-streaming decoder."""
         return Wire(OpenAIResponsesStream, decode_responses_response)
+
+    def wire_for(self, request: ModelRequest) -> Wire:
+        """The decoders, keeping logprobs when the request's ``include`` asks for them."""
+        include = self.merged_settings(request).get("include")
+        if not isinstance(include, (list, tuple)) or LOGPROBS_INCLUDE not in include:
+            return self.wire()
+        return Wire(
+            partial(OpenAIResponsesStream, keep_logprobs=True),
+            partial(decode_responses_response, keep_logprobs=True),
+        )

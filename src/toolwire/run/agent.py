@@ -134,6 +134,8 @@ class RunResult:
         context: The run's context state: ``context.report()`` (tokens per request, by
             part, with the provider's usage), ``context.full_result(call_id)`` (the full
             text of a truncated result).
+        refused: Whether the run ended because the model refused (``Turn.refused``);
+            ``refusal`` is then its refusal text, if it gave one.
     """
 
     output: str
@@ -147,6 +149,8 @@ class RunResult:
     discarded: list[Discarded] = field(default_factory=list)
     run_id: str = ""
     context: RunContext | None = None
+    refused: bool = False
+    refusal: str = ""
 
 
 class Agent:
@@ -503,6 +507,8 @@ class _Run:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)
+            if turn.refused:  # a refusal is the model's last word: no feedback, no more rounds
+                return self._finish(turn, forced)
             # MCP approval requests are answered in the next request (a round of its own
             # when the turn made no call): never left hanging, never approved by default.
             approvals = await answer_mcp_approvals(turn.message, agent.approve_mcp)
@@ -562,6 +568,8 @@ class _Run:
             discarded=list(self.discarded),
             run_id=self.run_id,
             context=self.context,
+            refused=turn.refused,
+            refusal=turn.refusal,
         )
         self.emit(RunFinished(result))
         return result

@@ -6,7 +6,9 @@ assembler's index, ``input_json_delta.partial_json`` fragments are its arguments
 ``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
 ``redacted_thinking`` blocks are kept so the thinking can be sent back.
 ``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
-(``wire.usage.ANTHROPIC_STOP_REASONS``); ``message_stop`` ends the turn; ``error`` raises ``ProviderStreamError`` (with the partial turn).
+(``wire.usage.ANTHROPIC_STOP_REASONS``), and ``refusal`` also marks the turn
+``refused`` (its ``stop_details``, category and explanation, in a ``refusal`` notice); a ``tool_use`` block's ``caller`` (programmatic tool calling) is kept on
+its ``ToolCall``; ``message_stop`` ends the turn; ``error`` raises ``ProviderStreamError`` (with the partial turn).
 
 Every other block kind runs at the provider or belongs to it: server tool uses
 (``server_tool_use``, ``mcp_tool_use``: web search, web fetch, code execution, tool
@@ -25,12 +27,12 @@ from typing import Any
 
 from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from ..messages import ProviderPart
-from .assembler import dump_json, loads_json
+from .assembler import Assembler, dump_json, loads_json
 from .events import Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text, field
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
-__all__ = ["PROVIDER", "AnthropicStream", "is_known_provider_block"]
+__all__ = ["PROVIDER", "AnthropicStream", "is_known_provider_block", "refusal_details"]
 
 PROVIDER = "anthropic"
 """``ProviderPart.provider`` of the blocks kept verbatim."""
@@ -155,8 +157,12 @@ class AnthropicStream(StreamDecoder):
                 self._provider_input.pop(index, None)
         reason = message.get("stop_reason")
         if reason:
-            reason = as_text(reason, "message.stop_reason")
-            self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
+            self._stop_reason(as_text(reason, "message.stop_reason"), message.get("stop_details"))
+
+    def _stop_reason(self, reason: str, details: Any) -> None:
+        if reason == "refusal":
+            refusal_details(self._assembler, details)
+        self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
 
     def _provider_block_done(self, index: int) -> None:
         """A server tool use stopped: its streamed input JSON becomes its ``input``."""
@@ -201,12 +207,17 @@ class AnthropicStream(StreamDecoder):
             # Streaming sends input {} here and the JSON as deltas; a non-empty input
             # here (seen from proxies that do not stream tool input) is the whole input.
             args = dump_json(start_input, "tool_use.input") if start_input else None
+            caller = block.get("caller")
             asm.tool_fragment(
                 index,
                 as_text(field(block, "id"), "tool_use.id"),
                 as_text(field(block, "name"), "tool_use.name"),
-                args,
+                None if caller else args,
             )
+            if caller:  # before the arguments: the call may be ready with them
+                asm.tool_caller(index, as_object(caller, "tool_use.caller"))
+                if args is not None:
+                    asm.tool_fragment(index, None, None, args)
         elif kind == "text":
             if block.get("text"):
                 asm.text(as_text(block["text"], "text.text"))
@@ -235,16 +246,28 @@ class AnthropicStream(StreamDecoder):
 
     def _on_message_delta(self, item: dict[str, Any]) -> None:
         self._on_usage(item.get("usage"))
-        reason = as_object(item.get("delta") or {}, "message_delta.delta").get("stop_reason")
+        delta = as_object(item.get("delta") or {}, "message_delta.delta")
+        reason = delta.get("stop_reason")
         if reason:
-            reason = as_text(reason, "stop_reason")
-            self._assembler.finish(ANTHROPIC_STOP_REASONS.get(reason, reason))
+            self._stop_reason(as_text(reason, "stop_reason"), delta.get("stop_details"))
 
     def _on_usage(self, usage: Any) -> None:
         if usage:
             counts = as_object(usage, "usage")
             self._usage.update((k, v) for k, v in counts.items() if v is not None)
             self._assembler.set_usage(anthropic_usage(self._usage))
+
+
+def refusal_details(asm: Assembler, details: Any) -> None:
+    """The turn is refused; the ``stop_details`` of a refusal (category, explanation)
+    become a ``refusal`` notice, so the reason is not lost."""
+    asm.mark_refused()
+    if details is None:
+        return
+    found = as_object(details, "stop_details")
+    said = [str(found[k]) for k in ("category", "explanation") if found.get(k)]
+    if said:
+        asm.notice("refusal", "the model refused: " + "; ".join(said))
 
 
 def _opt_str(value: Any) -> str | None:

@@ -30,6 +30,7 @@ from ..messages import (
     Part,
     ProviderPart,
     ReasoningPart,
+    RefusalPart,
     TextPart,
     ToolCall,
     Usage,
@@ -40,6 +41,7 @@ from .events import (
     Finished,
     Notice,
     ReasoningDelta,
+    RefusalDelta,
     TextDelta,
     ToolCallDelta,
     ToolCallReady,
@@ -139,6 +141,7 @@ class _Call:
 
     __slots__ = (
         "call",
+        "caller",
         "done",
         "freeform",
         "id",
@@ -163,6 +166,7 @@ class _Call:
         self.request: ToolRequest | None = None
         self.call: ToolCall | None = None  # the history shape, built once ready
         self.freeform = False  # a custom tool call: raw input text, never JSON
+        self.caller: dict[str, Any] | None = None  # Anthropic's programmatic caller
 
 
 class _Segment:
@@ -192,6 +196,8 @@ class Assembler:
         self._usage: Usage | None = None  # built when reported, or at the end
         self._notices: list[Notice] = []
         self._break = False  # the next text or reasoning starts a new part
+        self._refused = False  # the provider said the model refused (no refusal text needed)
+        self._logprobs: dict[str, list[Any]] | None = None  # kept only when a decoder asks
 
     # -- text and reasoning ----------------------------------------------------------
 
@@ -212,6 +218,56 @@ class Assembler:
             text = self._sendable(text, None)
         self._segment("reasoning", text)
         self.events.append(ReasoningDelta(text))
+
+    def refusal(self, text: str, id: str | None = None) -> None:
+        """Add refusal text: a part of its own (``RefusalPart``), and the turn is refused.
+
+        ``id`` is the provider's message id the refusal belongs to (Responses), if any.
+        """
+        if text.__class__ is not str:
+            _wrong("refusal text", text)
+        if id is not None and id.__class__ is not str:
+            _wrong("refusal message id", id)
+        if not text.isascii():
+            text = self._sendable(text, None)
+        self._segment("refusal", text)
+        if id is not None:
+            last = self._order[-1]
+            assert isinstance(last, _Segment)
+            last.id = id
+        self._refused = True
+        self.events.append(RefusalDelta(text))
+
+    def mark_refused(self) -> None:
+        """The provider said the model refused (Anthropic's ``stop_reason: "refusal"``)."""
+        self._refused = True
+
+    def logprobs(self, key: str, entries: list[Any]) -> None:
+        """Keep token log probabilities (``key``: ``content`` or ``refusal``), verbatim.
+
+        Only decoders asked to keep them (``keep_logprobs=True``) call this.
+        """
+        if entries.__class__ is not list:
+            _wrong(f"logprobs.{key}", entries, "an array")
+        if self._logprobs is None:
+            self._logprobs = {}
+        kept = self._logprobs.get(key)
+        if kept is None:
+            self._logprobs[key] = list(entries)
+        else:
+            kept.extend(entries)
+
+    def tool_caller(self, index: int, caller: dict[str, Any]) -> None:
+        """Attach Anthropic's ``caller`` object (a programmatic call) to the call at ``index``."""
+        if caller.__class__ is not dict:
+            _wrong("tool call caller", caller, "an object")
+        call = self.calls.get(index)
+        if call is None:
+            raise ProtocolError(
+                "a caller arrived for a tool call that never started", where=f"index {index}"
+            )
+        call.caller = caller
+        call.call = None  # rebuilt with its caller
 
     def reasoning_meta(
         self, *, signature: str | None = None, redacted: str | None = None, id: str | None = None
@@ -516,7 +572,7 @@ class Assembler:
         made = call.call
         history = arguments if call.freeform else _history_arguments(arguments)
         if made is None or made.arguments != history or made.name != call.name:
-            made = call.call = ToolCall(call.id or "", call.name, history)
+            made = call.call = ToolCall(call.id or "", call.name, history, caller=call.caller)
             if call.freeform:
                 made.freeform = True
         return made
@@ -602,7 +658,11 @@ class Assembler:
                 requests.append(request)
                 parts.append(self._history_call(call, arguments))
         self._check_finish(len(requests))
-        return Turn(AssistantMessage(parts), requests, self._finish, self.usage, self._notices)
+        turn = Turn(AssistantMessage(parts), requests, self._finish, self.usage, self._notices)
+        if self._refused or self._logprobs is not None:
+            turn.refused = self._refused
+            turn.logprobs = self._logprobs
+        return turn
 
     def _changed_after_ready(self, call: _Call) -> None:
         """The call changed after ``ToolCallReady`` announced it (more arguments, a name
@@ -663,6 +723,8 @@ def _segment_part(seg: _Segment) -> Part:
     text = "".join(seg.pieces)
     if seg.kind == "text":
         return TextPart(text, seg.citations)
+    if seg.kind == "refusal":
+        return RefusalPart(text, seg.id)
     return ReasoningPart(text, seg.signature, seg.redacted, seg.id)
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "Finished",
     "Notice",
     "ReasoningDelta",
+    "RefusalDelta",
     "TextDelta",
     "ToolCallDelta",
     "ToolCallReady",
@@ -158,9 +159,20 @@ class ToolCallRetracted(_Fields):
         self.reason = reason
 
 
+class RefusalDelta(_Fields):
+    """A piece of the model's refusal message (OpenAI's ``refusal``), not answer text."""
+
+    __slots__ = ("text",)
+    __match_args__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
 Event = (
     TextDelta
     | ReasoningDelta
+    | RefusalDelta
     | ToolCallStarted
     | ToolCallDelta
     | ToolCallReady

@@ -1,6 +1,7 @@
 """OpenAI Chat Completions stream decoder (``chat.completion.chunk`` objects).
 
-Maps ``choices[0].delta`` to the assembler: ``content`` and ``refusal`` are answer text,
+Maps ``choices[0].delta`` to the assembler: ``content`` is answer text, ``refusal`` a
+refusal part of its own (the turn is then ``refused``),
 ``reasoning_content`` / ``reasoning`` (DeepSeek, vLLM, OpenRouter) are reasoning, and
 each ``tool_calls[]`` entry is a fragment keyed by its ``index`` (a ``custom`` entry,
 ``{"type": "custom", "custom": {name?, input?}}``, is a free-form call whose input
@@ -10,12 +11,16 @@ Only choice 0 is assembled (``n > 1`` is reported with a notice, once).
 
 Dialects of OpenAI-compatible servers: ``null`` in an optional field is absent (SDK
 objects dump missing fields as ``None``); ``delta.content`` as a list of content
-chunks (Mistral's dialect) is decoded when every chunk is text, and rejected with an
-error naming the dialect otherwise; a stream that sends ``[DONE]`` without ever
+chunks (Mistral's dialect) is decoded when every chunk is text or thinking (reasoning),
+and rejected with an error naming the dialect otherwise; a stream that sends ``[DONE]`` without ever
 sending a finish reason ended normally (the reason is inferred, with a notice: tool
 calls present means ``tool_calls``); an ``error`` object in any chunk raises
 ``ProviderStreamError`` carrying the partial turn. ``[DONE]`` may also be fed to
 ``feed`` as the string ``"[DONE]"``.
+
+``OpenAIChatStream(keep_logprobs=True)`` keeps ``choices[0].logprobs`` (its ``content``
+and ``refusal`` token lists) on ``Turn.logprobs``. Off by default, and then nothing is
+looked at for it: the check sits on the text path, never on a call's fragment.
 """
 
 from __future__ import annotations
@@ -23,12 +28,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
-from .assembler import dump_json
+from .assembler import Assembler, dump_json
 from .events import Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text
 from .usage import openai_usage
 
-__all__ = ["OpenAIChatStream"]
+__all__ = ["OpenAIChatStream", "keep_logprobs", "thinking_text"]
 
 
 class OpenAIChatStream(StreamDecoder):
@@ -36,9 +41,10 @@ class OpenAIChatStream(StreamDecoder):
 
     provider = "OpenAI Chat Completions"
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_logprobs: bool = False) -> None:
         super().__init__()
         self._other_choices = False
+        self._keep_logprobs = keep_logprobs
 
     def feed(self, item: Any) -> list[Event]:
         """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
@@ -110,8 +116,14 @@ class OpenAIChatStream(StreamDecoder):
                             self._tool_call(tc, fn)
                         if len(delta) > 1:
                             self._delta_text(delta)
+                            if self._keep_logprobs:
+                                self._logprobs(choice)
                     else:
                         self._delta_text(delta)
+                        if self._keep_logprobs:
+                            self._logprobs(choice)
+                elif self._keep_logprobs:
+                    self._logprobs(choice)
                 if choice.get("finish_reason"):
                     self._finish(choice["finish_reason"])
             if chunk.get("usage") or "error" in chunk:
@@ -165,14 +177,19 @@ class OpenAIChatStream(StreamDecoder):
         content = delta.get("content")
         if content:
             if content.__class__ is list:
-                content = _content_chunks(content)
-            asm.text(as_text(content, "delta.content"))
+                _content_chunks(asm, content)
+            else:
+                asm.text(as_text(content, "delta.content"))
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             asm.reasoning(as_text(reasoning, "delta.reasoning_content"))
         refusal = delta.get("refusal")
         if refusal:
-            asm.text(as_text(refusal, "delta.refusal"))
+            asm.refusal(as_text(refusal, "delta.refusal"))
+
+    def _logprobs(self, choice: dict[str, Any]) -> None:
+        """Keep a choice's token log probabilities (only with ``keep_logprobs``)."""
+        keep_logprobs(self._assembler, choice.get("logprobs"), "choices[].logprobs")
 
     def _finish(self, reason: Any) -> None:
         self._assembler.finish(as_text(reason, "finish_reason"))
@@ -220,19 +237,45 @@ class OpenAIChatStream(StreamDecoder):
         self._ended = True
 
 
-def _content_chunks(chunks: list[Any]) -> str:
-    """``delta.content`` as a list of content chunks (not OpenAI's dialect): its text."""
-    pieces: list[str] = []
+def keep_logprobs(asm: Assembler, logprobs: Any, name: str) -> None:
+    """Hand a Chat ``logprobs`` object's ``content`` and ``refusal`` lists to ``asm``."""
+    if logprobs is None:
+        return
+    found = as_object(logprobs, name)
+    for key in ("content", "refusal"):
+        entries = found.get(key)
+        if entries is not None:
+            asm.logprobs(key, as_list(entries, f"{name}.{key}"))
+
+
+def _content_chunks(asm: Assembler, chunks: list[Any]) -> None:
+    """``delta.content`` as a list of typed chunks (Mistral's dialect, not OpenAI's):
+    ``text`` chunks are text, ``thinking`` chunks (Magistral) reasoning."""
     for raw in chunks:
         chunk = as_object(raw, "delta.content[]")
         kind = chunk.get("type")
-        if kind != "text":
+        if kind == "text":
+            asm.text(as_text(chunk.get("text"), "delta.content[].text"))
+        elif kind == "thinking":
+            asm.reasoning(thinking_text(chunk.get("thinking"), "delta.content[].thinking"))
+        else:
             raise ProtocolError(
                 f"delta.content holds a {kind!r} chunk: this server streams content as a list "
-                "of typed chunks (Mistral's dialect, not OpenAI's), and only text chunks "
-                "can be decoded"
+                "of typed chunks (Mistral's dialect, not OpenAI's), and only text and thinking "
+                "chunks can be decoded"
             )
-        pieces.append(as_text(chunk.get("text"), "delta.content[].text"))
+
+
+def thinking_text(value: Any, name: str) -> str:
+    """A Mistral ``thinking`` chunk's text: a string, or a list of ``text`` chunks."""
+    if value.__class__ is str:
+        return str(value)
+    pieces: list[str] = []
+    for raw in as_list(value, name):
+        chunk = as_object(raw, f"{name}[]")
+        if chunk.get("type") != "text":
+            raise ProtocolError(f"{name} holds a {chunk.get('type')!r} chunk, not text")
+        pieces.append(as_text(chunk.get("text"), f"{name}[].text"))
     return "".join(pieces)
 
 

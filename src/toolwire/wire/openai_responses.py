@@ -7,8 +7,8 @@ full text (authoritative: it replaces the fragments if they differ, with a notic
 A ``custom_tool_call`` item (a free-form input tool) is a client call too: its raw
 ``input`` text is the call's argument, streamed by ``response.custom_tool_call_input.delta``
 and finished by ``.done`` or the item's ``output_item.done`` (see ``Assembler.custom_call``).
-Text comes from ``response.output_text.delta`` and ``response.refusal.delta``,
-reasoning from ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``
+Text comes from ``response.output_text.delta``, a refusal part (the turn is then
+``refused``) from ``response.refusal.delta``, reasoning from ``response.reasoning_summary_text.delta`` / ``response.reasoning_text.delta``
 (and a reasoning item's ``encrypted_content`` is kept so it can be sent back).
 ``response.completed`` / ``response.incomplete`` end the turn; ``response.failed`` and
 ``error`` raise ``ProviderAPIError``.
@@ -32,7 +32,7 @@ from typing import Any
 from ..errors import ProviderAPIError
 from ..messages import ProviderPart
 from .events import Event
-from .stream import StreamDecoder, as_index, as_object, as_text, field
+from .stream import StreamDecoder, as_index, as_list, as_object, as_text, field
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
 __all__ = [
@@ -72,10 +72,12 @@ class OpenAIResponsesStream(StreamDecoder):
 
     provider = "OpenAI Responses"
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep_logprobs: bool = False) -> None:
         super().__init__()
         self._has_calls = False
         self._items_kept: dict[int, ProviderPart] = {}
+        # Keep ``logprobs`` of output text deltas on Turn.logprobs["content"].
+        self._keep_logprobs = keep_logprobs
 
     def feed(self, item: Any) -> list[Event]:
         """Consume one ``response.*`` event (a dict or an SDK object); return events."""
@@ -158,6 +160,15 @@ class OpenAIResponsesStream(StreamDecoder):
 
     def _on_text(self, item: dict[str, Any]) -> None:
         self._assembler.text(as_text(field(item, "delta"), "delta"))
+        if self._keep_logprobs and item.get("logprobs") is not None:
+            self._assembler.logprobs("content", as_list(item["logprobs"], "logprobs"))
+
+    def _on_refusal(self, item: dict[str, Any]) -> None:
+        item_id = item.get("item_id")
+        self._assembler.refusal(
+            as_text(field(item, "delta"), "delta"),
+            None if item_id is None else as_text(item_id, "item_id"),
+        )
 
     def _on_reasoning(self, item: dict[str, Any]) -> None:
         self._assembler.reasoning(as_text(field(item, "delta"), "delta"))
@@ -229,7 +240,7 @@ _HANDLERS = {
     "response.output_item.added": OpenAIResponsesStream._on_item_added,
     "response.output_item.done": OpenAIResponsesStream._on_item_done,
     "response.output_text.delta": OpenAIResponsesStream._on_text,
-    "response.refusal.delta": OpenAIResponsesStream._on_text,
+    "response.refusal.delta": OpenAIResponsesStream._on_refusal,
     "response.reasoning_summary_text.delta": OpenAIResponsesStream._on_reasoning,
     "response.reasoning_text.delta": OpenAIResponsesStream._on_reasoning,
     "response.reasoning_summary_part.added": OpenAIResponsesStream._on_summary_part,

@@ -183,11 +183,20 @@ class StreamDecoder(ABC):
 
 
 def as_dict(item: Any) -> dict[str, Any]:
-    """An official SDK object (pydantic model) as the dict it was decoded from."""
+    """An official SDK object (pydantic model) as the dict it was decoded from.
+
+    ``to_dict`` (the SDKs' own) leaves out the fields the provider did not send, as the
+    non-streaming decoders' ``to_plain`` does, so both see the same keys. Serializer
+    warnings are off: a dialect's field of another type than the SDK declares (Mistral's
+    ``content`` list) is data to check here, not a reason to warn.
+    """
     for method in ("to_dict", "model_dump"):
         dump = getattr(item, method, None)
         if callable(dump):
-            value = dump()
+            try:
+                value = dump(warnings=False)
+            except TypeError:  # a dump method without that keyword
+                value = dump()
             if isinstance(value, dict):
                 return value
     raise ProtocolError(f"expected a dict or an SDK object, got {type(item).__name__}")
