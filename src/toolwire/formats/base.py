@@ -119,6 +119,35 @@ class FormatStream(ABC):
         hold_calls: Emit a call only once it is complete.
     """
 
+    # Slots for the wrapper's own state: a family's parser adds a dozen attributes of
+    # its own, and an instance dict past 30 keys stops sharing its keys, which makes
+    # every attribute read in the per-character hot paths a dict lookup.
+    __slots__ = (
+        "_anchor",
+        "_call_count",
+        "_closed",
+        "_committed_at",
+        "_counted",
+        "_fast_calls",
+        "_fast_text",
+        "_fed",
+        "_held",
+        "_ids",
+        "_out",
+        "_passthrough",
+        "_pending",
+        "_public",
+        "_raw",
+        "_raw_append",
+        "_special",
+        "_trim_content",
+        "_trim_reasoning",
+        "__dict__",
+        "format",
+        "hold_calls",
+        "strict",
+    )
+
     def __init__(self, fmt: Format, *, id_prefix: str | None = None) -> None:
         self.format = fmt
         self.strict = False
@@ -368,13 +397,21 @@ class FormatStream(ABC):
         return self._take_public()
 
     def _route_out(self) -> None:
-        if self._public is None:
-            self._public = []
+        public = self._public
+        if public is None:
+            public = self._public = []
         out = self._out
         if out:
             self._out = []
+            # Argument fragments pass unchanged unless a call is held: published here
+            # without a call per event (a whole parse routes every fragment).
+            pass_deltas = self._anchor is None or not self.hold_calls
+            route = self._route
             for event in out:
-                self._route(event)
+                if pass_deltas and event.__class__ is ToolCallDelta:
+                    public.append(event)
+                else:
+                    route(event)
 
     def _route(self, event: Event) -> None:
         """Trim, publish or hold one family event (``_public`` is a list here)."""

@@ -116,7 +116,7 @@ class HarmonyStream(FormatStream):
         self._plain_args = False
         self._args_emitted = False
         self._built_in_body = False  # a message to a built-in tool, read as reasoning
-        self._marker_at = 0  # output offset of the last marker read
+        self._marker_pos = 0  # buffer index of the last marker read
         self._header_at = 0  # output offset where the current header began
         self._prime(fmt.generation_prompt)
 
@@ -205,7 +205,7 @@ class HarmonyStream(FormatStream):
             return self._emit_safe()
         pos, marker = found
         self._emit(self._take(pos, len(marker)))
-        self._marker_at = self._at(self._buf, pos)
+        self._marker_pos = pos
         self._on_marker(marker)
         return True
 
@@ -224,7 +224,9 @@ class HarmonyStream(FormatStream):
     # ---- headers
 
     def _open_header(self, initial: str) -> None:
-        self._header_at = max(self._marker_at, 0)  # a header the prompt opened: offset 0
+        # The output offset only when a header opens (most markers open none); the
+        # buffer is still the one the marker was found in. The prompt's header: 0.
+        self._header_at = max(self._at(self._buf, self._marker_pos), 0)
         self._mode = _Mode.HEADER
         self._header = [initial]
         self._header_generated_from = 0
@@ -237,7 +239,7 @@ class HarmonyStream(FormatStream):
             return False
         pos, marker = found
         head = self._take(pos, len(marker))
-        self._marker_at = self._at(self._buf, pos)
+        self._marker_pos = pos
         if marker == MESSAGE:
             self._header.append(head)
             self._open_body("".join(self._header))
@@ -317,7 +319,7 @@ class HarmonyStream(FormatStream):
         self._emit(self._take(pos, len(marker)))
         self._end_call()
         self._call_ends(self._at(self._buf, self._pos))
-        self._marker_at = self._at(self._buf, pos)
+        self._marker_pos = pos
         self._on_marker(marker)
         if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
             self._mode = _Mode.BETWEEN
