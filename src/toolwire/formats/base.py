@@ -123,6 +123,7 @@ class FormatStream(ABC):
     # its own, and an instance dict past 30 keys stops sharing its keys, which makes
     # every attribute read in the per-character hot paths a dict lookup.
     __slots__ = (
+        "__dict__",
         "_anchor",
         "_call_count",
         "_closed",
@@ -139,10 +140,10 @@ class FormatStream(ABC):
         "_public",
         "_raw",
         "_raw_append",
+        "_raw_origin",
         "_special",
         "_trim_content",
         "_trim_reasoning",
-        "__dict__",
         "format",
         "hold_calls",
         "strict",
@@ -165,8 +166,10 @@ class FormatStream(ABC):
         # Set by _refresh_fast_path: single events feed() may return as they are.
         self._fast_text: type[TextDelta] | type[ReasoningDelta] | None = None
         self._fast_calls = True
-        self._raw: list[str] = []  # every delta, for the text of a broken call
+        # The deltas since the last complete call, for the text of a broken call.
+        self._raw: list[str] = []
         self._raw_append = self._raw.append
+        self._raw_origin = 0  # the output offset of _raw[0]
         self._anchor: int | None = None  # where the open call's markup began
         self._committed_at = 0  # where the last complete call's markup ended
         self._pending: list[int] = []  # calls announced since the anchor
@@ -343,6 +346,16 @@ class FormatStream(ABC):
                 if self._pending:
                     self._pending = []
         self._committed_at = at
+        raw = self._raw
+        if len(raw) > 1 and self._counted == len(raw):
+            # Text before a complete call's end is never given back: drop the deltas
+            # wholly before it (a long stream keeps no more than its open call's text,
+            # and the allocator reuses what the dropped deltas held).
+            origin = self._fed - len(raw[-1])
+            if origin <= at:
+                del raw[:-1]
+                self._counted = 1
+                self._raw_origin = origin
         content, reasoning = self._trim_content, self._trim_reasoning
         if not content.at_boundary:
             content.boundary()
@@ -500,7 +513,8 @@ class FormatStream(ABC):
         """A call turned out broken: retract it and pass its text through as content."""
         self._sink()
         start = max(self._anchor if self._anchor is not None else self._committed_at, 0)
-        raw = "".join(self._raw)
+        assert start >= self._raw_origin, "a broken call's text began before the last call"
+        raw = "".join(self._raw)[start - self._raw_origin :]
         reason = _stable_reason(error, kind)
         for index in self._pending:
             self._sink().append(ToolCallRetracted(index, reason))
@@ -514,7 +528,7 @@ class FormatStream(ABC):
             "is content, not a call"
         )
         self._route(Notice(kind, message))
-        self._route(TextDelta(raw[start:]))
+        self._route(TextDelta(raw))
 
 
 # What a family's message quotes from its buffer depends on how the input was split;

@@ -64,8 +64,7 @@ class MarkerSet:
         if text[-1:] not in self._ends or len(text) <= start:
             return 0
         limit = self._max - 1
-        if limit > len(text) - start:
-            limit = len(text) - start
+        limit = min(limit, len(text) - start)
         for k in range(limit, 0, -1):
             if text[-k:] in self._prefixes:
                 return k
