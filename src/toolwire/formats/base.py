@@ -416,12 +416,25 @@ class FormatStream(ABC):
         out = self._out
         if out:
             self._out = []
-            # Argument fragments pass unchanged unless a call is held: published here
-            # without a call per event (a whole parse routes every fragment).
-            pass_deltas = self._anchor is None or not self.hold_calls
+            # The call events of the default mode are published here without a call
+            # per event (a whole parse routes every one): argument fragments pass
+            # unchanged unless a call is held, and a call start inside its markup is
+            # published and noted as pending, as _route does.
+            anchored = self._anchor is not None
+            pass_deltas = not anchored or not self.hold_calls
+            pass_starts = anchored and not self.hold_calls
             route = self._route
             for event in out:
-                if pass_deltas and event.__class__ is ToolCallDelta:
+                cls = event.__class__
+                if cls is ToolCallDelta and pass_deltas:
+                    public.append(event)
+                elif type(event) is ToolCallStarted and pass_starts:
+                    content, reasoning = self._trim_content, self._trim_reasoning
+                    if not content.at_boundary:
+                        content.boundary()
+                    if not reasoning.at_boundary:
+                        reasoning.boundary()
+                    self._pending.append(event.index)
                     public.append(event)
                 else:
                     route(event)

@@ -118,13 +118,16 @@ def continues(
     Returns:
         ``True`` or ``False``, or ``None`` while the buffer cannot tell yet.
     """
-    start = skip_whitespace(text, at)
-    left = len(text) - start
+    n = len(text)
+    start = at
+    while start < n and text[start] in _WHITESPACE:
+        start += 1
+    left = n - start
     if not left:
         return at_end if final else None
-    for choice in choices:
-        if text.startswith(choice, start):
-            return True
+    # One C-level test for every choice (this runs at every closing tag in a value).
+    if text.startswith(choices if isinstance(choices, tuple) else tuple(choices), start):
+        return True
     # Only a buffer that ends before a choice could still grow into it (this runs at
     # every closing tag inside a value, so it slices nothing it does not need).
     if not final:
