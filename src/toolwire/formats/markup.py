@@ -25,6 +25,7 @@ from .base import (
     schema_types,
     value_to_json,
 )
+from .coerce import json_string
 from .markers import continues
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "ArgumentWriter", "MarkupStream", "ThinkStream"]
@@ -304,7 +305,7 @@ class ArgumentWriter:
         """Start the member ``name``; return ``False`` if it was already written."""
         if name in self._keys:
             return False
-        self._emit(("{" if not self._keys else ", ") + json.dumps(name, ensure_ascii=False) + ": ")
+        self._emit(("{" if not self._keys else ", ") + json_string(name) + ": ")
         self._keys.add(name)
         return True
 
@@ -333,7 +334,7 @@ class ArgumentWriter:
         if not text:
             return
         if self._mode == "text":
-            self._emit(json.dumps(text, ensure_ascii=False)[1:-1])
+            self._emit(json_string(text)[1:-1])
         else:
             self._pieces.append(text)
 
