@@ -196,15 +196,19 @@ class HarmonyStream(FormatStream):
         markers = _MARKERS
         if self._mode is _Mode.REASONING and not self._built_in_body:
             markers = _REASONING_MARKERS
-        found = markers.search(self._buf, self._pos)
+        # The hot steps search the pattern and cut the buffer in place (no helper calls:
+        # streaming a character at a time runs a step per character).
+        buf, start = self._buf, self._pos
+        found = markers.pattern.search(buf, start)
         if found is None:
-            if markers is _REASONING_MARKERS:
-                held = _REASONING_MARKERS.holdback(self._buf, self._pos)
-                self._emit(self._take(len(self._buf) - held))
-                return False
-            return self._emit_safe()
-        pos, marker = found
-        self._emit(self._take(pos, len(marker)))
+            end = len(buf) - markers.holdback(buf, start)
+            self._pos = end
+            self._emit(buf[start:end])
+            return False
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        self._emit(buf[start:pos])
         self._marker_pos = pos
         self._on_marker(marker)
         return True
@@ -233,12 +237,17 @@ class HarmonyStream(FormatStream):
         self._header_from_prompt = False
 
     def _step_header(self) -> bool:
-        found = _MARKERS.search(self._buf, self._pos)
+        buf, start = self._buf, self._pos
+        found = _MARKERS.pattern.search(buf, start)
         if found is None:
-            self._header.append(self._take(self._safe_end()))
+            end = len(buf) - _MARKERS.holdback(buf, start)
+            self._pos = end
+            self._header.append(buf[start:end])
             return False
-        pos, marker = found
-        head = self._take(pos, len(marker))
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        head = buf[start:pos]
         self._marker_pos = pos
         if marker == MESSAGE:
             self._header.append(head)
