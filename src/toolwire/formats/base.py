@@ -206,21 +206,10 @@ class FormatStream(ABC):
         except FormatError as error:
             return self._failed(error, MALFORMED)
         if self._public is None:
-            # The common delta: nothing, or one event that routing would publish as it
-            # is (this path is most of the cost of streaming a character at a time, so
-            # the most frequent event is tested first and the space set is a literal).
-            if not out:
-                return out
-            if len(out) == 1:
-                event = out[0]
-                cls = event.__class__
-                if cls is ToolCallDelta:
-                    if self._fast_calls:
-                        return out
-                elif cls is self._fast_text:
-                    last = event.text[-1:]  # type: ignore[union-attr]
-                    if last not in " \t\r\n":
-                        return out
+            # The common delta: every event it reported is one routing would publish
+            # as it is (the reporting helpers below decided, as they appended; this
+            # path is most of the cost of streaming a character at a time).
+            return out
         return self._take_public()
 
     def _take_public(self) -> list[Event]:
@@ -366,34 +355,53 @@ class FormatStream(ABC):
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
         target = self._call_count - 1 if index is None else index
         self._out.append(Notice(REPAIRED, f"{self.format.family}: {message}", target))
+        if self._public is None:
+            self._public = []
+
+    # The reporting helpers append the family's events to ``_out`` and decide on the
+    # spot whether the feed needs routing: an event routing would pass unchanged (text
+    # of the running channel ending in a non-space, an argument fragment of a call not
+    # held) leaves ``_public`` None, anything else sets it, and feed() routes then.
 
     def _text(self, text: str) -> None:
         if text:
-            last = self._out[-1] if self._out else None
-            if isinstance(last, TextDelta):
+            out = self._out
+            last = out[-1] if out else None
+            if last.__class__ is TextDelta:
                 last.text += text
             else:
-                self._out.append(TextDelta(text))
+                out.append(TextDelta(text))
+            if self._public is None and (self._fast_text is not TextDelta or text[-1] in " \t\r\n"):
+                self._public = []
 
     def _reasoning(self, text: str) -> None:
         if text:
-            last = self._out[-1] if self._out else None
-            if isinstance(last, ReasoningDelta):
+            out = self._out
+            last = out[-1] if out else None
+            if last.__class__ is ReasoningDelta:
                 last.text += text
             else:
-                self._out.append(ReasoningDelta(text))
+                out.append(ReasoningDelta(text))
+            if self._public is None and (
+                self._fast_text is not ReasoningDelta or text[-1] in " \t\r\n"
+            ):
+                self._public = []
 
     def _begin_call(self, name: str, call_id: str | None = None) -> int:
         """Announce a new call; returns its index."""
         index = self._call_count
         self._call_count += 1
         self._out.append(ToolCallStarted(index, call_id or self._ids.make(index), name))
+        if self._public is None:
+            self._public = []
         return index
 
     def _arguments(self, text: str, index: int | None = None) -> None:
         """Emit an argument fragment of call ``index`` (default: the latest call)."""
         if text:
             self._out.append(ToolCallDelta(self._call_count - 1 if index is None else index, text))
+            if not self._fast_calls and self._public is None:
+                self._public = []
 
     def _error(self, message: str, where: str = "") -> FormatError:
         return FormatError(message, family=self.format.family, where=where)

@@ -176,15 +176,21 @@ class MistralStream(FormatStream):
     def _step_text(self) -> bool:
         if self._opening and not self._open_text_think():
             return False
-        buf = self._buf
+        buf, start = self._buf, self._pos
         # Inside reasoning only its end is a marker ([TOOL_CALLS] there is mentioned).
         markers = self._reasoning_end if self._mode is _Mode.REASONING else _MARKERS
-        found = markers.search(buf, self._pos)
+        # The hot steps search the pattern and cut the buffer in place (no helper
+        # calls: streaming a character at a time runs a step per character).
+        found = markers.pattern.search(buf, start)
         if found is None:
-            self._emit_text(self._take(len(buf) - markers.holdback(buf, self._pos)))
+            end = len(buf) - markers.holdback(buf, start)
+            self._pos = end
+            self._emit_text(buf[start:end])
             return False
-        pos, marker = found
-        self._emit_text(self._take(pos, len(marker)))
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        self._emit_text(buf[start:pos])
         if marker == TOOL_CALLS:
             self._call_begins(self._at(buf, pos))
             self._mode = _Mode.CALL_START
@@ -235,13 +241,17 @@ class MistralStream(FormatStream):
 
     def _collect(self, into: list[str], ends: MarkerSet) -> bool:
         """Collect name or id text up to its end marker."""
-        buf = self._buf
-        found = ends.search(buf, self._pos)
+        buf, start = self._buf, self._pos
+        found = ends.pattern.search(buf, start)
         if found is None:
-            into.append(self._take(len(buf) - ends.holdback(buf, self._pos)))
+            end = len(buf) - ends.holdback(buf, start)
+            self._pos = end
+            into.append(buf[start:end])
             return False
-        pos, marker = found
-        into.append(self._take(pos, len(marker) if marker != "{" else 0))
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + (len(marker) if marker != "{" else 0)
+        into.append(buf[start:pos])
         if marker == CALL_ID:
             self._mode = _Mode.CALL_ID
         else:
