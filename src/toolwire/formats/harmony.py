@@ -214,12 +214,13 @@ class HarmonyStream(FormatStream):
         self._on_marker(marker)
         return True
 
-    def _on_marker(self, marker: str) -> None:
+    def _on_marker(self, marker: str, at: int | None = None) -> None:
+        """Act on a marker (``at``: its output offset, when the caller has it)."""
         if marker == START:
-            self._open_header("")
+            self._open_header("", at)
         elif marker == CHANNEL:
             # A message that skipped <|start|> (or <|end|>): the header begins here.
-            self._open_header(CHANNEL)
+            self._open_header(CHANNEL, at)
         elif marker in _MESSAGE_ENDS:
             self._mode = _Mode.BETWEEN
         elif marker == MESSAGE and self._mode is _Mode.BETWEEN:
@@ -228,10 +229,12 @@ class HarmonyStream(FormatStream):
 
     # ---- headers
 
-    def _open_header(self, initial: str) -> None:
+    def _open_header(self, initial: str, at: int | None = None) -> None:
         # The output offset only when a header opens (most markers open none); the
         # buffer is still the one the marker was found in. The prompt's header: 0.
-        self._header_at = max(self._at(self._buf, self._marker_pos), 0)
+        if at is None:
+            at = self._at(self._buf, self._marker_pos)
+        self._header_at = max(at, 0)
         self._mode = _Mode.HEADER
         self._header = [initial]
         self._header_generated_from = 0
@@ -328,9 +331,10 @@ class HarmonyStream(FormatStream):
         pos, marker = found
         self._emit(self._take(pos, len(marker)))
         self._end_call()
-        self._call_ends(self._at(self._buf, self._pos))
+        at = self._at(self._buf, pos)  # one offset for the call's end and the next header
+        self._call_ends(at + len(marker))
         self._marker_pos = pos
-        self._on_marker(marker)
+        self._on_marker(marker, at)
         if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
             self._mode = _Mode.BETWEEN
         return True

@@ -161,14 +161,19 @@ class MarkupStream(FormatStream):
 
     def _choose(self, choices: Sequence[str], what: str) -> str | None:
         """Consume one of ``choices`` right at the cursor (see :meth:`_expect`)."""
-        waiting = False
+        # What _peek does per literal, without a call per literal (a state that waits
+        # for its next marker runs this once per delta).
+        buf, pos = self._buf, self._pos
         for literal in choices:
-            seen = self._peek(literal)
-            if seen:
+            if buf.startswith(literal, pos):
+                self._pos = pos + len(literal)
                 return literal
-            waiting = waiting or seen is None
-        if waiting:
-            return None
+        if not self._final:
+            left = len(buf) - pos
+            for literal in choices:
+                # The buffer ends inside what could still grow into this literal.
+                if left < len(literal) and literal.startswith(buf[pos:]):
+                    return None
         found = self._buf[self._pos : self._pos + 40]
         raise self._error(f"expected {what}, found {found!r}", self._where())
 
