@@ -222,10 +222,9 @@ class FormatStream(ABC):
         return public
 
     def _refresh_fast_path(self) -> None:
-        """Which single events :meth:`feed` may return without routing them.
-
-        Text of the channel that is running (no marker since, no whitespace held),
-        ending in a non-space; argument fragments unless a call is being held.
+        """Which events the reporting helpers may leave for :meth:`feed` to return
+        unrouted: text of the channel that is running (no marker since, no whitespace
+        held) ending in a non-space; argument fragments unless a call is being held.
         """
         content, reasoning = self._trim_content, self._trim_reasoning
         fast: type[TextDelta] | type[ReasoningDelta] | None = None

@@ -139,8 +139,20 @@ class HarmonyStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        while self._step():
-            pass
+        # Each step consumes what the current mode can and says whether to run again;
+        # dispatched here, without a call in between (a step per character when
+        # streaming a character at a time).
+        header, args = _Mode.HEADER, _Mode.ARGS
+        while self._pos < len(self._buf):
+            mode = self._mode
+            if mode is header:
+                more = self._step_header()
+            elif mode is args:
+                more = self._step_args()
+            else:
+                more = self._step_text()
+            if not more:
+                break
         self._buf = self._buf[self._pos :]
         self._pos = 0
 
@@ -154,17 +166,7 @@ class HarmonyStream(FormatStream):
         }[self._mode]
         handler()
 
-    # ---- dispatch
-
-    def _step(self) -> bool:
-        """Consume what the current mode can; return whether to run again."""
-        if self._pos >= len(self._buf):
-            return False
-        if self._mode is _Mode.HEADER:
-            return self._step_header()
-        if self._mode is _Mode.ARGS:
-            return self._step_args()
-        return self._step_text()
+    # ---- emitting
 
     def _emit(self, text: str) -> None:
         if self._mode is _Mode.REASONING:

@@ -134,7 +134,8 @@ class MistralStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        while self._pos < len(self._buf) and self._step():
+        steps = self._steps  # dispatched here, without a call in between
+        while self._pos < len(self._buf) and steps[self._mode]():
             pass
         self._buf = self._buf[self._pos :]
         self._pos = 0
@@ -154,10 +155,7 @@ class MistralStream(FormatStream):
             where=where,
         )
 
-    # ---- dispatch
-
-    def _step(self) -> bool:
-        return self._steps[self._mode]()
+    # ---- emitting
 
     def _emit_text(self, text: str) -> None:
         if self._mode is _Mode.REASONING:
@@ -260,7 +258,7 @@ class MistralStream(FormatStream):
 
     def _start_named_call(self) -> None:
         name = "".join(self._name).strip()
-        if not name or any(m in name for m in _MARKERS.markers):
+        if not name or _MARKERS.pattern.search(name):
             raise self._error(
                 f"tool call name {name!r} is empty or malformed",
                 where=f"tool call {self._call_count}",
