@@ -26,6 +26,7 @@ min CPU time of ``--rounds`` alternations, as MB/s before / now (now ÷ before).
 from __future__ import annotations
 
 import argparse
+import atexit
 import importlib
 import json
 import shutil
@@ -154,6 +155,7 @@ def row(label: str, size_label: str, m: dict[str, float], ratio: str) -> str:
 def load_other(package: Path) -> Callable[..., Format]:
     """``formats.get`` of another copy of the package, imported as ``toolwire_old``."""
     root = Path(tempfile.mkdtemp(prefix="toolwire-old-"))
+    atexit.register(shutil.rmtree, root, True)
     shutil.copytree(package, root / "toolwire_old")
     sys.path.insert(0, str(root))
     get_other: Callable[..., Format] = importlib.import_module("toolwire_old.formats").get
