@@ -15,13 +15,23 @@ does not skew the ratio.
 
 Run: ``.venv/bin/python bench/bench_formats.py [--quick]`` (``--quick``: 10 KB and
 100 KB, for a smoke run). Prints a Markdown table.
+
+``--against SRC/toolwire`` compares this code with another copy of the package (for
+example ``git worktree add /tmp/old <commit>`` and ``--against /tmp/old/src/toolwire``)
+in one process: the other copy is loaded under the name ``toolwire_old`` (its imports
+are relative), and each sample and mode runs the two alternately; the table gives
+min CPU time of ``--rounds`` alternations, as MB/s before / now (now ÷ before).
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import importlib
 import json
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -142,11 +152,74 @@ def row(label: str, size_label: str, m: dict[str, float], ratio: str) -> str:
     return "| " + " | ".join([*cells, ratio]) + " |"
 
 
+def load_other(package: Path) -> Callable[..., Format]:
+    """``formats.get`` of another copy of the package, imported as ``toolwire_old``."""
+    root = Path(tempfile.mkdtemp(prefix="toolwire-old-"))
+    atexit.register(shutil.rmtree, root, True)
+    shutil.copytree(package, root / "toolwire_old")
+    sys.path.insert(0, str(root))
+    get_other: Callable[..., Format] = importlib.import_module("toolwire_old.formats").get
+    return get_other
+
+
+def run_mode(fmt: Format, text: str, mode: str) -> None:
+    """One parse (``mode == "parse"``) or one stream in ``int(mode)``-character deltas."""
+    if mode == "parse":
+        fmt.parse(text)
+    else:
+        stream_by(fmt, text, int(mode))
+
+
+def compare(other: Path, size: int, rounds: int) -> None:
+    """Print before / now MB/s for every sample, the two runs alternating."""
+    get_other = load_other(other)
+    print(f"| format (sample), {size // KB} KB | parse | stream 8 ch | stream 1 ch |")
+    print("|---|---:|---:|---:|")
+    for label, fmt, text in samples_at(size):
+        before_fmt = get_other(fmt.family, fmt.variant)
+        n = len(text.encode("utf-8"))
+        cells = []
+        for mode in ("parse", "8", "1"):
+            best_before = best_now = float("inf")
+            for _ in range(rounds):
+                start = time.process_time()
+                run_mode(before_fmt, text, mode)
+                best_before = min(best_before, time.process_time() - start)
+                start = time.process_time()
+                run_mode(fmt, text, mode)
+                best_now = min(best_now, time.process_time() - start)
+            before, now = n / best_before / 1e6, n / best_now / 1e6
+            cells.append(f"{before:.2f} / {now:.2f} ({now / before:.2f})")
+        print(f"| {label} | " + " | ".join(cells) + " |")
+        sys.stdout.flush()
+
+
+def samples_at(size: int) -> list[tuple[str, Format, str]]:
+    """Every family's repeatable sample and the one-huge-argument rows, at ``size``."""
+    out: list[tuple[str, Format, str]] = []
+    for info in FAMILIES:
+        try:
+            found = repeatable_unit(info.name, info.variants)
+        except ToolwireError:
+            continue
+        if found is not None:
+            fmt, unit, _ = found
+            out.append((f"{info.name}/{fmt.variant}", fmt, scale(unit, size)))
+    return out + huge_value_samples(size)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print a Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="10 KB and 100 KB only")
+    parser.add_argument(
+        "--against", type=Path, help="another copy of the toolwire package to compare with"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="alternations (--against)")
     args = parser.parse_args(argv)
+    if args.against is not None:
+        compare(args.against, 100 * KB, args.rounds)
+        return 0
     small, large = 10 * KB, (100 * KB if args.quick else 1024 * KB)
     large_label = "100 KB" if args.quick else "1 MB"
     print(f"Python {sys.version.split()[0]}; throughput in MB/s (UTF-8 bytes of output)\n")

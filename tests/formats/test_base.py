@@ -306,3 +306,50 @@ def test_an_integer_over_the_digit_limit_stays_text() -> None:
     assert coerce_value(huge, {"type": "integer"}) == huge
     assert coerce_value(huge, {"type": "number"}) == huge
     assert value_to_json(huge, {"type": "integer"}) == f'"{huge}"'
+
+
+# --------------------------------------------------------------------------- trimming
+
+
+class _ReferenceTrim:
+    """The separator rules of formats/trim.py written plainly (strip, then decide)."""
+
+    def __init__(self) -> None:
+        self.held, self.lead, self.at_boundary, self.started = "", "", True, False
+
+    def text(self, piece: str) -> str:
+        if self.at_boundary:
+            body = piece.lstrip(" \t\r\n")
+            if not body:
+                self.lead += piece
+                return ""
+            self.lead += piece[: len(piece) - len(body)]
+            sep = (self.held or self.lead) if self.started else ""
+            self.at_boundary, self.held, self.lead = False, "", ""
+            piece = sep + body
+        body = piece.rstrip(" \t\r\n")
+        if not body:
+            self.held += piece
+            return ""
+        out, self.held, self.started = self.held + body, piece[len(body) :], True
+        return out
+
+    def boundary(self) -> None:
+        if not self.at_boundary:
+            self.at_boundary, self.lead = True, ""
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text(alphabet=" \n\tab", min_size=1, max_size=6))))
+def test_separator_trim_follows_its_rules(ops: list[str | None]) -> None:
+    """Any run of pieces and markers (None): the fast paths give what the rules give."""
+    from toolwire.formats.trim import SeparatorTrim
+
+    trim, reference = SeparatorTrim(), _ReferenceTrim()
+    for op in ops:
+        if op is None:
+            trim.boundary()
+            reference.boundary()
+        else:
+            assert trim.text(op) == reference.text(op)
+        assert trim.held == reference.held and trim.at_boundary == reference.at_boundary

@@ -250,6 +250,9 @@ def test_markers_inside_reasoning_are_reasoning(
          {"content": "end a value with </｜DSML｜parameter> and go on", "path": "notes.md"}),
         ("glm", "glm-4.5", "variant_arg_value_close_in_value.txt",
          {"content": "ends with </arg_value> literally", "path": "a.txt"}),
+        ("kimi", "k3", "variant_k3_closing_tags_in_value.txt",
+         {"content": "end with <|close|>argument<|sep|>, <|close|>call<|sep|> or "
+          "<|close|>tools<|sep|> literally", "path": "notes.md"}),
     ],
 )  # fmt: skip
 def test_closing_tags_inside_a_value_are_value(
@@ -285,6 +288,10 @@ VARIANT_CASES = [
      [("get_weather", {"city": "Seoul", "days": 2})]),
     ("deepseek", "v4", "variant_v32_block_in_v4.txt", None,
      [("get_datetime", {"timezone": "Asia/Shanghai"})]),
+    ("deepseek", "v4", "variant_v4_double_bar_dsml.txt", "Looking it up.",
+     [("get_weather", {"city": "Oslo", "days": 1})]),
+    ("deepseek", "v3.2", "variant_v4_doubled_fullwidth_dsml.txt", None,
+     [("search", {"query": "tide tables"})]),
     ("qwen3_coder", "qwen3-coder", "variant_function_without_tool_call.txt", "I will check.",
      [("get_current_weather", {"city": "Dallas"})]),
     ("kimi", "k2", "variant_k2_stray_text_in_section.txt", "I'll check. one moment",

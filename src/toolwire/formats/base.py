@@ -119,6 +119,36 @@ class FormatStream(ABC):
         hold_calls: Emit a call only once it is complete.
     """
 
+    # Slots for the wrapper's own state: a family's parser adds a dozen attributes of
+    # its own, and an instance dict past 30 keys stops sharing its keys, which makes
+    # every attribute read in the per-character hot paths a dict lookup.
+    __slots__ = (
+        "__dict__",
+        "_anchor",
+        "_call_count",
+        "_closed",
+        "_committed_at",
+        "_counted",
+        "_fast_calls",
+        "_fast_text",
+        "_fed",
+        "_held",
+        "_ids",
+        "_out",
+        "_passthrough",
+        "_pending",
+        "_public",
+        "_raw",
+        "_raw_append",
+        "_raw_origin",
+        "_special",
+        "_trim_content",
+        "_trim_reasoning",
+        "format",
+        "hold_calls",
+        "strict",
+    )
+
     def __init__(self, fmt: Format, *, id_prefix: str | None = None) -> None:
         self.format = fmt
         self.strict = False
@@ -136,8 +166,10 @@ class FormatStream(ABC):
         # Set by _refresh_fast_path: single events feed() may return as they are.
         self._fast_text: type[TextDelta] | type[ReasoningDelta] | None = None
         self._fast_calls = True
-        self._raw: list[str] = []  # every delta, for the text of a broken call
+        # The deltas since the last complete call, for the text of a broken call.
+        self._raw: list[str] = []
         self._raw_append = self._raw.append
+        self._raw_origin = 0  # the output offset of _raw[0]
         self._anchor: int | None = None  # where the open call's markup began
         self._committed_at = 0  # where the last complete call's markup ended
         self._pending: list[int] = []  # calls announced since the anchor
@@ -174,21 +206,10 @@ class FormatStream(ABC):
         except FormatError as error:
             return self._failed(error, MALFORMED)
         if self._public is None:
-            # The common delta: nothing, or one event that routing would publish as it
-            # is (this path is most of the cost of streaming a character at a time, so
-            # the most frequent event is tested first and the space set is a literal).
-            if not out:
-                return out
-            if len(out) == 1:
-                event = out[0]
-                cls = event.__class__
-                if cls is ToolCallDelta:
-                    if self._fast_calls:
-                        return out
-                elif cls is self._fast_text:
-                    last = event.text[-1:]  # type: ignore[union-attr]
-                    if last not in " \t\r\n":
-                        return out
+            # The common delta: every event it reported is one routing would publish
+            # as it is (the reporting helpers below decided, as they appended; this
+            # path is most of the cost of streaming a character at a time).
+            return out
         return self._take_public()
 
     def _take_public(self) -> list[Event]:
@@ -201,10 +222,9 @@ class FormatStream(ABC):
         return public
 
     def _refresh_fast_path(self) -> None:
-        """Which single events :meth:`feed` may return without routing them.
-
-        Text of the channel that is running (no marker since, no whitespace held),
-        ending in a non-space; argument fragments unless a call is being held.
+        """Which events the reporting helpers may leave for :meth:`feed` to return
+        unrouted: text of the channel that is running (no marker since, no whitespace
+        held) ending in a non-space; argument fragments unless a call is being held.
         """
         content, reasoning = self._trim_content, self._trim_reasoning
         fast: type[TextDelta] | type[ReasoningDelta] | None = None
@@ -314,6 +334,16 @@ class FormatStream(ABC):
                 if self._pending:
                     self._pending = []
         self._committed_at = at
+        raw = self._raw
+        if len(raw) > 1 and self._counted == len(raw):
+            # Text before a complete call's end is never given back: drop the deltas
+            # wholly before it (a long stream keeps no more than its open call's text,
+            # and the allocator reuses what the dropped deltas held).
+            origin = self._fed - len(raw[-1])
+            if origin <= at:
+                del raw[:-1]
+                self._counted = 1
+                self._raw_origin = origin
         content, reasoning = self._trim_content, self._trim_reasoning
         if not content.at_boundary:
             content.boundary()
@@ -324,34 +354,53 @@ class FormatStream(ABC):
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
         target = self._call_count - 1 if index is None else index
         self._out.append(Notice(REPAIRED, f"{self.format.family}: {message}", target))
+        if self._public is None:
+            self._public = []
+
+    # The reporting helpers append the family's events to ``_out`` and decide on the
+    # spot whether the feed needs routing: an event routing would pass unchanged (text
+    # of the running channel ending in a non-space, an argument fragment of a call not
+    # held) leaves ``_public`` None, anything else sets it, and feed() routes then.
 
     def _text(self, text: str) -> None:
         if text:
-            last = self._out[-1] if self._out else None
-            if isinstance(last, TextDelta):
+            out = self._out
+            last = out[-1] if out else None
+            if last.__class__ is TextDelta:
                 last.text += text
             else:
-                self._out.append(TextDelta(text))
+                out.append(TextDelta(text))
+            if self._public is None and (self._fast_text is not TextDelta or text[-1] in " \t\r\n"):
+                self._public = []
 
     def _reasoning(self, text: str) -> None:
         if text:
-            last = self._out[-1] if self._out else None
-            if isinstance(last, ReasoningDelta):
+            out = self._out
+            last = out[-1] if out else None
+            if last.__class__ is ReasoningDelta:
                 last.text += text
             else:
-                self._out.append(ReasoningDelta(text))
+                out.append(ReasoningDelta(text))
+            if self._public is None and (
+                self._fast_text is not ReasoningDelta or text[-1] in " \t\r\n"
+            ):
+                self._public = []
 
     def _begin_call(self, name: str, call_id: str | None = None) -> int:
         """Announce a new call; returns its index."""
         index = self._call_count
         self._call_count += 1
         self._out.append(ToolCallStarted(index, call_id or self._ids.make(index), name))
+        if self._public is None:
+            self._public = []
         return index
 
     def _arguments(self, text: str, index: int | None = None) -> None:
         """Emit an argument fragment of call ``index`` (default: the latest call)."""
         if text:
             self._out.append(ToolCallDelta(self._call_count - 1 if index is None else index, text))
+            if not self._fast_calls and self._public is None:
+                self._public = []
 
     def _error(self, message: str, where: str = "") -> FormatError:
         return FormatError(message, family=self.format.family, where=where)
@@ -368,13 +417,34 @@ class FormatStream(ABC):
         return self._take_public()
 
     def _route_out(self) -> None:
-        if self._public is None:
-            self._public = []
+        public = self._public
+        if public is None:
+            public = self._public = []
         out = self._out
         if out:
             self._out = []
+            # The call events of the default mode are published here without a call
+            # per event (a whole parse routes every one): argument fragments pass
+            # unchanged unless a call is held, and a call start inside its markup is
+            # published and noted as pending, as _route does.
+            anchored = self._anchor is not None
+            pass_deltas = not anchored or not self.hold_calls
+            pass_starts = anchored and not self.hold_calls
+            route = self._route
             for event in out:
-                self._route(event)
+                cls = event.__class__
+                if cls is ToolCallDelta and pass_deltas:
+                    public.append(event)
+                elif type(event) is ToolCallStarted and pass_starts:
+                    content, reasoning = self._trim_content, self._trim_reasoning
+                    if not content.at_boundary:
+                        content.boundary()
+                    if not reasoning.at_boundary:
+                        reasoning.boundary()
+                    self._pending.append(event.index)
+                    public.append(event)
+                else:
+                    route(event)
 
     def _route(self, event: Event) -> None:
         """Trim, publish or hold one family event (``_public`` is a list here)."""
@@ -463,7 +533,8 @@ class FormatStream(ABC):
         """A call turned out broken: retract it and pass its text through as content."""
         self._sink()
         start = max(self._anchor if self._anchor is not None else self._committed_at, 0)
-        raw = "".join(self._raw)
+        assert start >= self._raw_origin, "a broken call's text began before the last call"
+        raw = "".join(self._raw)[start - self._raw_origin :]
         reason = _stable_reason(error, kind)
         for index in self._pending:
             self._sink().append(ToolCallRetracted(index, reason))
@@ -477,7 +548,7 @@ class FormatStream(ABC):
             "is content, not a call"
         )
         self._route(Notice(kind, message))
-        self._route(TextDelta(raw[start:]))
+        self._route(TextDelta(raw))
 
 
 # What a family's message quotes from its buffer depends on how the input was split;

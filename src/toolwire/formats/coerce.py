@@ -11,12 +11,20 @@ import ast
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
 from ..errors import CallerError
 
-__all__ = ["ToolIndex", "coerce_value", "schema_types", "value_to_json"]
+__all__ = ["ToolIndex", "coerce_value", "json_string", "json_text", "schema_types", "value_to_json"]
+
+# ``json.dumps(value, ensure_ascii=False)`` without the encoder json.dumps builds for
+# every call that passes an option (on a short string, ten times the cost of the
+# encoding itself; the readers encode every streamed piece of a value).
+json_text: Callable[[Any], str] = json.JSONEncoder(ensure_ascii=False).encode
+# The same for a ``str``: the C function that encoder calls for one.
+json_string: Callable[[str], str] = encode_basestring
 
 
 class ToolIndex:
@@ -160,7 +168,7 @@ def coerce_value(text: str, schema: Mapping[str, Any] | None) -> Any:
 
 def value_to_json(text: str, schema: Mapping[str, Any] | None) -> str:
     """Return :func:`coerce_value`'s result as JSON text."""
-    return json.dumps(coerce_value(text, schema), ensure_ascii=False)
+    return json_text(coerce_value(text, schema))
 
 
 def _as_null(text: str) -> tuple[bool, Any]:

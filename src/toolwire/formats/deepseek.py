@@ -24,7 +24,9 @@ Layouts (sources: the official chat templates as mirrored in ggml-org/llama.cpp
   ``<｜DSML｜invoke name="NAME">`` blocks of
   ``<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>``. A value with
   ``string="true"`` is raw text (becomes a JSON string); ``string="false"`` is JSON
-  text. The ``\\n\\n`` before the block belongs to the template, as the reference
+  text. The token is also read as ``|DSML|``, ``\u2016DSML\u2016`` and ``｜｜DSML｜｜``
+  (spellings V4 outputs were seen with); a block's tags follow its opener's spelling.
+  The ``\\n\\n`` before the block belongs to the template, as the reference
   decoder treats it, so it is not content.
 
 Decisions (documented per the issue):
@@ -218,8 +220,8 @@ class _DsmlStream(ThinkStream):
         # tool_calls, and checkpoints mix them), and so is a bare invoke without its
         # block (sgl-project/sglang#40236).
         # The ASCII spelling <|DSML|...> is read too (local-inference-lab/vllm#417;
-        # cline/cline#13348 saw both in one deployment); a block's tags follow the
-        # spelling of its opener.
+        # cline/cline#13348 saw both in one deployment), and so are the doubled bars of
+        # lsdefine/GenericAgent#804; a block's tags follow the spelling of its opener.
         self._content_markers = MarkerSet([*_DSML_OPENERS, EOS])
         self._bare = False
         self._header_end = MarkerSet([">"])
@@ -234,7 +236,7 @@ class _DsmlStream(ThinkStream):
         if marker is not None and marker != EOS:
             self._markup_begins(marker)
             self._block_calls = 0
-            self._spell(DSML if DSML in marker else ASCII_DSML)
+            self._spell(_spelling(marker))
             self._bare = marker == self._invoke_open
             if self._bare:
                 self._head = []
@@ -349,11 +351,23 @@ class _DsmlStream(ThinkStream):
 
 
 ASCII_DSML = "|DSML|"
+# Spellings of the DSML token seen in V4 outputs that leaked as text
+# (lsdefine/GenericAgent#804): DOUBLE VERTICAL LINE (U+2016), and the full-width bar
+# written twice on each side.
+DOUBLE_BAR_DSML = "\u2016DSML\u2016"
+DOUBLED_DSML = "｜｜DSML｜｜"
+# Longest first: a marker's spelling is the first one it starts with after "<".
+_DSML_SPELLINGS = (DOUBLED_DSML, DOUBLE_BAR_DSML, DSML, ASCII_DSML)
 _DSML_OPENERS = tuple(
     f"<{dsml}{tag}"
-    for dsml in (DSML, ASCII_DSML)
+    for dsml in _DSML_SPELLINGS
     for tag in ("function_calls>", "tool_calls>", "invoke")
 )
+
+
+def _spelling(marker: str) -> str:
+    """The DSML token a block or invoke opener is written with."""
+    return next(dsml for dsml in _DSML_SPELLINGS if marker.startswith(dsml, 1))
 
 
 def _dsml_block(variant: str) -> tuple[str, str]:

@@ -67,6 +67,7 @@ from .base import (
     skip_whitespace,
     state_steps,
 )
+from .coerce import json_string, json_text
 
 __all__ = ["VARIANTS", "GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
 
@@ -264,7 +265,7 @@ class _ArgsToJson:
             raise self._fail("an argument has an empty name")
         self._key = key
         self._comma()
-        self._out.append(json.dumps(key, ensure_ascii=False) + ": ")
+        self._out.append(json_string(key) + ": ")
         self._state = "value"
 
     def _on_value(self, text: str, pos: int) -> int:
@@ -308,7 +309,7 @@ class _ArgsToJson:
         self._string_piece(text[pos:end])
         if self._buffer_string:
             value = coerce_value("".join(self._acc), self._schema())
-            self._out.append(json.dumps(value, ensure_ascii=False))
+            self._out.append(json_text(value))
         else:
             self._out.append('"')
         self._state = "after_value"
@@ -318,8 +319,8 @@ class _ArgsToJson:
         if self._buffer_string:
             self._acc.append(piece)
         elif piece:
-            # json.dumps of the piece minus its quotes: the same escaping as a whole string.
-            self._out.append(json.dumps(piece, ensure_ascii=False)[1:-1])
+            # The piece as a JSON string minus its quotes: the same escaping as a whole string.
+            self._out.append(json_string(piece)[1:-1])
 
     def _on_bare(self, text: str, pos: int) -> int:
         match = _BARE_END.search(text, pos)
@@ -335,8 +336,8 @@ class _ArgsToJson:
     def _bare_json(self, value: str) -> str:
         schema = self._schema()
         if schema_types(schema):
-            return json.dumps(coerce_value(value, schema), ensure_ascii=False)
-        return json.dumps(_literal(value), ensure_ascii=False)
+            return json_text(coerce_value(value, schema))
+        return json_text(_literal(value))
 
     def _on_after_value(self, text: str, pos: int) -> int:
         pos = self._skip(text, pos)

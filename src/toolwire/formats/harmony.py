@@ -116,7 +116,7 @@ class HarmonyStream(FormatStream):
         self._plain_args = False
         self._args_emitted = False
         self._built_in_body = False  # a message to a built-in tool, read as reasoning
-        self._marker_at = 0  # output offset of the last marker read
+        self._marker_pos = 0  # buffer index of the last marker read
         self._header_at = 0  # output offset where the current header began
         self._prime(fmt.generation_prompt)
 
@@ -127,6 +127,7 @@ class HarmonyStream(FormatStream):
         # (in a header, in a final body, between messages) is where the output starts.
         self._feed(DEFAULT_GENERATION_PROMPT if prompt is None else prompt)
         self._out = []
+        self._public = None
         self._call_count = 0
         self._header_generated_from = sum(len(piece) for piece in self._header) + len(self._buf)
         if self._mode is _Mode.HEADER:
@@ -138,8 +139,20 @@ class HarmonyStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        while self._step():
-            pass
+        # Each step consumes what the current mode can and says whether to run again;
+        # dispatched here, without a call in between (a step per character when
+        # streaming a character at a time).
+        header, args = _Mode.HEADER, _Mode.ARGS
+        while self._pos < len(self._buf):
+            mode = self._mode
+            if mode is header:
+                more = self._step_header()
+            elif mode is args:
+                more = self._step_args()
+            else:
+                more = self._step_text()
+            if not more:
+                break
         self._buf = self._buf[self._pos :]
         self._pos = 0
 
@@ -153,17 +166,7 @@ class HarmonyStream(FormatStream):
         }[self._mode]
         handler()
 
-    # ---- dispatch
-
-    def _step(self) -> bool:
-        """Consume what the current mode can; return whether to run again."""
-        if self._pos >= len(self._buf):
-            return False
-        if self._mode is _Mode.HEADER:
-            return self._step_header()
-        if self._mode is _Mode.ARGS:
-            return self._step_args()
-        return self._step_text()
+    # ---- emitting
 
     def _emit(self, text: str) -> None:
         if self._mode is _Mode.REASONING:
@@ -196,25 +199,30 @@ class HarmonyStream(FormatStream):
         markers = _MARKERS
         if self._mode is _Mode.REASONING and not self._built_in_body:
             markers = _REASONING_MARKERS
-        found = markers.search(self._buf, self._pos)
+        # The hot steps search the pattern and cut the buffer in place (no helper calls:
+        # streaming a character at a time runs a step per character).
+        buf, start = self._buf, self._pos
+        found = markers.pattern.search(buf, start)
         if found is None:
-            if markers is _REASONING_MARKERS:
-                held = _REASONING_MARKERS.holdback(self._buf, self._pos)
-                self._emit(self._take(len(self._buf) - held))
-                return False
-            return self._emit_safe()
-        pos, marker = found
-        self._emit(self._take(pos, len(marker)))
-        self._marker_at = self._at(self._buf, pos)
+            end = len(buf) - markers.holdback(buf, start)
+            self._pos = end
+            self._emit(buf[start:end])
+            return False
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        self._emit(buf[start:pos])
+        self._marker_pos = pos
         self._on_marker(marker)
         return True
 
-    def _on_marker(self, marker: str) -> None:
+    def _on_marker(self, marker: str, at: int | None = None) -> None:
+        """Act on a marker (``at``: its output offset, when the caller has it)."""
         if marker == START:
-            self._open_header("")
+            self._open_header("", at)
         elif marker == CHANNEL:
             # A message that skipped <|start|> (or <|end|>): the header begins here.
-            self._open_header(CHANNEL)
+            self._open_header(CHANNEL, at)
         elif marker in _MESSAGE_ENDS:
             self._mode = _Mode.BETWEEN
         elif marker == MESSAGE and self._mode is _Mode.BETWEEN:
@@ -223,21 +231,30 @@ class HarmonyStream(FormatStream):
 
     # ---- headers
 
-    def _open_header(self, initial: str) -> None:
-        self._header_at = max(self._marker_at, 0)  # a header the prompt opened: offset 0
+    def _open_header(self, initial: str, at: int | None = None) -> None:
+        # The output offset only when a header opens (most markers open none); the
+        # buffer is still the one the marker was found in. The prompt's header: 0.
+        if at is None:
+            at = self._at(self._buf, self._marker_pos)
+        self._header_at = max(at, 0)
         self._mode = _Mode.HEADER
         self._header = [initial]
         self._header_generated_from = 0
         self._header_from_prompt = False
 
     def _step_header(self) -> bool:
-        found = _MARKERS.search(self._buf, self._pos)
+        buf, start = self._buf, self._pos
+        found = _MARKERS.pattern.search(buf, start)
         if found is None:
-            self._header.append(self._take(self._safe_end()))
+            end = len(buf) - _MARKERS.holdback(buf, start)
+            self._pos = end
+            self._header.append(buf[start:end])
             return False
-        pos, marker = found
-        head = self._take(pos, len(marker))
-        self._marker_at = self._at(self._buf, pos)
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        head = buf[start:pos]
+        self._marker_pos = pos
         if marker == MESSAGE:
             self._header.append(head)
             self._open_body("".join(self._header))
@@ -316,9 +333,10 @@ class HarmonyStream(FormatStream):
         pos, marker = found
         self._emit(self._take(pos, len(marker)))
         self._end_call()
-        self._call_ends(self._at(self._buf, self._pos))
-        self._marker_at = self._at(self._buf, pos)
-        self._on_marker(marker)
+        at = self._at(self._buf, pos)  # one offset for the call's end and the next header
+        self._call_ends(at + len(marker))
+        self._marker_pos = pos
+        self._on_marker(marker, at)
         if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
             self._mode = _Mode.BETWEEN
         return True

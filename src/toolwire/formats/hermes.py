@@ -124,12 +124,14 @@ class HermesStream(FormatStream):
     def _step(self, text: str, pos: int) -> int:
         # Each handler consumes from ``pos`` and returns where to continue, or -1 after
         # keeping what it cannot decide yet in ``self._buf``.
-        if self._state == "content":
-            return self._scan_text(text, pos, self.format.content_markers, self._text)
-        if self._state == "reasoning":
-            return self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
-        if self._state == "call":
+        # Inside a call first: a call-dense output spends most of its deltas there.
+        state = self._state
+        if state == "call":
             return self._scan_call(text, pos)
+        if state == "content":
+            return self._scan_text(text, pos, self.format.content_markers, self._text)
+        if state == "reasoning":
+            return self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
         return self._scan_call_end(text, pos)
 
     def _scan_text(self, text: str, pos: int, markers: MarkerSet, emit: Any) -> int:

@@ -31,7 +31,9 @@ from the special tokens ``<|open|>``, ``<|close|>``, ``<|sep|>``::
 
 Argument values carry a type tag: ``type="string"`` is raw text (streamed as a JSON
 string), any other type is JSON text (validated when it closes); an argument without a
-tag is typed by the tool's schema. A call body may instead be one
+tag is typed by the tool's schema. The template writes string values raw, so a value
+may hold ``<|close|>argument<|sep|>`` itself: a closing tag ends the value only when
+another argument or the end of the call follows it. A call body may instead be one
 ``<|open|>json type="object"<|sep|>{...}<|close|>json<|sep|>`` block. Attribute values
 are unescaped (``&quot;``, ``&amp;``). Calls carry no id, so one is generated. The
 generation prompt opens the think channel when thinking is on (the template default,
@@ -84,6 +86,10 @@ ARG_CLOSE = "<|close|>argument<|sep|>"
 JSON_OPEN = "<|open|>json"
 JSON_CLOSE = "<|close|>json<|sep|>"
 XTML_SEP = "<|sep|>"
+
+# What may follow an argument's closing tag: a closing tag followed by anything else
+# is part of the value (a K3 string that mentions the markup).
+_AFTER_ARGUMENT = (ARG_OPEN, K3_CALL_CLOSE)
 
 DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
     "k2": "<|im_assistant|>assistant<|im_middle|>",
@@ -290,6 +296,17 @@ class _K3Stream(MarkupStream):
 
     def _st_arg_value(self) -> bool:
         chunk, marker = self._until(self._value_end)
+        if marker is not None:
+            # A closing tag inside a value ends it only when the grammar goes on after
+            # it (another argument or the end of the call), as in DeepSeek's DSML.
+            follows = self._continues(self._pos, _AFTER_ARGUMENT)
+            if follows is None:
+                self._writer.piece(chunk)
+                self._pos -= len(marker)
+                return False
+            if not follows:
+                self._writer.piece(chunk + marker)
+                return True
         self._writer.piece(chunk)
         if marker is None:
             return False

@@ -52,6 +52,7 @@ from .base import (
     skip_whitespace,
     state_steps,
 )
+from .coerce import json_text
 
 __all__ = ["VARIANTS", "LlamaFormat", "LlamaJsonStream", "PythonicStream", "make"]
 
@@ -481,7 +482,7 @@ class PythonicStream(_TextScanner):
             raise self._error(
                 f"argument value is not a literal: {source.strip()[:40]!r}", where=self._where()
             )
-        self._arguments(json.dumps(value, ensure_ascii=False))
+        self._arguments(json_text(value))
         if text[end] == ")":
             return self._end_call(end + 1)
         self._state = "key"

@@ -25,7 +25,7 @@ class MarkerSet:
     bounded by the longest marker, never by the buffer.
     """
 
-    __slots__ = ("_first", "_max", "_prefixes", "markers", "pattern")
+    __slots__ = ("_ends", "_first", "_max", "_prefixes", "markers", "pattern")
 
     def __init__(self, markers: Iterable[str]) -> None:
         self.markers = tuple(sorted(set(markers), key=lambda m: (-len(m), m)))
@@ -35,6 +35,9 @@ class MarkerSet:
         self.pattern = re.compile("|".join(re.escape(m) for m in self.markers))
         self._prefixes = frozenset(m[:k] for m in self.markers for k in range(1, len(m)))
         self._max = max(len(m) for m in self.markers)
+        # The last characters of those prefixes: a buffer ending in any other character
+        # holds nothing back, which one set lookup tells (most deltas end that way).
+        self._ends = frozenset(prefix[-1] for prefix in self._prefixes)
         self._first = re.compile("[" + "".join(re.escape(m[0]) for m in self.markers) + "]")
 
     def may_start(self, text: str, start: int = 0) -> bool:
@@ -58,7 +61,10 @@ class MarkerSet:
     def holdback(self, text: str, start: int = 0) -> int:
         """Return the length of the longest suffix of ``text[start:]`` that could be a
         marker's beginning (0 when none)."""
-        limit = min(self._max - 1, len(text) - start)
+        if text[-1:] not in self._ends or len(text) <= start:
+            return 0
+        limit = self._max - 1
+        limit = min(limit, len(text) - start)
         for k in range(limit, 0, -1):
             if text[-k:] in self._prefixes:
                 return k
@@ -112,13 +118,16 @@ def continues(
     Returns:
         ``True`` or ``False``, or ``None`` while the buffer cannot tell yet.
     """
-    start = skip_whitespace(text, at)
-    left = len(text) - start
+    n = len(text)
+    start = at
+    while start < n and text[start] in _WHITESPACE:
+        start += 1
+    left = n - start
     if not left:
         return at_end if final else None
-    for choice in choices:
-        if text.startswith(choice, start):
-            return True
+    # One C-level test for every choice (this runs at every closing tag in a value).
+    if text.startswith(choices if isinstance(choices, tuple) else tuple(choices), start):
+        return True
     # Only a buffer that ends before a choice could still grow into it (this runs at
     # every closing tag inside a value, so it slices nothing it does not need).
     if not final:

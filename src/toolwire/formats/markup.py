@@ -26,6 +26,7 @@ from .base import (
     schema_types,
     value_to_json,
 )
+from .coerce import json_string
 from .markers import continues
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "ArgumentWriter", "MarkupStream", "ThinkStream"]
@@ -161,14 +162,19 @@ class MarkupStream(FormatStream):
 
     def _choose(self, choices: Sequence[str], what: str) -> str | None:
         """Consume one of ``choices`` right at the cursor (see :meth:`_expect`)."""
-        waiting = False
+        # What _peek does per literal, without a call per literal (a state that waits
+        # for its next marker runs this once per delta).
+        buf, pos = self._buf, self._pos
         for literal in choices:
-            seen = self._peek(literal)
-            if seen:
+            if buf.startswith(literal, pos):
+                self._pos = pos + len(literal)
                 return literal
-            waiting = waiting or seen is None
-        if waiting:
-            return None
+        if not self._final:
+            left = len(buf) - pos
+            for literal in choices:
+                # The buffer ends inside what could still grow into this literal.
+                if left < len(literal) and literal.startswith(buf[pos:]):
+                    return None
         found = self._buf[self._pos : self._pos + 40]
         raise self._error(f"expected {what}, found {found!r}", self._where())
 
@@ -305,7 +311,7 @@ class ArgumentWriter:
         """Start the member ``name``; return ``False`` if it was already written."""
         if name in self._keys:
             return False
-        self._emit(("{" if not self._keys else ", ") + json.dumps(name, ensure_ascii=False) + ": ")
+        self._emit(("{" if not self._keys else ", ") + json_string(name) + ": ")
         self._keys.add(name)
         return True
 
@@ -334,7 +340,7 @@ class ArgumentWriter:
         if not text:
             return
         if self._mode == "text":
-            self._emit(json.dumps(text, ensure_ascii=False)[1:-1])
+            self._emit(json_string(text)[1:-1])
         else:
             self._pieces.append(text)
 

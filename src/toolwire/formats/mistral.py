@@ -134,7 +134,8 @@ class MistralStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        while self._pos < len(self._buf) and self._step():
+        steps = self._steps  # dispatched here, without a call in between
+        while self._pos < len(self._buf) and steps[self._mode]():
             pass
         self._buf = self._buf[self._pos :]
         self._pos = 0
@@ -154,10 +155,7 @@ class MistralStream(FormatStream):
             where=where,
         )
 
-    # ---- dispatch
-
-    def _step(self) -> bool:
-        return self._steps[self._mode]()
+    # ---- emitting
 
     def _emit_text(self, text: str) -> None:
         if self._mode is _Mode.REASONING:
@@ -176,15 +174,21 @@ class MistralStream(FormatStream):
     def _step_text(self) -> bool:
         if self._opening and not self._open_text_think():
             return False
-        buf = self._buf
+        buf, start = self._buf, self._pos
         # Inside reasoning only its end is a marker ([TOOL_CALLS] there is mentioned).
         markers = self._reasoning_end if self._mode is _Mode.REASONING else _MARKERS
-        found = markers.search(buf, self._pos)
+        # The hot steps search the pattern and cut the buffer in place (no helper
+        # calls: streaming a character at a time runs a step per character).
+        found = markers.pattern.search(buf, start)
         if found is None:
-            self._emit_text(self._take(len(buf) - markers.holdback(buf, self._pos)))
+            end = len(buf) - markers.holdback(buf, start)
+            self._pos = end
+            self._emit_text(buf[start:end])
             return False
-        pos, marker = found
-        self._emit_text(self._take(pos, len(marker)))
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        self._emit_text(buf[start:pos])
         if marker == TOOL_CALLS:
             self._call_begins(self._at(buf, pos))
             self._mode = _Mode.CALL_START
@@ -235,13 +239,17 @@ class MistralStream(FormatStream):
 
     def _collect(self, into: list[str], ends: MarkerSet) -> bool:
         """Collect name or id text up to its end marker."""
-        buf = self._buf
-        found = ends.search(buf, self._pos)
+        buf, start = self._buf, self._pos
+        found = ends.pattern.search(buf, start)
         if found is None:
-            into.append(self._take(len(buf) - ends.holdback(buf, self._pos)))
+            end = len(buf) - ends.holdback(buf, start)
+            self._pos = end
+            into.append(buf[start:end])
             return False
-        pos, marker = found
-        into.append(self._take(pos, len(marker) if marker != "{" else 0))
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + (len(marker) if marker != "{" else 0)
+        into.append(buf[start:pos])
         if marker == CALL_ID:
             self._mode = _Mode.CALL_ID
         else:
@@ -250,7 +258,7 @@ class MistralStream(FormatStream):
 
     def _start_named_call(self) -> None:
         name = "".join(self._name).strip()
-        if not name or any(m in name for m in _MARKERS.markers):
+        if not name or _MARKERS.pattern.search(name):
             raise self._error(
                 f"tool call name {name!r} is empty or malformed",
                 where=f"tool call {self._call_count}",

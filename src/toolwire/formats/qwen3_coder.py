@@ -30,7 +30,6 @@ Truncated and malformed output:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -44,6 +43,7 @@ from .base import (
     state_steps,
     value_to_json,
 )
+from .coerce import json_string
 from .markers import continues
 
 __all__ = ["VARIANTS", "Qwen3CoderFormat", "Qwen3CoderStream", "make"]
@@ -228,7 +228,7 @@ class Qwen3CoderStream(FormatStream):
         separator = ", " if self._keys else ""
         self._keys.add(key)
         self._key = key
-        self._arguments(f"{separator}{json.dumps(key, ensure_ascii=False)}: ")
+        self._arguments(f"{separator}{json_string(key)}: ")
         self._streaming = self._is_string(key)
         if self._streaming:
             self._arguments('"')
@@ -303,7 +303,7 @@ class Qwen3CoderStream(FormatStream):
         if not piece:
             return
         if self._streaming:
-            self._arguments(json.dumps(piece, ensure_ascii=False)[1:-1])
+            self._arguments(json_string(piece)[1:-1])
         else:
             self._value.append(piece)
 

@@ -120,15 +120,21 @@ class EventCollector:
 
     def add(self, events: Iterable[Event]) -> None:
         """Fold more events in."""
+        calls = self._calls
         for event in events:
-            if isinstance(event, TextDelta):
+            # The event classes are final: one identity test each (a whole parse folds
+            # every event here), argument fragments first as the most frequent.
+            if type(event) is ToolCallDelta:
+                slot = calls.get(event.index)
+                if slot is None:
+                    slot = calls[event.index] = _CallSlot()
+                slot.arguments.append(event.arguments)
+            elif type(event) is TextDelta:
                 self._content.append(event.text)
-            elif isinstance(event, ReasoningDelta):
+            elif type(event) is ToolCallStarted:
+                calls[event.index] = _CallSlot(event.id, event.name or "")
+            elif type(event) is ReasoningDelta:
                 self._reasoning.append(event.text)
-            elif isinstance(event, ToolCallStarted):
-                self._calls[event.index] = _CallSlot(event.id, event.name or "")
-            elif isinstance(event, ToolCallDelta):
-                self._calls.setdefault(event.index, _CallSlot()).arguments.append(event.arguments)
             elif isinstance(event, ToolCallRetracted):
                 self._calls.pop(event.index, None)
             elif isinstance(event, Notice):

@@ -34,8 +34,17 @@ class SeparatorTrim:
 
     def text(self, piece: str) -> str:
         """Take the next piece of this channel; return what may be emitted now."""
-        if not self.at_boundary and not self.held and piece[-1:] not in _SPACE:
-            return piece  # the common case: text that continues text, no space held
+        if not self.at_boundary:
+            if not self.held and piece[-1:] not in _SPACE:
+                return piece  # the common case: text that continues text, no space held
+        elif piece[:1] not in _SPACE and piece[-1:] not in _SPACE:
+            # Text right after a marker with no space at either end (what the steps
+            # below give for it, without stripping): the separator held, then the text.
+            sep = (self.held or self._lead) if self._started else ""
+            self.at_boundary = False
+            self.held = self._lead = ""
+            self._started = True
+            return sep + piece if sep else piece
         if self.at_boundary:
             body = piece.lstrip(_SPACE)
             if not body:
