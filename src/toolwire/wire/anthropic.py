@@ -62,8 +62,7 @@ class AnthropicStream(StreamDecoder):
         if self._dead:
             self._check_open()
         asm = self._assembler
-        out: list[Event] = []
-        asm.events = out
+        out = asm.events  # the assembler's own list: the flat path appends to it too
         self._items += 1
         try:
             # Typed locals: dict operations in the compiled build; every value's type is
@@ -107,7 +106,7 @@ class AnthropicStream(StreamDecoder):
                 self._on_event(field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
-        return out
+        return asm.take_events()
 
     def _on_event(self, kind: Any, item: dict[str, Any]) -> None:
         """Every event but ``content_block_delta``."""

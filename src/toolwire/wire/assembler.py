@@ -14,8 +14,10 @@ top-level object closes the call is parsed once and a ``ToolCallReady`` event go
 — before the stream ends. (Arguments that are not an object are never reported ready
 while streaming; the turn's end reports them.)
 
-Events produced by each method are appended to ``events``; the stream decoders hand
-that list out and start a new one per ``feed``.
+The assembler owns the list its methods append their events to: ``take_events()``
+hands out what was produced since the last take and starts a new list, so a caller
+cannot lose events or see one twice, whatever it forgets (the stream decoders return
+``take_events()`` from each ``feed``).
 """
 
 from __future__ import annotations
@@ -181,6 +183,8 @@ class Assembler:
     """Builds one ``Turn`` from the events of one model response."""
 
     def __init__(self) -> None:
+        # The events produced since the last ``take_events()``. Public for reading, and
+        # for the flat ``feed``s, which append their one event per fragment here.
         self.events: list[Event] = []
         # The calls by provider index. Stream decoders append arguments fragments to
         # these directly on their hot path (see ``arguments``) and call ``scan``.
@@ -190,6 +194,16 @@ class Assembler:
         self._usage: Usage | None = None  # built when reported, or at the end
         self._notices: list[Notice] = []
         self._break = False  # the next text or reasoning starts a new part
+
+    def take_events(self) -> list[Event]:
+        """The events produced since the last call, in order; the assembler starts a new list.
+
+        Every method that produces events appends them to the assembler's own list, so
+        nothing has to be set up before a call, and nothing is lost or handed out twice.
+        """
+        events = self.events
+        self.events = []
+        return events
 
     # -- text and reasoning ----------------------------------------------------------
 

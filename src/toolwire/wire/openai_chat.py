@@ -50,8 +50,7 @@ class OpenAIChatStream(StreamDecoder):
         if self._dead:
             self._check_open()
         asm = self._assembler
-        out: list[Event] = []
-        asm.events = out
+        out = asm.events  # the assembler's own list: the flat path appends to it too
         self._items += 1
         # The locals are typed so that the compiled build (hatch_build.py) uses dict
         # operations directly; every value's type is tested before it reaches one, so a
@@ -116,7 +115,7 @@ class OpenAIChatStream(StreamDecoder):
                 self._usage_or_error(chunk)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
-        return out
+        return asm.take_events()
 
     def _as_chunk(self, item: Any) -> dict[str, Any]:
         """An SDK object as a dict; the string ``"[DONE]"`` as the end marker (an empty chunk)."""
