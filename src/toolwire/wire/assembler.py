@@ -16,8 +16,8 @@ while streaming; the turn's end reports them.)
 
 The assembler owns the list its methods append their events to: ``take_events()``
 hands out what was produced since the last take and starts a new list, so a caller
-cannot lose events or see one twice, whatever it forgets (the stream decoders return
-``take_events()`` from each ``feed``).
+cannot lose events or see one twice, whatever it forgets (each stream decoder's
+``feed`` returns what it took).
 """
 
 from __future__ import annotations
@@ -147,6 +147,7 @@ class _Call:
         "name",
         "parts",
         "ready",
+        "ready_parts",
         "request",
         "scanned",
         "scanner",
@@ -161,6 +162,7 @@ class _Call:
         self.scanner: ClosureScanner | None = None  # created at the first fragment ending in "}"
         self.done = False  # the arguments are known to be final
         self.ready = False  # ToolCallReady was emitted
+        self.ready_parts = 0  # len(parts) when ToolCallReady was emitted
         self.request: ToolRequest | None = None
         self.call: ToolCall | None = None  # the history shape, built once ready
 
@@ -471,6 +473,7 @@ class Assembler:
             arguments = self._sendable(arguments, call.index)
         request = self._request(call, arguments, parsed)
         call.ready = True
+        call.ready_parts = len(call.parts)
         self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
 
     def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
@@ -564,6 +567,21 @@ class Assembler:
                 parts.append(item)
             else:
                 call = next(call_iter)  # calls take their slots in index order
+                made, request = call.call, call.request
+                if (
+                    call.ready
+                    and made is not None
+                    and request is not None
+                    and call.ready_parts == len(call.parts)
+                    and made.name == call.name
+                    and request.raw_arguments.isascii()
+                ):
+                    # Nothing arrived since ToolCallReady: both shapes stand as announced
+                    # (parts only grow; a replaced text resets ``ready``). Other text
+                    # takes the full path, which reports a replaced surrogate again.
+                    requests.append(request)
+                    parts.append(made)
+                    continue
                 arguments = "".join(call.parts)
                 if not arguments.isascii():
                     arguments = self._sendable(arguments, call.index)

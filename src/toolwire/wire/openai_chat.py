@@ -115,7 +115,11 @@ class OpenAIChatStream(StreamDecoder):
                 self._usage_or_error(chunk)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
-        return asm.take_events()
+        # Assembler.take_events, written out: a call per chunk cost 3% of the pure
+        # build's per-fragment time (bench/count_assembly.py). ``out`` is the list the
+        # assembler appended to, as nothing takes events during a feed.
+        asm.events = []
+        return out
 
     def _as_chunk(self, item: Any) -> dict[str, Any]:
         """An SDK object as a dict; the string ``"[DONE]"`` as the end marker (an empty chunk)."""
