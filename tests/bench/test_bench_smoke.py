@@ -236,3 +236,11 @@ def test_bench_partial_json_command(tmp_path: Path, capsys: pytest.CaptureFixtur
     data = json.loads(out.read_text())
     assert [d["size"] for d in data["documents"]] == [300, 600]
     assert "toolwire" in data["summary"]
+
+
+def test_the_instruction_count_runs_every_short_workload_without_valgrind() -> None:
+    import count_assembly
+
+    for provider in count_assembly.PROVIDERS:
+        for who in ("floor", "toolwire"):
+            count_assembly._inner(provider, who, 1, 100, 1)  # what callgrind counts

@@ -61,6 +61,10 @@ def test_a_lone_surrogate_in_text_is_replaced_at_the_door() -> None:
         ('{"x": -1E400}', "a number JSON cannot carry"),
         ('{"x": NaN}', "a number JSON cannot carry"),
         ('{"x": "\\ud800"}', "lone surrogate"),
+        ('{"x": 1e+999}', "a number JSON cannot carry"),
+        ('{"x": -Infinity}', "a number JSON cannot carry"),
+        ('{"x": ' + "9" * 310 + ".5}", "a number JSON cannot carry"),  # overflows: inf
+        ('{"x": "\\uDFFF", "p": "C:\\\\Users"}', "lone surrogate"),
     ],
 )
 def test_a_call_whose_arguments_cannot_be_sent_back_is_rejected(

@@ -98,16 +98,13 @@ class TextTurnDecoder:
         reason = finish_reason or "stop"
         if reason == "stop" and self._asm.call_indexes():
             reason = "tool_calls"
-        self._asm.events = out
         self._asm.finish(reason)
-        return out
+        return out + self._asm.take_events()
 
     def usage(self, usage: Usage) -> list[Event]:
         """Record token usage; return the ``UsageReported`` event."""
-        out: list[Event] = []
-        self._asm.events = out
         self._asm.set_usage(usage)
-        return out
+        return self._asm.take_events()
 
     def close(self, finish_reason: str | None = "stop") -> Turn:
         """Return the Turn, ending the output first with ``finish_reason`` if needed.
@@ -134,18 +131,18 @@ class TextTurnDecoder:
     def _apply(self, events: list[Event]) -> list[Event]:
         asm = self._asm
         out: list[Event] = []
-        asm.events = out
         for event in events:
             if isinstance(event, ToolCallRetracted):
+                out += asm.take_events()
                 self._retract(event.index)
                 asm = self._asm
-                asm.events = out
                 out.append(event)
                 continue
             if isinstance(event, Notice) and event.kind == REPAIRED and event.index is not None:
                 self._repaired.add(event.index)
             self._applied.append(event)
             asm.apply(event)
+        out += asm.take_events()
         for event in out:
             if isinstance(event, ToolCallReady) and event.index in self._repaired:
                 event.request.repaired = True
@@ -157,9 +154,9 @@ class TextTurnDecoder:
         self._applied = kept
         self._repaired.discard(index)
         asm = Assembler()
-        asm.events = []
         for event in kept:
             asm.apply(event)
+        asm.take_events()  # a replay: its events went out when first applied
         self._asm = asm
 
     def _partial(self) -> Turn | None:

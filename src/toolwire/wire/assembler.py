@@ -14,8 +14,10 @@ top-level object closes the call is parsed once and a ``ToolCallReady`` event go
 — before the stream ends. (Arguments that are not an object are never reported ready
 while streaming; the turn's end reports them.)
 
-Events produced by each method are appended to ``events``; the stream decoders hand
-that list out and start a new one per ``feed``.
+The assembler owns the list its methods append their events to: ``take_events()``
+hands out what was produced since the last take and starts a new list, so a caller
+cannot lose events or see one twice, whatever it forgets (each stream decoder's
+``feed`` returns what it took).
 """
 
 from __future__ import annotations
@@ -67,9 +69,23 @@ _UNSET: Any = object()  # "not parsed yet", where None is a value
 # themselves) or a lone surrogate inside parsed arguments rejects the call, with a
 # reason the model gets back. Escapes in patterns, never literal surrogates (mypyc).
 _SURROGATE = re.compile("[\\ud800-\\udfff]")
-_MAYBE_UNSENDABLE = re.compile(
-    "\\\\[uU][dD][89abcdefABCDEF]|[0-9][eE]\\+?[0-9]{3}|NaN|Infinity|[0-9]{300}"
-)
+# A number JSON cannot carry: an exponent of three digits or more, or 300 digits in a
+# row. The pattern starts with a character class, so the regular expression engine
+# skips every other character in C; an alternation of all the cases (surrogate escapes,
+# NaN, Infinity) tried each branch at every position, 40% of a 2 KB call's assembly.
+_BIG_NUMBER = re.compile("[0-9](?:[eE]\\+?[0-9]{3}|[0-9]{299})")
+
+
+def _maybe_unsendable(text: str) -> bool:
+    """True when ``text`` may parse to a value no provider can be sent back (a superset:
+    the parsed value is then checked itself). Substring tests run in C, in one pass each."""
+    return (
+        "\\ud" in text  # a surrogate escape (JSON has no \\U escape)
+        or "\\uD" in text
+        or "NaN" in text
+        or "Infinity" in text
+        or _BIG_NUMBER.search(text) is not None
+    )
 
 
 def loads_json(text: str) -> Any:
@@ -109,7 +125,7 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
         return None, f"Invalid JSON arguments for tool {name}: {exc}"
     except RecursionError:
         return None, f"Invalid JSON arguments for tool {name}: nested too deeply"
-    if _MAYBE_UNSENDABLE.search(text) is not None:  # rare: then check the value itself
+    if _maybe_unsendable(text):  # rare: then check the value itself
         try:
             json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
         except UnicodeEncodeError:  # before ValueError, its base
@@ -149,6 +165,7 @@ class _Call:
         "name",
         "parts",
         "ready",
+        "ready_parts",
         "request",
         "scanned",
         "scanner",
@@ -163,6 +180,7 @@ class _Call:
         self.scanner: ClosureScanner | None = None  # created at the first fragment ending in "}"
         self.done = False  # the arguments are known to be final
         self.ready = False  # ToolCallReady was emitted
+        self.ready_parts = 0  # len(parts) when ToolCallReady was emitted
         self.request: ToolRequest | None = None
         self.call: ToolCall | None = None  # the history shape, built once ready
         self.freeform = False  # a custom tool call: raw input text, never JSON
@@ -187,6 +205,8 @@ class Assembler:
     """Builds one ``Turn`` from the events of one model response."""
 
     def __init__(self) -> None:
+        # The events produced since the last ``take_events()``. Public for reading, and
+        # for the flat ``feed``s, which append their one event per fragment here.
         self.events: list[Event] = []
         # The calls by provider index. Stream decoders append arguments fragments to
         # these directly on their hot path (see ``arguments``) and call ``scan``.
@@ -198,6 +218,16 @@ class Assembler:
         self._break = False  # the next text or reasoning starts a new part
         self._refused = False  # the provider said the model refused (no refusal text needed)
         self._logprobs: dict[str, list[Any]] | None = None  # kept only when a decoder asks
+
+    def take_events(self) -> list[Event]:
+        """The events produced since the last call, in order; the assembler starts a new list.
+
+        Every method that produces events appends them to the assembler's own list, so
+        nothing has to be set up before a call, and nothing is lost or handed out twice.
+        """
+        events = self.events
+        self.events = []
+        return events
 
     # -- text and reasoning ----------------------------------------------------------
 
@@ -547,6 +577,7 @@ class Assembler:
             arguments = self._sendable(arguments, call.index)
         request = self._request(call, arguments, parsed)
         call.ready = True
+        call.ready_parts = len(call.parts)
         self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
 
     def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
@@ -558,7 +589,7 @@ class Assembler:
                 request.freeform = True
                 call.request = request
                 return request
-            if parsed is _UNSET or _MAYBE_UNSENDABLE.search(arguments) is not None:
+            if parsed is _UNSET or _maybe_unsendable(arguments):
                 value, error = parse_arguments(call.name, arguments)
             else:
                 value, error = parsed, None
@@ -648,6 +679,21 @@ class Assembler:
                 parts.append(item)
             else:
                 call = next(call_iter)  # calls take their slots in index order
+                made, request = call.call, call.request
+                if (
+                    call.ready
+                    and made is not None
+                    and request is not None
+                    and call.ready_parts == len(call.parts)
+                    and made.name == call.name
+                    and request.raw_arguments.isascii()
+                ):
+                    # Nothing arrived since ToolCallReady: both shapes stand as announced
+                    # (parts only grow; a replaced text resets ``ready``). Other text
+                    # takes the full path, which reports a replaced surrogate again.
+                    requests.append(request)
+                    parts.append(made)
+                    continue
                 arguments = "".join(call.parts)
                 if not arguments.isascii():
                     arguments = self._sendable(arguments, call.index)

@@ -58,8 +58,7 @@ class OpenAIChatStream(StreamDecoder):
         if self._dead:
             self._check_open()
         asm = self._assembler
-        out: list[Event] = []
-        asm.events = out
+        out = asm.events  # the assembler's own list: the flat path appends to it too
         self._items += 1
         # The locals are typed so that the compiled build (hatch_build.py) uses dict
         # operations directly; every value's type is tested before it reaches one, so a
@@ -130,6 +129,10 @@ class OpenAIChatStream(StreamDecoder):
                 self._usage_or_error(chunk)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
+        # Assembler.take_events, written out: a call per chunk cost 3% of the pure
+        # build's per-fragment time (bench/count_assembly.py). ``out`` is the list the
+        # assembler appended to, as nothing takes events during a feed.
+        asm.events = []
         return out
 
     def _as_chunk(self, item: Any) -> dict[str, Any]:

@@ -126,14 +126,12 @@ class StreamDecoder(ABC):
         """
         if self._dead:
             self._check_open()
-        out: list[Event] = []
-        self._assembler.events = out
         self._items += 1
         try:
             handle(item if item.__class__ is dict else as_dict(item))
         except ToolwireError as exc:  # only malformed data raises these; bugs propagate
             raise self._fail(exc) from None
-        return out
+        return self._assembler.take_events()
 
     def _on_done_marker(self) -> None:  # noqa: B027  # a hook: only OpenAI Chat needs it
         """An SSE ``[DONE]`` payload (OpenAI's end marker); others ignore it."""

@@ -1,0 +1,108 @@
+"""Instruction counts of stream assembly on the short turns, under ``valgrind --tool=callgrind``.
+
+Timed runs on a shared machine move by ±20% on a turn that takes 30 µs; instruction
+counts do not move. For each short workload (1 or 4 calls of ~100 B or ~2 KB, the common
+case) and each provider, this runs the floor and toolwire ``--repeats`` times in a
+process under callgrind, and once more with no repeat; the difference divided by the
+repeats is the count of one turn (start-up and imports cancel out)::
+
+    python bench/count_assembly.py                     # the build on the path
+    PYTHONPATH=build/compiled python bench/count_assembly.py
+
+It needs ``valgrind`` (``apt-get install valgrind``) and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+WORKLOADS = [(1, 100), (1, 2000), (4, 100), (4, 2000)]
+PROVIDERS = ("openai", "anthropic")
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def _inner(provider: str, who: str, calls: int, size: int, repeats: int) -> None:
+    """Run one contestant ``repeats`` times (the process callgrind counts)."""
+    import peers
+    from workloads import build_tool_workload
+
+    w = build_tool_workload(calls, size)
+    factory = getattr(peers, f"{who}_{provider}")
+    run = factory(w)
+    run(0)  # warm: first-call caches, lazily built workload data
+    for _ in range(repeats):
+        run(0)
+
+
+def _count(provider: str, who: str, calls: int, size: int, repeats: int) -> int:
+    cmd = [
+        "valgrind",
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        sys.executable,
+        __file__,
+        "--inner",
+        provider,
+        who,
+        str(calls),
+        str(size),
+        str(repeats),
+    ]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    match = _COLLECTED.search(done.stderr)
+    if match is None:
+        raise RuntimeError(f"no callgrind total in: {done.stderr[-500:]}")
+    return int(match.group(1))
+
+
+def per_turn(provider: str, who: str, calls: int, size: int, repeats: int) -> float:
+    """Instructions of one turn: (count with ``repeats`` runs - count with none) / repeats."""
+    return (
+        _count(provider, who, calls, size, repeats) - _count(provider, who, calls, size, 0)
+    ) / repeats
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table of instruction counts, floor and toolwire, per provider and workload."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=20, help="turns per counted process")
+    ap.add_argument("--providers", nargs="+", choices=PROVIDERS, default=list(PROVIDERS))
+    ap.add_argument("--inner", nargs=5, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.inner:
+        provider, who, calls, size, repeats = args.inner
+        _inner(provider, who, int(calls), int(size), int(repeats))
+        return 0
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (apt-get install valgrind)", file=sys.stderr)
+        return 1
+    import toolwire.wire
+
+    build = "compiled" if toolwire.wire.COMPILED else "pure"
+    print(f"toolwire {build} build, Python {sys.version.split()[0]}, instructions per turn\n")
+    print("| provider | workload | floor | toolwire | ratio |")
+    print("|---|---|---:|---:|---:|")
+    for provider in args.providers:
+        for calls, size in WORKLOADS:
+            floor = per_turn(provider, "floor", calls, size, args.repeats)
+            tw = per_turn(provider, "toolwire", calls, size, args.repeats)
+            label = f"{calls} × {size // 1000}KB" if size >= 1000 else f"{calls} × {size}B"
+            print(
+                f"| {provider} | {label} | {floor / 1e6:.3f} M | {tw / 1e6:.3f} M "
+                f"| {tw / floor:.2f}x |",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
