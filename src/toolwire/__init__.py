@@ -49,10 +49,10 @@ _EXPORTS = {
     "Validation": "tools",
     "ToolDefinitionError": "tools",
     "repair_json": "tools",
-    "RetryPolicy": "tools",
-    "FailureBudget": "tools",
+    "RetryPolicy": "policies",
+    "FailureBudget": "policies",
     "BudgetExceeded": "tools",
-    "RunDiagnostics": "tools",
+    "RunDiagnostics": "policies",
     # history
     "check_history": "history",
     "missing_results": "history",
@@ -61,8 +61,8 @@ _EXPORTS = {
     "AgentStream": "run",
     "RunResult": "run",
     "ExecutionOptions": "run",
-    "LoopPolicy": "run",
-    "UsageLimits": "run",
+    "LoopPolicy": "policies",
+    "UsageLimits": "policies",
     "LoopDetected": "run",
     "UsageLimitExceeded": "run",
     "MaxRoundsExceeded": "run",
@@ -219,19 +219,18 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .observe import AuditLog
+    from .policies import FailureBudget, LoopPolicy, RetryPolicy, RunDiagnostics, UsageLimits
     from .run import (
         Agent,
         AgentStream,
         ExecutionOptions,
         LoopDetected,
-        LoopPolicy,
         MaxRoundsExceeded,
         Model,
         ModelRequest,
         RunResult,
         TurnDone,
         UsageLimitExceeded,
-        UsageLimits,
     )
     from .safety import (
         PathGuard,
@@ -243,9 +242,6 @@ if TYPE_CHECKING:
     )
     from .tools import (
         BudgetExceeded,
-        FailureBudget,
-        RetryPolicy,
-        RunDiagnostics,
         Tool,
         ToolDefinitionError,
         Toolset,

@@ -5,7 +5,6 @@
   execution, exactly one result per call.
 * :mod:`.results` — tool return values → deterministic result text.
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
-* :mod:`.loops`, :mod:`.limits` — loop detection and usage limits.
 * :mod:`.resume` — answering the calls a saved history left open.
 * :mod:`.events` — what ``Agent.run_stream`` yields.
 * :mod:`.model` — the ``Model`` protocol every provider implements.
@@ -14,6 +13,9 @@
 
 from __future__ import annotations
 
+# Loop detection and usage limits live in toolwire.policies; exported here as before.
+from ..policies.limits import UsageLimitExceeded, UsageLimits
+from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
 from .events import (
     CallDiscarded,
@@ -30,8 +32,6 @@ from .events import (
     ToolResultReady,
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
-from .limits import UsageLimitExceeded, UsageLimits
-from .loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
 from .observers import RunHook, RunListener
 from .plan import Batch, plan_batches
