@@ -56,6 +56,11 @@ _LAYERS = {
 }
 FORBIDDEN["checks"] = _LAYERS - {"errors", "checks"}
 FORBIDDEN["errors"] = FORBIDDEN["errors"] | {"checks"}
+# policies/ is pure too, beside context/: the run's rules (retry budgets, diagnostics, loop
+# detection, usage limits). run/ imports it; it imports core, tools, history and wire.
+FORBIDDEN["policies"] = FORBIDDEN["context"] | {"context"}
+for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tools", "context"):
+    FORBIDDEN[_lower] = FORBIDDEN[_lower] | {"policies"}
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}
@@ -65,6 +70,13 @@ ALLOWED |= {("run/observers.py", "toolwire.observe"), ("run/observers.py", "tool
 # Likewise ToolRouter(method="embeddings") loads its model through the providers
 # (context/routing.py: _encoder).
 ALLOWED.add(("context/routing.py", "toolwire.providers.embeddings"))
+# The names that moved from tools/ to policies/ stay importable from their old places;
+# tools/ loads them on first use (tools/__init__.py: __getattr__), and names them here
+# for type checkers only (under TYPE_CHECKING) and in the old modules' shims.
+ALLOWED |= {
+    ("tools/__init__.py", "toolwire.policies.budgets"),
+    ("tools/__init__.py", "toolwire.policies.diagnostics"),
+}
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
 

@@ -74,10 +74,10 @@ _EXPORTS = {
     "Validation": "tools",
     "ToolDefinitionError": "errors",
     "repair_json": "tools",
-    "RetryPolicy": "tools",
-    "FailureBudget": "tools",
+    "RetryPolicy": "policies",
+    "FailureBudget": "policies",
     "BudgetExceeded": "errors",
-    "RunDiagnostics": "tools",
+    "RunDiagnostics": "policies",
     # history
     "check_history": "history",
     "missing_results": "history",
@@ -86,8 +86,8 @@ _EXPORTS = {
     "AgentStream": "run",
     "RunResult": "run",
     "ExecutionOptions": "run",
-    "LoopPolicy": "run",
-    "UsageLimits": "run",
+    "LoopPolicy": "policies",
+    "UsageLimits": "policies",
     "LoopDetected": "errors",
     "UsageLimitExceeded": "errors",
     "MaxRoundsExceeded": "errors",
@@ -294,12 +294,12 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .observe import AuditLog
+    from .policies import FailureBudget, LoopPolicy, RetryPolicy, RunDiagnostics, UsageLimits
     from .run import (
         Agent,
         AgentStream,
         ExecutionOptions,
         LoopDetected,
-        LoopPolicy,
         MaxRoundsExceeded,
         MCPApprovalRequest,
         Model,
@@ -307,7 +307,6 @@ if TYPE_CHECKING:
         RunResult,
         TurnDone,
         UsageLimitExceeded,
-        UsageLimits,
     )
     from .safety import (
         PathGuard,
@@ -319,9 +318,6 @@ if TYPE_CHECKING:
     )
     from .tools import (
         BudgetExceeded,
-        FailureBudget,
-        RetryPolicy,
-        RunDiagnostics,
         Tool,
         ToolDefinitionError,
         Toolset,

@@ -16,7 +16,7 @@ from toolwire.history import (
     to_responses_tool_choice,
     to_responses_tools,
 )
-from toolwire.history.tools import EMPTY_PARAMETERS
+from toolwire.history.tool_defs import EMPTY_PARAMETERS
 
 # The get_weather example of OpenAI's function-calling guide (Chat form).
 WEATHER_SCHEMA: dict[str, Any] = {

@@ -6,7 +6,7 @@ import pytest
 
 from toolwire.errors import CallerError
 from toolwire.messages import Usage
-from toolwire.run.limits import UsageLimitExceeded, UsageLimits
+from toolwire.policies.limits import UsageLimitExceeded, UsageLimits
 
 
 def test_requests() -> None:

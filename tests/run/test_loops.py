@@ -6,7 +6,7 @@ import pytest
 
 from toolwire.errors import CallerError
 from toolwire.messages import ToolResult, ToolStatus
-from toolwire.run.loops import (
+from toolwire.policies.loops import (
     LoopDetected,
     LoopDetector,
     LoopPolicy,

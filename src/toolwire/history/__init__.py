@@ -36,7 +36,7 @@ from .openai_responses import (
     to_responses_input,
     usage_from_responses,
 )
-from .tools import (
+from .tool_defs import (
     ToolMappingError,
     to_anthropic_tool_choice,
     to_anthropic_tools,

@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from ..run.loops import call_signature
+from ..policies.loops import call_signature
 from .query import format_time
 
 __all__ = ["FAILURE_HINTS", "inspect_run"]

@@ -32,10 +32,10 @@ from ..messages import (
     ToolStatus,
     UserMessage,
 )
+from ..policies.loops import call_signature
 from ..run.agent import Agent, RunResult
-from ..run.loops import call_signature
 from ..run.model import ModelEvent, ModelRequest, TurnDone
-from ..tools.feedback import FAILURE_ADVICE
+from ..tools.error_results import FAILURE_ADVICE
 from ..tools.tool import Tool
 from ..wire.openai_chat import OpenAIChatStream
 from .query import load_run

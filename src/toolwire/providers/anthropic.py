@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 
 from ..context.cache import anthropic_breakpoints
 from ..history.anthropic import decode_anthropic_response, to_anthropic
-from ..history.tools import to_anthropic_tool_choice, to_anthropic_tools
+from ..history.tool_defs import to_anthropic_tool_choice, to_anthropic_tools
 from ..run.model import ModelRequest
 from ..wire.anthropic import AnthropicStream
-from .base import HTTPModel, chat_tool_choice, finish_body
+from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Wire
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicModel", "DEFAULT_MAX_TOKENS", "THINKING_BUDGETS"]

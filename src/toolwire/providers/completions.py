@@ -26,7 +26,7 @@ from ..turn import Turn
 from ..wire.events import Event
 from ..wire.sse import SSEDecoder
 from ..wire.usage import openai_usage
-from .base import HTTPModel, finish_body
+from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers
 from .prompt import Prompt, PromptTemplate, chatml_hermes
@@ -130,7 +130,7 @@ class CompletionsModel(HTTPModel):
         format: The tool-call format family name (``"hermes"``, ``"llama"``...) when
             the model name does not say it.
         grammar: Send a GBNF grammar built from the tools (llama.cpp servers).
-        **kwargs: As for :class:`~toolwire.providers.base.HTTPModel`.
+        **kwargs: As for :class:`~toolwire.providers.hosted.HTTPModel`.
     """
 
     prefix: ClassVar[str] = "completions"

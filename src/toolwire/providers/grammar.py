@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import CallerError
-from ..history.tools import to_openai_chat_tools
+from ..history.tool_defs import to_openai_chat_tools
 
 __all__ = ["DEFAULT_MAX_CALLS", "LOCAL_INSTALL_HINT", "tool_call_grammar"]
 

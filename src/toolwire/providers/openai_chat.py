@@ -20,10 +20,10 @@ from functools import partial
 from typing import Any, ClassVar
 
 from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
-from ..history.tools import custom_tool_names, to_openai_chat_tools
+from ..history.tool_defs import custom_tool_names, to_openai_chat_tools
 from ..run.model import ModelRequest
 from ..wire.openai_chat import OpenAIChatStream
-from .base import HTTPModel, chat_tool_choice, finish_body
+from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Wire
 
 __all__ = ["OpenAIChatModel", "bearer_headers"]

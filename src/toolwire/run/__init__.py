@@ -5,7 +5,6 @@
   execution, exactly one result per call.
 * :mod:`.results` — tool return values → deterministic result text.
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
-* :mod:`.loops`, :mod:`.limits` — loop detection and usage limits.
 * :mod:`.resume` — answering the calls a saved history left open.
 * :mod:`.mcp_approval` — answering the Responses API's MCP approval requests.
 * :mod:`.events` — what ``Agent.run_stream`` yields.
@@ -16,6 +15,10 @@
 from __future__ import annotations
 
 from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceededError
+
+# Loop detection and usage limits live in toolwire.policies; exported here as before.
+from ..policies.limits import UsageLimitExceeded, UsageLimits
+from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
 from .events import (
     CallDiscarded,
@@ -32,8 +35,6 @@ from .events import (
     ToolResultReady,
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
-from .limits import UsageLimitExceeded, UsageLimits
-from .loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .mcp_approval import MCPApprovalRequest, MCPApprover, mcp_approval_requests
 from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
 from .observers import RunHook, RunListener

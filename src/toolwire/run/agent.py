@@ -12,8 +12,8 @@ Stopping rules, checked after the round's results are in the history:
 * invalid calls are never executed; their error result (with the tool's schema) goes
   back to the model, and a :class:`~toolwire.tools.FailureBudget` stops the run when a
   failure class or a tool's breaker is spent (``BudgetExceeded``);
-* loop detection (:mod:`toolwire.run.loops`): warn the model, then ``LoopDetected``;
-* usage limits (:mod:`toolwire.run.limits`): ``UsageLimitExceeded``;
+* loop detection (:mod:`toolwire.policies.loops`): warn the model, then ``LoopDetected``;
+* usage limits (:mod:`toolwire.policies.limits`): ``UsageLimitExceeded``;
 * ``max_rounds``: after that many rounds with tool calls, one more request with
   ``tool_choice="none"`` asks for the final answer (``on_max_rounds="final_answer"``,
   the default), or the run raises ``MaxRoundsExceeded`` (``on_max_rounds="raise"``).
@@ -46,8 +46,10 @@ from ..errors import (
 )
 from ..history import check_history
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
-from ..tools.diagnostics import RunDiagnostics
-from ..tools.feedback import BudgetExceeded, FailureBudget, RetryPolicy
+from ..policies.budgets import BudgetExceeded, FailureBudget, RetryPolicy
+from ..policies.diagnostics import RunDiagnostics
+from ..policies.limits import UsageLimitExceeded, UsageLimits
+from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
 from ..tools.tool import Tool, Toolset
 from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
@@ -65,8 +67,6 @@ from .events import (
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
-from .limits import UsageLimitExceeded, UsageLimits
-from .loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
 from .mcp_approval import MCPApprover, answer_mcp_approvals
 from .model import Model, ModelRequest, ToolChoice, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks

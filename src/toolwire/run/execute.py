@@ -82,7 +82,7 @@ from typing import Any
 from ..checks import check_int, check_number
 from ..errors import CallerError
 from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
-from ..tools.feedback import error_result, failure_result
+from ..tools.error_results import error_result, failure_result
 from ..tools.tool import Tool, Toolset
 from ..tools.validate import Validation
 from ..turn import ToolRequest

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
 from ..errors import CallerError, RepairError
-from .validate import Validation
+from ..tools.validate import Validation
 
 __all__ = [
     "FAILURE_KINDS",

@@ -14,7 +14,7 @@ At ``*_warn`` the model is told so, in the text of the offending call's result (
 no progress: the round's last result) — a warning inside a tool result is valid in
 every provider's history, where an extra user message is not. At ``*_stop`` the run
 stops with :class:`LoopDetected`. Each warning and stop is recorded in the run's
-:class:`~toolwire.tools.RunDiagnostics` as a ``loop`` failure. A threshold of 0 turns
+:class:`~toolwire.policies.RunDiagnostics` as a ``loop`` failure. A threshold of 0 turns
 that check off.
 """
 
