@@ -90,7 +90,7 @@ class Tool:
             ``ContextPolicy.max_result_tokens``; ``False``: never cut).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — a tool's keyword-only policy options, each documented
         self,
         fn: Callable[..., Any],
         *,
@@ -531,7 +531,7 @@ def tool(
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
-def tool(
+def tool(  # noqa: PLR0913 — the @tool options (Tool's), keyword-only
     fn: Callable[..., Any] | None = None,
     /,
     *,

@@ -38,7 +38,7 @@ class OpenAIChatStream(StreamDecoder):
         super().__init__()
         self._other_choices = False
 
-    def feed(self, item: Any) -> list[Event]:
+    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912, PLR0915 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
 
         This is the per-fragment hot loop of every streamed turn, measured against a
