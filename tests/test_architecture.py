@@ -76,6 +76,8 @@ ALLOWED.add(("context/routing.py", "toolwire.providers.embeddings"))
 ALLOWED |= {
     ("tools/__init__.py", "toolwire.policies.budgets"),
     ("tools/__init__.py", "toolwire.policies.diagnostics"),
+    ("tools/diagnostics.py", "toolwire.policies.diagnostics"),
+    ("tools/feedback.py", "toolwire.policies.budgets"),
 }
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}

@@ -40,6 +40,18 @@ def test_the_build_under_test_is_the_one_expected() -> None:
         assert (module.__file__ or "").endswith(".py") is not expected, module.__file__
 
 
+@pytest.mark.skipif(
+    os.environ.get("TOOLWIRE_EXPECT_INSTALLED") != "1", reason="not a test of an installed wheel"
+)
+def test_the_installed_wheel_is_what_runs() -> None:
+    # scripts/build-wheel and cibuildwheel test the installed wheel: a checkout's source
+    # on the path would be tested in its place, and the run would prove nothing.
+    import toolwire
+
+    where = Path(toolwire.__file__).resolve()
+    assert ROOT not in where.parents, where
+
+
 class LinesDecoder(toolwire.wire.StreamDecoder):
     """A decoder of one's own: each item is a line of answer text; None ends the turn."""
 

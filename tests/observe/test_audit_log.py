@@ -31,6 +31,7 @@ def test_schema_from_an_empty_database(tmp_path: Path) -> None:
     assert set(tables) == {"runs", "requests", "calls"}
     assert {"pid", "cache_read_tokens", "outcome", "tools"} <= set(tables["runs"])
     assert {"early", "repaired", "latency_ms", "attempts", "reason"} <= set(tables["calls"])
+    conn.close()  # Python 3.13 warns of an unclosed connection (and warnings are errors)
 
 
 def test_a_database_made_by_the_first_schema_is_migrated(tmp_path: Path) -> None:
@@ -53,6 +54,8 @@ def test_a_database_made_by_the_first_schema_is_migrated(tmp_path: Path) -> None
     assert _tables(migrated) == _tables(built)
     assert migrated.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     assert migrated.execute("SELECT model, pid FROM runs").fetchall() == [("old-model", None)]
+    migrated.close()
+    built.close()
 
 
 def test_a_run_records_requests_and_calls(tmp_path: Path) -> None:

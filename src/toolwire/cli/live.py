@@ -262,7 +262,7 @@ class TraceView(PlainView):
             self.out.write("\n")
             self._part = None
 
-    def _describe(self, event: Any) -> str | None:
+    def _describe(self, event: Any) -> str | None:  # noqa: PLR0911 — one return per event type, a dispatch read top to bottom
         if isinstance(event, RequestStarted):
             return self._request(event)
         if isinstance(event, (TextDelta, ReasoningDelta)):

@@ -446,7 +446,7 @@ class FormatStream(ABC):
                 else:
                     route(event)
 
-    def _route(self, event: Event) -> None:
+    def _route(self, event: Event) -> None:  # noqa: PLR0912 — every family event kind is routed here, so the trim, publish and hold rules read together
         """Trim, publish or hold one family event (``_public`` is a list here)."""
         public = self._public
         assert public is not None

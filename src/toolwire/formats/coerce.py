@@ -124,7 +124,7 @@ def schema_types(schema: Mapping[str, Any] | None) -> set[str]:
     return types
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: Any) -> str:  # noqa: PLR0911 — one return per JSON type
     if value is None:
         return "null"
     if isinstance(value, bool):

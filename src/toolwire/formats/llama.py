@@ -381,7 +381,7 @@ def _literal_to_json(source: str) -> Any:
     return _jsonable(value, 0)
 
 
-def _jsonable(value: Any, depth: int) -> Any:
+def _jsonable(value: Any, depth: int) -> Any:  # noqa: PLR0911 — one return per kind of value
     if depth > 100:
         return _NOT_JSON
     if value is None or isinstance(value, (str, bool, int)):

@@ -192,7 +192,7 @@ class RunRecorder:
         self._insert_call(event.round, event.index, event.call_id, event.name, "discarded",
                           call=event.call, reason=event.reason)  # fmt: skip
 
-    def _insert_call(
+    def _insert_call(  # noqa: PLR0913 — one keyword per column of a call's row
         self,
         round_: int,
         index: int,

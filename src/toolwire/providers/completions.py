@@ -138,7 +138,7 @@ class CompletionsModel(HTTPModel):
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — keyword-only server settings, each documented
         self,
         model: str,
         *,

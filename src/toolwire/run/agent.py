@@ -201,7 +201,7 @@ class Agent:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, ...).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — the agent's documented keyword-only options
         self,
         model: Model | str,
         tools: Toolset | Sequence[Tool | Callable[..., Any] | ToolSource | Toolset] = (),

@@ -102,7 +102,7 @@ def _bytes_text(data: bytes) -> str:
         return f"(binary, {len(data)} bytes, base64) {encoded}"
 
 
-def _convert(value: Any) -> Any:
+def _convert(value: Any) -> Any:  # noqa: PLR0911 — one return per kind of value
     """``json.dumps``'s ``default``: a JSON-ready form of a non-JSON value, or an error.
 
     ``json.dumps`` calls it again for whatever the returned form holds, so nested

@@ -142,7 +142,7 @@ class Sandbox:
             here, and ``allow_unisolated`` is false (its hint says what to install).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — keyword-only limits and mounts, each documented
         self,
         workspace: str | os.PathLike[str],
         *,

@@ -100,7 +100,7 @@ class Tool:
         input_format: The custom tool's ``format`` object (``None`` unless ``freeform``).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — a tool's keyword-only policy options, each documented
         self,
         fn: Callable[..., Any],
         *,
@@ -296,10 +296,7 @@ class Tool:
         if self._freeform is not None:
             return self._check_freeform(raw_arguments, parsed)
         if parsed is not MISSING:
-            result = self._check(parsed, repaired=recovered, original=raw_arguments)
-            if result.ok and recovered and not _repair_allowed(self, repair_policy):
-                return self._recovered_rejected(raw_arguments or "", parsed)
-            return result
+            return self._validate_parsed(parsed, raw_arguments, recovered, repair_policy)
         if raw_arguments is not None and not isinstance(raw_arguments, str):
             raise CallerError(
                 f"Tool.validate() takes the arguments as JSON text, not a "
@@ -318,6 +315,15 @@ class Tool:
         return result
 
     # --- validation steps -------------------------------------------------------
+
+    def _validate_parsed(
+        self, parsed: Any, raw: str | None, recovered: bool, repair_policy: RepairPolicy
+    ) -> Validation:
+        """Arguments the caller parsed already (a recovered call is repaired, for the policy)."""
+        result = self._check(parsed, repaired=recovered, original=raw)
+        if result.ok and recovered and not _repair_allowed(self, repair_policy):
+            return self._recovered_rejected(raw or "", parsed)
+        return result
 
     def _check_freeform(self, raw: str | None, parsed: Any) -> Validation:
         """A free-form tool's input: the raw text itself, checked against its grammar."""
@@ -581,7 +587,7 @@ def tool(
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
-def tool(
+def tool(  # noqa: PLR0913 — the @tool options (Tool's), keyword-only
     fn: Callable[..., Any] | None = None,
     /,
     *,

@@ -59,7 +59,7 @@ class AnthropicStream(StreamDecoder):
         self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def feed(self, item: Any) -> list[Event]:
+    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one Messages stream event (a dict or an SDK object); return events."""
         if self._dead:
             self._check_open()

@@ -358,7 +358,7 @@ class PartialJSON:
             self._show_long_string()
         return self._root
 
-    def feed(self, text: str) -> None:
+    def feed(self, text: str) -> None:  # noqa: PLR0912, PLR0915 — one function per delta on purpose (ARCHITECTURE: PartialJSON)
         """Add the next piece of JSON text."""
         # Written for a low cost per delta, as measured (bench/bench_partial_json.py):
         # - Everything a usual delta needs is in this one function; a Python call costs

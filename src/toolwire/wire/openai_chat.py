@@ -46,7 +46,7 @@ class OpenAIChatStream(StreamDecoder):
         self._other_choices = False
         self._keep_logprobs = keep_logprobs
 
-    def feed(self, item: Any) -> list[Event]:
+    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912, PLR0915 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
 
         This is the per-fragment hot loop of every streamed turn, measured against a

@@ -122,7 +122,7 @@ class SSEDecoder:
                 text = text[1:]
         return text
 
-    def _lines(self, text: str, *, final: bool, payloads: bool = False) -> list[Any]:
+    def _lines(self, text: str, *, final: bool, payloads: bool = False) -> list[Any]:  # noqa: PLR0912 — SSE's line rules in one pass per chunk, on the hot path
         buf = self._buf
         if (
             not final
