@@ -7,6 +7,7 @@ available). CI runs them as root, where the commands run as uid 65534.
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 from pathlib import Path
 
@@ -19,6 +20,12 @@ pytestmark = pytest.mark.usefixtures("isolated")
 
 def py(code: str) -> list[str]:
     return ["python3", "-c", code]
+
+
+def _marker(prefix: str) -> str:
+    """A sleep length no other test run on this machine uses (runs in other checkouts
+    execute the same tests at the same time; a pid-derived marker could collide)."""
+    return f"{prefix}{secrets.randbelow(10**9):09d}"
 
 
 def processes_with(marker: str) -> list[str]:
@@ -192,7 +199,7 @@ def test_100_mb_of_output_is_cut_and_stopped(make_sandbox: MakeSandbox) -> None:
 
 
 def test_a_background_child_does_not_outlive_the_command(make_sandbox: MakeSandbox) -> None:
-    marker = f"98765{os.getpid() % 1000}"
+    marker = _marker("98765")
     result = make_sandbox(wall_seconds=20).run_sync(
         ["sh", "-c", f"(sleep {marker} &); nohup sleep {marker} >/dev/null 2>&1 & echo started"]
     )
@@ -202,7 +209,7 @@ def test_a_background_child_does_not_outlive_the_command(make_sandbox: MakeSandb
 
 
 def test_the_wall_clock_kills_the_whole_tree(make_sandbox: MakeSandbox) -> None:
-    marker = f"87654{os.getpid() % 1000}"
+    marker = _marker("87654")
     result = make_sandbox(wall_seconds=1).run_sync(["sh", "-c", f"sleep {marker} & sleep {marker}"])
     assert result.timed_out and result.killed == "wall"
     assert result.returncode == 128 + 9
