@@ -8,6 +8,7 @@
 * :mod:`.loops`, :mod:`.limits` — loop detection and usage limits.
 * :mod:`.resume` — answering the calls a saved history left open.
 * :mod:`.mcp_approval` — answering the Responses API's MCP approval requests.
+* :mod:`.builtin_calls` — answering its shell and apply_patch calls (run by the client).
 * :mod:`.events` — what ``Agent.run_stream`` yields.
 * :mod:`.model` — the ``Model`` protocol every provider implements.
 * :mod:`.observers` — the hooks the audit log and tracing listen through.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceededError
 from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
+from .builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput, builtin_calls
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -46,6 +48,8 @@ __all__ = [
     "Agent",
     "AgentStream",
     "Batch",
+    "BuiltinCall",
+    "BuiltinHandler",
     "CallDiscarded",
     "CallRecord",
     "Discarded",
@@ -74,6 +78,7 @@ __all__ = [
     "RunHook",
     "RunListener",
     "RunResult",
+    "ShellOutput",
     "RunStarted",
     "ToolCallRunning",
     "ToolChoice",
@@ -84,6 +89,7 @@ __all__ = [
     "UsageLimitExceededError",
     "UsageLimits",
     "answer_missing",
+    "builtin_calls",
     "call_signature",
     "default_retryable",
     "mcp_approval_requests",
