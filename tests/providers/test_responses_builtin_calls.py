@@ -169,3 +169,29 @@ def test_the_recorded_items_round_trip_as_json(no_keys: None) -> None:
     result, _, output = _run("shell-tool.1")
     assert json.loads(json.dumps(output)) == output
     assert result.messages  # the history holds the call and its output
+
+
+def test_builtin_tools_are_declared_after_the_agents_tools(no_keys: None) -> None:
+    from toolwire import tool
+
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key
+
+    with FaultServer(sse(_sse("apply-patch-tool.1")), sse(_answer("Done."))) as server:
+        model = OpenAIResponsesModel("gpt-5.1", api_key="k", base_url=f"{server.url}/v1")
+        settings = {"builtin_tools": [{"type": "apply_patch"}, {"type": "shell"}]}
+        Agent(model, [lookup], settings=settings).run_sync("Do it")
+        first, second = (seen.body for seen in server.requests)
+    assert [t["type"] for t in first["tools"]] == ["function", "apply_patch", "shell"]
+    assert second["tools"] == first["tools"] and "builtin_tools" not in first
+
+
+@pytest.mark.parametrize("value", [{"type": "shell"}, ["shell"], [{"kind": "shell"}]])
+def test_builtin_tools_must_be_tool_objects(value: Any) -> None:
+    from toolwire.run.model import ModelRequest
+
+    model = OpenAIResponsesModel("gpt-5.1", api_key="k")
+    with pytest.raises(CallerError, match="builtin_tools"):
+        model.build_request(ModelRequest([], settings={"builtin_tools": value}))
