@@ -102,6 +102,7 @@ _EXPORTS = {
     "Sandbox": "safety",
     "SandboxResult": "safety",
     "sandbox_python_tool": "safety",
+    "sandbox_shell_handler": "safety",
     "sandbox_shell_tool": "safety",
     "PathGuard": "safety",
     # observing runs: the audit log
@@ -193,6 +194,7 @@ __all__ = [
     "missing_results",
     "repair_json",
     "sandbox_python_tool",
+    "sandbox_shell_handler",
     "sandbox_shell_tool",
     "run_many",
     "tool",
@@ -321,6 +323,7 @@ if TYPE_CHECKING:
         Sandbox,
         SandboxResult,
         sandbox_python_tool,
+        sandbox_shell_handler,
         sandbox_shell_tool,
     )
     from .tools import (
