@@ -104,7 +104,7 @@ def test_builtin_call_names_exist() -> None:
 
     assert "builtin_handlers" in inspect.signature(toolwire.Agent).parameters
     assert toolwire.ShellOutput().exit_code == 0
-    assert {f for f in toolwire.BuiltinCall.__dataclass_fields__} == {
+    assert set(toolwire.BuiltinCall.__dataclass_fields__) == {
         "kind",
         "call_id",
         "action",
