@@ -203,23 +203,26 @@ def answer_client_calls(items: list[JSONDict]) -> list[JSONDict]:
     item of ``items`` answers (by ``call_id``) gets :func:`not_executed_item` right
     after it. ``items`` itself is returned when every call is answered.
     """
-    answered = {
-        str(item.get("call_id"))
-        for item in items
-        if item.get("type") in CLIENT_CALL_OUTPUTS.values()
-    }
+    outputs = set(CLIENT_CALL_OUTPUTS.values())
+    answered = {str(item.get("call_id")) for item in items if _kind(item) in outputs}
     if not any(
-        item.get("type") in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered
+        _kind(item) in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered
         for item in items
     ):
         return items
     out: list[JSONDict] = []
     for item in items:
         out.append(item)
-        if item.get("type") in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered:
+        if _kind(item) in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered:
             answered.add(str(item.get("call_id")))  # one output per call, even if repeated
             out.append(not_executed_item(item, UNANSWERED_CALL_REASON))
     return out
+
+
+def _kind(item: Mapping[str, Any]) -> str:
+    """An item's ``type`` ("" when it is not a string: a kept item may hold anything)."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else ""
 
 
 def not_executed_item(call: Mapping[str, Any], why: str) -> JSONDict:
