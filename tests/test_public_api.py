@@ -97,3 +97,17 @@ def test_integrations_are_lazy_and_import_neither_mcp_nor_ray() -> None:
     assert out.strip() == "[]"
     assert callable(toolwire.MCPToolset.stdio) and callable(toolwire.MCPToolset.http)
     assert callable(toolwire.iter_run_many)
+
+
+def test_builtin_call_names_exist() -> None:
+    import inspect
+
+    assert "builtin_handlers" in inspect.signature(toolwire.Agent).parameters
+    assert toolwire.ShellOutput().exit_code == 0
+    assert set(toolwire.BuiltinCall.__dataclass_fields__) == {
+        "kind",
+        "call_id",
+        "action",
+        "data",
+    }
+    assert callable(toolwire.sandbox_shell_handler)

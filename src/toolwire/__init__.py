@@ -95,11 +95,14 @@ _EXPORTS = {
     "ModelRequest": "run",
     "TurnDone": "run",
     "MCPApprovalRequest": "run",
+    "BuiltinCall": "run",
+    "ShellOutput": "run",
     # safety: permissions, the sandbox, path guards
     "Permissions": "safety",
     "Sandbox": "safety",
     "SandboxResult": "safety",
     "sandbox_python_tool": "safety",
+    "sandbox_shell_handler": "safety",
     "sandbox_shell_tool": "safety",
     "PathGuard": "safety",
     # observing runs: the audit log
@@ -128,6 +131,7 @@ __all__ = [
     "AuditLogError",
     "BackendError",
     "BudgetExceeded",
+    "BuiltinCall",
     "CallerError",
     "ContextPolicy",
     "ExecutionOptions",
@@ -163,6 +167,7 @@ __all__ = [
     "Sandbox",
     "SandboxResult",
     "SandboxUnavailableError",
+    "ShellOutput",
     "SystemMessage",
     "TextPart",
     "Tool",
@@ -189,6 +194,7 @@ __all__ = [
     "missing_results",
     "repair_json",
     "sandbox_python_tool",
+    "sandbox_shell_handler",
     "sandbox_shell_tool",
     "run_many",
     "tool",
@@ -298,6 +304,7 @@ if TYPE_CHECKING:
     from .run import (
         Agent,
         AgentStream,
+        BuiltinCall,
         ExecutionOptions,
         LoopDetected,
         MaxRoundsExceeded,
@@ -305,6 +312,7 @@ if TYPE_CHECKING:
         Model,
         ModelRequest,
         RunResult,
+        ShellOutput,
         TurnDone,
         UsageLimitExceeded,
     )
@@ -314,6 +322,7 @@ if TYPE_CHECKING:
         Sandbox,
         SandboxResult,
         sandbox_python_tool,
+        sandbox_shell_handler,
         sandbox_shell_tool,
     )
     from .tools import (

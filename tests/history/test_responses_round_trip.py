@@ -30,7 +30,10 @@ from typing import Any
 import pytest
 
 from toolwire.history.openai_responses import (
+    CLIENT_CALL_OUTPUTS,
+    NOT_EXECUTED,
     UNANSWERED_APPROVAL_REASON,
+    UNANSWERED_CALL_REASON,
     decode_responses_response,
     from_responses_input,
     to_responses_input,
@@ -196,9 +199,40 @@ def test_built_in_items_go_back_as_recorded(name: str) -> None:
     assert kept and kept == recorded  # verbatim, ids exactly as recorded, in order
     for item in kept:
         assert set(item) >= REQUIRED[item["type"]], item["type"]
-    # In their place among the other items: the same order as the output.
+    # In their place among the other items: the same order as the output; a call the
+    # client runs (shell, apply_patch) followed by its one output.
     order = [o["type"] for o in body["output"] if o["type"] != "message" or _has_text(o)]
+    order = [k for kind in order for k in (kind, CLIENT_CALL_OUTPUTS.get(kind)) if k]
     assert [item["type"] for item in items] == order
+
+
+@pytest.mark.parametrize("name", ["local-shell-tool.1", "shell-tool.1", "apply-patch-tool.1"])
+def test_a_client_call_nobody_answered_gets_one_not_executed_output(name: str) -> None:
+    _, turn = _body(name)
+    items = _next_input(turn)
+    (call,) = [item for item in items if item["type"] in CLIENT_CALL_OUTPUTS]
+    (output,) = [item for item in items if item["type"] == CLIENT_CALL_OUTPUTS[call["type"]]]
+    assert items.index(output) == items.index(call) + 1
+    text = f"{NOT_EXECUTED}: {UNANSWERED_CALL_REASON}"
+    # The documented input shapes of the three outputs.
+    if call["type"] == "apply_patch_call":
+        expected: dict[str, Any] = {"status": "failed", "output": text}
+    elif call["type"] == "shell_call":
+        run = {"stdout": "", "stderr": text, "outcome": {"type": "exit", "exit_code": 126}}
+        expected = {"output": [run] * len(call["action"]["commands"])}
+    else:
+        expected = {"output": text}
+    assert output == {"type": output["type"], "call_id": call["call_id"], **expected}
+    # An answered call is not answered again; the answer goes back as it was given.
+    answered = {"type": output["type"], "call_id": call["call_id"], "output": "done"}
+    if call["type"] == "apply_patch_call":
+        answered["status"] = "completed"
+    elif call["type"] == "shell_call":
+        exited = {"type": "exit", "exit_code": 0}
+        answered["output"] = [{"stdout": "done", "stderr": "", "outcome": exited}]
+    turn.message.parts.append(ProviderPart("openai_responses", answered["type"], answered))
+    again = _next_input(turn)
+    assert [i for i in again if i["type"] == answered["type"]] == [answered]
 
 
 def _has_text(message: dict[str, Any]) -> bool:

@@ -508,3 +508,67 @@ def test_run_many_emits_opentelemetry_spans_in_the_driver(backend: RayBackend) -
     )
     assert len([s for s in spans if s.name == "execute_tool where"]) == 2
     exporter.clear()
+
+
+RECORDED = Path(__file__).parents[1] / "wire" / "fixtures" / "recorded"
+
+
+class MCPApprovalModel:
+    """Replays a recorded Responses turn holding an MCP approval request; once the
+    history carries the answer, says what it was."""
+
+    name = "mcp-approval"
+
+    def stream(self, request: ModelRequest) -> Any:
+        from toolwire.messages import AssistantMessage, ProviderPart
+        from toolwire.testing import ScriptedModel
+        from toolwire.wire import OpenAIResponsesStream
+
+        answers = [
+            part.data
+            for message in request.messages
+            if isinstance(message, AssistantMessage)
+            for part in message.parts
+            if isinstance(part, ProviderPart) and part.type == "mcp_approval_response"
+        ]
+        if answers:
+            (answer,) = answers
+            said = f"approve={answer['approve']} reason={answer.get('reason')}"
+            return ScriptedModel([text_turn(said)]).stream(request)
+        lines = (RECORDED / "responses-mcp-tool-approval.1.chunks.txt").read_text().splitlines()
+        stream = OpenAIResponsesStream()
+        created = 0
+        for line in filter(None, lines):
+            event = json.loads(line)
+            created += event["type"] == "response.created"
+            if created > 1:  # the recording's second stream
+                break
+            stream.feed(event)
+        return _done(stream.close())
+
+
+async def _done(turn: Any) -> AsyncIterator[ModelEvent]:
+    from toolwire.run.model import TurnDone
+
+    yield TurnDone(turn)
+
+
+def test_mcp_approvals_are_asked_in_the_driver(backend: RayBackend) -> None:
+    asked: list[tuple[int, str]] = []
+
+    def approve_mcp(request: Any) -> bool | str:
+        asked.append((os.getpid(), request.server_label))
+        return True if len(asked) == 1 else "only once"
+
+    agent = Agent(MCPApprovalModel(), approve_mcp=approve_mcp)
+    first, second = run_many(agent, ["a", "b"], backend=backend)
+    assert asked == [(os.getpid(), "zip1")] * 2
+    assert sorted([first.output, second.output]) == [
+        "approve=False reason=only once",
+        "approve=True reason=None",
+    ]
+
+
+def test_without_approve_mcp_a_ray_run_denies(backend: RayBackend) -> None:
+    (outcome,) = run_many(Agent(MCPApprovalModel()), ["a"], backend=backend)
+    assert outcome.output.startswith("approve=False reason=no approver is configured")

@@ -157,3 +157,15 @@ def test_an_event_that_does_not_pickle_travels_as_a_note() -> None:
     _, index, number, event, note = _sendable(("event", 0, 2, threading.Lock(), None))
     assert (index, number, event) == (0, 2, None)
     assert note.startswith("lock (TypeError")
+
+
+def test_an_approve_mcp_callback_never_travels_without_a_relay() -> None:
+    pytest.importorskip("ray")
+    from toolwire import Agent
+    from toolwire.errors import BackendError
+    from toolwire.integrations.ray_runs import pack_agent
+    from toolwire.testing import ScriptedModel
+
+    agent = Agent(ScriptedModel([]), approve_mcp=lambda r: True)
+    with pytest.raises(BackendError, match="approve_mcp= callback"):
+        pack_agent(agent)

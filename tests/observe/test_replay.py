@@ -114,3 +114,57 @@ def test_from_log_with_an_unknown_run(logged: tuple[str, Any]) -> None:
     path, original = logged
     with pytest.raises(RunNotFoundError, match=original.run_id):
         ReplayModel.from_log(path, "deadbeef")
+
+
+# -- free-form (custom) tool calls -------------------------------------------------------
+
+written: list[str] = []
+
+
+@tool(freeform=True)
+def note(text: str) -> str:
+    """Keep a note (raw text)."""
+    written.append(text)
+    return f"kept {len(text)} characters"
+
+
+def _custom_turn(*inputs: str) -> list[dict[str, Any]]:
+    """A Chat stream whose calls are custom (free-form) calls to ``note``."""
+    calls = [
+        {"index": i, "id": f"c{i}", "type": "custom", "custom": {"name": "note", "input": text}}
+        for i, text in enumerate(inputs)
+    ]
+    return [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": calls}}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+
+
+# A raw input that happens to be valid JSON must still match its own logged result, and
+# one that does not parse must too.
+INPUTS = ('{"a": 1}', "42", "plain words", '  {"a":1}  ')
+
+
+def test_replayed_custom_calls_match_their_logged_results(tmp_path: Path) -> None:
+    path = str(tmp_path / "runs.db")
+    written.clear()
+    model = ScriptedModel([_custom_turn(*INPUTS), text_turn("Noted.")])
+    original = Agent(model, [note], log=path).run_sync("take notes")
+    assert written == list(INPUTS)
+    calls = [
+        p for m in original.messages for p in getattr(m, "parts", []) if hasattr(p, "freeform")
+    ]
+    assert [c.freeform for c in calls] == [True] * len(INPUTS)
+
+    replay = ReplayModel.from_log(path, original.run_id)
+    tools = replay.tools()  # the logged results, no tool code
+    assert [t.freeform for t in tools] == [True]
+    replayed = Agent(replay, tools).run_sync(history=replay.history())
+    assert replayed.messages == original.messages
+    assert _results(replayed.messages) == [
+        ("note", f"kept {len(text)} characters", "ok") for text in INPUTS
+    ]
+    written.clear()
+    assert assert_replays(path, original.run_id, tools=[note]).output == "Noted."
+    assert written == list(INPUTS)  # live, the tool got each raw input unchanged
+    assert assert_replays(path, original.run_id).output == "Noted."  # from the log

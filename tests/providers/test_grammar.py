@@ -82,3 +82,21 @@ def test_missing_llama_cpp_gives_the_install_hint(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setitem(sys.modules, "llama_cpp.llama_grammar", None)
     with pytest.raises(CallerError, match=r"toolwire\[local\]"):
         tool_call_grammar(TOOLS)
+
+
+def test_a_free_form_tool_is_a_clear_error_not_a_key_error() -> None:
+    """Needs no llama.cpp: the tools are checked before any grammar is built."""
+    from toolwire import tool
+    from toolwire.errors import ToolMappingError
+
+    @tool(freeform=True)
+    def apply_patch(patch: str) -> str:
+        """Apply a patch."""
+        return patch
+
+    with pytest.raises(
+        ToolMappingError, match="free-form \\(custom\\) tools: 'apply_patch'"
+    ) as info:
+        tool_call_grammar([*TOOLS, apply_patch.definition()], "auto")
+    assert isinstance(info.value, CallerError) and info.value.fault == "caller"
+    assert "responses:gpt-5" in (info.value.hint or "")

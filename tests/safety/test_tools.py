@@ -65,3 +65,34 @@ def test_sandboxed_tools_behind_an_approval(make_sandbox: MakeSandbox, workspace
     [denied] = [m for m in agent.run_sync("go").messages if isinstance(m, ToolResult)]
     assert denied.status is ToolStatus.DENIED and "not now" in denied.content
     assert not (workspace / "made").exists()
+
+
+def test_the_shell_handler_runs_builtin_shell_calls_in_the_sandbox(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
+    import asyncio
+
+    from toolwire import BuiltinCall, ShellOutput
+
+    handler = toolwire.sandbox_shell_handler(make_sandbox(wall_seconds=2))
+    shell = {"type": "shell_call", "call_id": "c1"}
+    call = BuiltinCall(
+        "shell",
+        "c1",
+        {"commands": ["echo hi > f.txt && cat f.txt", "ls /workspace", "exit 3"]},
+        shell,
+    )
+    hi, listing, failed = asyncio.run(handler(call))
+    assert hi == ShellOutput("hi\n", "", 0)
+    assert listing.stdout == "f.txt\n" and failed.exit_code == 3
+    assert (workspace / "f.txt").read_text() == "hi\n"
+    argv = BuiltinCall(
+        "local_shell",
+        "c2",
+        {"type": "exec", "command": ["echo", "$HOME"]},
+        {"type": "local_shell_call"},
+    )
+    assert asyncio.run(handler(argv)) == [ShellOutput("$HOME\n", "", 0)]  # no shell expands it
+    slow = BuiltinCall("shell", "c3", {"commands": ["sleep 30"]}, shell)
+    (timed_out,) = asyncio.run(handler(slow))
+    assert timed_out.exit_code is None  # sent as {"type": "timeout"}

@@ -73,10 +73,10 @@ EXPECTED: dict[str, tuple[str, list[tuple[str, Any]], list[str]]] = {
     "local-shell-tool.1": (
         "stop",
         [("reasoning", None), ("provider", "local_shell_call")],
-        ["unsupported_item"],
+        [],
     ),
-    "shell-tool.1": ("stop", [("provider", "shell_call")], ["unsupported_item"]),
-    "apply-patch-tool.1": ("stop", [("provider", "apply_patch_call")], ["unsupported_item"]),
+    "shell-tool.1": ("stop", [("provider", "shell_call")], []),
+    "apply-patch-tool.1": ("stop", [("provider", "apply_patch_call")], []),
 }
 
 _ONE_BYTE_LIMIT = 12_000  # bytes of SSE fed one byte at a time (the small recordings)

@@ -32,6 +32,9 @@ Every ``mcp_approval_request`` item is answered in the same request: a history
 without an ``mcp_approval_response`` for it (a part the agent adds, see
 :mod:`toolwire.run.mcp_approval`) gets one that denies it, with a reason, right after
 it, so a request never leaves an approval unanswered and never approves by default.
+In the same way every ``local_shell_call``, ``shell_call`` and ``apply_patch_call``
+(run by the client, see :mod:`toolwire.run.builtin_calls`) without its output item
+gets one that says it was not executed (``answer_client_calls``).
 
 Instructions go in ``instructions`` rather than a system item because that is where
 the API documents them; later system messages keep their place. Consecutive
@@ -54,6 +57,7 @@ from typing import Any, NoReturn
 
 from ..errors import ProviderAPIError
 from ..messages import (
+    TOOL_ERROR_PREFIX,
     AssistantMessage,
     Message,
     Part,
@@ -68,7 +72,12 @@ from ..messages import (
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
-from ..wire.openai_responses import PROVIDER, REASONING_SUMMARY_JOIN, is_server_item
+from ..wire.openai_responses import (
+    PROVIDER,
+    REASONING_SUMMARY_JOIN,
+    is_client_item,
+    is_server_item,
+)
 from ..wire.usage import RESPONSES_INCOMPLETE_REASONS
 from ..wire.usage import responses_usage as usage_from_responses
 from ._common import (
@@ -86,10 +95,15 @@ from ._common import (
 
 __all__ = [
     "RESPONSES_INCOMPLETE_REASONS",
+    "CLIENT_CALL_OUTPUTS",
+    "NOT_EXECUTED",
     "UNANSWERED_APPROVAL_REASON",
+    "UNANSWERED_CALL_REASON",
     "answer_approvals",
+    "answer_client_calls",
     "decode_responses_response",
     "from_responses_input",
+    "not_executed_item",
     "responses_finish_reason",
     "to_responses_input",
     "usage_from_responses",
@@ -128,7 +142,7 @@ def to_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[JS
         if isinstance(message, AssistantMessage):
             custom.update(p.id for p in message.parts if isinstance(p, ToolCall) and p.freeform)
         items.extend(_encode(position, message, custom))
-    return instructions, answer_approvals(items)
+    return instructions, answer_client_calls(answer_approvals(items))
 
 
 def answer_approvals(items: list[JSONDict]) -> list[JSONDict]:
@@ -163,6 +177,78 @@ def answer_approvals(items: list[JSONDict]) -> list[JSONDict]:
                 }
             )
     return out
+
+
+CLIENT_CALL_OUTPUTS = {
+    "local_shell_call": "local_shell_call_output",
+    "shell_call": "shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+}
+"""Client-executed built-in call item -> the type of the output item that answers it."""
+
+NOT_EXECUTED = f"{TOOL_ERROR_PREFIX}toolwire did not execute this call"
+"""The start of the text of every output that answers a call nobody executed."""
+
+UNANSWERED_CALL_REASON = "nothing answered it before the next request"
+"""Why the encoder answers a shell or apply_patch call itself (see ``answer_client_calls``)."""
+
+_CANNOT_EXECUTE = 126  # a shell's exit status for a command that could not be run
+
+
+def answer_client_calls(items: list[JSONDict]) -> list[JSONDict]:
+    """``items`` with a not-executed output after each unanswered shell or patch call.
+
+    A ``local_shell_call``, ``shell_call`` or ``apply_patch_call`` is run by the client;
+    the API rejects a request that carries one without its output. One that no output
+    item of ``items`` answers (by ``call_id``) gets :func:`not_executed_item` right
+    after it. ``items`` itself is returned when every call is answered.
+    """
+    outputs = set(CLIENT_CALL_OUTPUTS.values())
+    answered = {str(item.get("call_id")) for item in items if _kind(item) in outputs}
+    if not any(
+        _kind(item) in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered
+        for item in items
+    ):
+        return items
+    out: list[JSONDict] = []
+    for item in items:
+        out.append(item)
+        if _kind(item) in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered:
+            answered.add(str(item.get("call_id")))  # one output per call, even if repeated
+            out.append(not_executed_item(item, UNANSWERED_CALL_REASON))
+    return out
+
+
+def _kind(item: Mapping[str, Any]) -> str:
+    """An item's ``type`` ("" when it is not a string: a kept item may hold anything)."""
+    kind = item.get("type")
+    return kind if isinstance(kind, str) else ""
+
+
+def not_executed_item(call: Mapping[str, Any], why: str) -> JSONDict:
+    """The output item that answers a shell or apply_patch ``call`` item as not run.
+
+    ``apply_patch_call_output`` has status ``failed``; a ``shell_call_output`` has one
+    entry per command with exit code 126 ("cannot execute") and the text on stderr; a
+    ``local_shell_call_output`` has the text as its output. The text is
+    :data:`NOT_EXECUTED` followed by ``why``.
+    """
+    kind = str(call.get("type"))
+    answer: JSONDict = {"type": CLIENT_CALL_OUTPUTS[kind], "call_id": call.get("call_id")}
+    text = f"{NOT_EXECUTED}: {why}"
+    if kind == "apply_patch_call":
+        answer.update(status="failed", output=text)
+    elif kind == "shell_call":
+        action = call.get("action")
+        commands = action.get("commands") if isinstance(action, Mapping) else None
+        count = len(commands) if isinstance(commands, list) and commands else 1
+        outcome = {"type": "exit", "exit_code": _CANNOT_EXECUTE}
+        answer["output"] = [
+            {"stdout": "", "stderr": text, "outcome": dict(outcome)} for _ in range(count)
+        ]
+    else:
+        answer["output"] = text
+    return answer
 
 
 UNANSWERED_APPROVAL_REASON = (
@@ -355,6 +441,9 @@ _KEPT_INPUT_ITEMS = frozenset(
         "local_shell_call",
         "shell_call",
         "apply_patch_call",
+        "local_shell_call_output",
+        "shell_call_output",
+        "apply_patch_call_output",
     }
 )
 
@@ -508,7 +597,7 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
         name = req_str(item, "type", where, protocol_error)
         assembler.part_break()
         assembler.provider_part(PROVIDER, dict(item))
-        if not is_server_item(name):
+        if not is_server_item(name) and not is_client_item(name):
             assembler.notice(
                 "unsupported_item",
                 f"output item of type {name!r} kept verbatim; toolwire does not run it",

@@ -12,7 +12,10 @@ creates for one ``run_many``:
 - the driver takes what the relay collected (:meth:`Relay.take`, one blocking call that
   wakes at the first message) and hands it to :class:`DriverSide`, which feeds the
   events to the agent's hooks in order, as if the run were local, and asks the agent's
-  ``approve`` callback — in the driver's process — for each approval.
+  ``approve`` callback — in the driver's process — for each approval;
+- the same way, the worker's ``approve_mcp`` (:class:`RemoteMCPApprover`) posts each
+  MCP approval request of a Responses turn and the driver asks the agent's
+  ``approve_mcp`` about it: neither callback ever travels to a worker.
 
 The run ids are the worker's: the run's ``RunResult.run_id`` and the driver's log agree.
 """
@@ -31,10 +34,18 @@ from typing import Any, Literal
 from ..errors import ToolExecutionError
 from ..messages import Usage
 from ..run.events import ObservedEvent, RunEnded, RunStarted
+from ..run.mcp_approval import MCPApprovalRequest, mcp_approval_answer
 from ..run.observers import RunHook, RunListener
 from ..turn import ToolRequest
 
-__all__ = ["DriverSide", "Relay", "RelayHook", "RemoteApprover", "new_relay"]
+__all__ = [
+    "DriverSide",
+    "Relay",
+    "RelayHook",
+    "RemoteApprover",
+    "RemoteMCPApprover",
+    "new_relay",
+]
 
 Message = tuple[Any, ...]
 
@@ -66,8 +77,9 @@ class Relay:
             messages.append(self._out.get_nowait())
         return messages
 
-    async def ask(self, request: ToolRequest) -> Any:
-        """A worker's approval question; returns the driver's answer."""
+    async def ask(self, request: ToolRequest | MCPApprovalRequest) -> Any:
+        """A worker's approval question (a tool call or an MCP approval request);
+        returns the driver's answer."""
         key = uuid.uuid4().hex
         answer = asyncio.get_running_loop().create_future()
         self._answers[key] = answer
@@ -97,6 +109,21 @@ class RemoteApprover:
 
     async def __call__(self, request: ToolRequest) -> Any:
         """The driver's ``approve`` answer for ``request``."""
+        return await self.relay.ask.remote(request)
+
+
+class RemoteMCPApprover:
+    """The worker's ``approve_mcp``: asks the driver's ``approve_mcp`` through the relay.
+
+    Its answer is ``True`` or the denial's reason, as the driver decided it (see
+    :func:`~toolwire.run.mcp_approval.mcp_approval_answer`).
+    """
+
+    def __init__(self, relay: Any) -> None:
+        self.relay = relay
+
+    async def __call__(self, request: MCPApprovalRequest) -> Any:
+        """The driver's answer about ``request``."""
         return await self.relay.ask.remote(request)
 
 
@@ -178,11 +205,16 @@ class DriverSide:
         hooks: The agent's run hooks (audit log, OpenTelemetry).
         approve: The agent's approval callback, or ``None``.
         relay: The relay actor handle.
+        approve_mcp: The agent's MCP approval callback, or ``None`` (every MCP
+            approval request is then denied, as in a local run).
     """
 
-    def __init__(self, hooks: tuple[RunHook, ...], approve: Any, relay: Any) -> None:
+    def __init__(
+        self, hooks: tuple[RunHook, ...], approve: Any, relay: Any, approve_mcp: Any = None
+    ) -> None:
         self.hooks = hooks
         self.approve = approve
+        self.approve_mcp = approve_mcp
         self.relay = relay
         self.done: set[int] = set()
         self._listeners: dict[int, list[RunListener]] = {}
@@ -192,7 +224,7 @@ class DriverSide:
         self._run_ids: dict[int, str] = {}
         self.failed: dict[int, Exception] = {}  # a hook refused the run (strict logging)
 
-    def feed(self, messages: list[Message]) -> list[tuple[str, ToolRequest]]:
+    def feed(self, messages: list[Message]) -> list[tuple[str, Any]]:
         """Hand the events to the hooks in order; returns the approval questions."""
         questions = []
         for message in messages:
@@ -257,16 +289,23 @@ class DriverSide:
         for index in list(self._listeners):
             self.close(index, asyncio.CancelledError())
 
-    def answer(self, key: str, request: ToolRequest) -> None:
-        """Ask ``approve`` here, in the driver (a sync driver); send the answer back."""
+    def answer(self, key: str, request: ToolRequest | MCPApprovalRequest) -> None:
+        """Ask ``approve`` (``approve_mcp`` for an MCP approval request) here, in the
+        driver (a sync driver); send the answer back."""
+        if isinstance(request, MCPApprovalRequest):
+            self.reply(key, asyncio.run(mcp_approval_answer(self.approve_mcp, request)))
+            return
         try:
             value = resolved(self.approve(request))
         except Exception as exc:  # a broken approval denies, with the local gate's words
             value = broken(request, exc)
         self.reply(key, value)
 
-    async def answer_async(self, key: str, request: ToolRequest) -> None:
+    async def answer_async(self, key: str, request: ToolRequest | MCPApprovalRequest) -> None:
         """:meth:`answer` for a driver in an event loop (a sync approver runs in a thread)."""
+        if isinstance(request, MCPApprovalRequest):
+            self.reply(key, await mcp_approval_answer(self.approve_mcp, request))
+            return
         try:
             if inspect.iscoroutinefunction(self.approve) or inspect.iscoroutinefunction(
                 getattr(self.approve, "__call__", None)  # noqa: B004 - an async __call__

@@ -11,9 +11,9 @@ pickled copy (put in the object store once) and runs it with ``asyncio.run``; to
 calls inside that run execute in the worker (the copy's ``ExecutionOptions.backend``
 is cleared, so a run never fans out again). MCP toolsets in the agent are configuration
 only: each worker starts its own server for its run. The agent's hooks (audit log,
-OpenTelemetry) and ``approve`` callback stay in this process: the runs reach them
-through a relay actor (:mod:`.ray_relay`), which the calling thread serves while it
-waits. Without a backend the runs are concurrent tasks of one local event loop.
+OpenTelemetry) and its ``approve`` and ``approve_mcp`` callbacks stay in this process:
+the runs reach them through a relay actor (:mod:`.ray_relay`), which the calling
+thread serves while it waits. Without a backend the runs are concurrent tasks of one local event loop.
 
 A run that raises gives its exception (the run's own: ``MaxRoundsExceeded``,
 ``ProviderError``, ...): :func:`run_many` raises the first one in prompt order after
@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import BackendError, CallerError, ToolExecutionError
 from ..run import Agent, Executor, RunResult
 from .ray_backend import RayBackend
-from .ray_relay import DriverSide, RelayHook, RemoteApprover, new_relay
+from .ray_relay import DriverSide, RelayHook, RemoteApprover, RemoteMCPApprover, new_relay
 
 __all__ = ["arun_many", "iter_run_many", "pack_agent", "run_many", "unpack_agent"]
 
@@ -190,15 +190,16 @@ def _submit(
 ) -> tuple[dict[Any, int], DriverSide | None]:
     """One Ray task per prompt, over one shipped copy of the agent: ``{ref: index}``.
 
-    An agent with hooks (audit log, OpenTelemetry) or an ``approve`` callback gets a
-    relay: its runs send their events and approval questions to this process, which
-    the returned :class:`DriverSide` serves.
+    An agent with hooks (audit log, OpenTelemetry) or an ``approve`` or
+    ``approve_mcp`` callback gets a relay: its runs send their events and approval
+    questions to this process, which the returned :class:`DriverSide` serves.
     """
     ray = backend.ray
     approve = getattr(agent, "approve", None)
+    approve_mcp = getattr(agent, "approve_mcp", None)
     driver = None
-    if agent.hooks or approve is not None:
-        driver = DriverSide(agent.hooks, approve, new_relay(ray))
+    if agent.hooks or approve is not None or approve_mcp is not None:
+        driver = DriverSide(agent.hooks, approve, new_relay(ray), approve_mcp)
     shipped = ray.put(pack_agent(agent, relay=None if driver is None else driver.relay))
     remote = ray.remote(_run_one).options(**backend.task_options)
     refs = {remote.remote(shipped, prompt, i): i for i, prompt in enumerate(prompts)}
@@ -354,12 +355,13 @@ def pack_agent(agent: Agent, *, relay: Any = None) -> bytes:
     """The agent as bytes for a worker: its state, minus what stays in the driver.
 
     The executor is rebuilt in the worker; the hooks (audit log, OpenTelemetry) and
-    the ``approve`` callback stay here: with a ``relay`` (:mod:`.ray_relay`) the
+    the ``approve`` and ``approve_mcp`` callbacks stay here: with a ``relay`` (:mod:`.ray_relay`) the
     worker's run sends its events and approval questions back through it.
 
     Raises:
         BackendError: Some part of the agent cannot be pickled (named in the message),
-            or it has an ``approve`` callback and no relay to reach it.
+            or it has an ``approve`` (or ``approve_mcp``) callback and no relay to
+            reach it.
     """
     cloudpickle = _cloudpickle()
 
@@ -367,6 +369,14 @@ def pack_agent(agent: Agent, *, relay: Any = None) -> bytes:
     executor: Executor = state.pop("executor")
     state["hooks"] = ()
     approve, state["approve"] = state.get("approve"), None
+    # approve_mcp stays here too: the worker's asks this process through the relay.
+    if state.get("approve_mcp") is not None:
+        if relay is None:
+            raise BackendError(
+                "an agent with an approve_mcp= callback cannot run in a Ray worker without a relay",
+                hint="use run_many/iter_run_many/arun_many, which keep approvals in the driver",
+            )
+        state["approve_mcp"] = RemoteMCPApprover(relay)
     options = dataclasses.replace(executor.options, backend=None)
     # The permission gate travels with the run: a worker never runs a call the policy
     # denies; where it says ask, the worker asks the driver's approve callback.

@@ -144,7 +144,11 @@ class RunRecorder:
         self._requests += 1
         turn = event.turn
         message = turn.message
-        calls = [{"id": c.id, "name": c.name, "arguments": c.arguments} for c in message.tool_calls]
+        calls = [
+            {"id": c.id, "name": c.name, "arguments": c.arguments}
+            | ({"freeform": True} if c.freeform else {})  # a custom call: replayed as one
+            for c in message.tool_calls
+        ]
         usage = turn.usage
         self._log.submit(
             (

@@ -114,9 +114,10 @@ class ReplayModel:
             SchemaExtraMissing: ``jsonschema`` is not installed (``toolwire[schema]``).
         """
         answers: dict[str, deque[tuple[str, str]]] = defaultdict(deque)
+        custom = self._custom_tools()
         for call in self.run["calls"]:
             if call["status"] in ("ok", "error", "timeout"):
-                key = _signature(call["tool"], call["arguments"])
+                key = _signature(call["tool"], call["arguments"], raw=call["tool"] in custom)
                 answers[key].append((call["status"], call["result"]))
         tools = []
         for definition in json.loads(self.run["tools"]):
@@ -136,6 +137,15 @@ class ReplayModel:
             )
         return tools
 
+    def _custom_tools(self) -> frozenset[str]:
+        """The names of the logged run's free-form (custom) tools."""
+        definitions = json.loads(self.run.get("tools") or "[]")
+        return frozenset(
+            str(d["custom"].get("name"))
+            for d in definitions
+            if isinstance(d, dict) and isinstance(d.get("custom"), dict)
+        )
+
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Play the next logged turn.
 
@@ -154,13 +164,17 @@ class ReplayModel:
                 f"{len(self._turns)} model turn(s)"
             )
         decoder = OpenAIChatStream()
-        for chunk in turn_chunks(self._turns[number]):
+        for chunk in turn_chunks(self._turns[number], self._custom_tools()):
             for event in decoder.feed(chunk):
                 yield event
         yield TurnDone(decoder.close())
 
 
-def _signature(tool: str, arguments: str) -> str:
+def _signature(tool: str, arguments: str, *, raw: bool = False) -> str:
+    """The logged call's signature, as the replayed call will have it: a free-form
+    tool (``raw``) gets its input text as is, even when that text parses as JSON."""
+    if raw:
+        return call_signature(tool, arguments)
     try:
         value: Any = json.loads(arguments)
     except ValueError:
@@ -207,8 +221,15 @@ def _logged_failure(name: str, text: str) -> Exception:
     return failure
 
 
-def turn_chunks(turn: dict[str, Any]) -> list[dict[str, Any]]:
-    """OpenAI Chat stream chunks that decode to the logged turn."""
+def turn_chunks(
+    turn: dict[str, Any], custom_tools: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    """OpenAI Chat stream chunks that decode to the logged turn.
+
+    A free-form call (logged with ``"freeform": true``; in a log written before the
+    flag, a call to one of ``custom_tools``) is replayed as a Chat ``custom`` call, so
+    it decodes as free-form again, its raw input unchanged.
+    """
 
     def chunk(delta: dict[str, Any], **extra: Any) -> dict[str, Any]:
         return {
@@ -224,16 +245,16 @@ def turn_chunks(turn: dict[str, Any]) -> list[dict[str, Any]]:
     if turn["text"]:
         chunks.append(chunk({"content": turn["text"]}))
     for index, call in enumerate(json.loads(turn["tool_calls"])):
-        head = {"name": call["name"], "arguments": call["arguments"]}
-        chunks.append(
-            chunk(
-                {
-                    "tool_calls": [
-                        {"index": index, "id": call["id"], "type": "function", "function": head}
-                    ]
-                }
-            )
-        )
+        entry: dict[str, Any] = {"index": index, "id": call["id"]}
+        if call.get("freeform", call["name"] in custom_tools):
+            entry |= {
+                "type": "custom",
+                "custom": {"name": call["name"], "input": call["arguments"]},
+            }
+        else:
+            head = {"name": call["name"], "arguments": call["arguments"]}
+            entry |= {"type": "function", "function": head}
+        chunks.append(chunk({"tool_calls": [entry]}))
     calls = json.loads(turn["tool_calls"])
     last = chunk({})
     last["choices"][0]["finish_reason"] = turn["finish_reason"] or (

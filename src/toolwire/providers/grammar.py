@@ -25,7 +25,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import CallerError
+from ..errors import CallerError, ToolMappingError
 from ..history.tool_defs import to_openai_chat_tools
 
 __all__ = ["DEFAULT_MAX_CALLS", "LOCAL_INSTALL_HINT", "tool_call_grammar"]
@@ -63,8 +63,11 @@ def tool_call_grammar(
     Raises:
         CallerError: No tools, an unknown tool name, ``max_calls`` < 1, or
             llama-cpp-python is not installed.
+        ToolMappingError: A free-form (custom) tool is offered: the Hermes blocks
+            carry JSON arguments only.
     """
     definitions = to_openai_chat_tools(tools)
+    _refuse_custom(definitions)
     names = [definition["function"]["name"] for definition in definitions]
     if not names:
         raise CallerError("a tool-call grammar needs at least one tool")
@@ -89,6 +92,23 @@ def tool_call_grammar(
         "root ::= " + ("answer | calls" if tool_choice == "auto" else "calls"),
     ]
     return "\n".join(rules) + "\n"
+
+
+def _refuse_custom(definitions: Sequence[Mapping[str, Any]]) -> None:
+    """A free-form tool takes raw text, which a Hermes block (JSON arguments) cannot
+    carry and its grammar (regex or Lark) has no GBNF translation here: refuse it."""
+    custom = [
+        str((d.get("custom") or {}).get("name") or "?")
+        for d in definitions
+        if d.get("type") == "custom" or "function" not in d
+    ]
+    if custom:
+        raise ToolMappingError(
+            "the local model cannot offer free-form (custom) tools: "
+            + ", ".join(repr(name) for name in custom),
+            hint="give the local model JSON tools (@tool without freeform= or format=), or "
+            "use a hosted model that takes custom tools: --model responses:gpt-5 or openai:gpt-5",
+        )
 
 
 def _converter() -> Any:

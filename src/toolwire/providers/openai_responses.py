@@ -9,6 +9,11 @@ messages become ``instructions``), tools flattened by
 deltas); ``stream: False`` asks for one JSON response. The key comes from
 ``OPENAI_API_KEY``. A request whose settings ask for logprobs (``include`` holding
 ``"message.output_text.logprobs"``) gets them back on ``Turn.logprobs``.
+
+``builtin_tools`` (a setting) is a list of the API's own tool objects, appended to
+``tools`` as they are: ``[{"type": "shell"}]``, ``[{"type": "apply_patch"}]``,
+``[{"type": "web_search"}]``... (the shell and patch calls they bring are answered by
+``Agent(builtin_handlers=...)``, see :mod:`toolwire.run.builtin_calls`).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, ClassVar
 
+from ..errors import CallerError
 from ..history.openai_responses import decode_responses_response, to_responses_input
 from ..history.tool_defs import custom_tool_names, to_responses_tool_choice, to_responses_tools
 from ..run.model import ModelRequest
@@ -54,6 +60,9 @@ class OpenAIResponsesModel(HTTPModel):
                 body["tool_choice"] = {"type": "custom", "name": choice}  # free-form tool
             if request.parallel_tool_calls is not None:
                 body["parallel_tool_calls"] = request.parallel_tool_calls
+        builtin = _builtin_tools(settings.pop("builtin_tools", None))
+        if builtin:
+            body["tools"] = [*body.get("tools", []), *builtin]
         if "max_tokens" in settings:
             body["max_output_tokens"] = settings.pop("max_tokens")
         effort = settings.pop("reasoning_effort", None)
@@ -83,3 +92,17 @@ class OpenAIResponsesModel(HTTPModel):
             partial(OpenAIResponsesStream, keep_logprobs=True),
             partial(decode_responses_response, keep_logprobs=True),
         )
+
+
+def _builtin_tools(value: Any) -> list[dict[str, Any]]:
+    """The ``builtin_tools`` setting, checked: a list of tool objects with a ``type``."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(t, dict) and isinstance(t.get("type"), str) for t in value
+    ):
+        raise CallerError(
+            f"settings['builtin_tools'] must be a list of Responses tool objects, got {value!r}",
+            hint='e.g. settings={"builtin_tools": [{"type": "shell"}, {"type": "apply_patch"}]}',
+        )
+    return [dict(t) for t in value]

@@ -7,6 +7,7 @@
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
 * :mod:`.resume` — answering the calls a saved history left open.
 * :mod:`.mcp_approval` — answering the Responses API's MCP approval requests.
+* :mod:`.builtin_calls` — answering its shell and apply_patch calls (run by the client).
 * :mod:`.events` — what ``Agent.run_stream`` yields.
 * :mod:`.model` — the ``Model`` protocol every provider implements.
 * :mod:`.observers` — the hooks the audit log and tracing listen through.
@@ -20,6 +21,7 @@ from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceed
 from ..policies.limits import UsageLimitExceeded, UsageLimits
 from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
+from .builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput, builtin_calls
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -47,6 +49,8 @@ __all__ = [
     "Agent",
     "AgentStream",
     "Batch",
+    "BuiltinCall",
+    "BuiltinHandler",
     "CallDiscarded",
     "CallRecord",
     "Discarded",
@@ -75,6 +79,7 @@ __all__ = [
     "RunHook",
     "RunListener",
     "RunResult",
+    "ShellOutput",
     "RunStarted",
     "ToolCallRunning",
     "ToolChoice",
@@ -85,6 +90,7 @@ __all__ = [
     "UsageLimitExceededError",
     "UsageLimits",
     "answer_missing",
+    "builtin_calls",
     "call_signature",
     "default_retryable",
     "mcp_approval_requests",

@@ -54,6 +54,7 @@ from ..tools.tool import Tool, Toolset
 from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
+from .builtin_calls import BuiltinHandler, answer_builtin_calls, check_builtin_handlers
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -190,6 +191,13 @@ class Agent:
             ``MCPApprovalRequest``, answers ``True``, ``False`` or a denial reason
             (sync or async). The answer goes back in the next request; without this
             callback every request is denied, with a reason (:mod:`.mcp_approval`).
+        builtin_handlers: Run the Responses API's client-executed built-in calls:
+            ``{"shell": fn, "local_shell": fn, "apply_patch": fn}``, each given a
+            ``BuiltinCall`` (sync or async). Every ``shell_call``,
+            ``local_shell_call`` and ``apply_patch_call`` gets exactly one output in
+            the next request; without a handler for its kind, that output says it was
+            not executed (:mod:`.builtin_calls`). ``permissions=`` do not apply to
+            them: a shell handler should sandbox what it runs.
         log: Record every run in an audit log: a ``toolwire.AuditLog`` or a path to
             its SQLite file (``None``: no log).
         instrument: Emit OpenTelemetry spans through the global tracer provider
@@ -221,6 +229,7 @@ class Agent:
         permissions: PermissionPolicy | None = None,
         approve: Approver | None = None,
         approve_mcp: MCPApprover | None = None,
+        builtin_handlers: dict[str, BuiltinHandler] | None = None,
         log: RunHook | str | os.PathLike[str] | None = None,
         instrument: bool = False,
         context: ContextPolicy | None = None,
@@ -231,6 +240,7 @@ class Agent:
         if approve_mcp is not None and not callable(approve_mcp):
             raise CallerError(f"approve_mcp must be a function, not {approve_mcp!r}")
         self.approve_mcp = approve_mcp
+        self.builtin_handlers = check_builtin_handlers(builtin_handlers)
         self.context = _context_policy(context, execution)
         plain, self.tool_sources = split_tools(tools)
         self.executor = Executor(
@@ -512,6 +522,11 @@ class _Run:
             # MCP approval requests are answered in the next request (a round of its own
             # when the turn made no call): never left hanging, never approved by default.
             approvals = await answer_mcp_approvals(turn.message, agent.approve_mcp)
+            # Shell and apply_patch calls are the client's to run: each gets one output
+            # (a final, forced turn's are answered as not executed: no one reads them).
+            approvals += await answer_builtin_calls(
+                turn.message, None if forced else agent.builtin_handlers
+            )
             if approvals and not turn.tool_calls and not forced:
                 self.rounds += 1
                 continue

@@ -35,6 +35,7 @@ __all__ = [
     "MCPApprover",
     "answer_mcp_approvals",
     "approval_response",
+    "mcp_approval_answer",
     "mcp_approval_requests",
 ]
 
@@ -122,6 +123,19 @@ async def answer_mcp_approvals(
         message.parts.append(answer)
         answers.append(answer)
     return answers
+
+
+async def mcp_approval_answer(
+    approve: MCPApprover | None, request: MCPApprovalRequest
+) -> bool | str:
+    """What ``approve`` decides about ``request``: ``True``, or the denial's reason.
+
+    The same rules as the agent's (anything but ``True``, or a failure, denies), for a
+    caller that asks on the agent's behalf elsewhere (a Ray driver, see
+    ``toolwire.integrations.ray_relay``); the agent takes the answer as is.
+    """
+    approved, reason = await _decide(approve, request)
+    return True if approved else (reason or f"the MCP tool call `{request.name}` was not approved")
 
 
 async def _decide(

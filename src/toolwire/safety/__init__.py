@@ -15,7 +15,7 @@ from .approval import ApprovalGate
 from .paths import PathGuard
 from .permissions import Decision, Permissions
 from .sandbox import Sandbox, SandboxResult, SandboxWarning
-from .tools import sandbox_python_tool, sandbox_shell_tool
+from .tools import sandbox_python_tool, sandbox_shell_handler, sandbox_shell_tool
 
 __all__ = [
     "ApprovalGate",
@@ -26,5 +26,6 @@ __all__ = [
     "SandboxResult",
     "SandboxWarning",
     "sandbox_python_tool",
+    "sandbox_shell_handler",
     "sandbox_shell_tool",
 ]

@@ -1,4 +1,5 @@
-"""The shipped sandboxed tools: run Python code, run a shell command.
+"""The shipped sandboxed tools: run Python code, run a shell command; and the handler
+that runs the Responses API's ``shell`` / ``local_shell`` calls in a sandbox.
 
 Each runs in the given :class:`~toolwire.safety.Sandbox` (its workspace is the working
 directory) and returns the exit status, stdout and stderr as the result text. A
@@ -15,10 +16,16 @@ workspace), so the executor runs them one at a time, and a ``Permissions`` polic
 from __future__ import annotations
 
 from ..errors import ModelOutputError
+from ..run.builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput
 from ..tools.tool import Tool, tool
 from .sandbox import Sandbox
 
-__all__ = ["MAX_SOURCE_CHARS", "sandbox_python_tool", "sandbox_shell_tool"]
+__all__ = [
+    "MAX_SOURCE_CHARS",
+    "sandbox_python_tool",
+    "sandbox_shell_handler",
+    "sandbox_shell_tool",
+]
 
 MAX_SOURCE_CHARS = 100_000
 """The longest code or command line accepted (it is passed as one argument)."""
@@ -66,6 +73,35 @@ def sandbox_shell_tool(sandbox: Sandbox) -> Tool:
         return result.render()
 
     return tool(name="run_shell", side_effects=True, timeout=_timeout(sandbox))(run_shell)
+
+
+def sandbox_shell_handler(sandbox: Sandbox) -> BuiltinHandler:
+    """A ``builtin_handlers`` handler for ``shell`` and ``local_shell`` calls that runs
+    them in ``sandbox``: ``Agent(builtin_handlers={"shell": h, "local_shell": h})``.
+
+    A ``shell_call``'s commands run one after another, each as ``/bin/sh -c COMMAND``;
+    a ``local_shell_call``'s argv runs as it is (no shell). A command the sandbox's wall
+    clock stopped reports a timeout. The call's own ``timeout_ms``, ``env`` and
+    ``working_directory`` are not applied: the sandbox's limits and workspace are.
+    """
+    _check_sandbox(sandbox)
+
+    async def handle(call: BuiltinCall) -> list[ShellOutput]:
+        if call.kind == "local_shell":
+            argv = [_source("command", str(a)) for a in call.action.get("command") or []]
+            return [await _shell_output(sandbox, argv)]
+        return [
+            await _shell_output(sandbox, ["/bin/sh", "-c", _source("command", command)])
+            for command in call.commands
+        ]
+
+    return handle
+
+
+async def _shell_output(sandbox: Sandbox, argv: list[str]) -> ShellOutput:
+    result = await sandbox.run(argv)
+    code = None if result.timed_out else result.returncode
+    return ShellOutput(result.stdout, result.stderr, code)
 
 
 def _check_sandbox(sandbox: object) -> None:

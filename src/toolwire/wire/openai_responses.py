@@ -19,10 +19,11 @@ same turn. ``response.output_text.annotation.added`` annotations are kept on the
 part (``TextPart.citations``). Every other output item (built-in tools: web search,
 file search, code interpreter, image generation, the MCP connector...) becomes a
 ``ProviderPart`` in its place, kept verbatim and sent back unchanged; an item that is
-not a documented server-side one (``local_shell_call``, ``shell_call``,
-``apply_patch_call``, a future kind) is kept the same way with an ``unsupported_item``
+not documented (a future kind) is kept the same way with an ``unsupported_item``
 notice: toolwire does not run it. An ``mcp_approval_request`` is kept without a notice:
-the next request answers it (``toolwire.run.mcp_approval``).
+the next request answers it (``toolwire.run.mcp_approval``); so are the calls the
+client runs (``local_shell_call``, ``shell_call``, ``apply_patch_call``: answered by
+``toolwire.run.builtin_calls``, or as not executed).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "PROVIDER",
     "REASONING_SUMMARY_JOIN",
     "OpenAIResponsesStream",
+    "is_client_item",
     "is_server_item",
 ]
 
@@ -65,6 +67,15 @@ _SERVER_ITEMS = frozenset(
 def is_server_item(kind: str) -> bool:
     """True for an output item kind that a built-in (provider-run) tool produces."""
     return kind in _SERVER_ITEMS
+
+
+# Built-in calls the client runs: answered by the next request (run/builtin_calls.py).
+_CLIENT_ITEMS = frozenset({"local_shell_call", "shell_call", "apply_patch_call"})
+
+
+def is_client_item(kind: str) -> bool:
+    """True for a built-in tool's call item that the client executes (shell, patch)."""
+    return kind in _CLIENT_ITEMS
 
 
 class OpenAIResponsesStream(StreamDecoder):
@@ -103,7 +114,7 @@ class OpenAIResponsesStream(StreamDecoder):
         if kind not in _MAPPED_ITEMS:
             name = as_text(kind, "item.type")
             self._items_kept[_index(item)] = self._assembler.provider_part(PROVIDER, dict(out))
-            if not is_server_item(name):
+            if not is_server_item(name) and not is_client_item(name):
                 self._assembler.notice(
                     "unsupported_item",
                     f"output item of type {name!r} kept verbatim; toolwire does not run it",
