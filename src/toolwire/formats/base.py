@@ -141,6 +141,7 @@ class FormatStream(ABC):
         "_raw",
         "_raw_append",
         "_raw_origin",
+        "_routed_anchor",
         "_special",
         "_trim_content",
         "_trim_reasoning",
@@ -154,7 +155,9 @@ class FormatStream(ABC):
         self.strict = False
         self.hold_calls = False
         self._ids = fmt.id_factory(id_prefix)
-        self._out: list[Event] = []  # what the family parser reported, not yet routed
+        # What the family parser reported, not yet routed: its events, and the marks
+        # _CALL_BEGINS / _CALL_ENDS where a call's markup begins and ends between them.
+        self._out: list[Any] = []
         # What the current feed/close returns; None until routing needs a list of its
         # own (a delta whose one event passes unchanged returns the family's list).
         self._public: list[Event] | None = None
@@ -171,6 +174,7 @@ class FormatStream(ABC):
         self._raw_append = self._raw.append
         self._raw_origin = 0  # the output offset of _raw[0]
         self._anchor: int | None = None  # where the open call's markup began
+        self._routed_anchor = False  # routing has passed the open call's begin mark
         self._committed_at = 0  # where the last complete call's markup ended
         self._pending: list[int] = []  # calls announced since the anchor
         self._held: list[Event] = []  # events kept until the open call completes
@@ -199,7 +203,7 @@ class FormatStream(ABC):
         if delta.__class__ is not str and not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
         self._raw_append(delta)
-        out: list[Event] = []
+        out: list[Any] = []
         self._out = out
         try:
             self._feed(delta)
@@ -307,32 +311,22 @@ class FormatStream(ABC):
         call while one is open keeps the first anchor.
         """
         if self._anchor is None:
-            # Inlined routing and boundary checks: this runs once per call, and a
-            # whole parse of many small calls is mostly this bookkeeping.
-            if self._out:
-                self._route_out()
-            elif self._public is None:
+            # Routing is deferred to the end of the feed: a mark in the event list says
+            # where the call began (a whole parse of many small calls routes once).
+            if self._public is None:
                 self._public = []  # a state change: feed() must not take its fast path
             self._anchor = at
-            content, reasoning = self._trim_content, self._trim_reasoning
-            if not content.at_boundary:
-                content.boundary()
-            if not reasoning.at_boundary:
-                reasoning.boundary()
+            self._out.append(_CALL_BEGINS)
 
     def _call_ends(self, at: int) -> None:
         """The open call's markup is complete up to output offset ``at``."""
-        if self._out:
-            self._route_out()
-        elif self._public is None:
+        if self._public is None:
             self._public = []
+        self._out.append(_CALL_ENDS)  # routing releases what it held for the call there
         if self._anchor is not None:
-            if self._held:
-                self._settle()
-            else:  # nothing held (the default mode): just close the call
-                self._anchor = None
-                if self._pending:
-                    self._pending = []
+            self._anchor = None
+            if self._pending:
+                self._pending = []
         self._committed_at = at
         raw = self._raw
         if len(raw) > 1 and self._counted == len(raw):
@@ -344,11 +338,6 @@ class FormatStream(ABC):
                 del raw[:-1]
                 self._counted = 1
                 self._raw_origin = origin
-        content, reasoning = self._trim_content, self._trim_reasoning
-        if not content.at_boundary:
-            content.boundary()
-        if not reasoning.at_boundary:
-            reasoning.boundary()
 
     def _repaired(self, message: str, index: int | None = None) -> None:
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
@@ -393,6 +382,8 @@ class FormatStream(ABC):
         self._out.append(ToolCallStarted(index, call_id or self._ids.make(index), name))
         if self._public is None:
             self._public = []
+        if not self.hold_calls:  # announced now: retracted if the call breaks
+            self._pending.append(index)
         return index
 
     def _arguments(self, text: str, index: int | None = None) -> None:
@@ -421,79 +412,67 @@ class FormatStream(ABC):
         if public is None:
             public = self._public = []
         out = self._out
-        if out:
-            self._out = []
-            # The call events of the default mode are published here without a call
-            # per event (a whole parse routes every one): argument fragments pass
-            # unchanged unless a call is held, and a call start inside its markup is
-            # published and noted as pending, as _route does.
-            anchored = self._anchor is not None
-            pass_deltas = not anchored or not self.hold_calls
-            pass_starts = anchored and not self.hold_calls
-            route = self._route
-            for event in out:
-                cls = event.__class__
-                if cls is ToolCallDelta and pass_deltas:
-                    public.append(event)
-                elif type(event) is ToolCallStarted and pass_starts:
-                    content, reasoning = self._trim_content, self._trim_reasoning
-                    if not content.at_boundary:
-                        content.boundary()
-                    if not reasoning.at_boundary:
-                        reasoning.boundary()
-                    self._pending.append(event.index)
-                    public.append(event)
+        if not out:
+            return
+        self._out = []
+        # One loop over the family's events and call marks, with what _route does for
+        # each inlined (a whole parse routes every event here).
+        anchored = self._routed_anchor
+        hold = self.hold_calls
+        content, reasoning = self._trim_content, self._trim_reasoning
+        for event in out:
+            cls = event.__class__
+            if cls is ToolCallDelta:  # the most frequent event
+                if anchored and hold:
+                    self._held.append(event)
                 else:
-                    route(event)
+                    public.append(event)
+            elif cls is TextDelta or cls is ReasoningDelta:
+                same, other = (content, reasoning) if cls is TextDelta else (reasoning, content)
+                if not other.at_boundary:
+                    other.boundary()
+                text = same.text(event.text)
+                if not text:
+                    continue
+                if anchored:
+                    event.text = text
+                    self._held.append(event)
+                elif public and public[-1].__class__ is cls:
+                    public[-1].text += text
+                else:
+                    event.text = text
+                    public.append(event)
+            else:
+                if not content.at_boundary:
+                    content.boundary()
+                if not reasoning.at_boundary:
+                    reasoning.boundary()
+                if event is _CALL_BEGINS:
+                    anchored = True
+                elif event is _CALL_ENDS:
+                    if anchored:
+                        anchored = False
+                        if self._held:
+                            held = self._held
+                            self._held = []
+                            for kept in held:
+                                self._publish(kept)
+                elif not anchored:
+                    # A family must mark where a call's markup begins before announcing
+                    # the call, or its text could not be given back if the call breaks.
+                    assert cls is not ToolCallStarted, "call announced outside _call_begins"
+                    public.append(event)
+                elif hold or (cls is not ToolCallStarted and cls is not Notice):
+                    self._held.append(event)
+                else:
+                    public.append(event)
+        self._routed_anchor = anchored
 
     def _route(self, event: Event) -> None:
-        """Trim, publish or hold one family event (``_public`` is a list here)."""
-        public = self._public
-        assert public is not None
-        cls = event.__class__
-        anchored = self._anchor is not None
-        if cls is ToolCallDelta:  # the most frequent event: no trimming, no merging
-            if anchored and self.hold_calls:
-                self._held.append(event)
-            else:
-                public.append(event)
-            return
-        if cls is TextDelta or cls is ReasoningDelta:
-            same, other = self._trim_content, self._trim_reasoning
-            if cls is ReasoningDelta:
-                same, other = other, same
-            if not other.at_boundary:
-                other.boundary()
-            text = same.text(event.text)  # type: ignore[union-attr]
-            if not text:
-                return
-            if anchored:
-                event.text = text  # type: ignore[union-attr]
-                self._held.append(event)
-            elif public and public[-1].__class__ is cls:
-                last = public[-1]
-                assert isinstance(last, (TextDelta, ReasoningDelta))
-                last.text += text
-            else:
-                event.text = text  # type: ignore[union-attr]
-                public.append(event)
-            return
-        content, reasoning = self._trim_content, self._trim_reasoning
-        if not content.at_boundary:
-            content.boundary()
-        if not reasoning.at_boundary:
-            reasoning.boundary()
-        # A family must mark where a call's markup begins before announcing the call,
-        # or its text could not be given back if the call breaks.
-        assert anchored or cls is not ToolCallStarted, "call announced outside _call_begins"
-        if not anchored:
-            public.append(event)
-        elif self.hold_calls or (cls is not ToolCallStarted and cls is not Notice):
-            self._held.append(event)
-        else:
-            if isinstance(event, ToolCallStarted):
-                self._pending.append(event.index)
-            public.append(event)
+        """Trim, publish or hold one event outside the family's list (``_public`` is a
+        list here, and everything the family reported was routed before)."""
+        self._out.append(event)
+        self._route_out()
 
     def _boundary(self) -> None:
         """A marker: both text channels start a new piece."""
@@ -523,6 +502,7 @@ class FormatStream(ABC):
     def _settle(self) -> None:
         """The open call is complete: release what was held for it."""
         self._anchor = None
+        self._routed_anchor = False
         self._pending = []
         held = self._held
         self._held = []
@@ -539,6 +519,7 @@ class FormatStream(ABC):
         for index in self._pending:
             self._sink().append(ToolCallRetracted(index, reason))
         self._anchor = None
+        self._routed_anchor = False
         self._pending = []
         self._held = []
         self._passthrough = self._special = True
@@ -549,6 +530,22 @@ class FormatStream(ABC):
         )
         self._route(Notice(kind, message))
         self._route(TextDelta(raw))
+
+
+class _Mark:
+    """Where a call's markup begins or ends, between the events of ``_out``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+_CALL_BEGINS = _Mark("call begins")
+_CALL_ENDS = _Mark("call ends")
 
 
 # What a family's message quotes from its buffer depends on how the input was split;
