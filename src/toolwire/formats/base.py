@@ -166,7 +166,7 @@ class FormatStream(ABC):
         self._fed = 0  # characters in the first _counted deltas of _raw
         self._counted = 0
         self._special = False  # closed, or passing a broken call's text through
-        # Set by _refresh_fast_path: single events feed() may return as they are.
+        # Set by _take_public: single events feed() may return as they are.
         self._fast_text: type[TextDelta] | type[ReasoningDelta] | None = None
         self._fast_calls = True
         # The deltas since the last complete call, for the text of a broken call.
@@ -217,19 +217,18 @@ class FormatStream(ABC):
         return self._take_public()
 
     def _take_public(self) -> list[Event]:
-        """Route what is left and hand the events of this feed/close over."""
-        self._route_out()
+        """Route what is left and hand the events of this feed/close over.
+
+        Then decide which events the reporting helpers may leave for :meth:`feed` to
+        return unrouted: text of the channel that is running (no marker since, no
+        whitespace held) ending in a non-space; argument fragments unless a call is
+        being held.
+        """
+        if self._out:
+            self._route_out()
         public = self._public
         self._public = None  # between calls: routing allocates a fresh list
         assert public is not None
-        self._refresh_fast_path()
-        return public
-
-    def _refresh_fast_path(self) -> None:
-        """Which events the reporting helpers may leave for :meth:`feed` to return
-        unrouted: text of the channel that is running (no marker since, no whitespace
-        held) ending in a non-space; argument fragments unless a call is being held.
-        """
         content, reasoning = self._trim_content, self._trim_reasoning
         fast: type[TextDelta] | type[ReasoningDelta] | None = None
         if self._anchor is None:
@@ -237,8 +236,11 @@ class FormatStream(ABC):
                 fast = TextDelta
             elif not reasoning.at_boundary and not reasoning.held and content.at_boundary:
                 fast = ReasoningDelta
+            self._fast_calls = True
+        else:
+            self._fast_calls = not self.hold_calls
         self._fast_text = fast
-        self._fast_calls = self._anchor is None or not self.hold_calls
+        return public
 
     def _pass_through(self, delta: str) -> list[Event]:
         """After a broken call: the rest of the output is content."""
@@ -316,6 +318,15 @@ class FormatStream(ABC):
             if self._public is None:
                 self._public = []  # a state change: feed() must not take its fast path
             self._anchor = at
+            self._out.append(_CALL_BEGINS)
+
+    def _call_begins_in(self, buffer: str, index: int) -> None:
+        """:meth:`_call_begins` at ``buffer[index]`` (the offset as :meth:`_at` gives it,
+        computed only for the first call of a section, without a call in between)."""
+        if self._anchor is None:
+            if self._public is None:
+                self._public = []
+            self._anchor = self._at(buffer, index)
             self._out.append(_CALL_BEGINS)
 
     def _call_ends(self, at: int) -> None:
