@@ -110,9 +110,11 @@ class FormatStream(ABC):
     Subclasses implement :meth:`_feed` and :meth:`_close` and report what they find
     through :meth:`_text`, :meth:`_reasoning`, :meth:`_begin_call` and
     :meth:`_arguments`, and mark each call's markup with :meth:`_call_begins` /
-    :meth:`_call_ends` (positions given as :meth:`_at`); the public :meth:`feed` /
-    :meth:`close` wrap them with the misuse checks, the malformed-call fallback, held
-    calls and separator trimming.
+    :meth:`_call_ends` (positions given as :meth:`_at`; :meth:`_call_begins_in` takes a
+    buffer index); the public :meth:`feed` / :meth:`close` wrap them with the misuse
+    checks, the malformed-call fallback, held calls and separator trimming. What the
+    helpers report is routed (trimmed, published, held) once, at the end of the feed;
+    a call's begin and end are marks between its events.
 
     Attributes:
         strict: Raise :class:`FormatError` instead of passing a broken call through.
