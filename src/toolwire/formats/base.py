@@ -198,12 +198,13 @@ class FormatStream(ABC):
             FormatError: Only with ``strict``: the output holds a malformed tool call.
             DecoderStateError: The stream was already closed.
         """
-        if self._special:
+        if self._special or delta.__class__ is not str:  # one test on the common path
             if self._closed:
                 raise DecoderStateError(f"{self.format.family} stream fed after close()")
-            return self._pass_through(delta)
-        if delta.__class__ is not str and not isinstance(delta, str):
-            raise CallerError(f"feed() takes str, got {type(delta).__name__}")
+            if self._special:
+                return self._pass_through(delta)
+            if not isinstance(delta, str):
+                raise CallerError(f"feed() takes str, got {type(delta).__name__}")
         self._raw_append(delta)
         out: list[Any] = []
         self._out = out
