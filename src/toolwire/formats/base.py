@@ -110,9 +110,11 @@ class FormatStream(ABC):
     Subclasses implement :meth:`_feed` and :meth:`_close` and report what they find
     through :meth:`_text`, :meth:`_reasoning`, :meth:`_begin_call` and
     :meth:`_arguments`, and mark each call's markup with :meth:`_call_begins` /
-    :meth:`_call_ends` (positions given as :meth:`_at`); the public :meth:`feed` /
-    :meth:`close` wrap them with the misuse checks, the malformed-call fallback, held
-    calls and separator trimming.
+    :meth:`_call_ends` (positions given as :meth:`_at`; :meth:`_call_begins_in` takes a
+    buffer index); the public :meth:`feed` / :meth:`close` wrap them with the misuse
+    checks, the malformed-call fallback, held calls and separator trimming. What the
+    helpers report is routed (trimmed, published, held) once, at the end of the feed;
+    a call's begin and end are marks between its events.
 
     Attributes:
         strict: Raise :class:`FormatError` instead of passing a broken call through.
@@ -141,6 +143,7 @@ class FormatStream(ABC):
         "_raw",
         "_raw_append",
         "_raw_origin",
+        "_routed_anchor",
         "_special",
         "_trim_content",
         "_trim_reasoning",
@@ -154,7 +157,9 @@ class FormatStream(ABC):
         self.strict = False
         self.hold_calls = False
         self._ids = fmt.id_factory(id_prefix)
-        self._out: list[Event] = []  # what the family parser reported, not yet routed
+        # What the family parser reported, not yet routed: its events, and the marks
+        # _CALL_BEGINS / _CALL_ENDS where a call's markup begins and ends between them.
+        self._out: list[Any] = []
         # What the current feed/close returns; None until routing needs a list of its
         # own (a delta whose one event passes unchanged returns the family's list).
         self._public: list[Event] | None = None
@@ -163,7 +168,7 @@ class FormatStream(ABC):
         self._fed = 0  # characters in the first _counted deltas of _raw
         self._counted = 0
         self._special = False  # closed, or passing a broken call's text through
-        # Set by _refresh_fast_path: single events feed() may return as they are.
+        # Set by _take_public: single events feed() may return as they are.
         self._fast_text: type[TextDelta] | type[ReasoningDelta] | None = None
         self._fast_calls = True
         # The deltas since the last complete call, for the text of a broken call.
@@ -171,6 +176,7 @@ class FormatStream(ABC):
         self._raw_append = self._raw.append
         self._raw_origin = 0  # the output offset of _raw[0]
         self._anchor: int | None = None  # where the open call's markup began
+        self._routed_anchor = False  # routing has passed the open call's begin mark
         self._committed_at = 0  # where the last complete call's markup ended
         self._pending: list[int] = []  # calls announced since the anchor
         self._held: list[Event] = []  # events kept until the open call completes
@@ -192,14 +198,15 @@ class FormatStream(ABC):
             FormatError: Only with ``strict``: the output holds a malformed tool call.
             DecoderStateError: The stream was already closed.
         """
-        if self._special:
+        if self._special or delta.__class__ is not str:  # one test on the common path
             if self._closed:
                 raise DecoderStateError(f"{self.format.family} stream fed after close()")
-            return self._pass_through(delta)
-        if delta.__class__ is not str and not isinstance(delta, str):
-            raise CallerError(f"feed() takes str, got {type(delta).__name__}")
+            if self._special:
+                return self._pass_through(delta)
+            if not isinstance(delta, str):
+                raise CallerError(f"feed() takes str, got {type(delta).__name__}")
         self._raw_append(delta)
-        out: list[Event] = []
+        out: list[Any] = []
         self._out = out
         try:
             self._feed(delta)
@@ -213,19 +220,18 @@ class FormatStream(ABC):
         return self._take_public()
 
     def _take_public(self) -> list[Event]:
-        """Route what is left and hand the events of this feed/close over."""
-        self._route_out()
+        """Route what is left and hand the events of this feed/close over.
+
+        Then decide which events the reporting helpers may leave for :meth:`feed` to
+        return unrouted: text of the channel that is running (no marker since, no
+        whitespace held) ending in a non-space; argument fragments unless a call is
+        being held.
+        """
+        if self._out:
+            self._route_out()
         public = self._public
         self._public = None  # between calls: routing allocates a fresh list
         assert public is not None
-        self._refresh_fast_path()
-        return public
-
-    def _refresh_fast_path(self) -> None:
-        """Which events the reporting helpers may leave for :meth:`feed` to return
-        unrouted: text of the channel that is running (no marker since, no whitespace
-        held) ending in a non-space; argument fragments unless a call is being held.
-        """
         content, reasoning = self._trim_content, self._trim_reasoning
         fast: type[TextDelta] | type[ReasoningDelta] | None = None
         if self._anchor is None:
@@ -233,8 +239,11 @@ class FormatStream(ABC):
                 fast = TextDelta
             elif not reasoning.at_boundary and not reasoning.held and content.at_boundary:
                 fast = ReasoningDelta
+            self._fast_calls = True
+        else:
+            self._fast_calls = not self.hold_calls
         self._fast_text = fast
-        self._fast_calls = self._anchor is None or not self.hold_calls
+        return public
 
     def _pass_through(self, delta: str) -> list[Event]:
         """After a broken call: the rest of the output is content."""
@@ -307,32 +316,31 @@ class FormatStream(ABC):
         call while one is open keeps the first anchor.
         """
         if self._anchor is None:
-            # Inlined routing and boundary checks: this runs once per call, and a
-            # whole parse of many small calls is mostly this bookkeeping.
-            if self._out:
-                self._route_out()
-            elif self._public is None:
+            # Routing is deferred to the end of the feed: a mark in the event list says
+            # where the call began (a whole parse of many small calls routes once).
+            if self._public is None:
                 self._public = []  # a state change: feed() must not take its fast path
             self._anchor = at
-            content, reasoning = self._trim_content, self._trim_reasoning
-            if not content.at_boundary:
-                content.boundary()
-            if not reasoning.at_boundary:
-                reasoning.boundary()
+            self._out.append(_CALL_BEGINS)
+
+    def _call_begins_in(self, buffer: str, index: int) -> None:
+        """:meth:`_call_begins` at ``buffer[index]`` (the offset as :meth:`_at` gives it,
+        computed only for the first call of a section, without a call in between)."""
+        if self._anchor is None:
+            if self._public is None:
+                self._public = []
+            self._anchor = self._at(buffer, index)
+            self._out.append(_CALL_BEGINS)
 
     def _call_ends(self, at: int) -> None:
         """The open call's markup is complete up to output offset ``at``."""
-        if self._out:
-            self._route_out()
-        elif self._public is None:
+        if self._public is None:
             self._public = []
+        self._out.append(_CALL_ENDS)  # routing releases what it held for the call there
         if self._anchor is not None:
-            if self._held:
-                self._settle()
-            else:  # nothing held (the default mode): just close the call
-                self._anchor = None
-                if self._pending:
-                    self._pending = []
+            self._anchor = None
+            if self._pending:
+                self._pending = []
         self._committed_at = at
         raw = self._raw
         if len(raw) > 1 and self._counted == len(raw):
@@ -344,11 +352,6 @@ class FormatStream(ABC):
                 del raw[:-1]
                 self._counted = 1
                 self._raw_origin = origin
-        content, reasoning = self._trim_content, self._trim_reasoning
-        if not content.at_boundary:
-            content.boundary()
-        if not reasoning.at_boundary:
-            reasoning.boundary()
 
     def _repaired(self, message: str, index: int | None = None) -> None:
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
@@ -393,6 +396,8 @@ class FormatStream(ABC):
         self._out.append(ToolCallStarted(index, call_id or self._ids.make(index), name))
         if self._public is None:
             self._public = []
+        if not self.hold_calls:  # announced now: retracted if the call breaks
+            self._pending.append(index)
         return index
 
     def _arguments(self, text: str, index: int | None = None) -> None:
@@ -416,84 +421,73 @@ class FormatStream(ABC):
         self._fall_back(error, kind)
         return self._take_public()
 
-    def _route_out(self) -> None:
+    def _route_out(self) -> None:  # noqa: PLR0912, PLR0915 — one loop routes every event of a feed (hot path); the trim, publish and hold rules read together
+        """Trim, publish or hold every event the family reported since the last route."""
         public = self._public
         if public is None:
             public = self._public = []
         out = self._out
-        if out:
-            self._out = []
-            # The call events of the default mode are published here without a call
-            # per event (a whole parse routes every one): argument fragments pass
-            # unchanged unless a call is held, and a call start inside its markup is
-            # published and noted as pending, as _route does.
-            anchored = self._anchor is not None
-            pass_deltas = not anchored or not self.hold_calls
-            pass_starts = anchored and not self.hold_calls
-            route = self._route
-            for event in out:
-                cls = event.__class__
-                if cls is ToolCallDelta and pass_deltas:
-                    public.append(event)
-                elif type(event) is ToolCallStarted and pass_starts:
-                    content, reasoning = self._trim_content, self._trim_reasoning
-                    if not content.at_boundary:
-                        content.boundary()
-                    if not reasoning.at_boundary:
-                        reasoning.boundary()
-                    self._pending.append(event.index)
-                    public.append(event)
-                else:
-                    route(event)
-
-    def _route(self, event: Event) -> None:  # noqa: PLR0912 — every family event kind is routed here, so the trim, publish and hold rules read together
-        """Trim, publish or hold one family event (``_public`` is a list here)."""
-        public = self._public
-        assert public is not None
-        cls = event.__class__
-        anchored = self._anchor is not None
-        if cls is ToolCallDelta:  # the most frequent event: no trimming, no merging
-            if anchored and self.hold_calls:
-                self._held.append(event)
-            else:
-                public.append(event)
+        if not out:
             return
-        if cls is TextDelta or cls is ReasoningDelta:
-            same, other = self._trim_content, self._trim_reasoning
-            if cls is ReasoningDelta:
-                same, other = other, same
-            if not other.at_boundary:
-                other.boundary()
-            text = same.text(event.text)  # type: ignore[union-attr]
-            if not text:
-                return
-            if anchored:
-                event.text = text  # type: ignore[union-attr]
-                self._held.append(event)
-            elif public and public[-1].__class__ is cls:
-                last = public[-1]
-                assert isinstance(last, (TextDelta, ReasoningDelta))
-                last.text += text
-            else:
-                event.text = text  # type: ignore[union-attr]
-                public.append(event)
-            return
+        self._out = []
+        # One loop over the family's events and call marks, with what _route does for
+        # each inlined (a whole parse routes every event here).
+        anchored = self._routed_anchor
+        hold = self.hold_calls
         content, reasoning = self._trim_content, self._trim_reasoning
-        if not content.at_boundary:
-            content.boundary()
-        if not reasoning.at_boundary:
-            reasoning.boundary()
-        # A family must mark where a call's markup begins before announcing the call,
-        # or its text could not be given back if the call breaks.
-        assert anchored or cls is not ToolCallStarted, "call announced outside _call_begins"
-        if not anchored:
-            public.append(event)
-        elif self.hold_calls or (cls is not ToolCallStarted and cls is not Notice):
-            self._held.append(event)
-        else:
-            if isinstance(event, ToolCallStarted):
-                self._pending.append(event.index)
-            public.append(event)
+        for event in out:
+            cls = event.__class__
+            if cls is ToolCallDelta:  # the most frequent event
+                if anchored and hold:
+                    self._held.append(event)
+                else:
+                    public.append(event)
+            elif cls is TextDelta or cls is ReasoningDelta:
+                same, other = (content, reasoning) if cls is TextDelta else (reasoning, content)
+                if not other.at_boundary:
+                    other.boundary()
+                text = same.text(event.text)
+                if not text:
+                    continue
+                if anchored:
+                    event.text = text
+                    self._held.append(event)
+                elif public and public[-1].__class__ is cls:
+                    public[-1].text += text
+                else:
+                    event.text = text
+                    public.append(event)
+            else:
+                if not content.at_boundary:
+                    content.boundary()
+                if not reasoning.at_boundary:
+                    reasoning.boundary()
+                if event is _CALL_BEGINS:
+                    anchored = True
+                elif event is _CALL_ENDS:
+                    if anchored:
+                        anchored = False
+                        if self._held:
+                            held = self._held
+                            self._held = []
+                            for kept in held:
+                                self._publish(kept)
+                elif not anchored:
+                    # A family must mark where a call's markup begins before announcing
+                    # the call, or its text could not be given back if the call breaks.
+                    assert cls is not ToolCallStarted, "call announced outside _call_begins"
+                    public.append(event)
+                elif hold or (cls is not ToolCallStarted and cls is not Notice):
+                    self._held.append(event)
+                else:
+                    public.append(event)
+        self._routed_anchor = anchored
+
+    def _route(self, event: Event) -> None:
+        """Trim, publish or hold one event outside the family's list (``_public`` is a
+        list here, and everything the family reported was routed before)."""
+        self._out.append(event)
+        self._route_out()
 
     def _boundary(self) -> None:
         """A marker: both text channels start a new piece."""
@@ -523,6 +517,7 @@ class FormatStream(ABC):
     def _settle(self) -> None:
         """The open call is complete: release what was held for it."""
         self._anchor = None
+        self._routed_anchor = False
         self._pending = []
         held = self._held
         self._held = []
@@ -539,6 +534,7 @@ class FormatStream(ABC):
         for index in self._pending:
             self._sink().append(ToolCallRetracted(index, reason))
         self._anchor = None
+        self._routed_anchor = False
         self._pending = []
         self._held = []
         self._passthrough = self._special = True
@@ -549,6 +545,22 @@ class FormatStream(ABC):
         )
         self._route(Notice(kind, message))
         self._route(TextDelta(raw))
+
+
+class _Mark:
+    """Where a call's markup begins or ends, between the events of ``_out``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+_CALL_BEGINS = _Mark("call begins")
+_CALL_ENDS = _Mark("call ends")
 
 
 # What a family's message quotes from its buffer depends on how the input was split;

@@ -143,7 +143,7 @@ class _MarkerStream(ThinkStream):
         if seen is None:
             return False
         self._head = []
-        if seen == CALL_BEGIN:
+        if seen == CALL_BEGIN and self._anchor is None:  # else the section's anchor stays
             self._markup_begins(seen)
         self._state = self._st_head if seen == CALL_BEGIN else self._st_content
         return True
@@ -260,7 +260,7 @@ class _DsmlStream(ThinkStream):
         if seen is None:
             return False
         self._head = []
-        if seen == invoke:
+        if seen == invoke and self._anchor is None:  # else the section's anchor stays
             self._markup_begins(seen)
         self._state = self._st_invoke_head if seen == invoke else self._st_content
         return True

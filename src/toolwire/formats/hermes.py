@@ -116,23 +116,23 @@ class HermesStream(FormatStream):
         self._reader = CallObjectReader(family=fmt.family)
 
     def _feed(self, delta: str) -> None:
-        text = self._buf + delta
+        buf = self._buf
+        text = buf + delta if buf else delta
         pos = 0
-        while pos >= 0:
-            pos = self._step(text, pos)
-
-    def _step(self, text: str, pos: int) -> int:
         # Each handler consumes from ``pos`` and returns where to continue, or -1 after
-        # keeping what it cannot decide yet in ``self._buf``.
-        # Inside a call first: a call-dense output spends most of its deltas there.
-        state = self._state
-        if state == "call":
-            return self._scan_call(text, pos)
-        if state == "content":
-            return self._scan_text(text, pos, self.format.content_markers, self._text)
-        if state == "reasoning":
-            return self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
-        return self._scan_call_end(text, pos)
+        # keeping what it cannot decide yet in ``self._buf``. Dispatched here, with no
+        # call in between (streaming a character at a time runs this per character);
+        # inside a call first: a call-dense output spends most of its deltas there.
+        while pos >= 0:
+            state = self._state
+            if state == "call":
+                pos = self._scan_call(text, pos)
+            elif state == "content":
+                pos = self._scan_text(text, pos, self.format.content_markers, self._text)
+            elif state == "reasoning":
+                pos = self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
+            else:
+                pos = self._scan_call_end(text, pos)
 
     def _scan_text(self, text: str, pos: int, markers: MarkerSet, emit: Any) -> int:
         if not markers.may_start(text, pos):  # fast path: plain text

@@ -134,7 +134,7 @@ class _K2Stream(ThinkStream):
         if seen is None:
             return False
         self._head = []
-        if seen == CALL_BEGIN:
+        if seen == CALL_BEGIN and self._anchor is None:  # else the section's anchor stays
             self._markup_begins(seen)
         self._state = self._st_head if seen == CALL_BEGIN else self._st_content
         return True
@@ -227,7 +227,7 @@ class _K3Stream(MarkupStream):
         if seen is None:
             return False
         self._head = []
-        if seen == K3_CALL_OPEN:
+        if seen == K3_CALL_OPEN and self._anchor is None:  # else the section's anchor stays
             self._markup_begins(seen)
         self._state = self._st_call_head if seen == K3_CALL_OPEN else self._st_top
         return True

@@ -87,8 +87,8 @@ class MarkupStream(FormatStream):
 
     def _markup_begins(self, marker: str) -> None:
         """A call (or call section) begins with ``marker``, just consumed."""
-        if self._anchor is None:  # a call inside an open section keeps its anchor
-            self._call_begins(self._at(self._buf, self._pos - len(marker)))
+        # A call inside an open section keeps the section's anchor.
+        self._call_begins_in(self._buf, self._pos - len(marker))
 
     def _markup_ends(self) -> None:
         """The open call's markup is complete at the cursor."""

@@ -37,26 +37,24 @@ class SeparatorTrim:
         if not self.at_boundary:
             if not self.held and piece[-1:] not in _SPACE:
                 return piece  # the common case: text that continues text, no space held
-        elif piece[:1] not in _SPACE and piece[-1:] not in _SPACE:
-            # Text right after a marker with no space at either end (what the steps
-            # below give for it, without stripping): the separator held, then the text.
-            sep = (self.held or self._lead) if self._started else ""
-            self.at_boundary = False
-            self.held = self._lead = ""
-            self._started = True
-            return sep + piece if sep else piece
-        if self.at_boundary:
-            body = piece.lstrip(_SPACE)
-            if not body:
-                self._lead += piece
-                return ""
+        else:
             # Two pieces of text around a marker keep one separator: the whitespace
             # before the marker, or else the whitespace after it.
-            self._lead += piece[: len(piece) - len(body)]
+            if piece[:1] in _SPACE:  # (an empty piece too: nothing to emit)
+                body = piece.lstrip(_SPACE)
+                if not body:
+                    self._lead += piece
+                    return ""
+                self._lead += piece[: len(piece) - len(body)]
+            else:
+                body = piece  # text right after a marker: nothing to strip in front
             sep = (self.held or self._lead) if self._started else ""
             self.at_boundary = False
             self.held = self._lead = ""
-            piece = sep + body
+            piece = sep + body if sep else body
+            if piece[-1] not in _SPACE:
+                self._started = True
+                return piece
         body = piece.rstrip(_SPACE)
         if not body:
             self.held += piece
