@@ -45,6 +45,7 @@ from ..history.openai_responses import NOT_EXECUTED, not_executed_item
 from ..messages import AssistantMessage, Message, ProviderPart
 from ..turn import Turn
 from ..wire.openai_responses import PROVIDER
+from .mcp_approval import responses_items
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -154,20 +155,7 @@ def builtin_calls(
         source: Where to look.
         pending: Only those that no output part in ``source`` answers yet.
     """
-    messages: Sequence[Message]
-    if isinstance(source, Turn):
-        messages = [source.message]
-    elif isinstance(source, AssistantMessage):
-        messages = [source]
-    else:
-        messages = source
-    parts = [
-        part
-        for message in messages
-        if isinstance(message, AssistantMessage)
-        for part in message.parts
-        if isinstance(part, ProviderPart) and part.provider == PROVIDER
-    ]
+    parts = responses_items(source)
     answered = {str(p.data.get("call_id")) for p in parts if p.type.endswith("_call_output")}
     found = [_call(p.data) for p in parts if p.type in BUILTIN_KINDS]
     return [c for c in found if not (pending and c.call_id in answered)]

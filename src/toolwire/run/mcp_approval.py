@@ -69,6 +69,25 @@ MCPApprover: TypeAlias = Callable[[MCPApprovalRequest], "bool | str | Awaitable[
 """``approve_mcp``: ``True`` approves; ``False`` or a reason string denies."""
 
 
+def responses_items(source: Turn | AssistantMessage | Sequence[Message]) -> list[ProviderPart]:
+    """The Responses items kept as provider parts in the assistant messages of ``source``
+    (a turn, a message or a history), in order."""
+    messages: Sequence[Message]
+    if isinstance(source, Turn):
+        messages = [source.message]
+    elif isinstance(source, AssistantMessage):
+        messages = [source]
+    else:
+        messages = source
+    return [
+        part
+        for message in messages
+        if isinstance(message, AssistantMessage)
+        for part in message.parts
+        if isinstance(part, ProviderPart) and part.provider == PROVIDER
+    ]
+
+
 def mcp_approval_requests(
     source: Turn | AssistantMessage | Sequence[Message], *, pending: bool = False
 ) -> list[MCPApprovalRequest]:
@@ -79,20 +98,7 @@ def mcp_approval_requests(
         pending: Only those that no ``mcp_approval_response`` part in ``source``
             answers yet.
     """
-    messages: Sequence[Message]
-    if isinstance(source, Turn):
-        messages = [source.message]
-    elif isinstance(source, AssistantMessage):
-        messages = [source]
-    else:
-        messages = source
-    parts = [
-        part
-        for message in messages
-        if isinstance(message, AssistantMessage)
-        for part in message.parts
-        if isinstance(part, ProviderPart) and part.provider == PROVIDER
-    ]
+    parts = responses_items(source)
     answered = {str(p.data.get("approval_request_id")) for p in parts if p.type == RESPONSE}
     found = [_request(p.data) for p in parts if p.type == REQUEST]
     return [r for r in found if not (pending and r.id in answered)]
