@@ -1,0 +1,79 @@
+"""Instruction counts of one format parse or stream, under ``valgrind --tool=callgrind``.
+
+Timings of the formats benchmark move by ±5-10% on a loaded machine; instruction counts
+do not. This runs one sample of ``bench_formats.py`` (a family's repeated recorded
+output at ``--size`` characters) parsed whole or streamed at 8 or 1 characters per
+delta, in a process under callgrind, and the same process without the measured work;
+the difference is the count of the work (start-up, imports and building the sample
+cancel out). ``--src`` picks the copy of the package to count, so an old tree counts
+side by side with this one::
+
+    python bench/count_formats.py hermes 1 --size 10000
+    python bench/count_formats.py deepseek parse --src /tmp/old/src
+
+It needs ``valgrind`` (``apt-get install valgrind``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def _inner(src: str, family: str, mode: str, size: int, work: bool) -> None:
+    """Build the sample with the package at ``src`` and, with ``work``, run it."""
+    sys.path[:0] = [str(BENCH), src]
+    import bench_formats as bf
+    from toolwire import formats
+
+    variants = next(info.variants for info in bf.FAMILIES if info.name == family)
+    found = bf.repeatable_unit(family, variants)
+    if found is None:
+        raise SystemExit(f"no repeatable sample for {family}")
+    fmt, unit, _ = found
+    text = bf.scale(unit, size)
+    fmt = formats.get(family, fmt.variant)  # the copy at ``src``, not bench's own
+    if work:
+        bf.run_mode(fmt, text, mode)
+
+
+def _count(args: argparse.Namespace, work: bool) -> int:
+    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+    cmd += [__file__, args.family, args.mode, "--size", str(args.size), "--src", args.src]
+    cmd += ["--inner", "1" if work else "0"]
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    match = _COLLECTED.search(done.stderr)
+    if match is None:
+        raise RuntimeError(f"no callgrind total in: {done.stderr[-500:]}")
+    return int(match.group(1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the instruction count of one sample and mode."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("family")
+    ap.add_argument("mode", choices=("parse", "8", "1"))
+    ap.add_argument("--size", type=int, default=10_000, help="sample size in characters")
+    ap.add_argument("--src", default=str(BENCH.parent / "src"), help="the package's src/")
+    ap.add_argument("--inner", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.inner is not None:
+        _inner(args.src, args.family, args.mode, args.size, args.inner == "1")
+        return 0
+    warm = [sys.executable, __file__, args.family, args.mode, "--src", args.src]
+    subprocess.run([*warm, "--size", "100", "--inner", "0"], check=True)  # .pyc
+    count = _count(args, True) - _count(args, False)
+    print(f"{args.family} {args.mode} {args.size} chars: {count / 1e6:.1f} M instructions")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
