@@ -10,6 +10,7 @@ sandbox's PID 1 and so everything inside.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import selectors
 import signal
@@ -58,9 +59,11 @@ class Running:
         max_output: Bytes kept per stream; more kills it.
         user: Start it as this uid (and ``group``), with no supplementary groups.
         group: The gid for ``user``.
+        bwrap: ``argv`` starts with bubblewrap: ``wait`` also waits until the sandbox's
+            PID namespace is empty.
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — keyword-only settings of one run, each documented
         self,
         argv: Sequence[str],
         *,
@@ -71,12 +74,44 @@ class Running:
         max_output: int,
         user: int | None = None,
         group: int | None = None,
+        bwrap: bool = False,
     ) -> None:
         self._wall = wall_seconds
+        # bubblewrap exits as soon as the command does, while the kernel may still be
+        # killing what the command left in the sandbox's PID namespace. ``--info-fd``
+        # names the namespace's PID 1, whose exit ends only once the namespace is empty:
+        # wait() waits for it, so nothing outlives the run.
+        self._info: int | None = None
+        pass_fds: tuple[int, ...] = ()
+        if bwrap:
+            self._info, info_w = os.pipe()
+            argv = [argv[0], "--info-fd", str(info_w), *argv[1:]]
+            pass_fds = (info_w,)
         self._max = max_output
         self._started = time.monotonic()
         self._killed = threading.Event()
-        self._proc = subprocess.Popen(
+        try:
+            self._proc = self._popen(argv, env, cwd, stdin, user, group, pass_fds)
+        finally:
+            for fd in pass_fds:
+                os.close(fd)  # the child holds it now (or failed to start)
+        self._pidfd = os.pidfd_open(self._proc.pid)
+        if stdin is not None:
+            threading.Thread(
+                target=_feed, args=(self._proc.stdin, stdin.encode()), daemon=True
+            ).start()
+
+    @staticmethod
+    def _popen(
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        cwd: str,
+        stdin: str | None,
+        user: int | None,
+        group: int | None,
+        pass_fds: tuple[int, ...],
+    ) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -88,12 +123,8 @@ class Running:
             user=user,
             group=group,
             extra_groups=[] if user is not None else None,
+            pass_fds=pass_fds,
         )
-        self._pidfd = os.pidfd_open(self._proc.pid)
-        if stdin is not None:
-            threading.Thread(
-                target=_feed, args=(self._proc.stdin, stdin.encode()), daemon=True
-            ).start()
 
     def kill(self) -> None:
         """Kill the child's process group (idempotent, thread-safe)."""
@@ -150,8 +181,37 @@ class Running:
         _, status = os.waitpid(self._proc.pid, 0)
         self._proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
         outcome.status = status
+        self._wait_namespace()
         outcome.seconds = time.monotonic() - self._started
         return outcome
+
+    def _wait_namespace(self) -> None:
+        """Wait (at most the drain time) for the sandbox's PID 1 to exit: the kernel
+        ends it only after every process left in its namespace is gone."""
+        if self._info is None:
+            return
+        try:
+            os.set_blocking(self._info, False)
+            try:
+                info = json.loads(os.read(self._info, 4096) or b"{}")
+            except (BlockingIOError, ValueError):
+                return  # bubblewrap failed before it started a namespace
+            pid = info.get("child-pid") if isinstance(info, dict) else None
+            if not isinstance(pid, int):
+                return
+            try:
+                pidfd = os.pidfd_open(pid)
+            except ProcessLookupError:
+                return  # gone already
+            try:
+                with selectors.DefaultSelector() as selector:
+                    selector.register(pidfd, selectors.EVENT_READ)
+                    selector.select(_DRAIN_SECONDS)
+            finally:
+                os.close(pidfd)
+        finally:
+            os.close(self._info)
+            self._info = None
 
     def _close(self) -> None:
         for stream in (self._proc.stdout, self._proc.stderr, self._proc.stdin):

@@ -248,6 +248,7 @@ class Sandbox:
             stdin=stdin,
             wall_seconds=self.wall_seconds,
             max_output=self.max_output_bytes,
+            bwrap=self._bwrap is not None,
         )
 
     def _plan(self, env: Mapping[str, str]) -> layout.Plan:
@@ -412,6 +413,7 @@ def _isolation(as_root: bool) -> tuple[str | None, str | None]:
         stdin=None,
         wall_seconds=30,
         max_output=4096,
+        bwrap=True,
     )
     outcome = running.wait()
     if outcome.status == 0:
