@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from toolwire.wire import (
+    AnthropicStream,
     Finished,
+    OpenAIChatStream,
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
@@ -37,3 +39,74 @@ def test_slotted_and_unhashable() -> None:
         event.extra = 1  # type: ignore[attr-defined]
     with pytest.raises(TypeError):
         hash(event)
+
+
+def _anthropic_fragments() -> list[dict[str, object]]:
+    return [
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": '{"a"'},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": ": 1"},
+        },
+    ]
+
+
+def test_fragment_events_from_feed_behave_like_constructed_ones() -> None:
+    # The flat feeds make ToolCallDelta without its __init__ in the pure build (events.py):
+    # what they return must be indistinguishable from a constructed event.
+    stream = AnthropicStream()
+    got = [stream.feed(item) for item in _anthropic_fragments()]
+    first, second = got[1][0], got[2][0]
+    assert got[1] == [ToolCallDelta(0, '{"a"')]
+    assert type(first) is ToolCallDelta
+    assert repr(second) == "ToolCallDelta(index=0, arguments=': 1')"
+    match second:
+        case ToolCallDelta(index, arguments):
+            assert (index, arguments) == (0, ": 1")
+        case _:
+            pytest.fail("no match")
+    with pytest.raises(TypeError):
+        hash(first)
+    with pytest.raises(AttributeError):
+        first.extra = 1  # type: ignore[attr-defined]
+    chat = OpenAIChatStream()
+    chunk = {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "tool_calls": [
+                        {"index": 0, "id": "c", "function": {"name": "f", "arguments": ""}}
+                    ]
+                },
+            }
+        ]
+    }
+    chat.feed(chunk)
+    more = {
+        "choices": [
+            {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"a"'}}]}}
+        ]
+    }
+    assert chat.feed(more) == [ToolCallDelta(0, '{"a"')]
+
+
+def test_each_feed_returns_a_list_of_its_own() -> None:
+    # A fragment's events come in a fresh list: a caller may keep what feed returned.
+    stream = AnthropicStream()
+    kept = [stream.feed(item) for item in _anthropic_fragments()]
+    assert kept[1] is not kept[2]
+    assert kept[1] == [ToolCallDelta(0, '{"a"')]
+    assert kept[2] == [ToolCallDelta(0, ": 1")]
+    stream.feed({"type": "content_block_stop", "index": 0})  # emits ToolCallReady
+    assert kept[2] == [ToolCallDelta(0, ": 1")]

@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from ..messages import ProviderPart
 from .assembler import Assembler, dump_json, loads_json
-from .events import Event, ToolCallDelta
+from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text, field
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
@@ -59,7 +59,7 @@ class AnthropicStream(StreamDecoder):
         self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912 — the flat feed of the hot path (ARCHITECTURE)
+    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912, PLR0915 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one Messages stream event (a dict or an SDK object); return events."""
         if self._dead:
             self._check_open()
@@ -86,9 +86,22 @@ class AnthropicStream(StreamDecoder):
                     if call is not None and type(text) is str and text:
                         fragment: str = text
                         call.parts.append(fragment)
-                        out.append(ToolCallDelta(call.index, fragment))
+                        ev: ToolCallDelta
+                        if NEW_BY_SLOTS:  # the pure build (events.py)
+                            ev = OBJECT_NEW(ToolCallDelta)
+                            ev.index = call.index
+                            ev.arguments = fragment
+                        else:
+                            ev = ToolCallDelta(call.index, fragment)
                         if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
+                            out.append(ev)
                             asm.scan(call)
+                        elif not out:
+                            # The common fragment: its one event in a list of its own,
+                            # and the assembler's (empty) list stays for the next feed.
+                            return [ev]
+                        else:
+                            out.append(ev)
                     elif type(index) is int and index in self._provider_blocks:
                         self._provider_input[index].append(
                             as_text(field(delta, "partial_json"), "partial_json")

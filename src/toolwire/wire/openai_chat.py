@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
 from .assembler import Assembler, dump_json
-from .events import Event, ToolCallDelta
+from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text
 from .usage import openai_usage
 
@@ -108,7 +108,14 @@ class OpenAIChatStream(StreamDecoder):
                                     # Assembler.arguments, written out (see its comment).
                                     text: str = args
                                     call.parts.append(text)
-                                    out.append(ToolCallDelta(call.index, text))
+                                    ev: ToolCallDelta
+                                    if NEW_BY_SLOTS:  # the pure build (events.py)
+                                        ev = OBJECT_NEW(ToolCallDelta)
+                                        ev.index = call.index
+                                        ev.arguments = text
+                                    else:
+                                        ev = ToolCallDelta(call.index, text)
+                                    out.append(ev)
                                     if "}" in text and not call.ready and text.rstrip()[-1] == "}":
                                         asm.scan(call)
                                     continue
