@@ -15,18 +15,16 @@ It needs ``valgrind`` (``apt-get install valgrind``) and prints a Markdown table
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from callgrind import instructions
+
 WORKLOADS = [(1, 100), (1, 2000), (4, 100), (4, 2000)]
 PROVIDERS = ("openai", "anthropic")
-_COLLECTED = re.compile(r"Collected : (\d+)")
 
 
 def _inner(provider: str, who: str, calls: int, size: int, repeats: int) -> None:
@@ -43,25 +41,7 @@ def _inner(provider: str, who: str, calls: int, size: int, repeats: int) -> None
 
 
 def _count(provider: str, who: str, calls: int, size: int, repeats: int) -> int:
-    cmd = [
-        "valgrind",
-        "--tool=callgrind",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        __file__,
-        "--inner",
-        provider,
-        who,
-        str(calls),
-        str(size),
-        str(repeats),
-    ]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-    match = _COLLECTED.search(done.stderr)
-    if match is None:
-        raise RuntimeError(f"no callgrind total in: {done.stderr[-500:]}")
-    return int(match.group(1))
+    return instructions([__file__, "--inner", provider, who, str(calls), str(size), str(repeats)])
 
 
 def per_turn(provider: str, who: str, calls: int, size: int, repeats: int) -> float:

@@ -17,14 +17,14 @@ It needs ``valgrind`` (``apt-get install valgrind``).
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-_COLLECTED = re.compile(r"Collected : (\d+)")
+sys.path.insert(0, str(BENCH))
+
+from callgrind import instructions  # noqa: E402 — bench/ on the path first
 
 
 def _inner(src: str, family: str, mode: str, size: int, work: bool) -> None:
@@ -45,15 +45,8 @@ def _inner(src: str, family: str, mode: str, size: int, work: bool) -> None:
 
 
 def _count(args: argparse.Namespace, work: bool) -> int:
-    cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
-    cmd += [__file__, args.family, args.mode, "--size", str(args.size), "--src", args.src]
-    cmd += ["--inner", "1" if work else "0"]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-    match = _COLLECTED.search(done.stderr)
-    if match is None:
-        raise RuntimeError(f"no callgrind total in: {done.stderr[-500:]}")
-    return int(match.group(1))
+    sample = [args.family, args.mode, "--size", str(args.size), "--src", args.src]
+    return instructions([__file__, *sample, "--inner", "1" if work else "0"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,8 +73,10 @@ from ..messages import (
 from ..turn import Turn
 from ..wire.assembler import Assembler
 from ..wire.openai_responses import (
+    CLIENT_ITEMS,
     PROVIDER,
     REASONING_SUMMARY_JOIN,
+    SERVER_ITEMS,
     is_client_item,
     is_server_item,
 )
@@ -428,23 +430,11 @@ def _decode_part(item: Mapping[str, Any], where: str, err: ErrorFactory) -> Part
 
 # Assistant-side items kept verbatim when a history is decoded: the built-in tools'
 # items, shell and patch calls, and the MCP approval request with its answer.
-_KEPT_INPUT_ITEMS = frozenset(
-    {
-        "web_search_call",
-        "file_search_call",
-        "code_interpreter_call",
-        "image_generation_call",
-        "mcp_call",
-        "mcp_list_tools",
-        "mcp_approval_request",
-        "mcp_approval_response",
-        "local_shell_call",
-        "shell_call",
-        "apply_patch_call",
-        "local_shell_call_output",
-        "shell_call_output",
-        "apply_patch_call_output",
-    }
+_KEPT_INPUT_ITEMS = (
+    SERVER_ITEMS
+    | CLIENT_ITEMS
+    | {"mcp_approval_response"}
+    | {f"{kind}_output" for kind in CLIENT_ITEMS}
 )
 
 

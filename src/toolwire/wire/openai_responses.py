@@ -51,7 +51,7 @@ REASONING_SUMMARY_JOIN = "\n\n"
 """What separates two summary parts of one reasoning item (stream and body alike)."""
 
 # Output items the provider runs itself: kept and sent back, nothing for toolwire to do.
-_SERVER_ITEMS = frozenset(
+SERVER_ITEMS = frozenset(
     {
         "web_search_call",
         "file_search_call",
@@ -66,16 +66,16 @@ _SERVER_ITEMS = frozenset(
 
 def is_server_item(kind: str) -> bool:
     """True for an output item kind that a built-in (provider-run) tool produces."""
-    return kind in _SERVER_ITEMS
+    return kind in SERVER_ITEMS
 
 
 # Built-in calls the client runs: answered by the next request (run/builtin_calls.py).
-_CLIENT_ITEMS = frozenset({"local_shell_call", "shell_call", "apply_patch_call"})
+CLIENT_ITEMS = frozenset({"local_shell_call", "shell_call", "apply_patch_call"})
 
 
 def is_client_item(kind: str) -> bool:
     """True for a built-in tool's call item that the client executes (shell, patch)."""
-    return kind in _CLIENT_ITEMS
+    return kind in CLIENT_ITEMS
 
 
 class OpenAIResponsesStream(StreamDecoder):
