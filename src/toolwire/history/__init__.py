@@ -6,6 +6,8 @@
   decoders back, and decoders of each provider's non-streaming response into a
   ``Turn`` (through the same assembler as the streams). Each module's docstring holds
   its mapping table and says what a round trip keeps.
+* :mod:`.chat_dialects` — what each OpenAI-compatible server accepts back in a Chat
+  request (DeepSeek's reasoning rules), as settings of a ``ChatDialect``.
 * :mod:`.tools` — tool definitions and ``tool_choice`` from OpenAI Chat form to the
   other two.
 """
@@ -21,6 +23,7 @@ from .anthropic import (
     to_anthropic,
     usage_from_anthropic,
 )
+from .chat_dialects import CHAT_DIALECTS, ChatDialect, chat_dialect
 from .check import check_history, missing_results
 from .openai_chat import (
     decode_openai_chat_response,
@@ -48,10 +51,13 @@ from .tool_defs import (
 
 __all__ = [
     "ANTHROPIC_STOP_REASONS",
+    "CHAT_DIALECTS",
     "INVALID_ARGUMENTS_KEY",
     "RESPONSES_INCOMPLETE_REASONS",
     "TOOL_ERROR_PREFIX",
+    "ChatDialect",
     "ToolMappingError",
+    "chat_dialect",
     "check_history",
     "decode_anthropic_response",
     "decode_openai_chat_response",

@@ -16,7 +16,10 @@ AssistantMessage     ``{"role": "assistant", "content", "tool_calls"?,
                      free-form call is ``{id, type: "custom", custom: {name,
                      input}}``;
                      reasoning text joined goes in ``reasoning_content``, the field
-                     vLLM, DeepSeek and SGLang use (``reasoning`` decodes too);
+                     vLLM, DeepSeek and SGLang use (``reasoning`` decodes too), on
+                     the messages the dialect's ``reasoning_echo`` says
+                     (:mod:`.chat_dialects`: DeepSeek's wants it only in tool-call
+                     turns, R1's never);
                      refusal parts joined go in ``refusal`` (the assistant
                      message's own field; a ``refusal`` content part decodes too)
 ToolResult           ``{"role": "tool", "tool_call_id", "content"}``
@@ -69,6 +72,7 @@ from ._common import (
     status_from_text,
     to_plain,
 )
+from .chat_dialects import ChatDialect, chat_dialect, echoed_reasoning
 
 __all__ = [
     "TOOL_ERROR_PREFIX",
@@ -84,26 +88,36 @@ JSONDict = dict[str, Any]
 # -- neutral -> Chat -------------------------------------------------------------------
 
 
-def to_openai_chat(messages: Sequence[Message]) -> list[JSONDict]:
+def to_openai_chat(
+    messages: Sequence[Message], *, dialect: str | ChatDialect = "openai"
+) -> list[JSONDict]:
     """Encode a neutral history as OpenAI Chat Completions ``messages``.
 
     Args:
         messages: The neutral history, oldest first.
+        dialect: The server's dialect, by name or as a
+            :class:`~toolwire.history.chat_dialects.ChatDialect`: it says which
+            assistant messages send their reasoning back (``openai``: all of them).
 
     Returns:
         One Chat message per neutral message, in order (see the module's table).
 
     Raises:
         HistoryError: an entry is not a toolwire message.
+        CallerError: ``dialect`` names no known dialect.
     """
-    return [_encode(position, message) for position, message in enumerate(messages)]
+    reasoning = echoed_reasoning(messages, chat_dialect(dialect).reasoning_echo)
+    return [
+        _encode(position, message, reasoning.get(position))
+        for position, message in enumerate(messages)
+    ]
 
 
-def _encode(position: int, message: Message) -> JSONDict:
+def _encode(position: int, message: Message, reasoning: str | None) -> JSONDict:
     if isinstance(message, (SystemMessage, UserMessage)):
         return {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage):
-        return _encode_assistant(message)
+        return _encode_assistant(message, reasoning)
     if isinstance(message, ToolResult):
         return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
     raise history_error(
@@ -111,14 +125,14 @@ def _encode(position: int, message: Message) -> JSONDict:
     )
 
 
-def _encode_assistant(message: AssistantMessage) -> JSONDict:
+def _encode_assistant(message: AssistantMessage, reasoning: str | None) -> JSONDict:
+    """``reasoning``: what goes in ``reasoning_content`` (``None``: no such field)."""
     calls = message.tool_calls
     text = message.text
     out: JSONDict = {"role": "assistant", "content": text if text or not calls else None}
     if calls:
         out["tool_calls"] = [_encode_call(call) for call in calls]
-    reasoning = message.reasoning
-    if reasoning:
+    if reasoning is not None:
         out["reasoning_content"] = reasoning
     refusal = message.refusal
     if refusal:

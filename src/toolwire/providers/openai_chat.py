@@ -12,13 +12,20 @@ carries usage. Neutral settings: ``max_tokens`` and ``reasoning_effort`` keep th
 names (both are Chat fields); ``stream: False`` asks for one JSON response. A request
 with ``logprobs: True`` in its settings gets them back on ``Turn.logprobs`` (the
 decoders keep them only then).
+
+What the history sends back follows the server's dialect
+(:mod:`toolwire.history.chat_dialects`): ``dialect="deepseek"`` (the default for
+``https://api.deepseek.com``) sends reasoning back as DeepSeek's thinking mode requires,
+``dialect="deepseek-r1"`` never sends it; every other server gets ``openai``.
 """
 
 from __future__ import annotations
 
 from functools import partial
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
+from ..history.chat_dialects import ChatDialect, chat_dialect
 from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
 from ..history.tool_defs import custom_tool_names, to_openai_chat_tools
 from ..run.model import ModelRequest
@@ -26,7 +33,10 @@ from ..wire.openai_chat import OpenAIChatStream
 from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Wire
 
-__all__ = ["OpenAIChatModel", "bearer_headers"]
+__all__ = ["DIALECT_HOSTS", "OpenAIChatModel", "bearer_headers"]
+
+DIALECT_HOSTS = {"api.deepseek.com": "deepseek"}
+"""The dialect of a known endpoint's host, used when the model is given none."""
 
 
 def bearer_headers(api_key: str | None, extra: dict[str, str]) -> dict[str, str]:
@@ -45,6 +55,17 @@ class OpenAIChatModel(HTTPModel):
 
         OpenAIChatModel("gpt-4.1-mini")                                   # OpenAI
         OpenAIChatModel("Qwen/Qwen3-8B", base_url="http://localhost:8000/v1")  # vLLM
+        OpenAIChatModel("deepseek-reasoner", base_url="https://api.deepseek.com")
+
+    Args:
+        model: The server's model name.
+        dialect: The server's Chat dialect, by name (``openai``, ``deepseek``,
+            ``deepseek-r1``) or as a ``ChatDialect``; ``None``: the dialect of the
+            endpoint's host (:data:`DIALECT_HOSTS`), else ``openai``.
+        **options: As for :class:`~toolwire.providers.hosted.HTTPModel`.
+
+    Raises:
+        CallerError: ``dialect`` names no known dialect.
     """
 
     prefix: ClassVar[str] = "openai"
@@ -52,13 +73,20 @@ class OpenAIChatModel(HTTPModel):
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
 
+    def __init__(
+        self, model: str, *, dialect: str | ChatDialect | None = None, **options: Any
+    ) -> None:
+        super().__init__(model, **options)
+        host = urlsplit(self.base_url).hostname or ""
+        self.dialect = chat_dialect(dialect or DIALECT_HOSTS.get(host, "openai"))
+
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/chat/completions`` request for one turn."""
         settings = self.merged_settings(request)
         stream = bool(settings.pop("stream", True))
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai_chat(request.messages),
+            "messages": to_openai_chat(request.messages, dialect=self.dialect),
             "stream": stream,
         }
         if stream:
