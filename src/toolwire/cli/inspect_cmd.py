@@ -92,6 +92,8 @@ def render(report: dict[str, Any]) -> str:
             f"({request['finish_reason']}, {usage['input_tokens']} in / "
             f"{usage['output_tokens']} out tokens{cost})"
         )
+        if request.get("refused"):
+            lines.append(f"  refused: {request['refusal_preview'][:110] or '(no text)'}")
         for call in report["calls"]:
             if call["round"] != request["round"]:
                 continue

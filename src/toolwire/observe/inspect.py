@@ -132,6 +132,9 @@ def inspect_run(
             "finish_reason": q["finish_reason"],
             "tool_calls": len(json.loads(q["tool_calls"])),
             "text_preview": _preview(q["text"]),
+            # A log written before refusals were kept has neither column.
+            "refused": bool(q.get("refused")),
+            "refusal_preview": _preview(q.get("refusal") or ""),
             "usage": _usage(q, prices),
             "started_at": q["started_at"],
             "ended_at": q["ended_at"],

@@ -155,7 +155,8 @@ class RunRecorder:
                 "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
                 " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
                 " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
-                " reasoning_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reasoning_tokens, refusal, refused)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.run_id,
                     self._requests,
@@ -175,6 +176,8 @@ class RunRecorder:
                     usage.output_tokens,
                     usage.cache_read_tokens,
                     usage.reasoning_tokens,
+                    message.refusal,
+                    int(turn.refused),
                 ),
             )
         )

@@ -1,8 +1,8 @@
 """Record and replay: a logged run played back offline, deterministically.
 
 :class:`ReplayModel` is a :class:`~toolwire.run.model.Model` whose turns come from the
-audit log: each request gets the next logged turn (text, reasoning, the tool calls
-verbatim, usage, finish reason), streamed through the real OpenAI Chat decoder so that
+audit log: each request gets the next logged turn (text, reasoning, a refusal, the tool
+calls verbatim, usage, finish reason), streamed through the real OpenAI Chat decoder so that
 assembly and early execution run as they did live. The tools run live (pass your own)
 or come from the log too (:meth:`ReplayModel.tools`: each call answered with the
 result it got then). :func:`assert_replays` turns a logged run into a regression test.
@@ -163,11 +163,16 @@ class ReplayModel:
                 f"request {number + 1} was made, but run {self.run['run_id']} logged "
                 f"{len(self._turns)} model turn(s)"
             )
+        logged = self._turns[number]
         decoder = OpenAIChatStream()
-        for chunk in turn_chunks(self._turns[number], self._custom_tools()):
+        for chunk in turn_chunks(logged, self._custom_tools()):
             for event in decoder.feed(chunk):
                 yield event
-        yield TurnDone(decoder.close())
+        turn = decoder.close()
+        # A refusal without words (Anthropic's stop_reason "refusal") has no Chat chunk
+        # to carry it; a log written before refusals were kept has no such column.
+        turn.refused = turn.refused or bool(logged.get("refused"))
+        yield TurnDone(turn)
 
 
 def _signature(tool: str, arguments: str, *, raw: bool = False) -> str:
@@ -228,7 +233,9 @@ def turn_chunks(
 
     A free-form call (logged with ``"freeform": true``; in a log written before the
     flag, a call to one of ``custom_tools``) is replayed as a Chat ``custom`` call, so
-    it decodes as free-form again, its raw input unchanged.
+    it decodes as free-form again, its raw input unchanged. A refusal's text is a
+    ``refusal`` delta, so it decodes as a ``RefusalPart`` again (a log written before
+    refusals were kept has none).
     """
 
     def chunk(delta: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -244,6 +251,8 @@ def turn_chunks(
         chunks.append(chunk({"reasoning_content": turn["reasoning"]}))
     if turn["text"]:
         chunks.append(chunk({"content": turn["text"]}))
+    if turn.get("refusal"):
+        chunks.append(chunk({"refusal": turn["refusal"]}))
     for index, call in enumerate(json.loads(turn["tool_calls"])):
         entry: dict[str, Any] = {"index": index, "id": call["id"]}
         if call.get("freeform", call["name"] in custom_tools):

@@ -86,6 +86,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX runs_by_start ON runs (started_at);
     CREATE INDEX calls_by_tool ON calls (run_id, tool);
     """,
+    # 3: a refused turn: its refusal text, and whether the model refused at all (a
+    # provider may say so without words: Anthropic's stop_reason "refusal").
+    """
+    ALTER TABLE requests ADD COLUMN refusal TEXT NOT NULL DEFAULT '';
+    ALTER TABLE requests ADD COLUMN refused INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

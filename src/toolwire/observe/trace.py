@@ -137,8 +137,10 @@ def _round(page: _Page, number: int, requests: list[dict[str, Any]],
             f"{_ms(q['ended_at'] - q['started_at'])}, finish reason {q['finish_reason']}, "
             f"{q['input_tokens']} input / {q['output_tokens']} output tokens, "
             f"{len(tool_calls)} tool call(s)"
-        )
+        ) + (", refused" if q.get("refused") else "")  # not in logs from before refusals
         sections = [("text", _cut(q["text"]))] if q["text"] else []
+        if q.get("refusal"):
+            sections.append(("refusal", _cut(q["refusal"])))
         if q["reasoning"]:
             sections.append(("reasoning", _cut(q["reasoning"])))
         if tool_calls:
