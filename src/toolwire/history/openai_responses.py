@@ -25,7 +25,9 @@ ToolCall (freeform)  ``{"type": "custom_tool_call", "call_id", "name", "input"}`
 ToolResult           ``{"type": "function_call_output", "call_id", "output"}``;
                      ``{"type": "custom_tool_call_output", "call_id", "output"}``
                      when it answers a free-form (custom) call
-ProviderPart         its ``data``, verbatim (``openai_responses`` parts only)
+ProviderPart         its ``data``, verbatim (``openai_responses`` parts only; a
+                     ``local_shell_call_output`` that names its call ``id``, as
+                     openai-python's type does, is sent with ``call_id``)
 ===================  ===========================================================
 
 Every ``mcp_approval_request`` item is answered in the same request: a history
@@ -296,8 +298,24 @@ def _encode_part(part: Part) -> JSONDict | None:
             "arguments": part.arguments,
         }
     if isinstance(part, ProviderPart):  # a built-in tool item: back verbatim, to Responses only
-        return dict(part.data) if part.provider == PROVIDER else None
+        return _keyed_by_call_id(dict(part.data)) if part.provider == PROVIDER else None
     return _encode_reasoning(part)
+
+
+def _keyed_by_call_id(item: JSONDict) -> JSONDict:
+    """A ``local_shell_call_output`` that names its call ``id`` sent with ``call_id``.
+
+    The API matches an output to its call by ``call_id``: the OpenAPI spec's
+    ``LocalShellToolCallOutput`` requires it (openai-python, ``api_reference/
+    openapi.transformed.yml``), and with ``id`` alone the API answers 400 "No tool output
+    found for local shell call". openai-python's ``LocalShellCallOutput`` type, made
+    from the spec's properties, has only ``id`` ("the unique ID of the local shell tool
+    call"), so an item written to that type carries the call's id there: it moves to
+    ``call_id``. An item with a ``call_id`` goes back as it is.
+    """
+    if item.get("type") != "local_shell_call_output" or "call_id" in item or "id" not in item:
+        return item
+    return {("call_id" if key == "id" else key): value for key, value in item.items()}
 
 
 def _encode_refusal(part: RefusalPart) -> JSONDict:
@@ -371,7 +389,7 @@ class _InputDecoder:
         elif kind in ("reasoning", "function_call", "custom_tool_call"):
             self._part(_decode_part(item, where, history_error))
         elif isinstance(kind, str) and kind in _KEPT_INPUT_ITEMS:
-            self._part(ProviderPart(PROVIDER, str(kind), dict(item)))
+            self._part(ProviderPart(PROVIDER, str(kind), _keyed_by_call_id(dict(item))))
         else:
             raise history_error(f"input item type {kind!r} is not supported", where)
 
