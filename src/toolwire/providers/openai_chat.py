@@ -21,8 +21,9 @@ What the history sends back follows the server's dialect
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import partial
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from ..history.chat_dialects import ChatDialect, chat_dialect
@@ -31,7 +32,10 @@ from ..history.tool_defs import custom_tool_names, to_openai_chat_tools
 from ..run.model import ModelRequest
 from ..wire.openai_chat import OpenAIChatStream
 from .hosted import HTTPModel, chat_tool_choice, finish_body
-from .http import HTTPRequest, Wire
+from .http import HTTPRequest, Retries, Timeouts, Wire
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["DIALECT_HOSTS", "OpenAIChatModel", "bearer_headers"]
 
@@ -62,7 +66,8 @@ class OpenAIChatModel(HTTPModel):
         dialect: The server's Chat dialect, by name (``openai``, ``deepseek``,
             ``deepseek-r1``) or as a ``ChatDialect``; ``None``: the dialect of the
             endpoint's host (:data:`DIALECT_HOSTS`), else ``openai``.
-        **options: As for :class:`~toolwire.providers.hosted.HTTPModel`.
+        base_url, api_key, headers, settings, timeouts, retries, client: As for
+            :class:`~toolwire.providers.hosted.HTTPModel`.
 
     Raises:
         CallerError: ``dialect`` names no known dialect.
@@ -73,10 +78,29 @@ class OpenAIChatModel(HTTPModel):
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
 
-    def __init__(
-        self, model: str, *, dialect: str | ChatDialect | None = None, **options: Any
+    def __init__(  # noqa: PLR0913 — HTTPModel's keywords, and the dialect
+        self,
+        model: str,
+        *,
+        dialect: str | ChatDialect | None = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        settings: Mapping[str, Any] | None = None,
+        timeouts: Timeouts | None = None,
+        retries: Retries | None = None,
+        client: httpx.AsyncClient | None = None,
     ) -> None:
-        super().__init__(model, **options)
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            headers=headers,
+            settings=settings,
+            timeouts=timeouts,
+            retries=retries,
+            client=client,
+        )
         host = urlsplit(self.base_url).hostname or ""
         self.dialect = chat_dialect(dialect or DIALECT_HOSTS.get(host, "openai"))
 
