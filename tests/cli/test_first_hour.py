@@ -190,6 +190,18 @@ def test_grammar_turns_on_for_completions_models() -> None:
     assert model.grammar is True  # type: ignore[attr-defined]
 
 
+def test_dialect_for_openai_compatible_servers(capsys: pytest.CaptureFixture[str]) -> None:
+    model = _model("--model", "openai:deepseek-reasoner", "--base-url", "http://h/v1")
+    assert model.dialect.name == "openai"  # type: ignore[attr-defined]
+    words = ("--model", "openai:deepseek-reasoner", "--base-url", "http://h/v1")
+    model = _model(*words, "--dialect", "deepseek")
+    assert model.dialect.name == "deepseek"  # type: ignore[attr-defined]
+    assert main(["run", "hi", *words, "--dialect", "deepsek"]) == 2
+    assert "unknown Chat dialect 'deepsek'" in capsys.readouterr().err
+    assert main(["run", "hi", "--model", "local:smollm2", "--dialect", "deepseek"]) == 2
+    assert "--dialect is for openai:NAME" in capsys.readouterr().err
+
+
 # -- the demo's verdicts ------------------------------------------------------------------
 
 

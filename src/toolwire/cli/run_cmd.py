@@ -102,6 +102,12 @@ def register(subparsers: Any) -> None:
         "(llama.cpp servers)",
     )
     parser.add_argument(
+        "--dialect",
+        metavar="NAME",
+        help="openai: models: what the server accepts back (openai, deepseek, deepseek-r1; "
+        "default: deepseek for api.deepseek.com, else openai)",
+    )
+    parser.add_argument(
         "--yes", "-y", action="store_true", help="allow every tool call without asking"
     )
     parser.add_argument(
@@ -177,7 +183,8 @@ def build_agent(args: argparse.Namespace) -> Any:
 
 
 def _model_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--timeout`` and ``--grammar`` as provider options (only for the models they fit)."""
+    """``--timeout``, ``--grammar`` and ``--dialect`` as provider options (only for the
+    models they fit)."""
     from ..errors import CallerError
 
     options: dict[str, Any] = {}
@@ -203,6 +210,13 @@ def _model_options(args: argparse.Namespace) -> dict[str, Any]:
                 hint="the local model always uses a grammar; hosted APIs take none",
             )
         options["grammar"] = True
+    dialect = getattr(args, "dialect", None)
+    if dialect is not None:
+        if prefix != "openai":
+            raise CallerError(
+                "--dialect is for openai:NAME models (an OpenAI-compatible Chat server)"
+            )
+        options["dialect"] = dialect
     return options
 
 
