@@ -104,3 +104,16 @@ def test_an_output_with_both_keys_goes_back_as_it_came() -> None:
     }
     (output,) = _outputs(_sent(message, dict(returned)))
     assert output == returned
+
+
+def test_an_output_in_the_sdks_shape_counts_as_the_answer() -> None:
+    # The agent answers only the calls no output answers yet: an output part built by
+    # hand in the SDK's shape (the call's id in ``id``) answers its call too.
+    from toolwire.run.builtin_calls import builtin_calls
+
+    call, message = _recorded_call()
+    assert [c.call_id for c in builtin_calls(message, pending=True)] == [call["call_id"]]
+    answer = {"type": "local_shell_call_output", "id": call["call_id"], "output": "ok"}
+    message.parts.append(ProviderPart("openai_responses", answer["type"], answer))
+    assert builtin_calls(message, pending=True) == []
+    assert [c.call_id for c in builtin_calls(message)] == [call["call_id"]]

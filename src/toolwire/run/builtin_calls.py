@@ -156,9 +156,22 @@ def builtin_calls(
         pending: Only those that no output part in ``source`` answers yet.
     """
     parts = responses_items(source)
-    answered = {str(p.data.get("call_id")) for p in parts if p.type.endswith("_call_output")}
+    answered = {_answered_call_id(p) for p in parts if p.type.endswith("_call_output")}
     found = [_call(p.data) for p in parts if p.type in BUILTIN_KINDS]
     return [c for c in found if not (pending and c.call_id in answered)]
+
+
+def _answered_call_id(output: ProviderPart) -> str:
+    """The call an output item answers: ``call_id``, or ``id`` on a local shell output.
+
+    openai-python's ``LocalShellCallOutput`` type names the call ``id`` (the encoder sends
+    it as ``call_id``, see ``history.openai_responses``); such an output still answers
+    its call, so the agent must not answer it a second time.
+    """
+    data = output.data
+    if "call_id" not in data and output.type == "local_shell_call_output":
+        return str(data.get("id"))
+    return str(data.get("call_id"))
 
 
 async def answer_builtin_calls(
