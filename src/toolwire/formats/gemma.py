@@ -49,10 +49,9 @@ Decisions:
 
 from __future__ import annotations
 
-import enum
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +64,6 @@ from .base import (
     opens_reasoning,
     schema_types,
     skip_whitespace,
-    state_steps,
 )
 from .coerce import json_string, json_text
 
@@ -132,14 +130,6 @@ _KEY_END = re.compile(r"[:,}]")
 _CALL_PREFIX = "call:"
 
 
-class _Mode(enum.Enum):
-    CONTENT = "content"
-    REASONING = "reasoning"
-    NAME = "name"
-    ARGS = "args"
-    AFTER_ARGS = "after_args"
-
-
 class _Need(Exception):
     """More input is needed before the converter can go on (internal control flow)."""
 
@@ -157,7 +147,8 @@ class _ArgsToJson:
         self._name = name
         self._string = stream.markers.string
         self._stack: list[str] = []  # "obj" / "arr"
-        self._state = "start"
+        self._state: Callable[[str, int], int] = self._st_start
+        self._done = False  # the top-level object closed
         self._pending_comma = False
         self._acc: list[str] = []  # a bare scalar or key being collected
         self._key = ""
@@ -168,13 +159,12 @@ class _ArgsToJson:
 
     def feed(self, text: str, pos: int) -> tuple[str, int, bool]:
         self._out = []
-        steps = state_steps(type(self))
         try:
-            while pos < len(text) and self._state != "done":
-                pos = steps[self._state](self, text, pos)
+            while pos < len(text) and not self._done:
+                pos = self._state(text, pos)
         except _Need:
             pass
-        return "".join(self._out), pos, self._state == "done"
+        return "".join(self._out), pos, self._done
 
     def _fail(self, message: str) -> Exception:
         return self._stream.call_error(message)
@@ -208,28 +198,28 @@ class _ArgsToJson:
 
     # ---- states
 
-    def _on_start(self, text: str, pos: int) -> int:
+    def _st_start(self, text: str, pos: int) -> int:
         pos = self._skip(text, pos)
         if text[pos] != "{":
             raise self._fail(f"arguments must start with '{{', got {text[pos]!r}")
         self._stack.append("obj")
         self._out.append("{")
-        self._state = "key_or_end"
+        self._state = self._st_key_or_end
         return pos + 1
 
-    def _on_key_or_end(self, text: str, pos: int) -> int:
+    def _st_key_or_end(self, text: str, pos: int) -> int:
         pos = self._skip(text, pos)
         if text[pos] == "}":
             return self._close_container(pos, "}")
         if self._starts_string(text, pos):
             self._acc = []
-            self._state = "key_string"
+            self._state = self._st_key_string
             return pos + len(self._string)
         self._acc = []
-        self._state = "key_bare"
+        self._state = self._st_key_bare
         return pos
 
-    def _on_key_bare(self, text: str, pos: int) -> int:
+    def _st_key_bare(self, text: str, pos: int) -> int:
         match = _KEY_END.search(text, pos)
         if match is None:
             self._acc.append(text[pos:])
@@ -242,7 +232,7 @@ class _ArgsToJson:
         self._emit_key("".join(self._acc).strip())
         return match.end()
 
-    def _on_key_string(self, text: str, pos: int) -> int:
+    def _st_key_string(self, text: str, pos: int) -> int:
         end = text.find(self._string, pos)
         if end < 0:
             cut = _safe_end(text, pos, self._string)
@@ -250,10 +240,10 @@ class _ArgsToJson:
             return cut
         self._acc.append(text[pos:end])
         self._key = "".join(self._acc)
-        self._state = "colon"
+        self._state = self._st_colon
         return end + len(self._string)
 
-    def _on_colon(self, text: str, pos: int) -> int:
+    def _st_colon(self, text: str, pos: int) -> int:
         pos = self._skip(text, pos)
         if text[pos] != ":":
             raise self._fail(f"argument {self._key!r} has no ':'")
@@ -266,30 +256,30 @@ class _ArgsToJson:
         self._key = key
         self._comma()
         self._out.append(json_string(key) + ": ")
-        self._state = "value"
+        self._state = self._st_value
 
-    def _on_value(self, text: str, pos: int) -> int:
+    def _st_value(self, text: str, pos: int) -> int:
         pos = self._skip(text, pos)
         char = text[pos]
         if char in "{[":
             self._comma()
             self._stack.append("obj" if char == "{" else "arr")
             self._out.append(char)
-            self._state = "key_or_end" if char == "{" else "element_or_end"
+            self._state = self._st_key_or_end if char == "{" else self._st_element_or_end
             return pos + 1
         if self._starts_string(text, pos):
             self._comma()
             self._open_string()
             return pos + len(self._string)
         self._acc = []
-        self._state = "bare"
+        self._state = self._st_bare
         return pos
 
-    def _on_element_or_end(self, text: str, pos: int) -> int:
+    def _st_element_or_end(self, text: str, pos: int) -> int:
         pos = self._skip(text, pos)
         if text[pos] == "]":
             return self._close_container(pos, "]")
-        self._state = "value"
+        self._state = self._st_value
         return pos
 
     def _open_string(self) -> None:
@@ -298,9 +288,9 @@ class _ArgsToJson:
         self._acc = []
         if not self._buffer_string:
             self._out.append('"')
-        self._state = "string"
+        self._state = self._st_string
 
-    def _on_string(self, text: str, pos: int) -> int:
+    def _st_string(self, text: str, pos: int) -> int:
         end = text.find(self._string, pos)
         if end < 0:
             cut = _safe_end(text, pos, self._string)
@@ -312,7 +302,7 @@ class _ArgsToJson:
             self._out.append(json_text(value))
         else:
             self._out.append('"')
-        self._state = "after_value"
+        self._state = self._st_after_value
         return end + len(self._string)
 
     def _string_piece(self, piece: str) -> None:
@@ -322,7 +312,7 @@ class _ArgsToJson:
             # The piece as a JSON string minus its quotes: the same escaping as a whole string.
             self._out.append(json_string(piece)[1:-1])
 
-    def _on_bare(self, text: str, pos: int) -> int:
+    def _st_bare(self, text: str, pos: int) -> int:
         match = _BARE_END.search(text, pos)
         if match is None:
             self._acc.append(text[pos:])
@@ -330,7 +320,7 @@ class _ArgsToJson:
         self._acc.append(text[pos : match.start()])
         self._comma()
         self._out.append(self._bare_json("".join(self._acc).strip()))
-        self._state = "after_value"
+        self._state = self._st_after_value
         return match.start()
 
     def _bare_json(self, value: str) -> str:
@@ -339,13 +329,13 @@ class _ArgsToJson:
             return json_text(coerce_value(value, schema))
         return json_text(_literal(value))
 
-    def _on_after_value(self, text: str, pos: int) -> int:
+    def _st_after_value(self, text: str, pos: int) -> int:
         pos = self._skip(text, pos)
         char = text[pos]
         top = self._stack[-1]
         if char == ",":
             self._pending_comma = True
-            self._state = "key_or_end" if top == "obj" else "element_or_end"
+            self._state = self._st_key_or_end if top == "obj" else self._st_element_or_end
             return pos + 1
         if (char, top) in (("}", "obj"), ("]", "arr")):
             return self._close_container(pos, char)
@@ -353,7 +343,7 @@ class _ArgsToJson:
             # FunctionGemma sometimes omits the comma between pairs; after a closed
             # value a new key is unambiguous.
             self._pending_comma = True
-            self._state = "key_or_end"
+            self._state = self._st_key_or_end
             return pos
         raise self._fail(f"unexpected {char!r} after an argument value")
 
@@ -361,7 +351,8 @@ class _ArgsToJson:
         self._stack.pop()
         self._pending_comma = False
         self._out.append(char)
-        self._state = "after_value" if self._stack else "done"
+        self._state = self._st_after_value
+        self._done = not self._stack
         return pos + 1
 
 
@@ -403,7 +394,8 @@ class GemmaStream(FormatStream):
         self._marker_set = MarkerSet(self.markers.all())
         self._buf = ""
         self._pos = 0
-        self._mode = _Mode.CONTENT
+        self._state: Callable[[], bool] = self._st_text
+        self._thinking = False  # the text state reads reasoning, not content
         self._label_pending = False
         self._name: list[str] = []
         self._converter: _ArgsToJson | None = None
@@ -412,7 +404,7 @@ class GemmaStream(FormatStream):
     def _prime(self, prompt: str | None) -> None:
         opener, closer = self.markers.think_open, self.markers.think_close
         if prompt is not None and opener and closer and opens_reasoning(prompt, opener, closer):
-            self._mode = _Mode.REASONING
+            self._thinking = True
             tail = prompt[prompt.rfind(opener) + len(opener) :]
             self._label_pending = not tail
 
@@ -424,33 +416,26 @@ class GemmaStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        while self._pos < len(self._buf) and self._step():
+        while self._pos < len(self._buf) and self._state():
             pass
         self._buf = self._buf[self._pos :]
         self._pos = 0
 
     def _close(self) -> None:
         rest = self._take(len(self._buf))
-        if self._mode is _Mode.CONTENT:
-            self._text(rest)
-        elif self._mode is _Mode.REASONING:
-            if not self._label_pending:
+        state = self._state
+        if state == self._st_text:
+            if not self._thinking:
+                self._text(rest)
+            elif not self._label_pending:
                 self._reasoning(rest)
-        elif self._mode is not _Mode.AFTER_ARGS:
+        elif state != self._st_after_args:
+            in_args = state == self._st_args
             raise self._error(
-                f"output ended inside a tool call ({self._mode.value}); it was probably cut "
-                "off by the token limit",
-                where=f"tool call {self._call_count - (self._mode is _Mode.ARGS)}",
+                f"output ended inside a tool call ({'args' if in_args else 'name'}); it was "
+                "probably cut off by the token limit",
+                where=f"tool call {self._call_count - in_args}",
             )
-
-    def _step(self) -> bool:
-        if self._mode is _Mode.NAME:
-            return self._step_name()
-        if self._mode is _Mode.ARGS:
-            return self._step_args()
-        if self._mode is _Mode.AFTER_ARGS:
-            return self._step_after_args()
-        return self._step_text()
 
     def _take(self, end: int, skip: int = 0) -> str:
         """Consume the buffer up to ``end`` (returned) and ``skip`` characters more."""
@@ -461,12 +446,12 @@ class GemmaStream(FormatStream):
     # ---- content and reasoning
 
     def _emit(self, text: str) -> None:
-        if self._mode is _Mode.REASONING:
+        if self._thinking:
             self._reasoning(text)
         else:
             self._text(text)
 
-    def _step_text(self) -> bool:
+    def _st_text(self) -> bool:
         if self._label_pending and not self._strip_label():
             return False
         buf = self._buf
@@ -495,19 +480,19 @@ class GemmaStream(FormatStream):
         m = self.markers
         if marker == m.call_open:
             self._call_begins(self._at(self._buf, self._pos - len(marker)))
-            self._mode = _Mode.NAME
+            self._state = self._st_name
             self._name = []
         elif marker == m.think_open:
-            self._mode = _Mode.REASONING
+            self._thinking = True
             self._label_pending = True
         elif marker == m.think_close:
-            self._mode = _Mode.CONTENT
+            self._thinking = False
             self._label_pending = False
         # Turn tokens, a stray string delimiter or call close carry no text: dropped.
 
     # ---- calls
 
-    def _step_name(self) -> bool:
+    def _st_name(self) -> bool:
         brace = self._buf.find("{", self._pos)
         if brace < 0:
             self._name.append(self._take(len(self._buf)))
@@ -522,18 +507,18 @@ class GemmaStream(FormatStream):
             )
         self._begin_call(name)
         self._converter = _ArgsToJson(self, name)
-        self._mode = _Mode.ARGS
+        self._state = self._st_args
         return True
 
-    def _step_args(self) -> bool:
+    def _st_args(self) -> bool:
         assert self._converter is not None
         piece, self._pos, done = self._converter.feed(self._buf, self._pos)
         self._arguments(piece)
         if done:
-            self._mode = _Mode.AFTER_ARGS
+            self._state = self._st_after_args
         return done
 
-    def _step_after_args(self) -> bool:
+    def _st_after_args(self) -> bool:
         buf = self._buf
         self._pos = skip_whitespace(buf, self._pos)
         if self._pos == len(buf):
@@ -541,7 +526,8 @@ class GemmaStream(FormatStream):
         marker = self._marker_set.match(buf, self._pos)
         if marker is not None:
             self._pos += len(marker)
-            self._mode = _Mode.CONTENT
+            self._state = self._st_text
+            self._thinking = False
             closed = marker == self.markers.call_close
             self._call_ends(self._at(buf, self._pos if closed else self._pos - len(marker)))
             if not closed:
