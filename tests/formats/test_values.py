@@ -15,25 +15,25 @@ GRAMMAR = ("<k>", "</call>")
 
 def test_a_closing_tag_followed_by_the_grammar_ends_the_value() -> None:
     text = "abc</v> <k>x"
-    assert value_end(text, 0, ENDS, GRAMMAR, final=False) == (3, 7)
+    assert value_end(text, 0, ENDS, GRAMMAR, False) == (3, 7)
 
 
 def test_a_closing_tag_followed_by_other_text_is_part_of_the_value() -> None:
     text = "a</v>b</v></call>"
-    assert value_end(text, 0, ENDS, GRAMMAR, final=False) == (6, 10)
+    assert value_end(text, 0, ENDS, GRAMMAR, False) == (6, 10)
 
 
 def test_a_closing_tag_at_the_end_of_the_buffer_waits_unless_final() -> None:
-    assert value_end("ab</v>", 0, ENDS, GRAMMAR, final=False) == (2, -1)
-    assert value_end("ab</v>", 0, ENDS, GRAMMAR, final=True) == (2, 6)  # end of output
-    assert value_end("ab</v> <", 0, ENDS, GRAMMAR, final=False) == (2, -1)  # maybe <k>
-    assert value_end("ab</v> <", 0, ENDS, GRAMMAR, final=True) == (8, -1)  # not a close
+    assert value_end("ab</v>", 0, ENDS, GRAMMAR, False) == (2, -1)
+    assert value_end("ab</v>", 0, ENDS, GRAMMAR, True) == (2, 6)  # end of output
+    assert value_end("ab</v> <", 0, ENDS, GRAMMAR, False) == (2, -1)  # maybe <k>
+    assert value_end("ab</v> <", 0, ENDS, GRAMMAR, True) == (8, -1)  # not a close
 
 
 def test_only_a_possible_closing_tag_prefix_is_held_back() -> None:
-    assert value_end("abc</", 1, ENDS, GRAMMAR, final=False) == (3, -1)
-    assert value_end("abc</", 1, ENDS, GRAMMAR, final=True) == (5, -1)
-    assert value_end("abc", 1, ENDS, GRAMMAR, final=False) == (3, -1)
+    assert value_end("abc</", 1, ENDS, GRAMMAR, False) == (3, -1)
+    assert value_end("abc</", 1, ENDS, GRAMMAR, True) == (5, -1)
+    assert value_end("abc", 1, ENDS, GRAMMAR, False) == (3, -1)
 
 
 def _read(pieces: list[str]) -> tuple[str, str]:
@@ -43,7 +43,7 @@ def _read(pieces: list[str]) -> tuple[str, str]:
         buf = buf[pos:] + piece
         pos = 0
         final = index == len(pieces)
-        stop, resume = value_end(buf, pos, ENDS, GRAMMAR, final=final)
+        stop, resume = value_end(buf, pos, ENDS, GRAMMAR, final)
         value.append(buf[pos:stop])
         if resume >= 0:
             return "".join(value), buf[resume:] + "".join(pieces[index + 1 :])

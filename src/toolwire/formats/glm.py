@@ -137,7 +137,7 @@ class _GlmStream(ThinkStream):
         # </arg_value> inside a value ends it only when another key or the end of the
         # call follows.
         pos = self._pos
-        stop, resume = value_end(self._buf, pos, self._value_end, _AFTER_VALUE, final=self._final)
+        stop, resume = value_end(self._buf, pos, self._value_end, _AFTER_VALUE, self._final)
         self._writer.piece(self._buf[pos:stop])
         if resume < 0:
             self._pos = stop

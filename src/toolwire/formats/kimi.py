@@ -299,9 +299,7 @@ class _K3Stream(MarkupStream):
         # A closing tag inside a value ends it only when another argument or the end
         # of the call follows.
         pos = self._pos
-        stop, resume = value_end(
-            self._buf, pos, self._value_end, _AFTER_ARGUMENT, final=self._final
-        )
+        stop, resume = value_end(self._buf, pos, self._value_end, _AFTER_ARGUMENT, self._final)
         self._writer.piece(self._buf[pos:stop])
         if resume < 0:
             self._pos = stop

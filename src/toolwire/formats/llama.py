@@ -274,7 +274,11 @@ class LlamaJsonStream(_TextScanner):
             end += 1
         if end == len(text):
             return self._hold(text, pos)
-        if text.startswith(PYTHON_TAG, end) or _json_head(text, end):
+        if _json_head(text, end):  # the next call starts right here
+            self._call_begins(self._at(text, end))
+            self._start_object()
+            return end
+        if text.startswith(PYTHON_TAG, end):
             self._state = self._st_content
             return end
         rest = len(text) - end

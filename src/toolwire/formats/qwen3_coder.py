@@ -163,10 +163,10 @@ class Qwen3CoderStream(FormatStream):
     def _expect_tag(self, text: str, pos: int, tags: tuple[str, ...]) -> tuple[int, str]:
         """Skip whitespace and match one of ``tags``: (end, tag), or (-1, "") held."""
         pos = skip_whitespace(text, pos)
-        rest = text[pos : pos + _LONGEST_TAG]  # bounded: slicing the rest would be quadratic
         for tag in tags:
-            if rest.startswith(tag):
+            if text.startswith(tag, pos):
                 return pos + len(tag), tag
+        rest = text[pos : pos + _LONGEST_TAG]  # bounded: slicing the rest would be quadratic
         if len(text) - pos < _LONGEST_TAG and any(tag.startswith(rest) for tag in tags):
             return self._hold(text, pos), ""
         raise self._error(
@@ -202,7 +202,7 @@ class Qwen3CoderStream(FormatStream):
         return end
 
     def _st_params(self, text: str, pos: int) -> int:
-        tags = (PARAM_OPEN, FUNCTION_CLOSE, CALL_CLOSE) if self._wrapped else _AFTER_PARAM
+        tags = _AFTER_PARAM_WRAPPED if self._wrapped else _AFTER_PARAM
         end, tag = self._expect_tag(text, pos, tags)
         if tag == PARAM_OPEN:
             self._state = self._st_param_name
@@ -232,8 +232,10 @@ class Qwen3CoderStream(FormatStream):
         if self._streaming:
             self._arguments('"')
         self._value = []
-        self._state = self._st_value_start
-        return end
+        if end == len(text):  # wait for what follows the tag
+            self._state = self._st_value_start
+            return end
+        return self._st_value_start(text, end)
 
     def _is_string(self, key: str) -> bool:
         types = schema_types(self.format.tools.property_schema(self._name, key))

@@ -17,7 +17,7 @@ __all__ = ["value_end"]
 
 
 def value_end(
-    text: str, pos: int, close: MarkerSet, grammar: tuple[str, ...], *, final: bool
+    text: str, pos: int, close: MarkerSet, grammar: tuple[str, ...], final: bool
 ) -> tuple[int, int]:
     """Find the end of the raw value that starts at ``text[pos]``.
 
@@ -29,6 +29,8 @@ def value_end(
             optional whitespace, as :func:`~toolwire.formats.markers.continues`); the
             end of the output continues the grammar too.
         final: No more input will come: decide everything instead of holding back.
+            Positional: a keyword argument makes CPython 3.11 take its generic call
+            path, and this runs once per delta inside a value.
 
     Returns:
         ``(stop, resume)``: ``text[pos:stop]`` is value text, safe to emit now. When
@@ -38,10 +40,9 @@ def value_end(
     """
     # One loop over the closing tags in the buffer, not one parser step per tag: a
     # value that mentions its closing tag many times is still scanned once.
-    search = close.pattern.search
     start = pos
     while True:
-        found = search(text, start)
+        found = close.pattern.search(text, start)
         if found is None:
             return (len(text) if final else len(text) - close.holdback(text, start)), -1
         at, after = found.span()
