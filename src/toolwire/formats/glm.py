@@ -1,9 +1,10 @@
 """GLM tool-call format: ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...``.
 
-Strategy: the shared marker machinery of :mod:`toolwire.formats.deepseek`
-(:class:`~toolwire.formats.deepseek.ThinkStream`, one method per state, only a possible
-marker prefix held back) and :class:`~toolwire.formats.deepseek.ArgumentWriter`,
-which turns key/value pairs into an arguments JSON object as they stream.
+Strategy: the shared marker machinery of :mod:`toolwire.formats.markup`
+(:class:`~toolwire.formats.markup.ThinkStream`, one method per state, only a possible
+marker prefix held back) and :class:`~toolwire.formats.markup.ArgumentWriter`,
+which turns key/value pairs into an arguments JSON object as they stream; a value
+ends where :func:`~toolwire.formats.values.value_end` says.
 
 Layouts (sources: the official chat templates mirrored in ggml-org/llama.cpp
 ``models/templates/glm_4_5.jinja`` and ``GLM-4.6.jinja``; GLM-4.7's layout from

@@ -1,7 +1,7 @@
 """Kimi tool-call formats: K2 ``<|tool_calls_section_begin|>`` markers and K3 XTML channels.
 
-Strategy: the shared marker machinery of :mod:`toolwire.formats.deepseek`
-(:class:`~toolwire.formats.deepseek.MarkupStream`: one method per parser state, only a
+Strategy: the shared marker machinery of :mod:`toolwire.formats.markup`
+(:class:`~toolwire.formats.markup.MarkupStream`: one method per parser state, only a
 possible marker prefix held back, cost linear in the output).
 
 K2 (sources: MoonshotAI/Kimi-K2 ``docs/tool_call_guidance.md``; the official templates

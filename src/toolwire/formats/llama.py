@@ -449,7 +449,7 @@ class PythonicStream(_TextScanner):
         if pos >= len(text):
             return self._hold(text, pos)
         if text[pos] == ")":
-            return self._end_call(pos + 1)
+            return self._end_call(text, pos + 1)
         match = _KEY.match(text, pos)
         equals = skip_whitespace(text, match.end()) if match else pos
         if match is None or equals >= len(text):
@@ -485,12 +485,14 @@ class PythonicStream(_TextScanner):
             )
         self._arguments(json_text(value))
         if text[end] == ")":
-            return self._end_call(end + 1)
+            return self._end_call(text, end + 1)
         self._state = self._st_key
         return end + 1
 
-    def _end_call(self, pos: int) -> int:
+    def _end_call(self, text: str, pos: int) -> int:
         self._arguments("}")
+        if text[pos : pos + 1] in (",", "]"):  # what follows is here: no state between
+            return self._st_after_call(text, pos)
         self._state = self._st_after_call
         return pos
 
