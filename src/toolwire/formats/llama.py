@@ -152,7 +152,7 @@ _PY_HEAD_KW: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", _KEY, "=")
 
 def _pythonic_head(text: str, pos: int) -> bool | None:
     """Whether a pythonic call list starts at ``pos`` (``None``: cannot tell yet)."""
-    return _any_head(text, pos, (_PY_HEAD_CALL, _PY_HEAD_KW))
+    return _any_head(text, pos, (_PY_HEAD_KW, _PY_HEAD_CALL))  # the usual call first
 
 
 class _TextScanner(FormatStream):
@@ -467,7 +467,8 @@ class PythonicStream(_TextScanner):
             raise self._error(f"argument {key!r} given twice", where=self._where())
         self._arguments(f"{', ' if self._keys else ''}{json.dumps(key)}: ")
         self._keys.add(key)
-        self._value, self._scanner = [], _PyValueScanner()
+        # No new scanner: one that found a value's end is at rest (depth 0, no string).
+        self._value = []
         self._state = self._st_value
         return equals + 1
 
