@@ -274,7 +274,8 @@ class LlamaJsonStream(_TextScanner):
             end += 1
         if end == len(text):
             return self._hold(text, pos)
-        if _json_head(text, end):  # the next call starts right here
+        head = _json_head(text, end)
+        if head:  # the next call starts right here
             self._call_begins(self._at(text, end))
             self._start_object()
             return end
@@ -282,9 +283,7 @@ class LlamaJsonStream(_TextScanner):
             self._state = self._st_content
             return end
         rest = len(text) - end
-        if _json_head(text, end) is None or (
-            rest < len(PYTHON_TAG) and PYTHON_TAG.startswith(text[end:])
-        ):
+        if head is None or (rest < len(PYTHON_TAG) and PYTHON_TAG.startswith(text[end:])):
             return self._hold(text, pos)
         self._state = self._st_content
         return pos
