@@ -10,6 +10,7 @@ side by side with this one::
 
     python bench/count_formats.py hermes 1 --size 10000
     python bench/count_formats.py deepseek parse --src /tmp/old/src
+    python bench/count_formats.py kimi 1 --variant k3   # not the family's first variant
 
 It needs ``valgrind`` (``apt-get install valgrind``).
 """
@@ -27,13 +28,14 @@ sys.path.insert(0, str(BENCH))
 from callgrind import instructions  # noqa: E402 — bench/ on the path first
 
 
-def _inner(src: str, family: str, mode: str, size: int, work: bool) -> None:
+def _inner(src: str, family: str, mode: str, size: int, work: bool, variant: str) -> None:
     """Build the sample with the package at ``src`` and, with ``work``, run it."""
     sys.path[:0] = [str(BENCH), src]
     import bench_formats as bf
     from toolwire import formats
 
     variants = next(info.variants for info in bf.FAMILIES if info.name == family)
+    variants = (variant,) if variant else variants
     found = bf.repeatable_unit(family, variants)
     if found is None:
         raise SystemExit(f"no repeatable sample for {family}")
@@ -46,6 +48,7 @@ def _inner(src: str, family: str, mode: str, size: int, work: bool) -> None:
 
 def _count(args: argparse.Namespace, work: bool) -> int:
     sample = [args.family, args.mode, "--size", str(args.size), "--src", args.src]
+    sample += ["--variant", args.variant] if args.variant else []
     return instructions([__file__, *sample, "--inner", "1" if work else "0"])
 
 
@@ -56,15 +59,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("mode", choices=("parse", "8", "1"))
     ap.add_argument("--size", type=int, default=10_000, help="sample size in characters")
     ap.add_argument("--src", default=str(BENCH.parent / "src"), help="the package's src/")
+    ap.add_argument("--variant", default="", help="the variant (default: the first that fits)")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.inner is not None:
-        _inner(args.src, args.family, args.mode, args.size, args.inner == "1")
+        _inner(args.src, args.family, args.mode, args.size, args.inner == "1", args.variant)
         return 0
     warm = [sys.executable, __file__, args.family, args.mode, "--src", args.src]
+    warm += ["--variant", args.variant] if args.variant else []
     subprocess.run([*warm, "--size", "100", "--inner", "0"], check=True)  # .pyc
     count = _count(args, True) - _count(args, False)
-    print(f"{args.family} {args.mode} {args.size} chars: {count / 1e6:.1f} M instructions")
+    name = f"{args.family}/{args.variant}" if args.variant else args.family
+    print(f"{name} {args.mode} {args.size} chars: {count / 1e6:.1f} M instructions")
     return 0
 
 

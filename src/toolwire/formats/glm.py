@@ -1,9 +1,10 @@
 """GLM tool-call format: ``<tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...``.
 
-Strategy: the shared marker machinery of :mod:`toolwire.formats.deepseek`
-(:class:`~toolwire.formats.deepseek.ThinkStream`, one method per state, only a possible
-marker prefix held back) and :class:`~toolwire.formats.deepseek.ArgumentWriter`,
-which turns key/value pairs into an arguments JSON object as they stream.
+Strategy: the shared marker machinery of :mod:`toolwire.formats.markup`
+(:class:`~toolwire.formats.markup.ThinkStream`, one method per state, only a possible
+marker prefix held back) and :class:`~toolwire.formats.markup.ArgumentWriter`,
+which turns key/value pairs into an arguments JSON object as they stream; a value
+ends where :func:`~toolwire.formats.values.value_end` says.
 
 Layouts (sources: the official chat templates mirrored in ggml-org/llama.cpp
 ``models/templates/glm_4_5.jinja`` and ``GLM-4.6.jinja``; GLM-4.7's layout from
@@ -41,6 +42,7 @@ from typing import Any, ClassVar
 from ..errors import CallerError
 from .base import Format, FormatStream, MarkerSet, opens_reasoning
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
+from .values import value_end
 
 __all__ = ["VARIANTS", "GlmFormat", "make"]
 
@@ -133,21 +135,15 @@ class _GlmStream(ThinkStream):
         return True
 
     def _st_value(self) -> bool:
-        chunk, marker = self._until(self._value_end)
-        if marker is not None:
-            # </arg_value> inside a value: it ends the value only when the grammar
-            # goes on after it (another key or the end of the call).
-            follows = self._continues(self._pos, _AFTER_VALUE)
-            if follows is None:
-                self._writer.piece(chunk)
-                self._pos -= len(marker)
-                return False
-            if not follows:
-                self._writer.piece(chunk + marker)
-                return True
-        self._writer.piece(chunk)
-        if marker is None:
+        # </arg_value> inside a value ends it only when another key or the end of the
+        # call follows.
+        pos = self._pos
+        stop, resume = value_end(self._buf, pos, self._value_end, _AFTER_VALUE, self._final)
+        self._writer.piece(self._buf[pos:stop])
+        if resume < 0:
+            self._pos = stop
             return False
+        self._pos = resume
         self._writer.end_value()
         self._state = self._st_between
         return True

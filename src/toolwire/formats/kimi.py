@@ -1,7 +1,7 @@
 """Kimi tool-call formats: K2 ``<|tool_calls_section_begin|>`` markers and K3 XTML channels.
 
-Strategy: the shared marker machinery of :mod:`toolwire.formats.deepseek`
-(:class:`~toolwire.formats.deepseek.MarkupStream`: one method per parser state, only a
+Strategy: the shared marker machinery of :mod:`toolwire.formats.markup`
+(:class:`~toolwire.formats.markup.MarkupStream`: one method per parser state, only a
 possible marker prefix held back, cost linear in the output).
 
 K2 (sources: MoonshotAI/Kimi-K2 ``docs/tool_call_guidance.md``; the official templates
@@ -57,6 +57,7 @@ from typing import Any, ClassVar
 from ..errors import CallerError
 from .base import Format, FormatStream, MarkerSet, opens_reasoning
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, MarkupStream, ThinkStream
+from .values import value_end
 
 __all__ = ["VARIANTS", "KimiFormat", "make"]
 
@@ -295,21 +296,15 @@ class _K3Stream(MarkupStream):
         return True
 
     def _st_arg_value(self) -> bool:
-        chunk, marker = self._until(self._value_end)
-        if marker is not None:
-            # A closing tag inside a value ends it only when the grammar goes on after
-            # it (another argument or the end of the call), as in DeepSeek's DSML.
-            follows = self._continues(self._pos, _AFTER_ARGUMENT)
-            if follows is None:
-                self._writer.piece(chunk)
-                self._pos -= len(marker)
-                return False
-            if not follows:
-                self._writer.piece(chunk + marker)
-                return True
-        self._writer.piece(chunk)
-        if marker is None:
+        # A closing tag inside a value ends it only when another argument or the end
+        # of the call follows.
+        pos = self._pos
+        stop, resume = value_end(self._buf, pos, self._value_end, _AFTER_ARGUMENT, self._final)
+        self._writer.piece(self._buf[pos:stop])
+        if resume < 0:
+            self._pos = stop
             return False
+        self._pos = resume
         problem = self._writer.end_value()
         if problem:
             raise self._error(problem, self._where())

@@ -41,7 +41,7 @@ import json
 import math
 import re
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .base import (
@@ -50,7 +50,6 @@ from .base import (
     FormatStream,
     MarkerSet,
     skip_whitespace,
-    state_steps,
 )
 from .coerce import json_text
 
@@ -153,7 +152,7 @@ _PY_HEAD_KW: tuple[str | re.Pattern[str], ...] = ("[", _IDENT, "(", _KEY, "=")
 
 def _pythonic_head(text: str, pos: int) -> bool | None:
     """Whether a pythonic call list starts at ``pos`` (``None``: cannot tell yet)."""
-    return _any_head(text, pos, (_PY_HEAD_CALL, _PY_HEAD_KW))
+    return _any_head(text, pos, (_PY_HEAD_KW, _PY_HEAD_CALL))  # the usual call first
 
 
 class _TextScanner(FormatStream):
@@ -164,22 +163,20 @@ class _TextScanner(FormatStream):
     def __init__(self, fmt: LlamaFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self._buf = ""
-        self._state = "content"
-        self._steps = state_steps(type(self))
+        self._state: Callable[[str, int], int] = self._st_content
 
     def _feed(self, delta: str) -> None:
         text = self._buf + delta
         self._buf = ""
         pos = 0
-        steps = self._steps
         while pos >= 0:
-            pos = steps[self._state](self, text, pos)
+            pos = self._state(text, pos)
 
     def _hold(self, text: str, pos: int) -> int:
         self._buf = text[pos:]
         return -1
 
-    def _on_content(self, text: str, pos: int) -> int:
+    def _st_content(self, text: str, pos: int) -> int:
         markers = self.format.content_markers
         if not markers.may_start(text, pos):  # fast path: plain text
             self._text(text[pos:] if pos else text)
@@ -229,7 +226,7 @@ class LlamaJsonStream(_TextScanner):
         if marker == PYTHON_TAG:
             self._call_begins(self._at(text, start))
             self._after_tag = True
-            self._state = "tagged"
+            self._state = self._st_tagged
             return start + len(marker)
         head = _json_head(text, start)
         if head is None:
@@ -242,9 +239,9 @@ class LlamaJsonStream(_TextScanner):
 
     def _start_object(self) -> None:
         self._reader = CallObjectReader(family=self.format.family)
-        self._state = "call"
+        self._state = self._st_call
 
-    def _on_tagged(self, text: str, pos: int) -> int:
+    def _st_tagged(self, text: str, pos: int) -> int:
         # After <|python_tag|> a JSON call object must follow.
         head = _json_head(text, pos)
         if head is None:
@@ -257,7 +254,7 @@ class LlamaJsonStream(_TextScanner):
         self._start_object()
         return pos
 
-    def _on_call(self, text: str, pos: int) -> int:
+    def _st_call(self, text: str, pos: int) -> int:
         ops, end = self._reader.feed(text, pos)
         for kind, value in ops:
             if kind == "name":
@@ -267,31 +264,34 @@ class LlamaJsonStream(_TextScanner):
         if end < 0:
             return -1
         self._call_ends(self._at(text, end))
-        self._state = "between"
+        self._state = self._st_between
         return end
 
-    def _on_between(self, text: str, pos: int) -> int:
+    def _st_between(self, text: str, pos: int) -> int:
         # Separators after a call are dropped only if another call follows.
         end = pos
         while end < len(text) and text[end] in _SEPARATORS:
             end += 1
         if end == len(text):
             return self._hold(text, pos)
-        if text.startswith(PYTHON_TAG, end) or _json_head(text, end):
-            self._state = "content"
+        head = _json_head(text, end)
+        if head:  # the next call starts right here
+            self._call_begins(self._at(text, end))
+            self._start_object()
+            return end
+        if text.startswith(PYTHON_TAG, end):
+            self._state = self._st_content
             return end
         rest = len(text) - end
-        if _json_head(text, end) is None or (
-            rest < len(PYTHON_TAG) and PYTHON_TAG.startswith(text[end:])
-        ):
+        if head is None or (rest < len(PYTHON_TAG) and PYTHON_TAG.startswith(text[end:])):
             return self._hold(text, pos)
-        self._state = "content"
+        self._state = self._st_content
         return pos
 
     def _close(self) -> None:
-        if self._state == "call" or (self._state == "tagged" and self._buf.strip()):
+        if self._state == self._st_call or (self._state == self._st_tagged and self._buf.strip()):
             self._truncated()
-        if self._state in ("content", "between"):
+        if self._state in (self._st_content, self._st_between):
             self._text(self._buf)
         self._buf = ""
 
@@ -419,13 +419,13 @@ class PythonicStream(_TextScanner):
             # A wrapper token is never content; a bare "[" that starts no call is.
             return at if marker == PYTHON_START else -1
         self._call_begins(self._at(text, start))  # the whole list is one unit
-        self._state = "call_name"
+        self._state = self._st_call_name
         return skip_whitespace(text, at) + 1  # past the "["
 
     def _where(self) -> str:
         return f"tool call {max(self.call_count - 1, 0)}"
 
-    def _on_call_name(self, text: str, pos: int) -> int:
+    def _st_call_name(self, text: str, pos: int) -> int:
         pos = skip_whitespace(text, pos)
         match = _IDENT.match(text, pos)
         paren = skip_whitespace(text, match.end()) if match else pos
@@ -440,15 +440,15 @@ class PythonicStream(_TextScanner):
         self._begin_call(match.group())
         self._arguments("{")
         self._keys = set()
-        self._state = "key"
+        self._state = self._st_key
         return paren + 1
 
-    def _on_key(self, text: str, pos: int) -> int:
+    def _st_key(self, text: str, pos: int) -> int:
         pos = skip_whitespace(text, pos)
         if pos >= len(text):
             return self._hold(text, pos)
         if text[pos] == ")":
-            return self._end_call(pos + 1)
+            return self._end_call(text, pos + 1)
         match = _KEY.match(text, pos)
         equals = skip_whitespace(text, match.end()) if match else pos
         if match is None or equals >= len(text):
@@ -466,11 +466,12 @@ class PythonicStream(_TextScanner):
             raise self._error(f"argument {key!r} given twice", where=self._where())
         self._arguments(f"{', ' if self._keys else ''}{json.dumps(key)}: ")
         self._keys.add(key)
-        self._value, self._scanner = [], _PyValueScanner()
-        self._state = "value"
+        # No new scanner: one that found a value's end is at rest (depth 0, no string).
+        self._value = []
+        self._state = self._st_value
         return equals + 1
 
-    def _on_value(self, text: str, pos: int) -> int:
+    def _st_value(self, text: str, pos: int) -> int:
         end, stop = self._scanner.scan(text, pos)
         if end < 0:
             self._value.append(text[pos:stop])
@@ -484,24 +485,26 @@ class PythonicStream(_TextScanner):
             )
         self._arguments(json_text(value))
         if text[end] == ")":
-            return self._end_call(end + 1)
-        self._state = "key"
+            return self._end_call(text, end + 1)
+        self._state = self._st_key
         return end + 1
 
-    def _end_call(self, pos: int) -> int:
+    def _end_call(self, text: str, pos: int) -> int:
         self._arguments("}")
-        self._state = "after_call"
+        if text[pos : pos + 1] in (",", "]"):  # what follows is here: no state between
+            return self._st_after_call(text, pos)
+        self._state = self._st_after_call
         return pos
 
-    def _on_after_call(self, text: str, pos: int) -> int:
+    def _st_after_call(self, text: str, pos: int) -> int:
         pos = skip_whitespace(text, pos)
         if pos >= len(text):
             return self._hold(text, pos)
         if text[pos] == ",":
-            self._state = "call_name"
+            self._state = self._st_call_name
             return pos + 1
         if text[pos] == "]":
-            self._state = "content"
+            self._state = self._st_content
             self._call_ends(self._at(text, pos + 1))
             return pos + 1
         raise self._error(
@@ -509,7 +512,7 @@ class PythonicStream(_TextScanner):
         )
 
     def _close(self) -> None:
-        if self._state != "content":
+        if self._state != self._st_content:
             self._truncated()
         self._text(self._buf)
         self._buf = ""

@@ -30,7 +30,7 @@ Truncated and malformed output:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .base import (
@@ -40,7 +40,6 @@ from .base import (
     opens_reasoning,
     schema_types,
     skip_whitespace,
-    state_steps,
     value_to_json,
 )
 from .coerce import json_string
@@ -105,8 +104,9 @@ class Qwen3CoderStream(FormatStream):
 
     def __init__(self, fmt: Qwen3CoderFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
-        self._state = "reasoning" if fmt.starts_in_reasoning else "content"
-        self._steps = state_steps(type(self))
+        self._state: Callable[[str, int], int] = (
+            self._st_reasoning if fmt.starts_in_reasoning else self._st_content
+        )
         self._buf = ""
         self._wrapped = False  # inside <tool_call> (a bare <function= is not)
         self._keys: set[str] = set()
@@ -122,9 +122,8 @@ class Qwen3CoderStream(FormatStream):
         text = self._buf + delta
         self._buf = ""
         pos = 0
-        steps = self._steps
         while pos >= 0:
-            pos = steps[self._state](self, text, pos)
+            pos = self._state(text, pos)
 
     def _hold(self, text: str, pos: int) -> int:
         self._buf = text[pos:]
@@ -132,10 +131,10 @@ class Qwen3CoderStream(FormatStream):
 
     # ---- outside calls
 
-    def _on_content(self, text: str, pos: int) -> int:
+    def _st_content(self, text: str, pos: int) -> int:
         return self._scan_text(text, pos, self.format.content_markers, self._text)
 
-    def _on_reasoning(self, text: str, pos: int) -> int:
+    def _st_reasoning(self, text: str, pos: int) -> int:
         return self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
 
     def _scan_text(self, text: str, pos: int, markers: MarkerSet, emit: Any) -> int:
@@ -152,11 +151,11 @@ class Qwen3CoderStream(FormatStream):
         if marker in (CALL_OPEN, FUNCTION_OPEN):
             self._call_begins(self._at(text, start))
         if marker == CALL_OPEN:
-            self._wrapped, self._state = True, "open"
+            self._wrapped, self._state = True, self._st_open
         elif marker == FUNCTION_OPEN:
-            self._wrapped, self._state = False, "function_name"
+            self._wrapped, self._state = False, self._st_function_name
         else:
-            self._state = "reasoning" if marker == THINK_OPEN else "content"
+            self._state = self._st_reasoning if marker == THINK_OPEN else self._st_content
         return start + len(marker)
 
     # ---- tags inside a call
@@ -164,10 +163,10 @@ class Qwen3CoderStream(FormatStream):
     def _expect_tag(self, text: str, pos: int, tags: tuple[str, ...]) -> tuple[int, str]:
         """Skip whitespace and match one of ``tags``: (end, tag), or (-1, "") held."""
         pos = skip_whitespace(text, pos)
-        rest = text[pos : pos + _LONGEST_TAG]  # bounded: slicing the rest would be quadratic
         for tag in tags:
-            if rest.startswith(tag):
+            if text.startswith(tag, pos):
                 return pos + len(tag), tag
+        rest = text[pos : pos + _LONGEST_TAG]  # bounded: slicing the rest would be quadratic
         if len(text) - pos < _LONGEST_TAG and any(tag.startswith(rest) for tag in tags):
             return self._hold(text, pos), ""
         raise self._error(
@@ -175,10 +174,10 @@ class Qwen3CoderStream(FormatStream):
             where=f"tool call {self.call_count}",
         )
 
-    def _on_open(self, text: str, pos: int) -> int:
+    def _st_open(self, text: str, pos: int) -> int:
         end, tag = self._expect_tag(text, pos, (FUNCTION_OPEN,))
         if tag:
-            self._state = "function_name"
+            self._state = self._st_function_name
         return end
 
     def _read_name(self, text: str, pos: int) -> tuple[int, str | None]:
@@ -192,21 +191,21 @@ class Qwen3CoderStream(FormatStream):
             raise self._error(f"invalid tag name {text[pos:end]!r}", f"tool call {self.call_count}")
         return end + 1, name
 
-    def _on_function_name(self, text: str, pos: int) -> int:
+    def _st_function_name(self, text: str, pos: int) -> int:
         end, name = self._read_name(text, pos)
         if name is not None:
             self._name = name
             self._begin_call(name)
             self._arguments("{")
             self._keys = set()
-            self._state = "params"
+            self._state = self._st_params
         return end
 
-    def _on_params(self, text: str, pos: int) -> int:
-        tags = (PARAM_OPEN, FUNCTION_CLOSE, CALL_CLOSE) if self._wrapped else _AFTER_PARAM
+    def _st_params(self, text: str, pos: int) -> int:
+        tags = _AFTER_PARAM_WRAPPED if self._wrapped else _AFTER_PARAM
         end, tag = self._expect_tag(text, pos, tags)
         if tag == PARAM_OPEN:
-            self._state = "param_name"
+            self._state = self._st_param_name
         elif tag == FUNCTION_CLOSE:
             self._end_function(text, end)
         elif tag == CALL_CLOSE:  # </function> missing before </tool_call>: recoverable
@@ -217,9 +216,9 @@ class Qwen3CoderStream(FormatStream):
     def _end_function(self, text: str, end: int) -> None:
         self._arguments("}")
         self._call_ends(self._at(text, end))
-        self._state = "after_function"
+        self._state = self._st_after_function
 
-    def _on_param_name(self, text: str, pos: int) -> int:
+    def _st_param_name(self, text: str, pos: int) -> int:
         end, key = self._read_name(text, pos)
         if key is None:
             return end
@@ -233,8 +232,10 @@ class Qwen3CoderStream(FormatStream):
         if self._streaming:
             self._arguments('"')
         self._value = []
-        self._state = "value_start"
-        return end
+        if end == len(text):  # wait for what follows the tag
+            self._state = self._st_value_start
+            return end
+        return self._st_value_start(text, end)
 
     def _is_string(self, key: str) -> bool:
         types = schema_types(self.format.tools.property_schema(self._name, key))
@@ -242,14 +243,14 @@ class Qwen3CoderStream(FormatStream):
 
     # ---- values
 
-    def _on_value_start(self, text: str, pos: int) -> int:
+    def _st_value_start(self, text: str, pos: int) -> int:
         if pos >= len(text):
             return -1
-        self._state = "value"
+        self._state = self._st_value
         # The template writes one newline after the opening tag.
         return pos + 1 if text[pos] == "\n" else pos
 
-    def _on_value(self, text: str, pos: int) -> int:
+    def _st_value(self, text: str, pos: int) -> int:
         search = pos
         while True:
             found = _VALUE_END.search(text, search)
@@ -281,7 +282,7 @@ class Qwen3CoderStream(FormatStream):
             self._repaired("</parameter> was missing before </function>")
             self._end_function(text, start + len(tag))
             return start + len(tag)
-        self._state = "params"
+        self._state = self._st_params
         return start + len(PARAM_CLOSE)
 
     def _function_ends(self, text: str, at: int) -> bool | None:
@@ -317,32 +318,32 @@ class Qwen3CoderStream(FormatStream):
 
     # ---- after </function>
 
-    def _on_after_function(self, text: str, pos: int) -> int:
+    def _st_after_function(self, text: str, pos: int) -> int:
         if not self._wrapped:
-            self._state = "content"
+            self._state = self._st_content
             return pos
         end, tag = self._expect_tag(text, pos, (CALL_CLOSE, FUNCTION_OPEN))
         if tag == CALL_CLOSE:
-            self._state = "content"
+            self._state = self._st_content
         elif tag == FUNCTION_OPEN:
             self._call_begins(self._at(text, end - len(FUNCTION_OPEN)))
-            self._state = "function_name"
+            self._state = self._st_function_name
         return end
 
     def _close(self) -> None:
-        if self._buf and self._state == "value":
+        if self._buf and self._state == self._st_value:
             # A closing tag held to see what follows: the end of output decides.
             self._final = True
             text, self._buf = self._buf, ""
             pos = 0
-            while pos >= 0 and self._state == "value":
-                pos = self._on_value(text, pos)
+            while pos >= 0 and self._state == self._st_value:
+                pos = self._st_value(text, pos)
             if pos >= 0:
                 self._buf = text[pos:]
                 self._feed("")
-        if self._state in ("content", "reasoning"):
-            (self._text if self._state == "content" else self._reasoning)(self._buf)
-        elif self._state != "after_function":
+        if self._state in (self._st_content, self._st_reasoning):
+            (self._text if self._state == self._st_content else self._reasoning)(self._buf)
+        elif self._state != self._st_after_function:
             raise self._error(
                 "the output ended inside a tool call (cut off by the token limit?)",
                 where=f"tool call {max(self.call_count - 1, 0)}",
