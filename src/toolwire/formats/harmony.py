@@ -126,9 +126,7 @@ class HarmonyStream(FormatStream):
         # Run the prompt through the machine and forget its events: the state it leaves
         # (in a header, in a final body, between messages) is where the output starts.
         self._feed(DEFAULT_GENERATION_PROMPT if prompt is None else prompt)
-        self._out = []
-        self._public = None
-        self._call_count = 0
+        self._forget_events()
         self._header_generated_from = sum(len(piece) for piece in self._header) + len(self._buf)
         if self._mode is _Mode.HEADER:
             self._header.append(self._buf)
