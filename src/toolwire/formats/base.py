@@ -338,7 +338,7 @@ class FormatStream(ABC):
                 out = self._out
                 last = out[-1] if out else None
                 if last.__class__ is TextDelta:
-                    last.text += text  # type: ignore[union-attr]
+                    last.text += text
                 else:
                     out.append(TextDelta(text))
                 return
@@ -357,7 +357,7 @@ class FormatStream(ABC):
                 out = self._out
                 last = out[-1] if out else None
                 if last.__class__ is TextDelta:
-                    last.text += piece  # type: ignore[union-attr]
+                    last.text += piece
                 else:
                     out.append(TextDelta(piece))
 
@@ -367,7 +367,7 @@ class FormatStream(ABC):
                 out = self._out
                 last = out[-1] if out else None
                 if last.__class__ is ReasoningDelta:
-                    last.text += text  # type: ignore[union-attr]
+                    last.text += text
                 else:
                     out.append(ReasoningDelta(text))
                 return
@@ -384,7 +384,7 @@ class FormatStream(ABC):
                 out = self._out
                 last = out[-1] if out else None
                 if last.__class__ is ReasoningDelta:
-                    last.text += piece  # type: ignore[union-attr]
+                    last.text += piece
                 else:
                     out.append(ReasoningDelta(piece))
 
@@ -565,6 +565,8 @@ class Format(ABC):
         stream = self._open_stream(id_prefix)
         stream.strict = bool(strict)
         stream.hold_calls = bool(hold_calls)
+        # A call a generation prompt left open (Harmony primes with it) is held too.
+        stream._hold_args = stream.hold_calls and stream._anchor is not None
         return stream
 
     @abstractmethod
