@@ -282,6 +282,17 @@ def test_fuzz_only_toolwire_errors(text: str) -> None:
     assert_only_toolwire_errors(_fmt(None), text)
 
 
+def test_broken_header_right_after_a_call_gives_its_own_text_back() -> None:
+    """Arguments ended by the next message's <|start|>: that marker belongs to the next
+    header, so when the header breaks its text is given back from the marker on, split
+    anywhere (a stream used to fail an internal check here)."""
+    text = "<|start|>to=functions.f<|message|><|start|>to=functions.f<|end|>"
+    result = assert_split_invariant(_fmt(None), text, max_examples=FEW)
+    assert isinstance(result, ParseResult)
+    assert [call.name for call in result.tool_calls] == ["f"]
+    assert result.content == "<|start|>to=functions.f<|end|>"
+
+
 def test_unknown_variant_is_a_caller_error() -> None:
     from toolwire.errors import CallerError
     from toolwire.formats.harmony import make as make_harmony

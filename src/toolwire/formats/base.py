@@ -112,9 +112,9 @@ class FormatStream(ABC):
     :meth:`_arguments`, and mark each call's markup with :meth:`_call_begins` /
     :meth:`_call_ends` (positions given as :meth:`_at`; :meth:`_call_begins_in` takes a
     buffer index); the public :meth:`feed` / :meth:`close` wrap them with the misuse
-    checks, the malformed-call fallback, held calls and separator trimming. What the
-    helpers report is routed (trimmed, published, held) once, at the end of the feed;
-    a call's begin and end are marks between its events.
+    checks, the malformed-call fallback, held calls and separator trimming. Each helper
+    routes its event where the family cuts the text: trimmed, then published in this
+    feed's list or held while a call's markup is open, so nothing is routed twice.
 
     Attributes:
         strict: Raise :class:`FormatError` instead of passing a broken call through.
@@ -131,18 +131,16 @@ class FormatStream(ABC):
         "_closed",
         "_committed_at",
         "_counted",
-        "_fast_calls",
         "_fast_text",
         "_fed",
         "_held",
+        "_hold_args",
         "_ids",
         "_out",
         "_passthrough",
         "_pending",
-        "_public",
         "_raw",
         "_raw_origin",
-        "_routed_anchor",
         "_special",
         "_trim_content",
         "_trim_reasoning",
@@ -156,28 +154,24 @@ class FormatStream(ABC):
         self.strict = False
         self.hold_calls = False
         self._ids = fmt.id_factory(id_prefix)
-        # What the family parser reported, not yet routed: its events, and the marks
-        # _CALL_BEGINS / _CALL_ENDS where a call's markup begins and ends between them.
-        self._out: list[Any] = []
-        # What the current feed/close returns; None until routing needs a list of its
-        # own (a delta whose one event passes unchanged returns the family's list).
-        self._public: list[Event] | None = None
+        self._out: list[Event] = []  # what the current feed/close returns
         self._call_count = 0
         self._closed = False
         self._fed = 0  # characters in the first _counted deltas of _raw
         self._counted = 0
         self._special = False  # closed, or passing a broken call's text through
-        # Set by _take_public: single events feed() may return as they are.
+        # The text channel whose next piece may be published as it is (no call open,
+        # that channel running with no whitespace held, the other one at a boundary),
+        # when it ends in a non-space: most text streamed a character at a time.
         self._fast_text: type[TextDelta] | type[ReasoningDelta] | None = None
-        self._fast_calls = True
         # The deltas since the last complete call, for the text of a broken call.
         self._raw: list[str] = []
         self._raw_origin = 0  # the output offset of _raw[0]
         self._anchor: int | None = None  # where the open call's markup began
-        self._routed_anchor = False  # routing has passed the open call's begin mark
         self._committed_at = 0  # where the last complete call's markup ended
         self._pending: list[int] = []  # calls announced since the anchor
         self._held: list[Event] = []  # events kept until the open call completes
+        self._hold_args = False  # a call is open and held: its events go to _held
         self._passthrough = False  # after a broken call: the rest is content
         self._trim_content = SeparatorTrim()
         self._trim_reasoning = SeparatorTrim()
@@ -207,53 +201,23 @@ class FormatStream(ABC):
         # call (a bound method kept in an attribute goes through the generic call,
         # ~200 instructions more per delta).
         self._raw.append(delta)
-        out: list[Any] = []
+        out: list[Event] = []
         self._out = out
         try:
             self._feed(delta)
         except FormatError as error:
             return self._failed(error, MALFORMED)
-        if self._public is None:
-            # The common delta: every event it reported is one routing would publish
-            # as it is (the reporting helpers below decided, as they appended; this
-            # path is most of the cost of streaming a character at a time).
-            return out
-        return self._take_public()
-
-    def _take_public(self) -> list[Event]:
-        """Route what is left and hand the events of this feed/close over.
-
-        Then decide which events the reporting helpers may leave for :meth:`feed` to
-        return unrouted: text of the channel that is running (no marker since, no
-        whitespace held) ending in a non-space; argument fragments unless a call is
-        being held.
-        """
-        if self._out:
-            self._route_out()
-        public = self._public
-        self._public = None  # between calls: routing allocates a fresh list
-        assert public is not None
-        content, reasoning = self._trim_content, self._trim_reasoning
-        fast: type[TextDelta] | type[ReasoningDelta] | None = None
-        if self._anchor is None:
-            if not content.at_boundary and not content.held and reasoning.at_boundary:
-                fast = TextDelta
-            elif not reasoning.at_boundary and not reasoning.held and content.at_boundary:
-                fast = ReasoningDelta
-            self._fast_calls = True
-        else:
-            self._fast_calls = not self.hold_calls
-        self._fast_text = fast
-        return public
+        return out
 
     def _pass_through(self, delta: str) -> list[Event]:
         """After a broken call: the rest of the output is content."""
         if not isinstance(delta, str):
             raise CallerError(f"feed() takes str, got {type(delta).__name__}")
         self._raw.append(delta)
-        self._sink()
-        self._route(TextDelta(delta))
-        return self._take_public()
+        out: list[Event] = []
+        self._out = out
+        self._text(delta)
+        return out
 
     def close(self) -> list[Event]:
         """End the output: flush held-back text and settle a call left open.
@@ -269,18 +233,17 @@ class FormatStream(ABC):
         if self._closed:
             raise DecoderStateError(f"{self.format.family} stream closed twice")
         self._closed = self._special = True
-        self._out = []
-        self._public = []
+        out: list[Event] = []
+        self._out = out
         if self._passthrough:
-            return self._take_public()
+            return out
         try:
             self._close()
         except FormatError as error:
             return self._failed(error, TRUNCATED)
-        self._route_out()
         if self._anchor is not None:  # the family left the last call open, but whole
             self._settle()
-        return self._take_public()
+        return out
 
     @property
     def call_count(self) -> int:
@@ -319,31 +282,32 @@ class FormatStream(ABC):
         call while one is open keeps the first anchor.
         """
         if self._anchor is None:
-            # Routing is deferred to the end of the feed: a mark in the event list says
-            # where the call began (a whole parse of many small calls routes once).
-            if self._public is None:
-                self._public = []  # a state change: feed() must not take its fast path
             self._anchor = at
-            self._out.append(_CALL_BEGINS)
+            self._hold_args = self.hold_calls
+            # A marker: both text channels start a new piece.
+            self._trim_content.at_boundary = self._trim_reasoning.at_boundary = True
+            self._fast_text = None
 
     def _call_begins_in(self, buffer: str, index: int) -> None:
         """:meth:`_call_begins` at ``buffer[index]`` (the offset as :meth:`_at` gives it,
         computed only for the first call of a section, without a call in between)."""
         if self._anchor is None:
-            if self._public is None:
-                self._public = []
             self._anchor = self._at(buffer, index)
-            self._out.append(_CALL_BEGINS)
+            self._hold_args = self.hold_calls
+            self._trim_content.at_boundary = self._trim_reasoning.at_boundary = True
+            self._fast_text = None
 
     def _call_ends(self, at: int) -> None:
         """The open call's markup is complete up to output offset ``at``."""
-        if self._public is None:
-            self._public = []
-        self._out.append(_CALL_ENDS)  # routing releases what it held for the call there
+        self._trim_content.at_boundary = self._trim_reasoning.at_boundary = True
+        self._fast_text = None
         if self._anchor is not None:
             self._anchor = None
+            self._hold_args = False
             if self._pending:
                 self._pending = []
+            if self._held:  # release what was kept for the call
+                self._release()
         self._committed_at = at
         raw = self._raw
         if len(raw) > 1 and self._counted == len(raw):
@@ -359,155 +323,130 @@ class FormatStream(ABC):
     def _repaired(self, message: str, index: int | None = None) -> None:
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
         target = self._call_count - 1 if index is None else index
-        self._out.append(Notice(REPAIRED, f"{self.format.family}: {message}", target))
-        if self._public is None:
-            self._public = []
+        self._boundary()
+        sink = self._held if self._hold_args else self._out
+        sink.append(Notice(REPAIRED, f"{self.format.family}: {message}", target))
 
-    # The reporting helpers append the family's events to ``_out`` and decide on the
-    # spot whether the feed needs routing: an event routing would pass unchanged (text
-    # of the running channel ending in a non-space, an argument fragment of a call not
-    # held) leaves ``_public`` None, anything else sets it, and feed() routes then.
+    # The reporting helpers route their event on the spot: text through its channel's
+    # separator trimming (skipped for text that continues a running channel and ends in
+    # a non-space, the common case), into this feed's list, or into the held list while
+    # a call's markup is open (text always, the call's own events when it is held).
 
     def _text(self, text: str) -> None:
         if text:
-            out = self._out
-            last = out[-1] if out else None
-            if last.__class__ is TextDelta:
-                last.text += text
-            else:
-                out.append(TextDelta(text))
-            if self._public is None and (self._fast_text is not TextDelta or text[-1] in " \t\r\n"):
-                self._public = []
+            if self._fast_text is TextDelta and text[-1] not in _SPACE:
+                out = self._out
+                last = out[-1] if out else None
+                if last.__class__ is TextDelta:
+                    last.text += text
+                else:
+                    out.append(TextDelta(text))
+                return
+            # What _reasoning does for its channel (spelled out twice: a call fewer
+            # per piece of text next to a marker).
+            trim = self._trim_content
+            self._trim_reasoning.at_boundary = True  # its next piece starts anew
+            piece = trim.text(text)
+            if self._anchor is not None:
+                self._fast_text = None
+                if piece:
+                    self._held.append(TextDelta(piece))
+                return
+            self._fast_text = None if trim.held or trim.at_boundary else TextDelta
+            if piece:
+                out = self._out
+                last = out[-1] if out else None
+                if last.__class__ is TextDelta:
+                    last.text += piece
+                else:
+                    out.append(TextDelta(piece))
 
     def _reasoning(self, text: str) -> None:
         if text:
-            out = self._out
-            last = out[-1] if out else None
-            if last.__class__ is ReasoningDelta:
-                last.text += text
-            else:
-                out.append(ReasoningDelta(text))
-            if self._public is None and (
-                self._fast_text is not ReasoningDelta or text[-1] in " \t\r\n"
-            ):
-                self._public = []
+            if self._fast_text is ReasoningDelta and text[-1] not in _SPACE:
+                out = self._out
+                last = out[-1] if out else None
+                if last.__class__ is ReasoningDelta:
+                    last.text += text
+                else:
+                    out.append(ReasoningDelta(text))
+                return
+            trim = self._trim_reasoning
+            self._trim_content.at_boundary = True
+            piece = trim.text(text)
+            if self._anchor is not None:
+                self._fast_text = None
+                if piece:
+                    self._held.append(ReasoningDelta(piece))
+                return
+            self._fast_text = None if trim.held or trim.at_boundary else ReasoningDelta
+            if piece:
+                out = self._out
+                last = out[-1] if out else None
+                if last.__class__ is ReasoningDelta:
+                    last.text += piece
+                else:
+                    out.append(ReasoningDelta(piece))
 
     def _begin_call(self, name: str, call_id: str | None = None) -> int:
         """Announce a new call; returns its index."""
+        # A family must mark where a call's markup begins before announcing the call,
+        # or its text could not be given back if the call breaks.
+        assert self._anchor is not None, "call announced outside _call_begins"
         index = self._call_count
         self._call_count += 1
-        self._out.append(ToolCallStarted(index, call_id or self._ids.make(index), name))
-        if self._public is None:
-            self._public = []
-        if not self.hold_calls:  # announced now: retracted if the call breaks
-            self._pending.append(index)
+        self._trim_content.at_boundary = self._trim_reasoning.at_boundary = True
+        self._fast_text = None
+        event = ToolCallStarted(index, call_id or self._ids.make(index), name)
+        if self._hold_args:
+            self._held.append(event)
+        else:
+            self._out.append(event)
+            self._pending.append(index)  # announced now: retracted if the call breaks
         return index
 
     def _arguments(self, text: str, index: int | None = None) -> None:
         """Emit an argument fragment of call ``index`` (default: the latest call)."""
         if text:
-            self._out.append(ToolCallDelta(self._call_count - 1 if index is None else index, text))
-            if not self._fast_calls and self._public is None:
-                self._public = []
+            event = ToolCallDelta(self._call_count - 1 if index is None else index, text)
+            (self._held if self._hold_args else self._out).append(event)
 
     def _error(self, message: str, where: str = "") -> FormatError:
         return FormatError(message, family=self.format.family, where=where)
 
-    # ---- routing: family events → trimmed, held or retracted public events
+    # ---- routing: held events, broken calls
 
-    def _failed(self, error: FormatError, kind: str) -> list[Event]:
-        self._route_out()
-        if self.strict:
-            self._closed = self._special = True
-            error.events = self._take_public()
-            raise error
-        self._fall_back(error, kind)
-        return self._take_public()
-
-    def _route_out(self) -> None:  # noqa: PLR0912, PLR0915 — one loop routes every event of a feed (hot path); the trim, publish and hold rules read together
-        """Trim, publish or hold every event the family reported since the last route."""
-        public = self._public
-        if public is None:
-            public = self._public = []
-        out = self._out
-        if not out:
-            return
+    def _forget_events(self) -> None:
+        """Forget what was reported so far, as if the output started here (a family
+        that primes its parser with the generation prompt calls this after it)."""
         self._out = []
-        # One loop over the family's events and call marks, with what _route does for
-        # each inlined (a whole parse routes every event here).
-        anchored = self._routed_anchor
-        hold = self.hold_calls
-        content, reasoning = self._trim_content, self._trim_reasoning
-        for event in out:
-            cls = event.__class__
-            if cls is ToolCallDelta:  # the most frequent event
-                if anchored and hold:
-                    self._held.append(event)
-                else:
-                    public.append(event)
-            elif cls is TextDelta or cls is ReasoningDelta:
-                same, other = (content, reasoning) if cls is TextDelta else (reasoning, content)
-                if not other.at_boundary:
-                    other.boundary()
-                text = same.text(event.text)
-                if not text:
-                    continue
-                if anchored:
-                    event.text = text
-                    self._held.append(event)
-                elif public and public[-1].__class__ is cls:
-                    public[-1].text += text
-                else:
-                    event.text = text
-                    public.append(event)
-            else:
-                if not content.at_boundary:
-                    content.boundary()
-                if not reasoning.at_boundary:
-                    reasoning.boundary()
-                if event is _CALL_BEGINS:
-                    anchored = True
-                elif event is _CALL_ENDS:
-                    if anchored:
-                        anchored = False
-                        if self._held:
-                            held = self._held
-                            self._held = []
-                            for kept in held:
-                                self._publish(kept)
-                elif not anchored:
-                    # A family must mark where a call's markup begins before announcing
-                    # the call, or its text could not be given back if the call breaks.
-                    assert cls is not ToolCallStarted, "call announced outside _call_begins"
-                    public.append(event)
-                elif hold or (cls is not ToolCallStarted and cls is not Notice):
-                    self._held.append(event)
-                else:
-                    public.append(event)
-        self._routed_anchor = anchored
-
-    def _route(self, event: Event) -> None:
-        """Trim, publish or hold one event outside the family's list (``_public`` is a
-        list here, and everything the family reported was routed before)."""
-        self._out.append(event)
-        self._route_out()
+        self._held = []
+        self._pending = []
+        self._call_count = 0
+        self._fast_text = None
+        self._trim_content = SeparatorTrim()
+        self._trim_reasoning = SeparatorTrim()
 
     def _boundary(self) -> None:
         """A marker: both text channels start a new piece."""
-        content, reasoning = self._trim_content, self._trim_reasoning
-        if not content.at_boundary:
-            content.boundary()
-        if not reasoning.at_boundary:
-            reasoning.boundary()
+        # (A channel already at a boundary keeps the whitespace it collected since.)
+        self._trim_content.at_boundary = self._trim_reasoning.at_boundary = True
+        self._fast_text = None
 
-    def _sink(self) -> list[Event]:
-        if self._public is None:
-            self._public = []
-        return self._public
+    def _route(self, event: Event) -> None:
+        """Trim, publish or hold one event, as the reporting helpers do."""
+        if isinstance(event, TextDelta):
+            self._text(event.text)
+        elif isinstance(event, ReasoningDelta):
+            self._reasoning(event.text)
+        else:
+            self._boundary()
+            (self._held if self._hold_args else self._out).append(event)
 
     def _publish(self, event: Event) -> None:
-        public = self._sink()
-        last = public[-1] if public else None
+        """Append ``event`` to this feed's list, joining text to text of its kind."""
+        out = self._out
+        last = out[-1] if out else None
         if last is not None and last.__class__ is event.__class__:
             if isinstance(last, TextDelta) and isinstance(event, TextDelta):
                 last.text += event.text
@@ -515,29 +454,41 @@ class FormatStream(ABC):
             if isinstance(last, ReasoningDelta) and isinstance(event, ReasoningDelta):
                 last.text += event.text
                 return
-        public.append(event)
+        out.append(event)
 
-    def _settle(self) -> None:
-        """The open call is complete: release what was held for it."""
-        self._anchor = None
-        self._routed_anchor = False
-        self._pending = []
+    def _release(self) -> None:
+        """Publish what was held for the call that just completed."""
         held = self._held
         self._held = []
         for event in held:
             self._publish(event)
 
+    def _settle(self) -> None:
+        """The open call is complete: release what was held for it."""
+        self._anchor = None
+        self._hold_args = False
+        self._pending = []
+        self._release()
+
+    def _failed(self, error: FormatError, kind: str) -> list[Event]:
+        if self.strict:
+            self._closed = self._special = True
+            error.events = self._out
+            raise error
+        self._fall_back(error, kind)
+        return self._out
+
     def _fall_back(self, error: FormatError, kind: str) -> None:
         """A call turned out broken: retract it and pass its text through as content."""
-        self._sink()
         start = max(self._anchor if self._anchor is not None else self._committed_at, 0)
         assert start >= self._raw_origin, "a broken call's text began before the last call"
         raw = "".join(self._raw)[start - self._raw_origin :]
         reason = _stable_reason(error, kind)
+        out = self._out
         for index in self._pending:
-            self._sink().append(ToolCallRetracted(index, reason))
+            out.append(ToolCallRetracted(index, reason))
         self._anchor = None
-        self._routed_anchor = False
+        self._hold_args = False
         self._pending = []
         self._held = []
         self._passthrough = self._special = True
@@ -547,23 +498,7 @@ class FormatStream(ABC):
             "is content, not a call"
         )
         self._route(Notice(kind, message))
-        self._route(TextDelta(raw))
-
-
-class _Mark:
-    """Where a call's markup begins or ends, between the events of ``_out``."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<{self.name}>"
-
-
-_CALL_BEGINS = _Mark("call begins")
-_CALL_ENDS = _Mark("call ends")
+        self._text(raw)
 
 
 # What a family's message quotes from its buffer depends on how the input was split;
@@ -630,6 +565,8 @@ class Format(ABC):
         stream = self._open_stream(id_prefix)
         stream.strict = bool(strict)
         stream.hold_calls = bool(hold_calls)
+        # A call a generation prompt left open (Harmony primes with it) is held too.
+        stream._hold_args = stream.hold_calls and stream._anchor is not None
         return stream
 
     @abstractmethod

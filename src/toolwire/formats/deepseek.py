@@ -151,29 +151,27 @@ class _MarkerStream(ThinkStream):
     def _st_head(self) -> bool:
         # V3/R1: the call type ("function"); V3.1: the function name.
         chunk, marker = self._until(self._head_markers)
-        self._head.append(chunk)
         if marker is None:
+            self._head.append(chunk)
             return False
         if marker != SEP:
             raise self._error(f"expected <｜tool▁sep｜> in the call header, found {marker!r}")
-        head = "".join(self._head).strip()
-        self._head = []
-        if self._typed:
+        head = self._take_head(chunk)
+        if self._typed:  # the type is not checked (the template writes "function")
             self._state = self._st_name
             return True
-        self._open_call(head)
+        self._open_call(head.strip())
         self._start_json_arguments(self._st_tail)
         return True
 
     def _st_name(self) -> bool:
         chunk, marker = self._until(self._name_markers)
-        self._head.append(chunk)
         if marker is None:
+            self._head.append(chunk)
             return False
         if marker != "\n":
             raise self._error(f"expected a newline after the function name, found {marker!r}")
-        self._open_call("".join(self._head).strip())
-        self._head = []
+        self._open_call(self._take_head(chunk).strip())
         self._state = self._st_fence
         return True
 
@@ -195,6 +193,14 @@ class _MarkerStream(ThinkStream):
         self._markup_ends()
         self._state = self._st_section
         return True
+
+    def _take_head(self, chunk: str) -> str:
+        """The header text read so far, ending with ``chunk`` (usually all of it)."""
+        if not self._head:
+            return chunk
+        head = "".join(self._head) + chunk
+        self._head = []
+        return head
 
     def _open_call(self, name: str) -> None:
         if not name:

@@ -69,9 +69,13 @@ CALL = "<|call|>"
 
 _MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL))
 _MESSAGE_ENDS = frozenset((END, RETURN, CALL))
+_HEADER_OPENERS = frozenset((START, CHANNEL))
 # Inside an analysis message only what ends it (or starts the next one) is a marker:
 # a <|call|> or <|channel|> there is mentioned, not written.
 _REASONING_MARKERS = MarkerSet((START, END, RETURN))
+# The text steps skip the marker search for a buffer without "<" (the first character
+# of every marker).
+assert all(marker.startswith("<") for marker in _MARKERS.markers)
 # The generation prompt every gpt-oss chat template appends (add_generation_prompt).
 DEFAULT_GENERATION_PROMPT = "<|start|>assistant"
 _FUNCTIONS = "functions."
@@ -114,6 +118,7 @@ class HarmonyStream(FormatStream):
         self._header_from_prompt = False  # the header was opened by the prompt
         self._scanner: ClosureScanner | None = None
         self._plain_args = False
+        self._args_open = False  # JSON arguments whose value has not closed yet
         self._args_emitted = False
         self._built_in_body = False  # a message to a built-in tool, read as reasoning
         self._marker_pos = 0  # buffer index of the last marker read
@@ -126,9 +131,7 @@ class HarmonyStream(FormatStream):
         # Run the prompt through the machine and forget its events: the state it leaves
         # (in a header, in a final body, between messages) is where the output starts.
         self._feed(DEFAULT_GENERATION_PROMPT if prompt is None else prompt)
-        self._out = []
-        self._public = None
-        self._call_count = 0
+        self._forget_events()
         self._header_generated_from = sum(len(piece) for piece in self._header) + len(self._buf)
         if self._mode is _Mode.HEADER:
             self._header.append(self._buf)
@@ -202,6 +205,10 @@ class HarmonyStream(FormatStream):
         # The hot steps search the pattern and cut the buffer in place (no helper calls:
         # streaming a character at a time runs a step per character).
         buf, start = self._buf, self._pos
+        if "<" not in buf:  # every marker begins with "<": none here, none beginning
+            self._pos = len(buf)
+            self._emit(buf[start:] if start else buf)
+            return False
         found = markers.pattern.search(buf, start)
         if found is None:
             end = len(buf) - markers.holdback(buf, start)
@@ -244,11 +251,16 @@ class HarmonyStream(FormatStream):
 
     def _step_header(self) -> bool:
         buf, start = self._buf, self._pos
+        if "<" not in buf:  # every marker begins with "<": none here, none beginning
+            self._pos = len(buf)
+            self._header.append(buf[start:] if start else buf)
+            return False
         found = _MARKERS.pattern.search(buf, start)
         if found is None:
             end = len(buf) - _MARKERS.holdback(buf, start)
             self._pos = end
-            self._header.append(buf[start:end])
+            if end > start:
+                self._header.append(buf[start:end])
             return False
         pos = found.start()
         marker = found.group()
@@ -316,17 +328,25 @@ class HarmonyStream(FormatStream):
         self._mode = _Mode.ARGS
         self._scanner = None
         self._plain_args = False
+        self._args_open = False
         self._args_emitted = False
 
     def _step_args(self) -> bool:
         if self._scanner is None and not self._plain_args and not self._choose_args_kind():
             return False
         scanner = self._scanner
-        if scanner is not None and not scanner.closed:
-            end = scanner.feed(self._buf, self._pos)
-            self._emit(self._take(len(self._buf) if end < 0 else end))
+        if self._args_open and scanner is not None:
+            # Scanned in place (a step per character when streaming one at a time).
+            buf, start = self._buf, self._pos
+            end = scanner.feed(buf, start)
+            stop = len(buf) if end < 0 else end
+            self._pos = stop
+            if stop > start:
+                self._args_emitted = True
+                self._arguments(buf[start:stop])
             if end < 0:
                 return False
+            self._args_open = False
         found = _MARKERS.search(self._buf, self._pos)
         if found is None:
             return self._emit_safe()
@@ -334,7 +354,9 @@ class HarmonyStream(FormatStream):
         self._emit(self._take(pos, len(marker)))
         self._end_call()
         at = self._at(self._buf, pos)  # one offset for the call's end and the next header
-        self._call_ends(at + len(marker))
+        # A marker that opens the next header is not the call's: if that header breaks,
+        # its text is given back from the marker on.
+        self._call_ends(at if marker in _HEADER_OPENERS else at + len(marker))
         self._marker_pos = pos
         self._on_marker(marker, at)
         if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
@@ -349,6 +371,7 @@ class HarmonyStream(FormatStream):
             return False
         if self._buf[first] in _JSON_OPENERS:
             self._scanner = ClosureScanner(any_value=True)
+            self._args_open = True
         else:
             self._plain_args = True
         return True
@@ -358,6 +381,7 @@ class HarmonyStream(FormatStream):
             self._arguments("{}")
         self._scanner = None
         self._plain_args = False
+        self._args_open = False
 
     # ---- end of output
 

@@ -126,7 +126,18 @@ class HermesStream(FormatStream):
         while pos >= 0:
             state = self._state
             if state == "call":
-                pos = self._scan_call(text, pos)
+                # The call object, read in place (most deltas of a call-dense output).
+                ops, end = self._reader.feed(text, pos)
+                for kind, value in ops:
+                    if kind == "name":
+                        self._begin_call(value)
+                    else:
+                        self._arguments(value)
+                if end < 0:
+                    self._buf = ""
+                    return
+                self._state = "call_end"
+                pos = end
             elif state == "content":
                 pos = self._scan_text(text, pos, self.format.content_markers, self._text)
             elif state == "reasoning":
@@ -159,19 +170,6 @@ class HermesStream(FormatStream):
             self._state = "reasoning"
         else:
             self._state = "content"
-
-    def _scan_call(self, text: str, pos: int) -> int:
-        ops, end = self._reader.feed(text, pos)
-        for kind, value in ops:
-            if kind == "name":
-                self._begin_call(value)
-            else:
-                self._arguments(value)
-        if end < 0:
-            self._buf = ""
-            return -1
-        self._state = "call_end"
-        return end
 
     def _scan_call_end(self, text: str, pos: int) -> int:
         pos = skip_whitespace(text, pos)

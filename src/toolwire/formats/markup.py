@@ -79,7 +79,8 @@ class MarkupStream(FormatStream):
         # Merge with the previous fragment of the same call, as _text does for text:
         # an object built from many small pieces then costs one event per feed.
         target = self._call_count - 1 if index is None else index
-        last = self._out[-1] if self._out else None
+        sink = self._held if self._hold_args else self._out
+        last = sink[-1] if sink else None
         if text and isinstance(last, ToolCallDelta) and last.index == target:
             last.arguments += text
         else:
@@ -141,9 +142,12 @@ class MarkupStream(FormatStream):
 
     def _skip_space(self) -> bool:
         """Skip whitespace; return whether a non-space character follows."""
-        match = _SPACE.match(self._buf, self._pos)
-        self._pos = match.end() if match else self._pos
-        return self._pos < len(self._buf)
+        buf, pos = self._buf, self._pos
+        if pos < len(buf) and not buf[pos].isspace():  # most markers follow one another
+            return True
+        match = _SPACE.match(buf, pos)  # (\s is what str.isspace() tells)
+        self._pos = match.end() if match else pos
+        return self._pos < len(buf)
 
     def _expect(self, choices: Sequence[str], what: str) -> str | None:
         """After optional whitespace, consume one of ``choices``.
@@ -216,11 +220,13 @@ class MarkupStream(FormatStream):
                 of ``allowed`` (after stripping whitespace).
         """
         chunk, marker = self._until(markers)
-        self._tail.append(chunk)
         if marker is None:
+            self._tail.append(chunk)
             return None
-        tail = "".join(self._tail).strip()
-        self._tail = []
+        if self._tail:
+            chunk = "".join(self._tail) + chunk
+            self._tail = []
+        tail = chunk.strip()
         if marker != closer or tail not in allowed:
             raise self._error(f"unexpected {tail or marker!r} after the arguments", self._where())
         return True

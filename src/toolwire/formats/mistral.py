@@ -118,6 +118,7 @@ class MistralStream(FormatStream):
         self._name: list[str] = []
         self._id: list[str] = []
         self._scanner = ClosureScanner()
+        self._args_started = False  # the arguments' "{" was seen
         self._array: list[str] = []
         # The handler of each mode (built once: _step runs for every piece of input).
         self._steps: dict[_Mode, Callable[[], bool]] = {
@@ -244,7 +245,8 @@ class MistralStream(FormatStream):
         if found is None:
             end = len(buf) - ends.holdback(buf, start)
             self._pos = end
-            into.append(buf[start:end])
+            if end > start:
+                into.append(buf[start:end])
             return False
         pos = found.start()
         marker = found.group()
@@ -267,17 +269,24 @@ class MistralStream(FormatStream):
         self._begin_call(name, call_id)
         self._mode = _Mode.ARGS
         self._scanner = ClosureScanner()
+        self._args_started = False
 
     def _step_args(self) -> bool:
-        if not self._scanner.started:
-            first = skip_whitespace(self._buf, self._pos)
-            if first < len(self._buf) and self._buf[first] != "{":
-                raise self._error(
-                    f"arguments must be a JSON object, got {self._buf[first : first + 20]!r}",
-                    where=f"tool call {self._call_count - 1}",
-                )
-        end = self._scanner.feed(self._buf, self._pos)
-        self._arguments(self._take(len(self._buf) if end < 0 else end))
+        buf, start = self._buf, self._pos
+        if not self._args_started:
+            first = skip_whitespace(buf, start)
+            if first < len(buf):
+                if buf[first] != "{":
+                    raise self._error(
+                        f"arguments must be a JSON object, got {buf[first : first + 20]!r}",
+                        where=f"tool call {self._call_count - 1}",
+                    )
+                self._args_started = True
+        # Scanned in place (a step per character when streaming one at a time).
+        end = self._scanner.feed(buf, start)
+        stop = len(buf) if end < 0 else end
+        self._pos = stop
+        self._arguments(buf[start:stop])
         if end < 0:
             return False
         self._mode = _Mode.CONTENT

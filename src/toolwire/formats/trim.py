@@ -33,39 +33,39 @@ class SeparatorTrim:
         self._started = False
 
     def text(self, piece: str) -> str:
-        """Take the next piece of this channel; return what may be emitted now."""
+        """Take the next (non-empty) piece of this channel; return what may be emitted
+        now."""
         if not self.at_boundary:
-            if not self.held and piece[-1:] not in _SPACE:
+            if not self.held and piece[-1] not in _SPACE:
                 return piece  # the common case: text that continues text, no space held
-        else:
-            # Two pieces of text around a marker keep one separator: the whitespace
-            # before the marker, or else the whitespace after it.
-            if piece[:1] in _SPACE:  # (an empty piece too: nothing to emit)
-                body = piece.lstrip(_SPACE)
-                if not body:
-                    self._lead += piece
-                    return ""
-                self._lead += piece[: len(piece) - len(body)]
-            else:
-                body = piece  # text right after a marker: nothing to strip in front
-            sep = (self.held or self._lead) if self._started else ""
-            self.at_boundary = False
-            self.held = self._lead = ""
-            piece = sep + body if sep else body
-            if piece[-1] not in _SPACE:
-                self._started = True
-                return piece
-        body = piece.rstrip(_SPACE)
-        if not body:
-            self.held += piece
-            return ""
-        out = self.held + body if self.held else body
-        self.held = piece[len(body) :]
+            body = piece.rstrip(_SPACE)
+            if not body:
+                self.held += piece
+                return ""
+            out = self.held + body if self.held else body
+            self.held = piece[len(body) :] if len(body) != len(piece) else ""
+            return out
+        if piece[0] in _SPACE:
+            body = piece.lstrip(_SPACE)
+            if not body:
+                self._lead += piece
+                return ""
+            self._lead += piece[: len(piece) - len(body)]
+            piece = body
+        # Two pieces of text around a marker keep one separator: the whitespace before
+        # the marker, or else the whitespace after it.
+        sep = (self.held or self._lead) if self._started else ""
+        self.at_boundary = False
+        self._lead = ""
         self._started = True
-        return out
+        body = piece.rstrip(_SPACE)  # not empty: the piece starts with a non-space
+        self.held = piece[len(body) :] if len(body) != len(piece) else ""
+        return sep + body if sep else body
 
     def boundary(self) -> None:
-        """A marker came: the whitespace right after it is a separator."""
-        if not self.at_boundary:
-            self.at_boundary = True
-            self._lead = ""
+        """A marker came: the whitespace right after it is a separator.
+
+        Setting :attr:`at_boundary` does the same (a channel collects whitespace after
+        a boundary only while it is at one, so there is nothing else to reset).
+        """
+        self.at_boundary = True
