@@ -80,7 +80,7 @@ class AnthropicStream(StreamDecoder):
                         index = event["index"]
                         text = delta["partial_json"]
                         if type(index) is int and type(text) is str and text:
-                            call = asm.calls.get(index)
+                            call = asm.calls[index]  # a KeyError: not a client call
             except KeyError:
                 pass
         if call is None:
