@@ -155,8 +155,8 @@ class AnthropicStream(StreamDecoder):
                 self._on_message_delta(event)
             elif kind == "message_stop":
                 self._ended = True
-            else:
-                self._on_event(field(event, "type"), event)
+            else:  # a missing type is an error, a null one an event to ignore
+                self._on_event(kind if kind is not None else field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
         # Assembler.take_events, written out: ``out`` is the list the assembler
@@ -261,10 +261,12 @@ class AnthropicStream(StreamDecoder):
             # here (seen from proxies that do not stream tool input) is the whole input.
             args = dump_json(start_input, "tool_use.input") if start_input else None
             caller = block.get("caller")
+            tool_id = block.get("id")  # checked inline: a call per check is most of a start
+            name = block.get("name")
             asm.tool_fragment(
                 index,
-                as_text(field(block, "id"), "tool_use.id"),
-                as_text(field(block, "name"), "tool_use.name"),
+                tool_id if type(tool_id) is str else as_text(field(block, "id"), "tool_use.id"),
+                name if type(name) is str else as_text(field(block, "name"), "tool_use.name"),
                 None if caller else args,
             )
             if caller:  # before the arguments: the call may be ready with them
