@@ -2,9 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.errors import ProtocolError, ProviderAPIError
+from toolwire.errors import ProtocolError, ProviderAPIError, TurnError
 from toolwire.messages import ReasoningPart, TextPart, ToolCall, Usage
-from toolwire.wire import AnthropicStream, Assembler, ToolCallReady
+from toolwire.wire import (
+    AnthropicStream,
+    Assembler,
+    ToolCallDelta,
+    ToolCallReady,
+    ToolCallStarted,
+)
 
 from .conftest import fixture_bytes, fixture_items
 
@@ -115,3 +121,100 @@ def test_streamed_and_non_streamed_usage_agree() -> None:
     stream.feed({"type": "message_stop"})
     response = {"content": [], "stop_reason": "end_turn", "usage": {**usage, "output_tokens": 9}}
     assert stream.close().usage == decode_anthropic_response(response).usage == Usage(17, 9, 5, 2)
+
+
+def _open_tool_block(stream: AnthropicStream, index: int) -> None:
+    block = {"type": "tool_use", "id": f"toolu_{index}", "name": "f", "input": {}}
+    stream.feed({"type": "content_block_start", "index": index, "content_block": block})
+
+
+def _fragment(index: object, delta: object) -> dict[str, object]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        # Each is read by the flat path's subscripts first, then again with every check.
+        (_fragment(1, {"type": "input_json_delta"}), r"field .partial_json. is missing"),
+        (_fragment(True, {"type": "input_json_delta", "partial_json": "{"}), "integer"),
+        (_fragment(1.0, {"type": "input_json_delta", "partial_json": "{"}), "integer"),
+        (_fragment(1, {"type": "input_json_delta", "partial_json": 7}), "must be a string"),
+        (_fragment(1, ["input_json_delta"]), "delta must be an object"),
+        ({"index": 1, "delta": {"type": "input_json_delta"}}, r"field .type. is missing"),
+    ],
+)
+def test_malformed_fragments_of_an_open_call_are_protocol_errors(
+    item: dict[str, object], message: str
+) -> None:
+    stream = AnthropicStream()
+    _open_tool_block(stream, 1)
+    with pytest.raises(ProtocolError, match=message):
+        stream.feed(item)
+    # The call got nothing from the item, and the decoder stays failed.
+    assert stream.assembler.calls[1].parts == []
+    with pytest.raises(ProtocolError, match=message):
+        stream.feed(_fragment(1, {"type": "input_json_delta", "partial_json": "{}"}))
+
+
+def test_fragment_paths_give_the_same_events() -> None:
+    """The flat path (a call already open) and the assembler's own (a fragment that
+    opens a call, an empty fragment) produce the same events and turn."""
+    stream = AnthropicStream()
+    _open_tool_block(stream, 0)
+    events = stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": '{"a": '}))
+    events += stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": ""}))
+    events += stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": "1}"}))
+    assembler = Assembler()
+    assembler.tool_fragment(0, "toolu_0", "f", None)
+    assembler.take_events()
+    for text in ('{"a": ', "", "1}"):
+        assembler.tool_fragment(0, None, None, text)
+    assert events == assembler.take_events()
+    assert [type(e).__name__ for e in events] == ["ToolCallDelta", "ToolCallDelta", "ToolCallReady"]
+    # A fragment of a block that is not open starts a call without id or name.
+    assert stream.feed(_fragment(5, {"type": "input_json_delta", "partial_json": "{"})) == [
+        ToolCallStarted(5, None, None),
+        ToolCallDelta(5, "{"),
+    ]
+    stream.feed({"type": "message_stop"})
+    with pytest.raises(TurnError, match="did not include an id"):
+        stream.close()
+
+
+def test_events_an_assembler_method_left_come_before_the_fragment() -> None:
+    stream = AnthropicStream()
+    _open_tool_block(stream, 0)
+    stream.assembler.notice("custom", "added between feeds")
+    events = stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": "{"}))
+    assert [type(e).__name__ for e in events] == ["Notice", "ToolCallDelta"]
+    assert stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": '"'})) == [
+        ToolCallDelta(0, '"')
+    ]
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        ({"input_tokens": 3, "output_tokens": 1}, Usage(3, 1)),
+        (
+            {"input_tokens": 3, "cache_read_input_tokens": 2, "cache_creation_input_tokens": 1},
+            Usage(6, 0, 2, 1),
+        ),
+        # Not all integers: the general reading (a null or a bool counts as 0).
+        (
+            {"input_tokens": None, "output_tokens": True, "cache_read_input_tokens": 2},
+            Usage(2, 0, 2),
+        ),
+        (
+            {"output_tokens": 4, "output_tokens_details": {"thinking_tokens": 3}},
+            Usage(0, 4, 0, 0, 3),
+        ),
+    ],
+)
+def test_anthropic_usage_fast_and_general_readings(
+    usage: dict[str, object], expected: Usage
+) -> None:
+    from toolwire.wire.usage import anthropic_usage
+
+    assert anthropic_usage(usage) == expected

@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from ..messages import ProviderPart
-from .assembler import Assembler, dump_json, loads_json
+from .assembler import Assembler, _Call, dump_json, loads_json
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
 from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text, field
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
@@ -59,50 +59,75 @@ class AnthropicStream(StreamDecoder):
         self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912, PLR0915 — the flat feed of the hot path (ARCHITECTURE)
+    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one Messages stream event (a dict or an SDK object); return events."""
         if self._dead:
             self._check_open()
-        asm = self._assembler
-        out = asm.events  # the assembler's own list: the flat path appends to it too
         self._items += 1
+        asm = self._assembler
+        call: _Call | None = None
+        if type(item) is dict:
+            # Nearly every event of a turn is an arguments fragment of an open call; it
+            # is read with subscripts, cheaper than ``.get`` and a test per key. A key
+            # that is missing (another kind of event, or a malformed one) is a KeyError,
+            # and ``_on_item`` reads the event again with every check. Nothing changes
+            # before the lookups are done.
+            event: dict[str, Any] = item
+            try:
+                if event["type"] == "content_block_delta":
+                    delta = event["delta"]
+                    if type(delta) is dict and delta["type"] == "input_json_delta":
+                        index = event["index"]
+                        text = delta["partial_json"]
+                        if type(index) is int and type(text) is str and text:
+                            call = asm.calls[index]  # a KeyError: not a client call
+            except KeyError:
+                pass
+        if call is None:
+            return self._on_item(asm, item)
+        # Assembler.arguments, written out (see its comment).
+        fragment: str = text
+        call.parts.append(fragment)
+        ev: ToolCallDelta
+        if NEW_BY_SLOTS:  # the pure build (events.py)
+            ev = OBJECT_NEW(ToolCallDelta)
+            ev.index = index
+            ev.arguments = fragment
+        else:
+            ev = ToolCallDelta(index, fragment)
+        out = asm.events  # empty unless an assembler method was called between feeds
+        if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
+            out.append(ev)
+            try:
+                asm.scan(call)
+            except ToolwireError as exc:
+                raise self._fail(exc) from None
+        elif not out:
+            # The common fragment: its one event in a list of its own, and the
+            # assembler's (empty) list stays for the next feed.
+            return [ev]
+        else:
+            out.append(ev)
+        asm.events = []
+        return out
+
+    def _on_item(self, asm: Assembler, item: Any) -> list[Event]:  # noqa: PLR0912 — one dispatch, kept flat
+        """Every event but an arguments fragment of an open call (``feed``'s own path)."""
+        out = asm.events  # the assembler's own list: the flat path appends to it too
         try:
             # Typed locals: dict operations in the compiled build; every value's type is
             # tested inline before it reaches one (see OpenAIChatStream.feed).
             event: dict[str, Any] = item if type(item) is dict else as_dict(item)
             kind = event.get("type")
             if kind == "content_block_delta":
-                # Nearly every event of a turn: an arguments fragment goes through
-                # Assembler.arguments, written out (see its comment).
                 raw_delta: Any = event.get("delta")
                 if type(raw_delta) is not dict:
                     as_object(field(event, "delta"), "delta")
                 delta: dict[str, Any] = raw_delta
                 delta_kind = delta.get("type")
                 if delta_kind == "input_json_delta":
-                    text = delta.get("partial_json")
                     index = event.get("index")
-                    call = asm.calls.get(index) if type(index) is int else None
-                    if call is not None and type(text) is str and text:
-                        fragment: str = text
-                        call.parts.append(fragment)
-                        ev: ToolCallDelta
-                        if NEW_BY_SLOTS:  # the pure build (events.py)
-                            ev = OBJECT_NEW(ToolCallDelta)
-                            ev.index = call.index
-                            ev.arguments = fragment
-                        else:
-                            ev = ToolCallDelta(call.index, fragment)
-                        if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
-                            out.append(ev)
-                            asm.scan(call)
-                        elif not out:
-                            # The common fragment: its one event in a list of its own,
-                            # and the assembler's (empty) list stays for the next feed.
-                            return [ev]
-                        else:
-                            out.append(ev)
-                    elif type(index) is int and index in self._provider_blocks:
+                    if type(index) is int and index in self._provider_blocks:
                         self._provider_input[index].append(
                             as_text(field(delta, "partial_json"), "partial_json")
                         )
@@ -130,13 +155,12 @@ class AnthropicStream(StreamDecoder):
                 self._on_message_delta(event)
             elif kind == "message_stop":
                 self._ended = True
-            else:
-                self._on_event(field(event, "type"), event)
+            else:  # a missing type is an error, a null one an event to ignore
+                self._on_event(kind if kind is not None else field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
-        # Assembler.take_events, written out: a call per chunk cost 3% of the pure
-        # build's per-fragment time (bench/count_assembly.py). ``out`` is the list the
-        # assembler appended to, as nothing takes events during a feed.
+        # Assembler.take_events, written out: ``out`` is the list the assembler
+        # appended to, as nothing takes events during a feed.
         asm.events = []
         return out
 
@@ -237,10 +261,12 @@ class AnthropicStream(StreamDecoder):
             # here (seen from proxies that do not stream tool input) is the whole input.
             args = dump_json(start_input, "tool_use.input") if start_input else None
             caller = block.get("caller")
+            tool_id = block.get("id")  # checked inline: a call per check is most of a start
+            name = block.get("name")
             asm.tool_fragment(
                 index,
-                as_text(field(block, "id"), "tool_use.id"),
-                as_text(field(block, "name"), "tool_use.name"),
+                tool_id if type(tool_id) is str else as_text(field(block, "id"), "tool_use.id"),
+                name if type(name) is str else as_text(field(block, "name"), "tool_use.name"),
                 None if caller else args,
             )
             if caller:  # before the arguments: the call may be ready with them
