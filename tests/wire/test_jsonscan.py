@@ -641,3 +641,21 @@ def test_a_long_number_split_anyhow_gives_the_same_value() -> None:
         parser.feed(".5e1, ")
         parser.feed('"m": 0}')
         assert parser.value == json.loads('{"n": -' + digits + '.5e1, "m": 0}')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": "x\\\\", "b": "\\"}\\"", "c": ["\\\\\\"]", "{"], "d": {}}',
+        '{"p": "C:\\\\Users\\\\", "q": [["]", "\\\\\\\\"], {"r": "\\"{"}]}',
+    ],
+)
+def test_closes_at_every_cut_around_escaped_quotes_and_backslashes(text: str) -> None:
+    """Escaped quotes and backslash runs, cut anywhere: a run split in two keeps its
+    parity across pieces (the trailing escape state)."""
+    assert json.loads(text)  # valid JSON, closing at its last character
+    for i in range(1, len(text)):
+        for j in range(i, len(text)):
+            scanner = ClosureScanner()
+            pieces = [p for p in (text[:i], text[i:j], text[j:]) if p]
+            assert [scanner.closes(p) for p in pieces] == [False] * (len(pieces) - 1) + [True]

@@ -45,10 +45,12 @@ def _int(obj: Any, key: str) -> int:
     # Class tests first: a decoded payload is a dict of ints, and an isinstance test
     # against the Mapping ABC costs more than the rest of the function (every turn
     # reads usage twice or more; bench/count_assembly.py).
-    if obj.__class__ is dict or isinstance(obj, Mapping):
+    if obj.__class__ is dict:
         value = obj.get(key)
-    else:
+    elif obj is None or not isinstance(obj, Mapping):  # None: an absent details object
         return 0
+    else:
+        value = obj.get(key)
     if value.__class__ is int:
         count: int = value
         return count
