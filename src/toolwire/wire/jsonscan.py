@@ -29,7 +29,7 @@ import json
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from ..errors import PartialJSONError
 
@@ -40,6 +40,8 @@ __all__ = ["ClosureScanner", "PartialJSON", "PartialJSONError"]
 
 # A whole string literal, or a bracket, or a lone quote (a string still open at the end).
 _STRUCT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]"]', re.S)
+# A whole string literal.
+_WHOLE_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 # The body of a string up to (not including) its closing quote or a trailing lone backslash.
 _STR_BODY = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*', re.S)
 # Leading whitespace: ``\s`` is the set ``str.lstrip()`` strips, so skipping it with a
@@ -48,6 +50,13 @@ _LEADING_SPACE = re.compile(r"\s*")
 # What ends a bare top-level scalar (``12``, ``true``, ``null``): JSON layout or a
 # closing bracket/comma of whatever surrounds it.
 _SCALAR_END = re.compile(r"[\s,}\]]")
+
+# How ``ClosureScanner.closes`` skips strings, measured per build (instructions for the
+# closing-brace pieces of a 2 KB call with characters outside the BMP): compiled, one
+# regular expression that removes whole strings costs about 240,000 and two ``str.find``
+# per string about 40,000; interpreted, the regular expression costs 300,000 and the
+# finds, each a method call of the interpreter, 530,000. Decided once at import.
+_FIND_STRINGS: Final = not (__file__ or "").endswith(".py")  # compiled: a .so
 
 # Scanner states.
 _FRESH, _NESTED, _CLOSED, _GAVE_UP, _STRING, _SCALAR = range(6)
@@ -117,8 +126,9 @@ class ClosureScanner:
         """Consume ``text``; return True once the object or array has closed.
 
         The assembler's path. Instead of walking every string and bracket in Python, it
-        skips strings with ``str.find`` and counts the brackets between them with
-        ``str.count`` (both in C): the value has closed when the depth is back to zero.
+        skips strings in C (``str.find``, or one regular expression in the pure build:
+        see ``_FIND_STRINGS``) and counts the brackets between them with ``str.count``:
+        the value has closed when the depth is back to zero.
         Unlike ``feed`` it does not say where the value closed, and text that closes
         and reopens (``{}{``) counts as open; either way the arguments are parsed whole
         once they close, and such text is reported as invalid JSON then.
@@ -141,11 +151,11 @@ class ClosureScanner:
             pos = self._string_tail(text, 0)
             if pos < 0:
                 return False
-        # Whole strings were removed with one regular expression before, at about 110
-        # instructions a character on text with a character outside the BMP (a quarter
-        # of a 2 KB call's assembly, compiled); two finds per string cost less, and the
-        # text between strings (punctuation, numbers) is counted in one piece, in C.
-        between = self._between_strings(text, pos)
+        # The text between strings (punctuation, numbers), counted in one piece in C.
+        if _FIND_STRINGS:
+            between = self._between_strings(text, pos)
+        else:
+            between = self._between_strings_re(text[pos:] if pos else text)
         depth = (
             self._depth
             + between.count("{")
@@ -178,6 +188,16 @@ class ClosureScanner:
             if pos < 0:  # the string runs past this text
                 break
         return "".join(gaps)
+
+    def _between_strings_re(self, text: str) -> str:
+        """``_between_strings(text, 0)`` with one regular expression (the pure build)."""
+        outside = _WHOLE_STRING.sub("", text)
+        quote = outside.find('"')  # an unterminated string runs to the end of the text
+        if quote < 0:
+            return outside
+        self._in_string = True
+        self._string_tail(text, len(text) - len(outside) + quote + 1)  # notes a trailing escape
+        return outside[:quote]
 
     def finish(self) -> bool:
         """The input ended: return whether the value is complete.
