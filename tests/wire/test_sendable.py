@@ -148,8 +148,12 @@ def test_sendable_arguments_pass(arguments: str) -> None:
         | st.floats()
         | st.integers()
         | st.text(alphabet=st.characters(codec=None), max_size=4),
-        lambda c: st.lists(c, max_size=3)
-        | st.dictionaries(st.text(alphabet=st.characters(codec=None), max_size=2), c, max_size=3),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(
+                st.text(alphabet=st.characters(codec=None), max_size=2), c, max_size=3
+            )
+        ),
         max_leaves=10,
     ),
 )

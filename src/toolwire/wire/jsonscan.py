@@ -54,7 +54,7 @@ _SCALAR_END = re.compile(r"[\s,}\]]")
 # How ``ClosureScanner.closes`` skips strings, measured per build (instructions for the
 # closing-brace pieces of a 2 KB call with characters outside the BMP): compiled, one
 # regular expression that removes whole strings costs about 240,000 and two ``str.find``
-# per string about 40,000; interpreted, the regular expression costs 300,000 and the
+# per string about 100,000; interpreted, the regular expression costs 300,000 and the
 # finds, each a method call of the interpreter, 530,000. Decided once at import.
 _FIND_STRINGS: Final = not (__file__ or "").endswith(".py")  # compiled: a .so
 
