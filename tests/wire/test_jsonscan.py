@@ -3,13 +3,14 @@ from __future__ import annotations
 import json
 import re
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.wire import ClosureScanner, PartialJSON, PartialJSONError
+from toolwire.wire import ClosureScanner, PartialJSON, PartialJSONError, jsonscan
 
 json_values = st.recursive(
     st.none()
@@ -202,15 +203,32 @@ def test_any_value_end_reported_exactly_for_any_split_and_offset(
     assert scanner.closed
 
 
+@contextmanager
+def strings_by(find: bool) -> Iterator[None]:
+    """One of the two ways ``closes`` skips strings (``_FIND_STRINGS``). Only the pure
+    build can switch: a compiled module's ``Final`` is a C constant (it runs its own)."""
+    saved = jsonscan._FIND_STRINGS
+    jsonscan._FIND_STRINGS = find  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        jsonscan._FIND_STRINGS = saved  # type: ignore[misc]
+
+
+BOTH_WAYS = pytest.mark.parametrize("find", [True, False], ids=["find", "regex"])
+
+
+@BOTH_WAYS
 @settings(max_examples=1000, deadline=None)
 @given(containers, st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.booleans())
 def test_closes_reports_the_piece_that_closes(
-    value: object, cuts: list[int], ascii_only: bool
+    find: bool, value: object, cuts: list[int], ascii_only: bool
 ) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
     scanner = ClosureScanner()
     pieces = split(text, cuts)
-    results = [scanner.closes(piece) for piece in pieces]
+    with strings_by(find):
+        results = [scanner.closes(piece) for piece in pieces]
     assert results == [False] * (len(pieces) - 1) + [True]
 
 
@@ -225,15 +243,19 @@ def test_closes_reports_the_piece_that_closes(
         (["12", "}"], [False, False]),
     ],
 )
-def test_closes_on_the_first_piece(pieces: list[str], expected: list[bool]) -> None:
+@BOTH_WAYS
+def test_closes_on_the_first_piece(find: bool, pieces: list[str], expected: list[bool]) -> None:
     scanner = ClosureScanner()
-    assert [scanner.closes(p) for p in pieces] == expected
+    with strings_by(find):
+        assert [scanner.closes(p) for p in pieces] == expected
 
 
-def test_closes_handles_strings_escapes_and_brackets_inside_strings() -> None:
+@BOTH_WAYS
+def test_closes_handles_strings_escapes_and_brackets_inside_strings(find: bool) -> None:
     scanner = ClosureScanner()
     pieces = ['{"a": "}]\\', '"', ' {[", "b": [1, {"c": "\\\\"}]', ", ", '"d": "x"', "}  "]
-    assert [scanner.closes(p) for p in pieces] == [False, False, False, False, False, True]
+    with strings_by(find):
+        assert [scanner.closes(p) for p in pieces] == [False, False, False, False, False, True]
 
 
 def test_complete_is_false_while_a_top_level_string_is_open() -> None:
@@ -641,3 +663,24 @@ def test_a_long_number_split_anyhow_gives_the_same_value() -> None:
         parser.feed(".5e1, ")
         parser.feed('"m": 0}')
         assert parser.value == json.loads('{"n": -' + digits + '.5e1, "m": 0}')
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": "x\\\\", "b": "\\"}\\"", "c": ["\\\\\\"]", "{"], "d": {}}',
+        '{"p": "C:\\\\Users\\\\", "q": [["]", "\\\\\\\\"], {"r": "\\"{"}]}',
+    ],
+)
+@BOTH_WAYS
+def test_closes_at_every_cut_around_escaped_quotes_and_backslashes(find: bool, text: str) -> None:
+    """Escaped quotes and backslash runs, cut anywhere: a run split in two keeps its
+    parity across pieces (the trailing escape state)."""
+    assert json.loads(text)  # valid JSON, closing at its last character
+    for i in range(1, len(text)):
+        for j in range(i, len(text)):
+            scanner = ClosureScanner()
+            pieces = [p for p in (text[:i], text[i:j], text[j:]) if p]
+            with strings_by(find):
+                results = [scanner.closes(p) for p in pieces]
+            assert results == [False] * (len(pieces) - 1) + [True]

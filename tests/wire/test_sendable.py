@@ -112,3 +112,64 @@ def test_an_anthropic_call_with_infinity_encodes_for_the_next_request() -> None:
 def test_whatever_is_decoded_encodes_for_every_provider(text: str, value: Any) -> None:
     arguments = json.dumps({"v": value})  # may hold NaN, Infinity and \\udXXX escapes
     _encode_everywhere(_chat_turn(text, arguments))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ('{"a": {"b": [1, [2.5, {"c": NaN}]]}}', "a number JSON cannot carry"),  # deep
+        ('{"\\ud800": 1}', "lone surrogate"),  # in a key
+        ('{"a": ["x", {"b": "\\udc00"}]}', "lone surrogate"),
+        ('{"a": "\\ud800", "b": 1e999}', "a number JSON cannot carry"),  # the number wins
+        ('{"a": 1e999, "b": "\\ud800"}', "a number JSON cannot carry"),
+    ],
+)
+def test_the_parsed_value_is_checked_wherever_the_value_sits(arguments: str, reason: str) -> None:
+    [request] = _chat_turn("", arguments).requests
+    assert request.input is None and reason in (request.error or "")
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"a": "\\ud83d\\ude80", "b": 1e308, "c": ' + "9" * 400 + "}",  # a pair; a big int
+        '{"note": "NaN and Infinity, 1e999 in words", "n": -0.0}',
+    ],
+)
+def test_sendable_arguments_pass(arguments: str) -> None:
+    [request] = _chat_turn("", arguments).requests
+    assert request.error is None and request.input == json.loads(arguments)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.recursive(
+        st.none()
+        | st.floats()
+        | st.integers()
+        | st.text(alphabet=st.characters(codec=None), max_size=4),
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.dictionaries(
+                st.text(alphabet=st.characters(codec=None), max_size=2), c, max_size=3
+            )
+        ),
+        max_leaves=10,
+    ),
+)
+def test_a_call_is_rejected_exactly_when_its_value_does_not_encode(value: Any) -> None:
+    """The reference: the value is rejected when writing it as a request body would fail."""
+    arguments = json.dumps({"v": value})  # ASCII: surrogates and NaN as escapes and words
+    try:
+        json.dumps(json.loads(arguments), ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except UnicodeEncodeError:
+        expected: str | None = "lone surrogate"
+    except ValueError:
+        expected = "a number JSON cannot carry"
+    else:
+        expected = None
+    [request] = _chat_turn("", arguments).requests
+    if expected is None:
+        assert request.error is None
+    else:
+        assert request.input is None and expected in (request.error or "")
