@@ -60,6 +60,7 @@ from .base import (
     opens_reasoning,
 )
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
+from .values import value_end
 
 __all__ = [
     "VARIANTS",
@@ -258,6 +259,8 @@ class _DsmlStream(ThinkStream):
         self._invoke_close = f"</{dsml}invoke>"
         self._param_open = f"<{dsml}parameter"
         self._value_end = MarkerSet([f"</{dsml}parameter>"])
+        # What may follow a value's closing tag (built once per spelling, not per value).
+        self._after_value = (self._param_open, self._invoke_close)
 
     def _st_block(self) -> bool:
         invoke = self._invoke_open
@@ -329,21 +332,15 @@ class _DsmlStream(ThinkStream):
         return True
 
     def _st_param_value(self) -> bool:
-        chunk, marker = self._until(self._value_end)
-        if marker is not None:
-            # A closing tag inside a value ends it only when the grammar goes on after
-            # it (another parameter or the end of the invoke).
-            follows = self._continues(self._pos, (self._param_open, self._invoke_close))
-            if follows is None:
-                self._writer.piece(chunk)
-                self._pos -= len(marker)
-                return False
-            if not follows:
-                self._writer.piece(chunk + marker)
-                return True
-        self._writer.piece(chunk)
-        if marker is None:
+        # A closing tag inside a value ends it only when the grammar goes on after it
+        # (another parameter or the end of the invoke).
+        pos = self._pos
+        stop, resume = value_end(self._buf, pos, self._value_end, self._after_value, self._final)
+        self._writer.piece(self._buf[pos:stop])
+        if resume < 0:
+            self._pos = stop
             return False
+        self._pos = resume
         problem = self._writer.end_value()
         if problem:
             raise self._error(problem, self._where())
