@@ -293,6 +293,23 @@ def test_broken_header_right_after_a_call_gives_its_own_text_back() -> None:
     assert result.content == "<|start|>to=functions.f<|end|>"
 
 
+@pytest.mark.parametrize(
+    "before", ["", '<|channel|>commentary to=functions.f<|message|>{"a":1}<|call|>']
+)
+def test_call_without_a_function_name_gives_back_its_own_text_only(before: str) -> None:
+    """A recipient ``to=functions.`` breaks the call at its header: the text from that
+    header on is content, not the messages before it (reported already as reasoning),
+    whole or streamed in any split."""
+    broken = "<|start|>assistant to=functions.<|channel|>commentary json<|message|>{}<|call|>"
+    text = before + "<|start|>assistant<|channel|>analysis<|message|>thinking<|end|>" + broken
+    result = assert_split_invariant(_fmt(None), text, max_examples=FEW)
+    assert isinstance(result, ParseResult)
+    assert result.content == broken
+    assert result.reasoning == "thinking"
+    assert [call.name for call in result.tool_calls] == (["f"] if before else [])
+    assert [notice.kind for notice in result.notices] == ["malformed_call"]
+
+
 def test_unknown_variant_is_a_caller_error() -> None:
     from toolwire.errors import CallerError
     from toolwire.formats.harmony import make as make_harmony

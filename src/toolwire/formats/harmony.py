@@ -36,7 +36,8 @@ Decisions:
   presented as complete. A truncated header of a non-call message carries no text and
   is dropped.
 * **Malformed calls**: a recipient without a name (``to=functions.``) or a call header
-  cut by ``<|end|>`` before ``<|message|>`` raise FormatError. A body that is not valid
+  cut by ``<|end|>`` before ``<|message|>`` raise FormatError (passed through from that
+  header on, with a notice, unless ``strict``). A body that is not valid
   JSON but was ended by ``<|call|>`` is passed through verbatim (Harmony allows other
   content types such as ``code``; the assembler records the JSON failure for that call
   only).
@@ -318,12 +319,15 @@ class HarmonyStream(FormatStream):
 
     def _open_call(self, recipient: str) -> None:
         name = recipient[len(_FUNCTIONS) :] if recipient.startswith(_FUNCTIONS) else recipient
+        # The call's markup begins at its header, named or not: a broken call gives back
+        # the text from there, not from the last call's end (which would repeat the
+        # messages in between, already reported as reasoning or content).
+        self._call_begins(self._header_at)
         if not name:
             raise self._error(
                 f"tool call recipient {recipient!r} has no function name",
                 where=f"tool call {self._call_count}",
             )
-        self._call_begins(self._header_at)
         self._begin_call(name)
         self._mode = _Mode.ARGS
         self._scanner = None
