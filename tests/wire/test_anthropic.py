@@ -159,17 +159,21 @@ def test_malformed_fragments_of_an_open_call_are_protocol_errors(
 
 def test_fragment_paths_give_the_same_events() -> None:
     """The flat path (a call already open) and the assembler's own (a fragment that
-    opens a call, an empty fragment) produce the same events and turn."""
+    opens a call, an empty fragment) produce the same events and turn. The call is
+    ready at its block's stop, not when its text closes: Anthropic says when it ends."""
     stream = AnthropicStream()
     _open_tool_block(stream, 0)
     events = stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": '{"a": '}))
     events += stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": ""}))
     events += stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": "1}"}))
+    assert [type(e).__name__ for e in events] == ["ToolCallDelta", "ToolCallDelta"]
+    events += stream.feed({"type": "content_block_stop", "index": 0})
     assembler = Assembler()
     assembler.tool_fragment(0, "toolu_0", "f", None)
     assembler.take_events()
     for text in ('{"a": ', "", "1}"):
         assembler.tool_fragment(0, None, None, text)
+    assembler.tool_arguments_done(0)
     assert events == assembler.take_events()
     assert [type(e).__name__ for e in events] == ["ToolCallDelta", "ToolCallDelta", "ToolCallReady"]
     # A fragment of a block that is not open starts a call without id or name.

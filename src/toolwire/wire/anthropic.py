@@ -2,7 +2,9 @@
 
 Content blocks share one index space: a ``tool_use`` block's ``index`` is the
 assembler's index, ``input_json_delta.partial_json`` fragments are its arguments, and
-``content_block_stop`` says they are final (so a tool without input is ready too).
+``content_block_stop`` says they are final: a call is reported ready (``ToolCallReady``)
+there, right after its last fragment, and not guessed earlier from its text (a tool
+without input is ready there too).
 ``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
 ``redacted_thinking`` blocks are kept so the thinking can be sent back.
 ``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
@@ -59,7 +61,7 @@ class AnthropicStream(StreamDecoder):
         self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912 — the flat feed of the hot path (ARCHITECTURE)
+    def feed(self, item: Any) -> list[Event]:
         """Consume one Messages stream event (a dict or an SDK object); return events."""
         if self._dead:
             self._check_open()
@@ -85,7 +87,10 @@ class AnthropicStream(StreamDecoder):
                 pass
         if call is None:
             return self._on_item(asm, item)
-        # Assembler.arguments, written out (see its comment).
+        # Assembler.arguments, written out, without its closure scan: Anthropic says
+        # when a call's arguments are final (``content_block_stop``, right after the
+        # last fragment), so the call is reported ready there, not guessed from the
+        # text (the scan is for OpenAI Chat, which has no per-call end).
         fragment: str = text
         call.parts.append(fragment)
         ev: ToolCallDelta
@@ -96,18 +101,11 @@ class AnthropicStream(StreamDecoder):
         else:
             ev = ToolCallDelta(index, fragment)
         out = asm.events  # empty unless an assembler method was called between feeds
-        if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
-            out.append(ev)
-            try:
-                asm.scan(call)
-            except ToolwireError as exc:
-                raise self._fail(exc) from None
-        elif not out:
+        if not out:
             # The common fragment: its one event in a list of its own, and the
             # assembler's (empty) list stays for the next feed.
             return [ev]
-        else:
-            out.append(ev)
+        out.append(ev)
         asm.events = []
         return out
 
@@ -143,12 +141,10 @@ class AnthropicStream(StreamDecoder):
                 else:
                     self._on_delta(field(delta, "type"), delta, event.get("index"))
             elif kind == "content_block_stop":
-                # A tool block's arguments are final: Assembler.tool_arguments_done,
-                # written out for a call already reported ready (the common case).
+                # A tool block's arguments are final: the call is ready now.
                 index = event.get("index")
-                call = asm.calls.get(index) if type(index) is int else None
-                if call is not None and call.ready and index in self._tool_blocks:
-                    call.done = True
+                if type(index) is int and index in self._tool_blocks:
+                    asm.tool_arguments_done(index)
                 else:
                     self._on_event(kind, event)
             elif kind == "message_delta":
