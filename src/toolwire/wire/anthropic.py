@@ -54,8 +54,10 @@ class AnthropicStream(StreamDecoder):
 
     provider = "Anthropic Messages"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, deltas: bool = True) -> None:
+        """``deltas=False``: no ``ToolCallDelta`` per arguments fragment, for a consumer
+        that wants only whole calls (``ToolCallReady``) and the turn, which is the same."""
+        super().__init__(deltas=deltas)
         self._tool_blocks: set[int] = set()
         self._provider_blocks: dict[int, ProviderPart] = {}
         self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
@@ -72,18 +74,19 @@ class AnthropicStream(StreamDecoder):
             # Nearly every event of a turn is an arguments fragment of an open call; it
             # is read with subscripts, cheaper than ``.get`` and a test per key. A key
             # that is missing (another kind of event, or a malformed one) is a KeyError,
-            # and ``_on_item`` reads the event again with every check. Nothing changes
-            # before the lookups are done.
+            # a ``delta`` that is not an object a TypeError (JSON's other values cannot
+            # be subscripted with a string), and ``_on_item`` reads the event again with
+            # every check. Nothing changes before the lookups are done.
             event: dict[str, Any] = item
             try:
                 if event["type"] == "content_block_delta":
                     delta = event["delta"]
-                    if type(delta) is dict and delta["type"] == "input_json_delta":
+                    if delta["type"] == "input_json_delta":
                         index = event["index"]
                         text = delta["partial_json"]
                         if type(index) is int and type(text) is str and text:
                             call = asm.calls[index]  # a KeyError: not a client call
-            except KeyError:
+            except (KeyError, TypeError):
                 pass
         if call is None:
             return self._on_item(asm, item)
@@ -93,6 +96,10 @@ class AnthropicStream(StreamDecoder):
         # text (the scan is for OpenAI Chat, which has no per-call end).
         fragment: str = text
         call.parts.append(fragment)
+        if not self._deltas:
+            if not asm.events:
+                return []
+            return asm.take_events()
         ev: ToolCallDelta
         if NEW_BY_SLOTS:  # the pure build (events.py)
             ev = OBJECT_NEW(ToolCallDelta)
