@@ -141,6 +141,10 @@ def _fragment(index: object, delta: object) -> dict[str, object]:
         (_fragment(1.0, {"type": "input_json_delta", "partial_json": "{"}), "integer"),
         (_fragment(1, {"type": "input_json_delta", "partial_json": 7}), "must be a string"),
         (_fragment(1, ["input_json_delta"]), "delta must be an object"),
+        # A TypeError on the flat path (a string, a number, null cannot be subscripted).
+        (_fragment(1, "input_json_delta"), "delta must be an object, got str"),
+        (_fragment(1, 3), "delta must be an object, got int"),
+        (_fragment(1, None), "delta must be an object, got null"),
         ({"index": 1, "delta": {"type": "input_json_delta"}}, r"field .type. is missing"),
     ],
 )
