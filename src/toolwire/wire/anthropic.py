@@ -151,7 +151,11 @@ class AnthropicStream(StreamDecoder):
                 # A tool block's arguments are final: the call is ready now.
                 index = event.get("index")
                 if type(index) is int and index in self._tool_blocks:
-                    asm.tool_arguments_done(index)
+                    # Assembler.tool_arguments_done, written out: the block's call is open.
+                    call = asm.calls[index]
+                    call.done = True
+                    if not call.ready:
+                        asm._emit_ready(call)
                 else:
                     self._on_event(kind, event)
             elif kind == "message_delta":

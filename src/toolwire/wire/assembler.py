@@ -473,9 +473,14 @@ class Assembler:
         """
         if index is not None and index.__class__ is not int:
             _wrong("tool call index", index, "an integer")
-        for what, value in (("id", id), ("name", name), ("arguments", arguments)):
-            if value is not None and value.__class__ is not str:
-                _wrong(f"tool call {what}", value)
+        # Three tests written out: a loop over (name, value) pairs cost a call start
+        # more than the rest of its checks.
+        if id is not None and id.__class__ is not str:
+            _wrong("tool call id", id)
+        if name is not None and name.__class__ is not str:
+            _wrong("tool call name", name)
+        if arguments is not None and arguments.__class__ is not str:
+            _wrong("tool call arguments", arguments)
         call = self.calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
@@ -757,7 +762,7 @@ class Assembler:
         parts: list[Part] = []
         requests: list[ToolRequest] = []
         by_index = self.calls
-        calls = [by_index[index] for index in sorted(by_index)]
+        calls = list(map(by_index.__getitem__, sorted(by_index)))  # no comprehension frame
         self._check_calls(calls)
         call_iter = iter(calls)
         for item in self._order:
