@@ -63,19 +63,17 @@ _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _UNSET: Any = object()  # "not parsed yet", where None is a value
 
 
-class _NotFinite(Exception):
-    """Raised by the arguments scanner at a number JSON cannot carry (never escapes)."""
-
-
 def _finite_float(text: str) -> float:
+    # FloatingPointError: a built-in nothing else raises here, the hooks' signal to
+    # the code that called the scanner, which catches it (it never escapes).
     number = float(text)
     if number - number != 0.0:  # NaN for infinity and NaN, 0.0 for the rest
-        raise _NotFinite
+        raise FloatingPointError
     return number
 
 
 def _no_constant(text: str) -> float:
-    raise _NotFinite  # NaN, Infinity, -Infinity
+    raise FloatingPointError  # NaN, Infinity, -Infinity
 
 
 # Call arguments are parsed by a scanner that stops at a number JSON cannot carry
@@ -175,7 +173,7 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
     try:
         try:
             value = _loads_finite(text)
-        except _NotFinite:
+        except FloatingPointError:
             loads_json(text)  # invalid JSON is the reason when the text is invalid too
             return None, f"Invalid JSON arguments for tool {name}: {_NOT_A_NUMBER}"
     except ValueError as exc:
@@ -186,7 +184,7 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
 
 
 def _loads_finite(text: str) -> Any:
-    """``loads_json(text)``, raising ``_NotFinite`` at a number JSON cannot carry."""
+    """``loads_json(text)``, raising ``FloatingPointError`` at a number JSON cannot carry."""
     try:
         value, end = _scan_finite(text, 0)
         if end == len(text) or text[end:].isspace():
@@ -639,7 +637,7 @@ class Assembler:
             if text.count("{") == text.count("}"):
                 try:
                     value, end = _scan_finite(text, 0)
-                except (StopIteration, ValueError, RecursionError, _NotFinite):
+                except (StopIteration, ValueError, RecursionError, FloatingPointError):
                     pass  # the scanner takes over; the close parses and says why
                 else:
                     if value.__class__ is dict and (end == len(text) or text[end:].isspace()):
