@@ -8,6 +8,7 @@ repeats is the count of one turn (start-up and imports cancel out)::
 
     python bench/count_assembly.py                     # the build on the path
     PYTHONPATH=build/compiled python bench/count_assembly.py
+    python bench/count_assembly.py --no-deltas         # decoders with deltas=False
 
 It needs ``valgrind`` (``apt-get install valgrind``) and prints a Markdown table.
 """
@@ -56,6 +57,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=20, help="turns per counted process")
     ap.add_argument("--providers", nargs="+", choices=PROVIDERS, default=list(PROVIDERS))
+    ap.add_argument(
+        "--no-deltas",
+        action="store_true",
+        help="toolwire's decoders with deltas=False (no ToolCallDelta per fragment)",
+    )
     ap.add_argument("--inner", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.inner:
@@ -68,13 +74,15 @@ def main(argv: list[str] | None = None) -> int:
     import toolwire.wire
 
     build = "compiled" if toolwire.wire.COMPILED else "pure"
-    print(f"toolwire {build} build, Python {sys.version.split()[0]}, instructions per turn\n")
+    who = "toolwire_nodeltas" if args.no_deltas else "toolwire"
+    mode = ", deltas=False" if args.no_deltas else ""
+    print(f"toolwire {build} build{mode}, Python {sys.version.split()[0]}, instructions per turn\n")
     print("| provider | workload | floor | toolwire | ratio |")
     print("|---|---|---:|---:|---:|")
     for provider in args.providers:
         for calls, size in WORKLOADS:
             floor = per_turn(provider, "floor", calls, size, args.repeats)
-            tw = per_turn(provider, "toolwire", calls, size, args.repeats)
+            tw = per_turn(provider, who, calls, size, args.repeats)
             label = f"{calls} × {size // 1000}KB" if size >= 1000 else f"{calls} × {size}B"
             print(
                 f"| {provider} | {label} | {floor / 1e6:.3f} M | {tw / 1e6:.3f} M "

@@ -49,6 +49,8 @@ __all__ = [
     "openai_sdk",
     "partial_json_parser_partial",
     "toolwire_anthropic",
+    "toolwire_nodeltas_anthropic",
+    "toolwire_nodeltas_openai",
     "toolwire_openai",
     "toolwire_partial",
     "toolwire_sse",
@@ -198,13 +200,13 @@ def _requests(turn: Any) -> Calls:
     return [(r.id, r.name, r.input) for r in turn.requests]
 
 
-def toolwire_openai(w: ToolWorkload) -> Contestant:
+def toolwire_openai(w: ToolWorkload, deltas: bool = True) -> Contestant:
     """toolwire ``OpenAIChatStream.feed`` on every chunk dict, then ``close``."""
     chunks = w.openai_chunks()
 
     def run(cap_ns: int) -> Run:
         t0 = _clock()
-        stream = OpenAIChatStream()
+        stream = OpenAIChatStream(deltas=deltas)
         for chunk in chunks:
             stream.feed(chunk)
         out = _requests(stream.close())
@@ -213,19 +215,29 @@ def toolwire_openai(w: ToolWorkload) -> Contestant:
     return run
 
 
-def toolwire_anthropic(w: ToolWorkload) -> Contestant:
+def toolwire_anthropic(w: ToolWorkload, deltas: bool = True) -> Contestant:
     """toolwire ``AnthropicStream.feed`` on every event dict, then ``close``."""
     events = w.anthropic_events()
 
     def run(cap_ns: int) -> Run:
         t0 = _clock()
-        stream = AnthropicStream()
+        stream = AnthropicStream(deltas=deltas)
         for ev in events:
             stream.feed(ev)
         out = _requests(stream.close())
         return Run(_clock() - t0, output=out)
 
     return run
+
+
+def toolwire_nodeltas_openai(w: ToolWorkload) -> Contestant:
+    """``toolwire_openai`` with ``deltas=False`` (no ``ToolCallDelta`` per fragment)."""
+    return toolwire_openai(w, deltas=False)
+
+
+def toolwire_nodeltas_anthropic(w: ToolWorkload) -> Contestant:
+    """``toolwire_anthropic`` with ``deltas=False`` (no ``ToolCallDelta`` per fragment)."""
+    return toolwire_anthropic(w, deltas=False)
 
 
 def toolwire_sse(reads: Sequence[bytes]) -> Contestant:

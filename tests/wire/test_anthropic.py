@@ -141,6 +141,10 @@ def _fragment(index: object, delta: object) -> dict[str, object]:
         (_fragment(1.0, {"type": "input_json_delta", "partial_json": "{"}), "integer"),
         (_fragment(1, {"type": "input_json_delta", "partial_json": 7}), "must be a string"),
         (_fragment(1, ["input_json_delta"]), "delta must be an object"),
+        # A TypeError on the flat path (a string, a number, null cannot be subscripted).
+        (_fragment(1, "input_json_delta"), "delta must be an object, got str"),
+        (_fragment(1, 3), "delta must be an object, got int"),
+        (_fragment(1, None), "delta must be an object, got null"),
         ({"index": 1, "delta": {"type": "input_json_delta"}}, r"field .type. is missing"),
     ],
 )
@@ -159,17 +163,21 @@ def test_malformed_fragments_of_an_open_call_are_protocol_errors(
 
 def test_fragment_paths_give_the_same_events() -> None:
     """The flat path (a call already open) and the assembler's own (a fragment that
-    opens a call, an empty fragment) produce the same events and turn."""
+    opens a call, an empty fragment) produce the same events and turn. The call is
+    ready at its block's stop, not when its text closes: Anthropic says when it ends."""
     stream = AnthropicStream()
     _open_tool_block(stream, 0)
     events = stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": '{"a": '}))
     events += stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": ""}))
     events += stream.feed(_fragment(0, {"type": "input_json_delta", "partial_json": "1}"}))
+    assert [type(e).__name__ for e in events] == ["ToolCallDelta", "ToolCallDelta"]
+    events += stream.feed({"type": "content_block_stop", "index": 0})
     assembler = Assembler()
     assembler.tool_fragment(0, "toolu_0", "f", None)
     assembler.take_events()
     for text in ('{"a": ', "", "1}"):
         assembler.tool_fragment(0, None, None, text)
+    assembler.tool_arguments_done(0)
     assert events == assembler.take_events()
     assert [type(e).__name__ for e in events] == ["ToolCallDelta", "ToolCallDelta", "ToolCallReady"]
     # A fragment of a block that is not open starts a call without id or name.

@@ -2,7 +2,9 @@
 
 Content blocks share one index space: a ``tool_use`` block's ``index`` is the
 assembler's index, ``input_json_delta.partial_json`` fragments are its arguments, and
-``content_block_stop`` says they are final (so a tool without input is ready too).
+``content_block_stop`` says they are final: a call is reported ready (``ToolCallReady``)
+there, right after its last fragment, and not guessed earlier from its text (a tool
+without input is ready there too).
 ``text_delta`` is text, ``thinking_delta`` reasoning, ``signature_delta`` and
 ``redacted_thinking`` blocks are kept so the thinking can be sent back.
 ``message_delta.stop_reason`` maps to the OpenAI finish vocabulary
@@ -52,14 +54,16 @@ class AnthropicStream(StreamDecoder):
 
     provider = "Anthropic Messages"
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, *, deltas: bool = True) -> None:
+        """``deltas=False``: no ``ToolCallDelta`` per arguments fragment, for a consumer
+        that wants only whole calls (``ToolCallReady``) and the turn, which is the same."""
+        super().__init__(deltas=deltas)
         self._tool_blocks: set[int] = set()
         self._provider_blocks: dict[int, ProviderPart] = {}
         self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912 — the flat feed of the hot path (ARCHITECTURE)
+    def feed(self, item: Any) -> list[Event]:
         """Consume one Messages stream event (a dict or an SDK object); return events."""
         if self._dead:
             self._check_open()
@@ -70,24 +74,32 @@ class AnthropicStream(StreamDecoder):
             # Nearly every event of a turn is an arguments fragment of an open call; it
             # is read with subscripts, cheaper than ``.get`` and a test per key. A key
             # that is missing (another kind of event, or a malformed one) is a KeyError,
-            # and ``_on_item`` reads the event again with every check. Nothing changes
-            # before the lookups are done.
+            # a ``delta`` that is not an object a TypeError (JSON's other values cannot
+            # be subscripted with a string), and ``_on_item`` reads the event again with
+            # every check. Nothing changes before the lookups are done.
             event: dict[str, Any] = item
             try:
                 if event["type"] == "content_block_delta":
                     delta = event["delta"]
-                    if type(delta) is dict and delta["type"] == "input_json_delta":
+                    if delta["type"] == "input_json_delta":
                         index = event["index"]
                         text = delta["partial_json"]
                         if type(index) is int and type(text) is str and text:
                             call = asm.calls[index]  # a KeyError: not a client call
-            except KeyError:
+            except (KeyError, TypeError):
                 pass
         if call is None:
             return self._on_item(asm, item)
-        # Assembler.arguments, written out (see its comment).
+        # Assembler.arguments, written out, without its closure scan: Anthropic says
+        # when a call's arguments are final (``content_block_stop``, right after the
+        # last fragment), so the call is reported ready there, not guessed from the
+        # text (the scan is for OpenAI Chat, which has no per-call end).
         fragment: str = text
         call.parts.append(fragment)
+        if not self._deltas:
+            if not asm.events:
+                return []
+            return asm.take_events()
         ev: ToolCallDelta
         if NEW_BY_SLOTS:  # the pure build (events.py)
             ev = OBJECT_NEW(ToolCallDelta)
@@ -96,18 +108,11 @@ class AnthropicStream(StreamDecoder):
         else:
             ev = ToolCallDelta(index, fragment)
         out = asm.events  # empty unless an assembler method was called between feeds
-        if "}" in fragment and not call.ready and fragment.rstrip()[-1] == "}":
-            out.append(ev)
-            try:
-                asm.scan(call)
-            except ToolwireError as exc:
-                raise self._fail(exc) from None
-        elif not out:
+        if not out:
             # The common fragment: its one event in a list of its own, and the
             # assembler's (empty) list stays for the next feed.
             return [ev]
-        else:
-            out.append(ev)
+        out.append(ev)
         asm.events = []
         return out
 
@@ -143,12 +148,14 @@ class AnthropicStream(StreamDecoder):
                 else:
                     self._on_delta(field(delta, "type"), delta, event.get("index"))
             elif kind == "content_block_stop":
-                # A tool block's arguments are final: Assembler.tool_arguments_done,
-                # written out for a call already reported ready (the common case).
+                # A tool block's arguments are final: the call is ready now.
                 index = event.get("index")
-                call = asm.calls.get(index) if type(index) is int else None
-                if call is not None and call.ready and index in self._tool_blocks:
+                if type(index) is int and index in self._tool_blocks:
+                    # Assembler.tool_arguments_done, written out: the block's call is open.
+                    call = asm.calls[index]
                     call.done = True
+                    if not call.ready:
+                        asm._emit_ready(call)
                 else:
                     self._on_event(kind, event)
             elif kind == "message_delta":

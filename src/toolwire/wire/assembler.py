@@ -62,6 +62,27 @@ _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 _UNSET: Any = object()  # "not parsed yet", where None is a value
 
+
+def _finite_float(text: str) -> float:
+    # FloatingPointError: a built-in nothing else raises here, the hooks' signal to
+    # the code that called the scanner, which catches it (it never escapes).
+    number = float(text)
+    if number - number != 0.0:  # NaN for infinity and NaN, 0.0 for the rest
+        raise FloatingPointError
+    return number
+
+
+def _no_constant(text: str) -> float:
+    raise FloatingPointError  # NaN, Infinity, -Infinity
+
+
+# Call arguments are parsed by a scanner that stops at a number JSON cannot carry
+# (1e999 becomes infinity, NaN and Infinity themselves): the check costs a Python call
+# per float in the text, where a walk over every parsed value cost the pure build a
+# fifth of a small call's readiness. What it raises is caught where it is used.
+_FINITE = json.JSONDecoder(parse_float=_finite_float, parse_constant=_no_constant)
+_scan_finite = _FINITE.scan_once  # type: ignore[attr-defined]
+
 # What the decoders accept but no provider can be sent back (invariant: whatever enters
 # the history encodes for every provider). A lone surrogate (a code point no UTF-8 can
 # hold; JSON's "\ud800" escape makes one) is replaced by U+FFFD where it stands in
@@ -150,7 +171,11 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
     if not text or text.isspace():
         return {}, None
     try:
-        value = loads_json(text)
+        try:
+            value = _loads_finite(text)
+        except FloatingPointError:
+            loads_json(text)  # invalid JSON is the reason when the text is invalid too
+            return None, f"Invalid JSON arguments for tool {name}: {_NOT_A_NUMBER}"
     except ValueError as exc:
         return None, f"Invalid JSON arguments for tool {name}: {exc}"
     except RecursionError:
@@ -158,9 +183,24 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
     return _checked(name, value, text)
 
 
+def _loads_finite(text: str) -> Any:
+    """``loads_json(text)``, raising ``FloatingPointError`` at a number JSON cannot carry."""
+    try:
+        value, end = _scan_finite(text, 0)
+        if end == len(text) or text[end:].isspace():
+            return value
+    except (StopIteration, ValueError, RecursionError):
+        pass
+    json.loads(text)  # json.loads's error for invalid text; else (leading space) parse again
+    return _FINITE.decode(text)
+
+
 def _checked(name: str, value: Any, text: str) -> tuple[Any, str | None]:
-    """``(value, None)``, or ``(None, reason)`` when the parsed ``value`` of ``text``
-    cannot be sent back (``_unsendable``)."""
+    """``(value, None)``, or ``(None, reason)`` when the ``value`` of ``text``, parsed
+    by the finite scanner (its numbers are finite), cannot be sent back: only a lone
+    surrogate is left to find, and only text with a surrogate escape can hold one."""
+    if "\\ud" not in text and "\\uD" not in text:  # JSON has no \\U escape
+        return value, None
     reason = _unsendable(value, text)
     if reason is None:
         return value, None
@@ -238,10 +278,15 @@ class _Segment:
 class Assembler:
     """Builds one ``Turn`` from the events of one model response."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, deltas: bool = True) -> None:
+        """``deltas=False``: no ``ToolCallDelta`` events (the calls and turn are the same)."""
         # The events produced since the last ``take_events()``. Public for reading, and
         # for the flat ``feed``s, which append their one event per fragment here.
         self.events: list[Event] = []
+        # Whether each arguments fragment is reported as a ToolCallDelta. Consumers that
+        # only want whole calls and the turn turn it off: per fragment, the event and
+        # its list are a third of the pure build's cost (bench/README.md).
+        self.deltas = deltas
         # The calls by provider index. Stream decoders append arguments fragments to
         # these directly on their hot path (see ``arguments``) and call ``scan``.
         self.calls: dict[int, _Call] = {}
@@ -426,9 +471,14 @@ class Assembler:
         """
         if index is not None and index.__class__ is not int:
             _wrong("tool call index", index, "an integer")
-        for what, value in (("id", id), ("name", name), ("arguments", arguments)):
-            if value is not None and value.__class__ is not str:
-                _wrong(f"tool call {what}", value)
+        # Three tests written out: a loop over (name, value) pairs cost a call start
+        # more than the rest of its checks.
+        if id is not None and id.__class__ is not str:
+            _wrong("tool call id", id)
+        if name is not None and name.__class__ is not str:
+            _wrong("tool call name", name)
+        if arguments is not None and arguments.__class__ is not str:
+            _wrong("tool call arguments", arguments)
         call = self.calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
@@ -439,7 +489,8 @@ class Assembler:
             call.name += name
         if arguments:
             call.parts.append(arguments)
-            self.events.append(ToolCallDelta(call.index, arguments))
+            if self.deltas:
+                self.events.append(ToolCallDelta(call.index, arguments))
             if "}" in arguments and not call.ready and arguments.rstrip()[-1] == "}":
                 self.scan(call)
         elif call.done and not call.ready and (id or name):
@@ -473,7 +524,8 @@ class Assembler:
             )
         if text:
             call.parts.append(text)
-            self.events.append(ToolCallDelta(call.index, text))
+            if self.deltas:
+                self.events.append(ToolCallDelta(call.index, text))
 
     def arguments(self, index: int | None, text: str) -> None:
         """Add an arguments-only fragment: ``tool_fragment(index, None, None, text)``, faster.
@@ -490,7 +542,8 @@ class Assembler:
         # cost ~5% of the per-fragment time (bench/bench_assembly.py). The stream
         # decoders repeat them inline for the same reason.
         call.parts.append(text)
-        self.events.append(ToolCallDelta(call.index, text))
+        if self.deltas:
+            self.events.append(ToolCallDelta(call.index, text))
         if "}" in text and not call.ready and text.rstrip()[-1] == "}":
             self.scan(call)
 
@@ -583,9 +636,9 @@ class Assembler:
             call.scanned = len(parts)
             if text.count("{") == text.count("}"):
                 try:
-                    value, end = _scan_once(text, 0)
-                except (StopIteration, ValueError, RecursionError):
-                    pass
+                    value, end = _scan_finite(text, 0)
+                except (StopIteration, ValueError, RecursionError, FloatingPointError):
+                    pass  # the scanner takes over; the close parses and says why
                 else:
                     if value.__class__ is dict and (end == len(text) or text[end:].isspace()):
                         call.done = True
@@ -707,7 +760,7 @@ class Assembler:
         parts: list[Part] = []
         requests: list[ToolRequest] = []
         by_index = self.calls
-        calls = [by_index[index] for index in sorted(by_index)]
+        calls = list(map(by_index.__getitem__, sorted(by_index)))  # no comprehension frame
         self._check_calls(calls)
         call_iter = iter(calls)
         for item in self._order:

@@ -41,8 +41,11 @@ class OpenAIChatStream(StreamDecoder):
 
     provider = "OpenAI Chat Completions"
 
-    def __init__(self, *, keep_logprobs: bool = False) -> None:
-        super().__init__()
+    def __init__(self, *, keep_logprobs: bool = False, deltas: bool = True) -> None:
+        """``keep_logprobs``: keep token log probabilities on ``Turn.logprobs``.
+        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment, for a consumer
+        that wants only whole calls (``ToolCallReady``) and the turn, which is the same."""
+        super().__init__(deltas=deltas)
         self._other_choices = False
         self._keep_logprobs = keep_logprobs
 
@@ -59,6 +62,7 @@ class OpenAIChatStream(StreamDecoder):
             self._check_open()
         asm = self._assembler
         out = asm.events  # the assembler's own list: the flat path appends to it too
+        deltas = self._deltas
         self._items += 1
         # The locals are typed so that the compiled build (hatch_build.py) uses dict
         # operations directly; every value's type is tested before it reaches one, so a
@@ -108,14 +112,15 @@ class OpenAIChatStream(StreamDecoder):
                                     # Assembler.arguments, written out (see its comment).
                                     text: str = args
                                     call.parts.append(text)
-                                    ev: ToolCallDelta
-                                    if NEW_BY_SLOTS:  # the pure build (events.py)
-                                        ev = OBJECT_NEW(ToolCallDelta)
-                                        ev.index = call.index
-                                        ev.arguments = text
-                                    else:
-                                        ev = ToolCallDelta(call.index, text)
-                                    out.append(ev)
+                                    if deltas:
+                                        ev: ToolCallDelta
+                                        if NEW_BY_SLOTS:  # the pure build (events.py)
+                                            ev = OBJECT_NEW(ToolCallDelta)
+                                            ev.index = call.index
+                                            ev.arguments = text
+                                        else:
+                                            ev = ToolCallDelta(call.index, text)
+                                        out.append(ev)
                                     if "}" in text and not call.ready and text.rstrip()[-1] == "}":
                                         asm.scan(call)
                                     continue

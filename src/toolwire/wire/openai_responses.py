@@ -83,8 +83,10 @@ class OpenAIResponsesStream(StreamDecoder):
 
     provider = "OpenAI Responses"
 
-    def __init__(self, *, keep_logprobs: bool = False) -> None:
-        super().__init__()
+    def __init__(self, *, keep_logprobs: bool = False, deltas: bool = True) -> None:
+        """``keep_logprobs``: keep token log probabilities on ``Turn.logprobs["content"]``.
+        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment (see ``Assembler``)."""
+        super().__init__(deltas=deltas)
         self._has_calls = False
         self._items_kept: dict[int, ProviderPart] = {}
         # Keep ``logprobs`` of output text deltas on Turn.logprobs["content"].

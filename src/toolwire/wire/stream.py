@@ -52,8 +52,10 @@ class StreamDecoder(ABC):
 
     provider: ClassVar[str] = ""
 
-    def __init__(self) -> None:
-        self._assembler = Assembler()
+    def __init__(self, *, deltas: bool = True) -> None:
+        """``deltas=False``: ``feed`` reports no ``ToolCallDelta`` (see ``Assembler``)."""
+        self._assembler = Assembler(deltas=deltas)
+        self._deltas = deltas
         self._sse: SSEDecoder | None = None
         self._items = 0
         self._ended = False  # the provider's terminal signal arrived
