@@ -180,6 +180,8 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
         return None, f"Invalid JSON arguments for tool {name}: {exc}"
     except RecursionError:
         return None, f"Invalid JSON arguments for tool {name}: nested too deeply"
+    if "\\ud" not in text and "\\uD" not in text:  # _checked's first test, once per call
+        return value, None
     return _checked(name, value, text)
 
 
@@ -432,7 +434,12 @@ class Assembler:
 
     def _sendable(self, text: str, index: int | None) -> str:
         """``text`` without lone surrogates, with a notice when one was replaced."""
-        clean = sendable_text(text)
+        try:
+            # sendable_text's test written out: once per non-ASCII call, a call fewer.
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            clean = _SURROGATE.sub("\ufffd", text)
         if clean is not text:
             self._notice(
                 "lone_surrogate",
@@ -692,7 +699,8 @@ class Assembler:
     def _history_call(call: _Call, arguments: str) -> ToolCall:
         """The call as kept in history; built once when ready and reused by ``close``."""
         made = call.call
-        history = arguments if call.freeform else _history_arguments(arguments)
+        # _history_arguments written out (once per call): empty text is kept as "{}".
+        history = arguments if call.freeform or (arguments and not arguments.isspace()) else "{}"
         if made is None or made.arguments != history or made.name != call.name:
             made = call.call = ToolCall(call.id or "", call.name, history, caller=call.caller)
             if call.freeform:
