@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from ..errors import CallerError
 from ..messages import AssistantMessage, Message, UserMessage
@@ -66,7 +66,7 @@ CHAT_DIALECTS: dict[str, ChatDialect] = {
 }
 """The built-in dialects by name (see the module's table)."""
 
-_ECHOES = ("always", "never", "tool_turns")
+_ECHOES: tuple[str, ...] = get_args(ReasoningEcho)  # one list: the Literal's
 
 
 def chat_dialect(dialect: str | ChatDialect) -> ChatDialect:

@@ -183,12 +183,7 @@ def _custom(tool: Any, position: int) -> JSONDict | None:
     if not isinstance(tool, Mapping) or tool.get("type") != "custom":
         return None
     where = f"tools[{position}]"
-    custom = tool.get("custom")
-    if not isinstance(custom, Mapping):
-        raise ToolMappingError(f'{where} has no "custom" object')
-    name = custom.get("name")
-    if not isinstance(name, str) or not name:
-        raise ToolMappingError(f"{where}.custom.name must be a non-empty string, got {name!r}")
+    custom, _ = _named_section(tool, "custom", where)
     _optional(custom, "description", str, where)
     _optional(custom, "format", dict, where)
     return copy.deepcopy(dict(tool))
@@ -204,6 +199,17 @@ def custom_tool_names(tools: Sequence[ChatToolDef]) -> set[str]:
     return names
 
 
+def _named_section(tool: Mapping[str, Any], key: str, where: str) -> tuple[Mapping[str, Any], str]:
+    """``tool[key]`` (the ``function`` or ``custom`` object) and its non-empty name, checked."""
+    section = tool.get(key)
+    if not isinstance(section, Mapping):
+        raise ToolMappingError(f'{where} has no "{key}" object')
+    name = section.get("name")
+    if not isinstance(name, str) or not name:
+        raise ToolMappingError(f"{where}.{key}.name must be a non-empty string, got {name!r}")
+    return section, name
+
+
 def _tool_copy(tool: Any, position: int) -> JSONDict:
     _function(tool, position)  # validates
     return copy.deepcopy(dict(tool))
@@ -213,12 +219,7 @@ def _function(tool: Any, position: int) -> _Function:
     where = f"tools[{position}]"
     if not isinstance(tool, Mapping) or tool.get("type") != "function":
         raise ToolMappingError(f'{where} must be a dict with "type": "function"')
-    function = tool.get("function")
-    if not isinstance(function, Mapping):
-        raise ToolMappingError(f'{where} has no "function" object')
-    name = function.get("name")
-    if not isinstance(name, str) or not name:
-        raise ToolMappingError(f"{where}.function.name must be a non-empty string, got {name!r}")
+    function, name = _named_section(tool, "function", where)
     return _Function(
         name,
         _optional(function, "description", str, where),
