@@ -61,6 +61,9 @@ FORBIDDEN["errors"] = FORBIDDEN["errors"] | {"checks"}
 FORBIDDEN["policies"] = FORBIDDEN["context"] | {"context"}
 for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tools", "context"):
     FORBIDDEN[_lower] = FORBIDDEN[_lower] | {"policies"}
+# tooldef.py (ToolDef, ToolChoice) sits beside messages at the bottom: errors only.
+FORBIDDEN["tooldef"] = _LAYERS - {"errors", "tooldef"}
+FORBIDDEN["errors"] = FORBIDDEN["errors"] | {"tooldef"}
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}

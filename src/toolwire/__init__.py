@@ -70,6 +70,7 @@ _EXPORTS = {
     # tools
     "tool": "tools",
     "Tool": "tools",
+    "ToolDef": "tooldef",
     "Toolset": "tools",
     "Validation": "tools",
     "ToolDefinitionError": "errors",
@@ -172,6 +173,7 @@ __all__ = [
     "TextPart",
     "Tool",
     "ToolCall",
+    "ToolDef",
     "ToolDefinitionError",
     "ToolExecutionError",
     "ToolRequest",
@@ -325,6 +327,7 @@ if TYPE_CHECKING:
         sandbox_shell_handler,
         sandbox_shell_tool,
     )
+    from .tooldef import ToolDef
     from .tools import (
         BudgetExceeded,
         Tool,

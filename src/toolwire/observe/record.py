@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..history.tool_defs import chat_tool
 from ..messages import Message, ToolResult, ToolStatus, UserMessage
 from ..run.events import (
     CallDiscarded,
@@ -109,7 +110,7 @@ class RunRecorder:
                 start.run_id,
                 start.at,
                 start.model,
-                json.dumps(start.tools, default=repr),
+                json.dumps([chat_tool(t) for t in start.tools], default=repr),
                 json.dumps(start.settings, default=repr),
                 prompts[-1] if prompts else None,
                 os.getpid(),

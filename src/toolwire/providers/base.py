@@ -3,6 +3,6 @@ this name keeps existing imports working."""
 
 from __future__ import annotations
 
-from .hosted import MODES, NEUTRAL_SETTINGS, HTTPModel, chat_tool_choice, finish_body
+from .hosted import NEUTRAL_SETTINGS, HTTPModel, finish_body
 
-__all__ = ["MODES", "NEUTRAL_SETTINGS", "HTTPModel", "chat_tool_choice", "finish_body"]
+__all__ = ["NEUTRAL_SETTINGS", "HTTPModel", "finish_body"]

@@ -23,6 +23,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import CallerError
 from ..messages import Message, Usage
+from ..tooldef import ToolDef
 from .events import ObservedEvent, RunEnded, RunEvent, RunStarted
 
 __all__ = ["Observation", "RunHook", "RunListener", "new_run_id", "resolve_hooks"]
@@ -91,7 +92,7 @@ class Observation:
         *,
         run_id: str,
         model: str,
-        tools: list[dict[str, Any]],
+        tools: list[ToolDef],
         settings: dict[str, Any],
         messages: list[Message],
     ) -> Observation:
