@@ -64,15 +64,12 @@ for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tool
 # tooldef.py (ToolDef, ToolChoice) sits beside messages at the bottom: errors only.
 FORBIDDEN["tooldef"] = _LAYERS - {"errors", "tooldef"}
 FORBIDDEN["errors"] = FORBIDDEN["errors"] | {"tooldef"}
-# The one upward import, done lazily inside a function: the agent resolves a model spec
-# string through the providers (run/agent.py: resolve_model).
-ALLOWED = {("run/agent.py", "toolwire.providers")}
-# Likewise the observers a run asks for (run/observers.py: resolve_hooks): the audit log
-# for Agent(log=PATH), the OpenTelemetry hook for Agent(instrument=True).
-ALLOWED |= {("run/observers.py", "toolwire.observe"), ("run/observers.py", "toolwire.observe.otel")}
-# Likewise ToolRouter(method="embeddings") loads its model through the providers
-# (context/routing.py: _encoder).
-ALLOWED.add(("context/routing.py", "toolwire.providers.embeddings"))
+# resolve.py is the composition root, above everything: nothing imports it but run/'s
+# one lazy way up (run/_upward.py), which turns a model spec string, a log path and
+# instrument=True into a provider's model and the observers' hooks.
+for _layer in _LAYERS - {"resolve"}:
+    FORBIDDEN[_layer] = FORBIDDEN.get(_layer, set()) | {"resolve"}
+ALLOWED = {("run/_upward.py", "toolwire.resolve")}
 # The names that moved from tools/ to policies/ stay importable from their old places;
 # tools/ loads them on first use (tools/__init__.py: __getattr__), and names them here
 # for type checkers only (under TYPE_CHECKING) and in the old modules' shims.
@@ -128,6 +125,29 @@ def test_imports_point_one_way(path: Path) -> None:
         if first in forbidden and (rel, name) not in ALLOWED
     )
     assert not bad, f"{path.relative_to(PACKAGE)} ({layer}) imports {bad}"
+
+
+# run/ knows no provider: of history/ and wire/ it reads only the neutral modules (the
+# one-result check, the items a turn owes an answer, the event vocabulary and the one
+# assembler), never a provider's request or stream shapes.
+RUN_MAY_READ = {
+    "toolwire.history.check",
+    "toolwire.history.owed",
+    "toolwire.wire.events",
+    "toolwire.wire.assembler",
+}
+
+
+@pytest.mark.parametrize(
+    "path", sorted((PACKAGE / "run").glob("*.py")), ids=lambda p: f"run/{p.name}"
+)
+def test_run_reads_no_provider_shapes(path: Path) -> None:
+    shapes = sorted(
+        name
+        for first, name in toolwire_imports(path)
+        if first in ("history", "wire") and name not in RUN_MAY_READ
+    )
+    assert not shapes, f"run/{path.name} imports provider shapes: {shapes}"
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "wire").glob("*.py")), ids=lambda p: p.name)

@@ -95,9 +95,9 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
-    "MCPApprovalRequest": "run",
-    "BuiltinCall": "run",
-    "ShellOutput": "run",
+    "MCPApprovalRequest": "history.responses_mcp",
+    "BuiltinCall": "history.responses_builtin",
+    "ShellOutput": "history.responses_builtin",
     # safety: permissions, the sandbox, path guards
     "Permissions": "safety",
     "Sandbox": "safety",
@@ -286,6 +286,8 @@ if TYPE_CHECKING:
         UsageLimitExceededError,
     )
     from .history import check_history, missing_results
+    from .history.responses_builtin import BuiltinCall, ShellOutput
+    from .history.responses_mcp import MCPApprovalRequest
     from .integrations import MCPToolset, RayBackend, iter_run_many, run_many
     from .messages import (
         AssistantMessage,
@@ -306,15 +308,12 @@ if TYPE_CHECKING:
     from .run import (
         Agent,
         AgentStream,
-        BuiltinCall,
         ExecutionOptions,
         LoopDetected,
         MaxRoundsExceeded,
-        MCPApprovalRequest,
         Model,
         ModelRequest,
         RunResult,
-        ShellOutput,
         TurnDone,
         UsageLimitExceeded,
     )

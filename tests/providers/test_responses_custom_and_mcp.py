@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, MCPApprovalRequest, tool
+from toolwire.history.responses_mcp import NO_APPROVER_REASON
 from toolwire.providers.openai_responses import OpenAIResponsesModel
-from toolwire.run.mcp_approval import NO_APPROVER_REASON
 
 from .faultserver import FaultServer, sse
 

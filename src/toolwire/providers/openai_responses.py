@@ -13,7 +13,7 @@ deltas); ``stream: False`` asks for one JSON response. The key comes from
 ``builtin_tools`` (a setting) is a list of the API's own tool objects, appended to
 ``tools`` as they are: ``[{"type": "shell"}]``, ``[{"type": "apply_patch"}]``,
 ``[{"type": "web_search"}]``... (the shell and patch calls they bring are answered by
-``Agent(builtin_handlers=...)``, see :mod:`toolwire.run.builtin_calls`).
+``Agent(builtin_handlers=...)``, see :mod:`toolwire.history.responses_builtin`).
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@
 * :mod:`.results` — tool return values → deterministic result text.
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
 * :mod:`.resume` — answering the calls a saved history left open.
-* :mod:`.mcp_approval` — answering the Responses API's MCP approval requests.
-* :mod:`.builtin_calls` — answering its shell and apply_patch calls (run by the client).
+* :mod:`.answers` — asking the handlers of the items a turn owes an answer (MCP
+  approval requests, client-run built-in calls: ``toolwire.history.owed``).
 * :mod:`.events` — what ``Agent.run_stream`` yields.
 * :mod:`.model` — the ``Model`` protocol every provider implements.
 * :mod:`.observers` — the hooks the audit log and tracing listen through.
@@ -21,7 +21,6 @@ from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceed
 from ..policies.limits import UsageLimitExceeded, UsageLimits
 from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
-from .builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput, builtin_calls
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -37,7 +36,6 @@ from .events import (
     ToolResultReady,
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
-from .mcp_approval import MCPApprovalRequest, MCPApprover, mcp_approval_requests
 from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
 from .observers import RunHook, RunListener
 from .plan import Batch, plan_batches
@@ -49,8 +47,6 @@ __all__ = [
     "Agent",
     "AgentStream",
     "Batch",
-    "BuiltinCall",
-    "BuiltinHandler",
     "CallDiscarded",
     "CallRecord",
     "Discarded",
@@ -61,8 +57,6 @@ __all__ = [
     "LoopDetector",
     "LoopPolicy",
     "LoopWarning",
-    "MCPApprovalRequest",
-    "MCPApprover",
     "MaxRoundsExceeded",
     "MaxRoundsExceededError",
     "Model",
@@ -79,7 +73,6 @@ __all__ = [
     "RunHook",
     "RunListener",
     "RunResult",
-    "ShellOutput",
     "RunStarted",
     "ToolCallRunning",
     "ToolChoice",
@@ -90,10 +83,8 @@ __all__ = [
     "UsageLimitExceededError",
     "UsageLimits",
     "answer_missing",
-    "builtin_calls",
     "call_signature",
     "default_retryable",
-    "mcp_approval_requests",
     "not_executed_result",
     "plan_batches",
     "render_content",
