@@ -60,8 +60,6 @@ from ..tooldef import ToolChoice, ToolDef, chosen_tool
 __all__ = [
     "EMPTY_PARAMETERS",
     "ChatToolDef",
-    "ToolChoice",
-    "ToolMappingError",
     "anthropic_tool_fields",
     "chat_tool",
     "custom_tool_names",

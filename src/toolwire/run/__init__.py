@@ -15,12 +15,7 @@
 
 from __future__ import annotations
 
-from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceededError
-
-# Loop detection and usage limits live in toolwire.policies; exported here as before.
-from ..policies.limits import UsageLimitExceeded, UsageLimits
-from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
-from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
+from .agent import Agent, AgentStream, RunResult, resolve_model
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -36,14 +31,13 @@ from .events import (
     ToolResultReady,
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
-from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
+from .model import Model, ModelEvent, ModelRequest, TurnDone
 from .observers import RunHook, RunListener
 from .plan import Batch, plan_batches
-from .results import DEFAULT_MAX_CHARS, ResultError, render_content
+from .results import render_content
 from .resume import answer_missing, not_executed_result
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
     "Agent",
     "AgentStream",
     "Batch",
@@ -52,20 +46,13 @@ __all__ = [
     "Discarded",
     "ExecutionOptions",
     "Executor",
-    "LoopDetected",
-    "LoopDetectedError",
-    "LoopDetector",
-    "LoopPolicy",
     "LoopWarning",
-    "MaxRoundsExceeded",
-    "MaxRoundsExceededError",
     "Model",
     "ModelEvent",
     "ModelRequest",
     "ObservedEvent",
     "RequestStarted",
     "ResponseDone",
-    "ResultError",
     "RoundEnd",
     "RunEnded",
     "RunEvent",
@@ -75,15 +62,10 @@ __all__ = [
     "RunResult",
     "RunStarted",
     "ToolCallRunning",
-    "ToolChoice",
     "ToolResultReady",
     "TurnDone",
     "TurnRun",
-    "UsageLimitExceeded",
-    "UsageLimitExceededError",
-    "UsageLimits",
     "answer_missing",
-    "call_signature",
     "default_retryable",
     "not_executed_result",
     "plan_batches",

@@ -19,7 +19,7 @@ from ..tooldef import ToolChoice, ToolDef
 from ..turn import Turn
 from ..wire.events import Event
 
-__all__ = ["Model", "ModelEvent", "ModelRequest", "ToolChoice", "TurnDone"]
+__all__ = ["Model", "ModelEvent", "ModelRequest", "TurnDone"]
 
 
 @dataclass(slots=True)
