@@ -98,12 +98,9 @@ def openai_chat_tool_fields(
     Raises:
         ToolMappingError: A definition or the choice is malformed.
     """
-    defs = tool_defs(tools)
-    fields: JSONDict = {
-        "tools": [chat_tool(t) for t in defs],
-        "tool_choice": to_openai_chat_tool_choice(choice, defs),
-    }
-    return _parallel(fields, parallel_tool_calls)
+    return _openai_fields(
+        to_openai_chat_tools, to_openai_chat_tool_choice, tools, choice, parallel_tool_calls
+    )
 
 
 def responses_tool_fields(
@@ -114,12 +111,25 @@ def responses_tool_fields(
     Raises:
         ToolMappingError: A definition or the choice is malformed.
     """
+    return _openai_fields(
+        to_responses_tools, to_responses_tool_choice, tools, choice, parallel_tool_calls
+    )
+
+
+def _openai_fields(
+    map_tools: Callable[[list[ToolDef]], list[JSONDict]],
+    map_choice: Callable[[ToolChoice, list[ToolDef]], str | JSONDict],
+    tools: ToolDefs,
+    choice: ToolChoice,
+    parallel_tool_calls: bool | None,
+) -> JSONDict:
+    """Both OpenAI APIs: the mapped tools and choice (a named free-form tool is chosen as
+    ``custom``), and ``parallel_tool_calls`` only when set."""
     defs = tool_defs(tools)
-    fields: JSONDict = {
-        "tools": to_responses_tools(defs),
-        "tool_choice": to_responses_tool_choice(choice, defs),
-    }
-    return _parallel(fields, parallel_tool_calls)
+    fields: JSONDict = {"tools": map_tools(defs), "tool_choice": map_choice(choice, defs)}
+    if parallel_tool_calls is not None:
+        fields["parallel_tool_calls"] = parallel_tool_calls
+    return fields
 
 
 def anthropic_tool_fields(
@@ -134,12 +144,6 @@ def anthropic_tool_fields(
         "tools": to_anthropic_tools(tools),
         "tool_choice": to_anthropic_tool_choice(choice, parallel_tool_calls=parallel_tool_calls),
     }
-
-
-def _parallel(fields: JSONDict, parallel_tool_calls: bool | None) -> JSONDict:
-    if parallel_tool_calls is not None:
-        fields["parallel_tool_calls"] = parallel_tool_calls
-    return fields
 
 
 # -- tool definitions ----------------------------------------------------------------------
