@@ -35,7 +35,6 @@ from .openai_responses import (
     usage_from_responses,
 )
 from .tool_defs import (
-    ToolMappingError,
     to_anthropic_tool_choice,
     to_anthropic_tools,
     to_openai_chat_tool_choice,
@@ -50,7 +49,6 @@ __all__ = [
     "RESPONSES_INCOMPLETE_REASONS",
     "TOOL_ERROR_PREFIX",
     "ChatDialect",
-    "ToolMappingError",
     "chat_dialect",
     "check_history",
     "from_anthropic",

@@ -30,7 +30,7 @@ from .events import (
     ToolCallStarted,
     UsageReported,
 )
-from .jsonscan import ClosureScanner, PartialJSON, PartialJSONError
+from .jsonscan import ClosureScanner, PartialJSON
 from .openai_chat import OpenAIChatStream
 from .openai_chat_body import decode_openai_chat_response
 from .openai_responses import OpenAIResponsesStream
@@ -53,7 +53,6 @@ __all__ = [
     "OpenAIChatStream",
     "OpenAIResponsesStream",
     "PartialJSON",
-    "PartialJSONError",
     "ReasoningDelta",
     "RefusalDelta",
     "SSEDecoder",
