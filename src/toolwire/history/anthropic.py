@@ -44,9 +44,12 @@ object, so an exact string comes back re-serialized); and statuses ``ok`` or ``e
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..checks import reject_json_constant
 from ..messages import (
     AssistantMessage,
     Message,
@@ -66,9 +69,8 @@ from ..wire.anthropic_body import INVALID_ARGUMENTS_KEY, assistant_part
 from ..wire.fields import (
     ErrorFactory,
     as_list,
-    as_mapping,
+    as_object,
     history_error,
-    parse_object,
     req_str,
     to_plain,
 )
@@ -79,6 +81,7 @@ __all__ = [
     "ANTHROPIC_STOP_REASONS",
     "from_anthropic",
     "input_from_arguments",
+    "parse_object",
     "to_anthropic",
     "usage_from_anthropic",
 ]
@@ -192,6 +195,43 @@ def input_from_arguments(arguments: str) -> JSONDict:
     return parsed if parsed is not None else {INVALID_ARGUMENTS_KEY: arguments}
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of a float's range")
+    return value
+
+
+def parse_object(arguments: str) -> dict[str, Any] | None:
+    """Parse tool-call arguments as a JSON object, or return ``None`` if they are not one.
+
+    Empty or blank arguments mean "no arguments" (``{}``), as the assembler treats them.
+    ``NaN`` and ``Infinity`` are rejected: Python's parser accepts them, JSON does not;
+    so is a number too large for a float (``1e999`` would be infinity), and a string
+    holding an escaped lone surrogate: no provider's JSON encoder writes them back.
+    """
+    if not arguments.strip():
+        return {}
+    try:
+        value = json.loads(arguments, parse_constant=reject_json_constant, parse_float=_finite)
+    except (ValueError, RecursionError):
+        # RecursionError: nesting deeper than the parser's stack is not usable input.
+        return None
+    if not isinstance(value, dict):
+        return None
+    if "\\u" in arguments and not _utf8_safe(value):  # an escaped lone surrogate
+        return None
+    return value
+
+
+def _utf8_safe(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 # -- Anthropic -> neutral --------------------------------------------------------------
 
 
@@ -216,7 +256,7 @@ def from_anthropic(system: Any, messages: Sequence[Any]) -> list[Message]:
     names: dict[str, str] = {}  # tool_use id -> tool name, to name the results
     for position, raw in enumerate(as_list(to_plain(messages), "messages", history_error)):
         where = f"messages[{position}]"
-        decoded.extend(_decode_turn(as_mapping(to_plain(raw), where, history_error), where, names))
+        decoded.extend(_decode_turn(as_object(to_plain(raw), where, history_error), where, names))
     return decoded
 
 
@@ -230,7 +270,7 @@ def _decode_system(system: Any) -> list[Message]:
 
 
 def _block_text(raw: Any, where: str) -> str:
-    block = as_mapping(raw, where, history_error)
+    block = as_object(raw, where, history_error)
     if block.get("type") != "text":
         raise history_error(
             f"block type {block.get('type')!r} is not supported here (only 'text')", where
@@ -256,7 +296,7 @@ def _decode_turn(turn: Mapping[str, Any], where: str, names: dict[str, str]) -> 
 
 
 def _user_block(raw: Any, where: str, names: dict[str, str]) -> Message:
-    block = as_mapping(raw, where, history_error)
+    block = as_object(raw, where, history_error)
     if block.get("type") != "tool_result":
         return UserMessage(_block_text(block, where))
     call_id = req_str(block, "tool_use_id", where, history_error)
@@ -281,6 +321,6 @@ def _assistant_parts(content: Any, where: str, err: ErrorFactory) -> list[Part]:
         return [TextPart(content)] if content else []
     blocks = as_list(content, where, err)
     return [
-        assistant_part(as_mapping(raw, f"{where}[{i}]", err), f"{where}[{i}]", err)
+        assistant_part(as_object(raw, f"{where}[{i}]", err), f"{where}[{i}]", err)
         for i, raw in enumerate(blocks)
     ]

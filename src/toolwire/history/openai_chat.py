@@ -48,15 +48,15 @@ from ..messages import (
     SystemMessage,
     ToolCall,
     ToolResult,
+    ToolStatus,
     UserMessage,
 )
 from ..wire.fields import (
     as_list,
-    as_mapping,
+    as_object,
     history_error,
     opt_str,
     req_str,
-    status_from_text,
     to_plain,
 )
 from ..wire.openai_chat_body import assistant_parts, text_of
@@ -66,6 +66,7 @@ from .chat_dialects import ChatDialect, chat_dialect, echoed_reasoning
 __all__ = [
     "TOOL_ERROR_PREFIX",
     "from_openai_chat",
+    "status_from_text",
     "to_openai_chat",
     "usage_from_openai_chat",
 ]
@@ -160,7 +161,7 @@ def from_openai_chat(messages: Sequence[Any]) -> list[Message]:
     decoded: list[Message] = []
     for position, raw in enumerate(as_list(to_plain(messages), "messages", history_error)):
         where = f"messages[{position}]"
-        message = as_mapping(to_plain(raw), where, history_error)
+        message = as_object(to_plain(raw), where, history_error)
         decoded.append(_decode(message, where, names))
     return decoded
 
@@ -191,3 +192,8 @@ def _decode_tool(message: Mapping[str, Any], where: str, names: dict[str, str]) 
         )
     content = text_of(message.get("content"), f"{where}.content", history_error)
     return ToolResult(call_id, name, content, status_from_text(content))
+
+
+def status_from_text(content: str) -> ToolStatus:
+    """Read a tool result's status back from its text (see :data:`TOOL_ERROR_PREFIX`)."""
+    return ToolStatus.ERROR if content.startswith(TOOL_ERROR_PREFIX) else ToolStatus.OK

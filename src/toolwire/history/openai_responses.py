@@ -73,16 +73,16 @@ from ..messages import (
 )
 from ..wire.fields import (
     as_list,
-    as_mapping,
+    as_object,
     history_error,
     req_str,
-    status_from_text,
     to_plain,
 )
 from ..wire.openai_responses import CLIENT_ITEMS, PROVIDER, SERVER_ITEMS
 from ..wire.openai_responses_body import decode_part, message_parts, texts_of
 from ..wire.usage import RESPONSES_INCOMPLETE_REASONS
 from ..wire.usage import responses_usage as usage_from_responses
+from .openai_chat import status_from_text
 
 __all__ = [
     "RESPONSES_INCOMPLETE_REASONS",
@@ -350,7 +350,7 @@ def from_responses_input(instructions: str | None, items: Sequence[Any]) -> list
         decoder.messages.append(SystemMessage(instructions))
     for position, raw in enumerate(as_list(to_plain(items), "input", history_error)):
         where = f"input[{position}]"
-        decoder.item(as_mapping(to_plain(raw), where, history_error), where)
+        decoder.item(as_object(to_plain(raw), where, history_error), where)
     return decoder.messages
 
 

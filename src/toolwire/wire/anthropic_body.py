@@ -20,7 +20,7 @@ from .assembler import Assembler
 from .fields import (
     ErrorFactory,
     as_list,
-    as_mapping,
+    as_object,
     opt_str,
     protocol_error,
     raise_api_error,
@@ -68,7 +68,7 @@ def assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> P
         citations = block.get("citations")
         if citations is not None:
             items = as_list(citations, f"{where}.citations", err)
-            kept = [dict(as_mapping(c, f"{where}.citations[]", err)) for c in items]
+            kept = [dict(as_object(c, f"{where}.citations[]", err)) for c in items]
             return TextPart(req_str(block, "text", where, err), kept or None)
         return TextPart(req_str(block, "text", where, err))
     if kind == "thinking":
@@ -91,7 +91,7 @@ def assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> P
 def _caller(block: Mapping[str, Any], where: str, err: ErrorFactory) -> dict[str, Any] | None:
     """A ``tool_use`` block's ``caller`` (programmatic tool calling), or ``None``."""
     caller = block.get("caller")
-    return None if caller is None else dict(as_mapping(caller, f"{where}.caller", err))
+    return None if caller is None else dict(as_object(caller, f"{where}.caller", err))
 
 
 def _arguments(block: Mapping[str, Any], where: str, err: ErrorFactory) -> str:
@@ -128,13 +128,13 @@ def decode_anthropic_response(response: Any) -> Turn:
         ProtocolError: the body is not a Messages response.
         TurnError: a ``tool_use`` block breaks the assembler's rules.
     """
-    body = as_mapping(to_plain(response), "response", protocol_error)
+    body = as_object(to_plain(response), "response", protocol_error)
     raise_api_error(body)
     content = as_list(body.get("content"), "response.content", protocol_error)
     assembler = Assembler()
     for index, raw in enumerate(content):
         where = f"response.content[{index}]"
-        _feed_block(assembler, index, as_mapping(raw, where, protocol_error), where)
+        _feed_block(assembler, index, as_object(raw, where, protocol_error), where)
     stop = opt_str(body, "stop_reason", "response", protocol_error)
     if stop == "refusal":
         refusal_details(assembler, body.get("stop_details"))

@@ -1,37 +1,42 @@
-"""Helpers shared by the provider mappings: checked field access and small conventions.
+"""Checks at the door: provider and caller data is ``Any`` until one of these looked at it.
 
-Every decoder here reads JSON-like data somebody else produced. Field access goes
-through these helpers so that a missing key or a value of the wrong type becomes a
-toolwire error naming the field path (``messages[3].tool_calls[0].function.name``)
-instead of a bare ``KeyError`` or ``TypeError``. Which error depends on whose data it
-is: a history handed in by the caller raises :class:`~toolwire.errors.HistoryError`
-(caller fault), a provider response raises :class:`~toolwire.errors.ProtocolError`
-(provider fault); a decoder picks by passing an :data:`ErrorFactory`.
+Every decoder reads JSON-like data somebody else produced: a stream's items, a response
+body, a history handed in by the caller. Field access goes through these helpers so
+that a missing key or a value of the wrong type is a toolwire error naming the field
+(``delta.content[].text must be a string, got null``), by decision, never a bare
+``KeyError`` or ``TypeError``. Which error depends on whose data it is: a provider's
+(the default) raises :class:`~toolwire.errors.ProtocolError` (provider fault), a
+history handed in by the caller :class:`~toolwire.errors.HistoryError` (caller
+fault); a decoder picks by passing an :data:`ErrorFactory`.
+
+Each check is a class test and a return on the good path: in the compiled build they
+stand before a typed local, so a wrong type is never the ``TypeError`` of a failed
+run-time annotation check. A stream decoder names the field alone (``"delta"``) and its
+``StreamDecoder._fail`` adds the item number; a body or history decoder names the path
+(``response.choices[0].message``).
 """
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..checks import reject_json_constant
 from ..errors import HistoryError, ProtocolError, ProviderAPIError, ToolwireError
-from ..messages import TOOL_ERROR_PREFIX, ToolStatus
 
 __all__ = [
-    "TOOL_ERROR_PREFIX",
     "ErrorFactory",
+    "as_dict",
+    "as_index",
     "as_list",
-    "as_mapping",
+    "as_object",
+    "as_text",
+    "field",
     "history_error",
     "opt_str",
-    "parse_object",
+    "opt_text",
     "protocol_error",
     "raise_api_error",
     "req_str",
-    "status_from_text",
     "to_plain",
 ]
 
@@ -49,90 +54,94 @@ def protocol_error(message: str, where: str) -> ToolwireError:
     return ProtocolError(message, where=where)
 
 
-def to_plain(value: Any) -> Any:
-    """Return ``value`` as plain JSON-like data, dumping SDK (pydantic) objects first."""
-    dump = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, Mapping):
-        # SDK objects keep provider extras (vLLM's ``reasoning_content``) only when
-        # dumped with their extra fields, which both dumps do by default. The SDKs'
-        # ``to_dict`` leaves out fields the provider never sent (``model_dump`` writes
-        # them as ``None``), as the stream decoders' ``as_dict`` does: a block kept
-        # verbatim (``ProviderPart``) is then the same from a stream and from a body.
-        return dump(mode="json", warnings=False)
-    return value
+def field(item: dict[str, Any], key: str) -> Any:
+    """``item[key]``, or a ``ProtocolError`` naming the missing field."""
+    if key in item:
+        return item[key]
+    raise ProtocolError(f"malformed item: the field {key!r} is missing")
 
 
-def as_mapping(value: Any, where: str, err: ErrorFactory) -> Mapping[str, Any]:
-    """Return ``value`` if it is a JSON object, else raise ``err``."""
-    if not isinstance(value, Mapping):
-        raise err(f"expected a JSON object, got {type(value).__name__}", where)
-    return value
+def as_object(value: Any, name: str, err: ErrorFactory | None = None) -> dict[str, Any]:
+    """``value`` if it is a JSON object (any mapping, as a dict), else ``err``'s error."""
+    if value.__class__ is dict:
+        return value
+    if isinstance(value, Mapping):  # caller data may be any mapping; JSON never is
+        return dict(value)
+    raise (err or protocol_error)(f"{name} must be an object, got {_kind(value)}", "")
 
 
-def as_list(value: Any, where: str, err: ErrorFactory) -> list[Any]:
-    """Return ``value`` if it is a JSON array (list or tuple), else raise ``err``."""
-    if not isinstance(value, (list, tuple)):
-        raise err(f"expected a JSON array, got {type(value).__name__}", where)
-    return list(value)
+def as_list(value: Any, name: str, err: ErrorFactory | None = None) -> list[Any]:
+    """``value`` if it is a JSON array (a tuple, as a list), else ``err``'s error."""
+    if value.__class__ is list:
+        return value
+    if isinstance(value, tuple):  # caller data may be a tuple; JSON never is
+        return list(value)
+    raise (err or protocol_error)(f"{name} must be an array, got {_kind(value)}", "")
+
+
+def as_text(value: Any, name: str, err: ErrorFactory | None = None) -> str:
+    """``value`` if it is a string, else ``err``'s error naming ``name``."""
+    if value.__class__ is str:
+        return value
+    if isinstance(value, str):  # a str subclass (caller data)
+        return value
+    raise (err or protocol_error)(f"{name} must be a string, got {_kind(value)}", "")
+
+
+def opt_text(value: Any, name: str, err: ErrorFactory | None = None) -> str | None:
+    """``value`` if it is a string, ``None`` if it is null, else ``err``'s error."""
+    return None if value is None else as_text(value, name, err)
 
 
 def req_str(obj: Mapping[str, Any], key: str, where: str, err: ErrorFactory) -> str:
-    """Return the string at ``obj[key]``; a missing or non-string value raises ``err``."""
-    value = obj.get(key)
-    if not isinstance(value, str):
-        found = "missing" if value is None else f"a {type(value).__name__}"
-        raise err(f"field {key!r} must be a string, but is {found}", where)
-    return value
+    """The string at ``obj[key]``, ``obj`` being the object at path ``where``."""
+    return as_text(obj.get(key), f"{where}.{key}", err)
 
 
 def opt_str(obj: Mapping[str, Any], key: str, where: str, err: ErrorFactory) -> str | None:
-    """Return the string at ``obj[key]``, or ``None`` when absent or null."""
-    value = obj.get(key)
-    if value is None or isinstance(value, str):
+    """The string at ``obj[key]``, or ``None`` when it is absent or null."""
+    return opt_text(obj.get(key), f"{where}.{key}", err)
+
+
+def as_index(value: Any, name: str) -> int:
+    """``value`` if it is an integer (not a bool, not ``"1"``), else a ``ProtocolError``."""
+    if value.__class__ is int:
         return value
-    raise err(f"field {key!r} must be a string or null, but is a {type(value).__name__}", where)
+    raise ProtocolError(f"{name} must be an integer, got {_kind(value)} {str(value)[:20]!r}")
 
 
-def status_from_text(content: str) -> ToolStatus:
-    """Read a tool result's status back from its text (see :data:`TOOL_ERROR_PREFIX`)."""
-    return ToolStatus.ERROR if content.startswith(TOOL_ERROR_PREFIX) else ToolStatus.OK
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
 
 
-def _finite(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"{text[:20]} is out of a float's range")
-    return value
+def to_plain(value: Any) -> Any:
+    """``value`` as plain JSON-like data, dumping an SDK (pydantic) object first.
 
-
-def parse_object(arguments: str) -> dict[str, Any] | None:
-    """Parse tool-call arguments as a JSON object, or return ``None`` if they are not one.
-
-    Empty or blank arguments mean "no arguments" (``{}``), as the assembler treats them.
-    ``NaN`` and ``Infinity`` are rejected: Python's parser accepts them, JSON does not;
-    so is a number too large for a float (``1e999`` would be infinity), and a string
-    holding an escaped lone surrogate: no provider's JSON encoder writes them back.
+    The SDKs' ``to_dict`` leaves out fields the provider never sent (``model_dump``
+    writes them as ``None``), so a stream's items and a body give the same keys, and a
+    block kept verbatim (``ProviderPart``) is the same from both. Extra fields
+    (vLLM's ``reasoning_content``) are kept: both dumps keep them by default.
+    Serializer warnings are off: a dialect's field of another type than the SDK
+    declares (Mistral's ``content`` list) is data to check, not a reason to warn.
     """
-    if not arguments.strip():
-        return {}
-    try:
-        value = json.loads(arguments, parse_constant=reject_json_constant, parse_float=_finite)
-    except (ValueError, RecursionError):
-        # RecursionError: nesting deeper than the parser's stack is not usable input.
-        return None
-    if not isinstance(value, dict):
-        return None
-    if "\\u" in arguments and not _utf8_safe(value):  # an escaped lone surrogate
-        return None
+    if value.__class__ is dict or value.__class__ is list or isinstance(value, Mapping):
+        return value
+    for method in ("to_dict", "model_dump"):
+        dump = getattr(value, method, None)
+        if callable(dump):
+            try:
+                return dump(mode="json", warnings=False)
+            except TypeError:  # a dump method without those keywords
+                return dump()
     return value
 
 
-def _utf8_safe(value: Any) -> bool:
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+def as_dict(item: Any) -> dict[str, Any]:
+    """A stream item (a dict, or an official SDK object) as a dict."""
+    plain = to_plain(item)
+    if isinstance(plain, Mapping):
+        return as_object(plain, "item")
+    raise ProtocolError(f"expected a dict or an SDK object, got {type(item).__name__}")
 
 
 def raise_api_error(body: Mapping[str, Any]) -> None:

@@ -19,7 +19,7 @@ from .assembler import Assembler
 from .fields import (
     ErrorFactory,
     as_list,
-    as_mapping,
+    as_object,
     opt_str,
     protocol_error,
     raise_api_error,
@@ -68,10 +68,10 @@ def assistant_parts(message: Mapping[str, Any], where: str, err: ErrorFactory) -
 
 
 def _decode_call(raw: Any, where: str, err: ErrorFactory) -> ToolCall:
-    call = as_mapping(raw, where, err)
+    call = as_object(raw, where, err)
     kind = call.get("type")  # null is absent: Mistral's SDK objects dump it as None
     if kind == "custom":  # a free-form input tool's call: the raw input is the argument
-        custom = as_mapping(call.get("custom"), f"{where}.custom", err)
+        custom = as_object(call.get("custom"), f"{where}.custom", err)
         made = ToolCall(
             req_str(call, "id", where, err),
             req_str(custom, "name", f"{where}.custom", err),
@@ -81,7 +81,7 @@ def _decode_call(raw: Any, where: str, err: ErrorFactory) -> ToolCall:
         return made
     if kind is not None and kind != "function":
         raise err(f"tool call type {kind!r} is not supported (only 'function', 'custom')", where)
-    function = as_mapping(call.get("function"), f"{where}.function", err)
+    function = as_object(call.get("function"), f"{where}.function", err)
     call_id = req_str(call, "id", where, err)
     name = req_str(function, "name", f"{where}.function", err)
     arguments = opt_str(function, "arguments", f"{where}.function", err)
@@ -124,7 +124,7 @@ def text_of(content: Any, where: str, err: ErrorFactory, *, allow_none: bool = F
         raise err("content is missing", where)
     pieces = []
     for i, raw in enumerate(as_list(content, where, err)):
-        part = as_mapping(raw, f"{where}[{i}]", err)
+        part = as_object(raw, f"{where}[{i}]", err)
         kind = part.get("type")
         if kind not in ("text", "refusal"):
             raise err(
@@ -159,13 +159,13 @@ def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -
         ProtocolError: the body is not a Chat Completions response.
         TurnError: a tool call breaks the assembler's rules.
     """
-    body = as_mapping(to_plain(response), "response", protocol_error)
+    body = as_object(to_plain(response), "response", protocol_error)
     raise_api_error(body)
     choices = as_list(body.get("choices"), "response.choices", protocol_error)
     if not choices:
         raise protocol_error("the response has no choices", "response.choices")
-    choice = as_mapping(choices[0], "response.choices[0]", protocol_error)
-    message = as_mapping(choice.get("message"), "response.choices[0].message", protocol_error)
+    choice = as_object(choices[0], "response.choices[0]", protocol_error)
+    message = as_object(choice.get("message"), "response.choices[0].message", protocol_error)
     assembler = Assembler()
     _feed_message(assembler, message, "response.choices[0].message")
     if keep_logprobs:
@@ -225,14 +225,14 @@ def _response_parts(message: Mapping[str, Any], where: str) -> list[Part]:
 
 
 def _with_placeholders(raw: Any, where: str) -> JSONDict:
-    call = dict(as_mapping(raw, where, protocol_error))
+    call = dict(as_object(raw, where, protocol_error))
     call["id"] = opt_str(call, "id", where, protocol_error) or ""
     if call.get("type") == "custom":
-        custom = dict(as_mapping(call.get("custom"), f"{where}.custom", protocol_error))
+        custom = dict(as_object(call.get("custom"), f"{where}.custom", protocol_error))
         custom["name"] = opt_str(custom, "name", f"{where}.custom", protocol_error) or ""
         call["custom"] = custom
         return call
-    function = dict(as_mapping(call.get("function"), f"{where}.function", protocol_error))
+    function = dict(as_object(call.get("function"), f"{where}.function", protocol_error))
     function["name"] = opt_str(function, "name", f"{where}.function", protocol_error) or ""
     call["function"] = function
     return call

@@ -20,7 +20,7 @@ from .assembler import Assembler
 from .fields import (
     ErrorFactory,
     as_list,
-    as_mapping,
+    as_object,
     opt_str,
     protocol_error,
     raise_api_error,
@@ -106,7 +106,7 @@ def texts_of(content: Any, where: str, err: ErrorFactory) -> list[str]:
 def _part_texts(content: Any, where: str, err: ErrorFactory, kinds: tuple[str, ...]) -> list[str]:
     texts = []
     for i, raw in enumerate(as_list(content, where, err)):
-        part = as_mapping(raw, f"{where}[{i}]", err)
+        part = as_object(raw, f"{where}[{i}]", err)
         kind = part.get("type")
         if kind not in kinds:
             raise err(
@@ -146,14 +146,14 @@ def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> 
         ProtocolError: the body is not a finished Responses API response.
         TurnError: a function call breaks the assembler's rules.
     """
-    body = as_mapping(to_plain(response), "response", protocol_error)
+    body = as_object(to_plain(response), "response", protocol_error)
     raise_api_error(body)
     output = as_list(body.get("output", []), "response.output", protocol_error)
     assembler = Assembler()
     has_calls = False
     for index, raw in enumerate(output):
         where = f"response.output[{index}]"
-        has_calls |= _feed_item(assembler, index, as_mapping(raw, where, protocol_error), where)
+        has_calls |= _feed_item(assembler, index, as_object(raw, where, protocol_error), where)
     if keep_logprobs:
         _keep_logprobs(assembler, output)
     finish = responses_finish_reason(body, has_tool_calls=has_calls)
@@ -229,9 +229,7 @@ def _annotations(content: Any, where: str) -> list[dict[str, Any]]:
     for i, raw in enumerate(content):
         annotations = raw.get("annotations") if isinstance(raw, Mapping) else None
         for annotation in as_list(annotations or [], f"{where}[{i}].annotations", protocol_error):
-            found.append(
-                dict(as_mapping(annotation, f"{where}[{i}].annotations[]", protocol_error))
-            )
+            found.append(dict(as_object(annotation, f"{where}[{i}].annotations[]", protocol_error)))
     return found
 
 
