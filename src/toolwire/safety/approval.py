@@ -7,10 +7,13 @@ never holds up the calls of its batch that need none. A sync approver runs in a
 daemon thread of its own, so a prompt waiting on a terminal blocks neither the event
 loop nor the interpreter's exit.
 
-The approver gets the :class:`~toolwire.turn.ToolRequest` (tool name, parsed
-arguments) and answers ``True`` (run it), ``False`` (deny) or a string (deny, with
-that reason for the model). Anything else — ``None`` from a forgotten ``return``, an
-exception — denies: a broken approval must not let a call through.
+The approver gets the :class:`~toolwire.turn.ToolRequest` with the *validated*
+input — exactly what the tool will run with; where repair recovered malformed JSON,
+``repaired`` is set and ``raw_arguments`` keeps what the model sent — and answers
+``True`` (run it), ``False`` (deny) or a string (deny, with that reason for the
+model). Anything else — ``None`` from a forgotten ``return``, an exception, a
+``CancelledError`` (a dialog's future cancelled) while the run itself is not being
+cancelled — denies: a broken approval must not let a call through, nor end the run.
 """
 
 from __future__ import annotations
@@ -56,6 +59,10 @@ class ApprovalGate:
             )
         try:
             answer = await _ask(self.approve, request)
+        except asyncio.CancelledError:
+            if _run_cancelled():
+                raise
+            return f"the approval of `{tool.name}` was cancelled, so the call was refused"
         except Exception as exc:
             return f"the approval of `{tool.name}` failed ({type(exc).__name__}), so it was refused"
         return approval_reason(answer, tool.name)
@@ -73,6 +80,17 @@ def approval_reason(answer: object, name: str) -> str | None:
         f"the approver answered {type(answer).__name__} instead of True, False or a reason, "
         f"so the call to `{name}` was refused"
     )
+
+
+def _run_cancelled() -> bool:
+    """Whether this task is being cancelled (rather than the approver raising it).
+
+    ``Task.cancelling()`` is Python 3.11+; on 3.10 every ``CancelledError`` counts as
+    the run's own, as before.
+    """
+    task = asyncio.current_task()
+    cancelling = getattr(task, "cancelling", None)
+    return cancelling is None or cancelling() > 0
 
 
 async def _ask(approve: Approver, request: ToolRequest) -> Approval:
