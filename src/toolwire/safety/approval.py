@@ -57,14 +57,24 @@ class ApprovalGate:
                 f"`{tool.name}` requires approval and no approver is configured, so the "
                 "call was refused"
             )
+        # The approver runs in a task of its own: a CancelledError out of it (a dialog's
+        # future cancelled) is then told apart from the cancellation of this call's
+        # task (the run stopping), on every Python version.
+        asking = asyncio.ensure_future(_answer(self.approve, request))
         try:
-            answer = await _ask(self.approve, request)
+            await asyncio.wait({asking})
         except asyncio.CancelledError:
-            if _run_cancelled():
-                raise
+            asking.cancel()
+            raise
+        if asking.cancelled():
             return f"the approval of `{tool.name}` was cancelled, so the call was refused"
-        except Exception as exc:
-            return f"the approval of `{tool.name}` failed ({type(exc).__name__}), so it was refused"
+        answer = asking.result()
+        if isinstance(answer, (KeyboardInterrupt, SystemExit)):
+            raise answer  # the executor's to handle, as if raised here
+        if isinstance(answer, Exception):
+            return (
+                f"the approval of `{tool.name}` failed ({type(answer).__name__}), so it was refused"
+            )
         return approval_reason(answer, tool.name)
 
 
@@ -82,15 +92,13 @@ def approval_reason(answer: object, name: str) -> str | None:
     )
 
 
-def _run_cancelled() -> bool:
-    """Whether this task is being cancelled (rather than the approver raising it).
-
-    ``Task.cancelling()`` is Python 3.11+; on 3.10 every ``CancelledError`` counts as
-    the run's own, as before.
-    """
-    task = asyncio.current_task()
-    cancelling = getattr(task, "cancelling", None)
-    return cancelling is None or cancelling() > 0
+async def _answer(approve: Approver, request: ToolRequest) -> object:
+    """The approver's answer, or what it raised (a task lets no exception out: a
+    ``KeyboardInterrupt`` would otherwise stop the event loop itself)."""
+    try:
+        return await _ask(approve, request)
+    except (Exception, KeyboardInterrupt, SystemExit) as exc:
+        return exc
 
 
 async def _ask(approve: Approver, request: ToolRequest) -> Approval:
