@@ -13,7 +13,7 @@ from toolwire import CallerError, Sandbox, SandboxUnavailableError
 from toolwire.safety import SandboxWarning
 from toolwire.safety.bwrap import Limits, Plan, bwrap_argv, limits_argv
 
-from .conftest import MakeSandbox
+from .conftest import MakeSandbox, processes_with, unique_marker
 
 
 @pytest.mark.parametrize(
@@ -190,25 +190,6 @@ def test_sandbox_warning_is_a_user_warning() -> None:
     assert issubclass(SandboxWarning, UserWarning)
 
 
-def _marker() -> str:
-    import secrets
-
-    return f"4{secrets.randbelow(10**9):09d}"
-
-
-def _sleeping(marker: str) -> list[str]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if f"sleep\0{marker}".encode() in cmdline:
-                found.append(entry)
-    return found
-
-
 _ESCAPE = (
     "import subprocess, sys; "
     "subprocess.Popen(['sleep', sys.argv[1]], start_new_session=True); "
@@ -222,11 +203,11 @@ def test_unisolated_a_child_in_its_own_session_dies_with_the_command(
     workspace: Path, no_bwrap: None, how: str
 ) -> None:
     """Without namespaces, setsid() leaves the process group; the reaper still kills it."""
-    marker = _marker()
+    marker = unique_marker("4")
     sandbox = Sandbox(workspace, allow_unisolated=True, wall_seconds=3)
     with pytest.warns(SandboxWarning) as warned:
         result = sandbox.run_sync(["python3", "-c", _ESCAPE, marker, how])
-    left = _sleeping(marker)
+    left = processes_with(f"sleep\0{marker}")
     for pid in left:  # a failing run must not leave them behind
         os.kill(int(pid), 9)
     assert left == []
