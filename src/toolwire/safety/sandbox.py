@@ -458,6 +458,8 @@ def _hand_over(given: str | os.PathLike[str]) -> None:
     path = os.path.abspath(given)
     if path == "/":
         raise _shared(path)
+    if os.path.realpath(given) != path:  # "link/.." is not the directory abspath names
+        raise _unsafe(path, "it has a symbolic link in its path")
     fd = os.open("/", os.O_PATH | os.O_DIRECTORY)
     try:
         parts = [part for part in path.split("/") if part]
