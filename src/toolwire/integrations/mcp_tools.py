@@ -26,9 +26,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import MCPServerError, MCPToolError
-from ..tools import Tool, ToolDefinitionError
-from ..tools.validate import SchemaExtraMissing
+from ..errors import MCPServerError, MCPToolError, SchemaExtraMissingError, ToolDefinitionError
+from ..tools import Tool
 
 __all__ = [
     "POLICY_KEYS",
@@ -110,7 +109,7 @@ def build_tool(
             retries=retries if policy["idempotent"] else 0,
             **policy,
         )
-    except SchemaExtraMissing:
+    except SchemaExtraMissingError:
         raise
     except ToolDefinitionError as exc:
         raise MCPServerError(
