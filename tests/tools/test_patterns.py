@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from toolwire.tools import Tool, ToolDefinitionError
+from toolwire.errors import ToolDefinitionError
+from toolwire.tools import Tool
 from toolwire.tools.patterns import search
 
 pytest.importorskip("jsonschema")
