@@ -222,10 +222,8 @@ class CompletionsModel(HTTPModel):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn (see :meth:`HTTPModel.stream`); the format is set per request."""
-        from ..history.check import check_history
         from .http import stream_turn
 
-        check_history(request.messages)
         prompt = self.template(
             request.messages, to_openai_chat_tools(request.tools), request.tool_choice
         )
