@@ -209,3 +209,13 @@ def test_the_log_and_its_directory_are_private(tmp_path: Path) -> None:
         assert _mode(page) == 0o600
     finally:
         os.umask(old)
+
+
+def test_strict_logging_is_an_explicit_cli_option(tmp_path: Path) -> None:
+    from toolwire.cli import build_parser
+    from toolwire.cli.logdb import log_target
+
+    db = str(tmp_path / "runs.db")
+    default = log_target(build_parser().parse_args(["run", "hi", "--log", db]))
+    strict = log_target(build_parser().parse_args(["run", "hi", "--log", db, "--strict-log"]))
+    assert (default.strict, strict.strict) == (False, True)

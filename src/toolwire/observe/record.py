@@ -115,6 +115,8 @@ class RunRecorder:
         self._start = start
         self.run_id = start.run_id
         self._requests = 0
+        self._driven = False  # a driver awaits settle() (Agent.run does; a relay may not)
+        self._done = False  # RunEnded was recorded
         self._calls = 0
         self._sent = 0  # messages already recorded with an earlier request
         self._last: Message | None = None  # the last of them
@@ -163,10 +165,19 @@ class RunRecorder:
 
     async def settle(self) -> None:
         """Wait, off the event loop and at most :data:`SETTLE_TIMEOUT`, until what was
-        recorded is committed: awaited before each request after the first, so that a
-        killed run loses at most the round in flight (one wait per request, not per
-        call), and the loop keeps running while a large row is written."""
-        if self._requests:
+        recorded is committed, so that the loop keeps running while a large row is
+        written. Awaited before each request (a killed run loses at most the round in
+        flight: one wait per request, not per call) and after a run that ended well
+        (it is in the file when ``Agent.run`` returns; the log's errors are reported
+        then).
+
+        Raises:
+            AuditLogError: Only when ``strict``: rows of the run could not be written.
+        """
+        self._driven = True
+        if self._done:
+            self._finish(await asyncio.to_thread(self._log.flush, SETTLE_TIMEOUT))
+        elif self._requests:
             await asyncio.to_thread(self._log.flush, SETTLE_TIMEOUT)
 
     def _started(self, event: RequestStarted) -> None:
@@ -292,11 +303,19 @@ class RunRecorder:
                 ),
             )
         )
-        # A finished run is in the file when Agent.run returns (the run settled before
-        # it ended, so this waits for the last row or two).
-        if not self._log.flush(SETTLE_TIMEOUT):
+        self._done = True
+        if not self._driven or event.outcome != "ok":
+            # Nobody awaits settle() after this (a failed or cancelled run, a relay):
+            # the wait for the last rows is here, bounded.
+            self._finish(self._log.flush(SETTLE_TIMEOUT))
+
+    def _finish(self, flushed: bool) -> None:
+        """The run ended and its rows were waited for: report what went wrong."""
+        if not flushed:
             self._log.error = AuditLogError(
-                self._log.path, f"the writer did not finish within {SETTLE_TIMEOUT:g} s"
+                self._log.path,
+                f"the writer did not finish within {SETTLE_TIMEOUT:g} s (the last rows are"
+                " written later, or lost if the process ends first)",
             )
         self._report()
 

@@ -458,11 +458,11 @@ class _Run:
         result: RunResult | None = None
         try:
             result = await self._drive(observation.wrap(emit))
-            await observation.settle()
         except BaseException as exc:
             observation.end(error=exc, **self._totals(result))
             raise
         observation.end(error=None, **self._totals(result))
+        await observation.settle()  # the observers' last writes, off the event loop
         return result
 
     def _observe(self) -> Observation:

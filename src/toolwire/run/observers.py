@@ -4,8 +4,8 @@ A *hook* (``Agent(log=...)``, ``Agent(instrument=True)``) is asked once per run 
 *listener*, handing it the run's :class:`~toolwire.run.events.RunStarted`; the listener
 then gets every event the run emits and finally one
 :class:`~toolwire.run.events.RunEnded`. A listener may also have an ``async settle()``,
-awaited before each model request and before the run ends: where it waits for its own
-I/O without blocking the event loop. A hook that must fail the run (strict logging)
+awaited before each model request and after the ``RunEnded`` of a run that ended well:
+where it waits for its own I/O without blocking the event loop. A hook that must fail the run (strict logging)
 raises from ``begin``, before the first model request; a listener handles its own
 errors, so an observer never decides how a run goes.
 
@@ -115,7 +115,7 @@ class Observation:
     async def settle(self) -> None:
         """Let each listener that has one run its ``async settle()`` (the audit log
         waits there, off the event loop, for its writer): before each model request
-        and before the run ends."""
+        and after a run that ended well (a failed run's listeners get no settle)."""
         for listener in self._listeners:
             settle = getattr(listener, "settle", None)
             if settle is not None:
