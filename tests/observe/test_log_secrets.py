@@ -141,3 +141,19 @@ def test_redact_must_be_a_redactor_or_a_bool() -> None:
 
     with pytest.raises(CallerError, match="redact"):
         AuditLog(":memory:", redact="yes")  # type: ignore[arg-type]
+
+
+class _Client:
+    """A setting JSON has no form for: logged as its repr."""
+
+    def __repr__(self) -> str:
+        return f"Client(api_key='{KEY}')"
+
+
+def test_a_setting_logged_as_its_repr_is_redacted(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    model = ScriptedModel([text_turn("hi")])
+    with AuditLog(path) as log:
+        Agent(model, [], log=log, settings={"client": _Client()}).run_sync("go")
+    [(settings,)] = sqlite3.connect(path).execute("SELECT settings FROM runs").fetchall()
+    assert KEY not in settings and "Client(api_key=" in settings

@@ -59,7 +59,8 @@ def failure_class(validation_kind: str | None, status: ToolStatus) -> str | None
 
 
 SETTLE_TIMEOUT = 30.0
-"""Seconds a run waits (off its event loop) for the writer before a request."""
+"""Seconds a run waits (off its event loop) for the writer before a request and at
+its end."""
 
 
 def message_json(messages: list[Message]) -> str:

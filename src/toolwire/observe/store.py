@@ -98,9 +98,13 @@ class JsonValue:
         self.keep = keep
 
     def encode(self, redact: Redactor | None) -> str:
-        """The JSON text, redacted unless ``redact`` is ``None``."""
-        value = self.value if redact is None else redact.structure(self.value, self.keep)
-        return json.dumps(value, default=repr)
+        """The JSON text, redacted unless ``redact`` is ``None`` (an object JSON has no
+        form for is written as its ``repr``, redacted as text)."""
+        if redact is None:
+            return json.dumps(self.value, default=repr)
+        return json.dumps(
+            redact.structure(self.value, self.keep), default=lambda item: redact(repr(item))
+        )
 
 
 class _Flush:
@@ -167,7 +171,7 @@ def connect(path: str, *, readonly: bool = False, timeout: float = 5.0) -> sqlit
     except sqlite3.Error as exc:
         raise describe_error(path, exc, timeout) from None
     except OSError as exc:
-        raise AuditLogError(path, f"cannot create its directory ({exc.strerror})") from None
+        raise AuditLogError(path, f"cannot create it or its directory ({exc.strerror})") from None
     try:
         _prepare(conn, path, readonly=readonly)
         if not readonly:
@@ -192,8 +196,9 @@ def _private_file(path: Path) -> None:
 
 
 def _make_private(path: str) -> None:
-    """Mode 0600 for the log and its ``-wal``/``-shm`` files (SQLite creates these with
-    the process's umask, typically 0644)."""
+    """Mode 0600 for the log and its ``-wal``/``-shm`` files: SQLite gives new ones the
+    database file's mode, but a log made by an older toolwire (or another program) may
+    be 0644."""
     if path == ":memory:":
         return
     for suffix in ("", "-wal", "-shm"):
