@@ -49,7 +49,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditLogError, CallerError
+from ..errors import AuditLogError, CallerError, ToolwireError
 from ..run.events import RunStarted
 from ..run.observers import RunListener
 from .redact import Redactor
@@ -218,6 +218,8 @@ def log_errors(path: str) -> Iterator[None]:
     """
     try:
         yield
+    except ToolwireError:
+        raise  # already says what is wrong (no such run, ...)
     except sqlite3.Error as exc:
         raise AuditLogError(
             path, f"the log is damaged or incomplete ({exc})", hint=_DAMAGED_HINT
