@@ -36,7 +36,7 @@ from ..wire.events import (
     ToolCallStarted,
     UsageReported,
 )
-from .terminal import printable
+from .terminal import EscapingWriter, printable
 
 __all__ = [
     "CallState",
@@ -419,10 +419,9 @@ def _styled(state: str) -> str:
 
 def make_view(trace: bool, out: TextIO | None = None, *, events: bool = False) -> PlainView:
     """The view for this output: trace, live (terminal + rich), or plain."""
-    from .terminal import EscapingWriter
-
     stream = out or sys.stdout
     if trace or events:
+        # What the run prints is shown, never obeyed: control characters escaped.
         return TraceView(EscapingWriter(stream), events=events)  # type: ignore[arg-type]
     if stream.isatty():
         try:
