@@ -2,7 +2,9 @@
 
 * :mod:`.plan` — pure batch planning (which calls may run together).
 * :mod:`.execute` — the executor: batches, worker threads, timeouts, retries, early
-  execution, exactly one result per call.
+  execution, exactly one result per call; :mod:`.early` (which calls start while the
+  turn streams), :mod:`.runner` (one call to its result), :mod:`.calls` (a call's state).
+* :mod:`.options` — ``Agent``'s options in groups (request, stop, safety, observe).
 * :mod:`.results` — tool return values → deterministic result text.
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
 * :mod:`.resume` — answering the calls a saved history left open.
@@ -22,6 +24,7 @@ from ..policies.limits import UsageLimitExceeded, UsageLimits
 from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
 from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
 from .builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput, builtin_calls
+from .calls import CallRecord, Discarded
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -36,10 +39,11 @@ from .events import (
     ToolCallRunning,
     ToolResultReady,
 )
-from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
+from .execute import ExecutionOptions, Executor, TurnRun, default_retryable
 from .mcp_approval import MCPApprovalRequest, MCPApprover, mcp_approval_requests
 from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
 from .observers import RunHook, RunListener
+from .options import ObserveOptions, RequestOptions, SafetyOptions, StopOptions
 from .plan import Batch, plan_batches
 from .results import DEFAULT_MAX_CHARS, ResultError, render_content
 from .resume import answer_missing, not_executed_result
@@ -68,7 +72,9 @@ __all__ = [
     "Model",
     "ModelEvent",
     "ModelRequest",
+    "ObserveOptions",
     "ObservedEvent",
+    "RequestOptions",
     "RequestStarted",
     "ResponseDone",
     "ResultError",
@@ -81,6 +87,8 @@ __all__ = [
     "RunResult",
     "ShellOutput",
     "RunStarted",
+    "SafetyOptions",
+    "StopOptions",
     "ToolCallRunning",
     "ToolChoice",
     "ToolResultReady",
