@@ -109,6 +109,10 @@ class CallState(enum.Enum):
     DISCARDED = "discarded"
     """An early start that the final turn replaced or that the stream retracted."""
 
+    # Members are singletons compared by identity: hash them by identity too. (Enum's
+    # own __hash__ is Python code, and every transition hashes two states.)
+    __hash__ = object.__hash__
+
 
 TRANSITIONS: dict[CallState, frozenset[CallState]] = {
     CallState.WAITING: frozenset({CallState.ASKING, CallState.ALLOWED, CallState.DONE}),

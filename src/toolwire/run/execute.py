@@ -603,7 +603,7 @@ class TurnRun:
 
     def _settle(self, call: TurnCall, result: ToolResult) -> None:
         """Record a call's one result; the first one wins."""
-        if call.answered:
+        if call.result is not None:  # answered (or discarded with its result)
             return
         earlier = self._ran_before.pop(call.index, None)
         if earlier is not None:

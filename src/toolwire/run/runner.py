@@ -62,7 +62,11 @@ class CallRunner:
         """The call's result: ``denied``, or how its tool ran."""
         if call.started_at is None:
             call.started_at = time.time()
-        denial = await self._permit(call)
+        if call.state is CallState.WAITING and self._executor.gate is None:
+            call.advance(CallState.ALLOWED)  # nothing to ask (the common case: no await)
+            denial = None
+        else:
+            denial = await self._permit(call)
         if denial is not None:
             return outcomes.denied_result(call.request.id, call.request.name, denial)
         return await self._attempts(call)
