@@ -48,7 +48,7 @@ def test_a_call_moves_only_along_the_table() -> None:
     call.began()  # its retry begins again: still running
     call.answer(ToolResult("call_0", "look", "x"))
     assert call.state is CallState.DONE and call.answered
-    with pytest.raises(AssertionError, match="DONE -> CallState.RUNNING"):
+    with pytest.raises(AssertionError, match=r"DONE -> CallState\.RUNNING"):
         call.advance(CallState.RUNNING)
 
 
