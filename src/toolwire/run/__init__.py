@@ -17,12 +17,7 @@
 
 from __future__ import annotations
 
-from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceededError
-
-# Loop detection and usage limits live in toolwire.policies; exported here as before.
-from ..policies.limits import UsageLimitExceeded, UsageLimits
-from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
-from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
+from .agent import Agent, AgentStream, RunResult, resolve_model
 from .builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput, builtin_calls
 from .calls import CallRecord, Discarded
 from .events import (
@@ -45,11 +40,10 @@ from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
 from .observers import RunHook, RunListener
 from .options import ObserveOptions, RequestOptions, SafetyOptions, StopOptions
 from .plan import Batch, plan_batches
-from .results import DEFAULT_MAX_CHARS, ResultError, render_content
+from .results import render_content
 from .resume import answer_missing, not_executed_result
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
     "Agent",
     "AgentStream",
     "Batch",
@@ -60,15 +54,9 @@ __all__ = [
     "Discarded",
     "ExecutionOptions",
     "Executor",
-    "LoopDetected",
-    "LoopDetectedError",
-    "LoopDetector",
-    "LoopPolicy",
     "LoopWarning",
     "MCPApprovalRequest",
     "MCPApprover",
-    "MaxRoundsExceeded",
-    "MaxRoundsExceededError",
     "Model",
     "ModelEvent",
     "ModelRequest",
@@ -77,7 +65,6 @@ __all__ = [
     "RequestOptions",
     "RequestStarted",
     "ResponseDone",
-    "ResultError",
     "RoundEnd",
     "RunEnded",
     "RunEvent",
@@ -94,12 +81,8 @@ __all__ = [
     "ToolResultReady",
     "TurnDone",
     "TurnRun",
-    "UsageLimitExceeded",
-    "UsageLimitExceededError",
-    "UsageLimits",
     "answer_missing",
     "builtin_calls",
-    "call_signature",
     "default_retryable",
     "mcp_approval_requests",
     "not_executed_result",

@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -77,7 +76,7 @@ from types import TracebackType
 from typing import Any
 
 from ..checks import check_int, check_number
-from ..errors import CallerError
+from ..errors import CallerError, ResultError
 from ..messages import ToolResult
 from ..tools import outcomes
 from ..tools.tool import Tool, Toolset
@@ -91,7 +90,6 @@ from .calls import CallRecord, CallState, Discarded, TurnCall, is_safe
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
-from .results import ResultError
 from .runner import CallRunner, ResultShaper, StartCallback, describe
 
 __all__ = [
@@ -132,10 +130,6 @@ class ExecutionOptions:
             (``None``: no budget). See the module docstring.
         backoff_base: Seconds before the first retry; doubled for each further one.
         backoff_max: The longest wait between retries.
-        max_result_chars: Deprecated: use ``ContextPolicy.max_result_tokens`` (an
-            ``Agent`` turns it into that, at 4 characters per token). An executor
-            used on its own cuts result text at this many characters (100,000 when
-            ``None``).
         retry_on: Which failures of an idempotent tool are retried.
         backend: Where calls run (:mod:`toolwire.run.backend`); ``None`` runs them in
             this process. The ordering and one-result rules hold for every backend.
@@ -149,7 +143,6 @@ class ExecutionOptions:
     batch_budget: float | None = None
     backoff_base: float = 0.2
     backoff_max: float = 5.0
-    max_result_chars: int | None = None
     retry_on: Callable[[Exception], bool] = default_retryable
     backend: ExecutionBackend | None = None
     overrun_grace: float = 5.0
@@ -161,14 +154,6 @@ class ExecutionOptions:
                 hint="pass toolwire.RayBackend(...) or None",
             )
         check_int("ExecutionOptions.max_threads", self.max_threads, minimum=1)
-        if self.max_result_chars is not None:
-            check_int("ExecutionOptions.max_result_chars", self.max_result_chars, minimum=1)
-            warnings.warn(
-                "ExecutionOptions.max_result_chars is deprecated; use "
-                "toolwire.ContextPolicy(max_result_tokens=...)",
-                DeprecationWarning,
-                stacklevel=3,
-            )
         if self.batch_budget is not None:
             check_number("ExecutionOptions.batch_budget", self.batch_budget)
         for name in ("backoff_base", "backoff_max", "overrun_grace"):
@@ -230,7 +215,8 @@ class Executor:
             on_result: Called with ``(provider index, result)`` as each call ends.
             on_call: Called with ``(record, result)`` as each call ends (after
                 ``on_result``): the record says how it ran.
-            shape_result: Cuts each successful result's text (the context policy).
+            shape_result: Cuts each successful result's text (the context policy; without
+                it a result is the tool's whole text).
             on_start: Called with the provider index when a call's tool function
                 begins (after its batch, approval and a worker thread were available).
         """

@@ -6,7 +6,7 @@ when a batch budget makes the call run again), waits for any abandoned sync call
 one may not overlap, runs the tool (on the event loop, in a worker thread under the
 thread cap, or on the execution backend) under its timeout, retries an idempotent
 tool's retryable failures after a backoff, and turns the value into text (cut by the
-context policy). Every result is built by :mod:`toolwire.tools.outcomes`.
+context policy, the one place results are cut). Every result is built by :mod:`toolwire.tools.outcomes`.
 
 It raises only cancellation (and what a tool raised that is not an ``Exception``);
 :class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
@@ -15,11 +15,11 @@ It raises only cancellation (and what a tool raised that is not an ``Exception``
 from __future__ import annotations
 
 import functools
-import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ResultError
 from ..messages import ToolResult, ToolStatus
 from ..tools import outcomes
 from ..tools.tool import Tool
@@ -27,7 +27,7 @@ from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
-from .results import DEFAULT_MAX_CHARS, ResultError, render_content
+from .results import render_content
 
 if TYPE_CHECKING:
     from .execute import Executor
@@ -158,23 +158,16 @@ class CallRunner:
             self.on_start(call.index)
 
     def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
-        limit = sys.maxsize if self._shape_result is not None else self._max_chars()
         try:
-            content = render_content(value, max_chars=limit)
+            content = render_content(value)
         except ResultError as exc:
             return outcomes.failure_result(call.request.id, tool.name, exc.message)
-        if len(content) > limit and self._keep_full:  # cut: observers get it all
-            call.full_result = render_content(value, max_chars=sys.maxsize)
         if self._shape_result is not None:
             full = content
             content = self._shape_result(call.request.id, tool, content)
             if content is not full and self._keep_full:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
-
-    def _max_chars(self) -> int:
-        """The character cap of an executor used without a context policy."""
-        return self._executor.options.max_result_chars or DEFAULT_MAX_CHARS
 
 
 def _release(call: TurnCall, job: Job) -> bool:
