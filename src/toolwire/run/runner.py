@@ -14,6 +14,7 @@ It raises only cancellation (and what a tool raised that is not an ``Exception``
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from ..errors import ResultError
 from ..messages import ToolResult, ToolStatus
 from ..tools import outcomes
 from ..tools.tool import Tool
+from ..turn import ToolRequest
 from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
@@ -87,7 +89,7 @@ class CallRunner:
         assert tool is not None
         call.advance(CallState.ASKING)
         try:
-            denial = await gate(call.request, tool)
+            denial = await gate(_as_validated(call), tool)
         except Exception as exc:
             denial = f"the permission check failed ({describe(exc)})"
         if denial is None:
@@ -183,6 +185,17 @@ def _release(call: TurnCall, job: Job) -> bool:
     if job.started:
         call.began()
     return False
+
+
+def _as_validated(call: TurnCall) -> ToolRequest:
+    """The request the gate judges: the validated input the tool will run with, and
+    ``repaired`` set when repair recovered it (the approver never sees ``None`` where a
+    repaired call would then run)."""
+    request, validation = call.request, call.validation
+    if validation.input is request.input and not validation.repaired:
+        return request
+    repaired = request.repaired or validation.repaired
+    return dataclasses.replace(request, input=validation.input, repaired=repaired)
 
 
 def overlap_reason(grace: float) -> str:
