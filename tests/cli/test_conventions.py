@@ -17,6 +17,7 @@ from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 from ..observe.helpers import search
 from ..providers.faultserver import FaultServer, sse
+from .test_first_hour import _agent_tools
 
 SOURCE = str(Path(toolwire_package.__file__).parents[1])
 
@@ -140,16 +141,6 @@ def double(x: int) -> int:
 also_delete = delete
 HELPER = len
 '''
-
-
-def _agent_tools(*words: str) -> list[str]:
-    from toolwire.cli import build_parser
-    from toolwire.cli.run_cmd import build_agent
-
-    args = build_parser().parse_args(
-        ["run", "hi", "-m", "openai:m", "--base-url", "http://127.0.0.1:9/v1", *words]
-    )
-    return [n for n in build_agent(args).toolset.names if n != "read_result"]
 
 
 def test_tools_from_a_whole_file(tmp_path: Path) -> None:

@@ -82,13 +82,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _reader_went_away() -> int:
     """The reader of standard output closed it (``toolwire inspect --json | head``):
     stop quietly, as ``cat`` would, with the status of a process killed by SIGPIPE."""
+    import contextlib
     import os
 
     # Python flushes sys.stdout again at exit; pointing it at /dev/null keeps that
     # flush from printing a second BrokenPipeError.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)
+    with contextlib.suppress(OSError, ValueError):  # not a file descriptor (a test's capture)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
     return 141
 
 

@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs logged yet")
         return 0
-    # requests beside rounds: a round's answer can take a second request (a retry after
-    # a refusal, the forced answer), and "1 round" alone then reads as one request.
+    # requests beside rounds: a round is a request whose answer held calls, and the
+    # final answer takes one more, so "1 round" alone hid a run's second request.
     print(f"{'run':12}  {'time':19}  {'model':24}  requests  rounds  calls  failed  outcome")
     for r in runs:
         time = (r["time"] or "")[:19].replace("T", " ")
