@@ -134,7 +134,8 @@ def test_bad_tools_spec(capsys: pytest.CaptureFixture[str]) -> None:
         )
         == 2
     )
-    assert "MODULE:ATTR" in capsys.readouterr().err
+    # A bare name is a whole module now (issue 31): one that does not import says so.
+    assert "cannot import 'nomodule'" in capsys.readouterr().err
     assert (
         main(
             [
