@@ -121,7 +121,10 @@ class ToolRequest:
     ``None`` or the reason the arguments are not valid JSON, and ``raw_arguments`` is
     the text exactly as received. ``index`` is the provider's index of the call.
     ``repaired`` is set when a text format recovered the call from markup with a
-    missing closing tag: the tools' repair policy then decides whether it may run.
+    missing closing tag: the tools' repair policy then decides whether it may run. The
+    request a permission gate (an approver) gets carries the validated ``input`` the
+    tool will run with, and ``repaired`` is also set there when repair recovered
+    malformed JSON arguments (``raw_arguments`` keeps what the model sent).
     ``freeform`` marks a custom tool call: ``input`` is then the raw input text itself
     (never parsed as JSON) and only a free-form tool accepts it.
     """

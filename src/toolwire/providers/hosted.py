@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CallerError
-from ..history.check import check_history
 from ..run.model import ModelEvent, ModelRequest
 from .http import HTTPOptions, HTTPRequest, Retries, Timeouts, Wire, require_key, stream_turn
 from .redact import redact_url
@@ -112,11 +111,8 @@ class HTTPModel(ABC):
         """Stream one turn: events as they arrive, then one ``TurnDone``.
 
         Raises:
-            HistoryError: The history breaks the one-result-per-call rule (before any
-                request is sent).
             ProviderError: See :func:`toolwire.providers.http.stream_turn`.
         """
-        check_history(request.messages)
         http_request = self.build_request(request)
         async for item in stream_turn(http_request, self.wire_for(request), self.options):
             yield item

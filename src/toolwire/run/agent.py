@@ -1,7 +1,7 @@
 """The agent loop: request a turn, execute its calls, repeat until a final answer.
 
-One round: check the history (one result per call, :func:`toolwire.history.check_history`),
-send a :class:`~toolwire.run.model.ModelRequest`, stream the turn while a
+One round: build a :class:`~toolwire.run.model.ModelRequest` (which checks the history:
+one result per call, :func:`toolwire.history.check_history`), send it, stream the turn while a
 :class:`~toolwire.run.execute.TurnRun` starts safe calls early, bind the final turn,
 run the rest, and append the assistant message and exactly one result per call to the
 history — in a ``finally``, so that cancellation, ``KeyboardInterrupt`` or an error
@@ -46,7 +46,6 @@ from ..errors import (
     ProtocolError,
     UsageLimitExceededError,
 )
-from ..history import check_history
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
 from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.diagnostics import RunDiagnostics
@@ -596,8 +595,7 @@ class _Run:
         agent = self.agent
         agent.limits.check_request(self.requests)
         await self._compress()
-        request = self._request(forced)
-        check_history(request.messages)
+        request = self._request(forced)  # checks the history (ModelRequest)
         self.requests += 1
         number = self._number = self.rounds + 1
         sent_at = time.time()
