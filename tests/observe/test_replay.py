@@ -101,6 +101,31 @@ def test_assert_replays_passes_and_catches_a_regression(logged: tuple[str, Any])
         assert_replays(path, "last", tools=[broken_search, write])
 
 
+def test_assert_replays_pairs_calls_by_position_when_ids_repeat(tmp_path: Path) -> None:
+    # Some servers number calls per turn: every turn's first call is "call_0".
+    path = str(tmp_path / "runs.db")
+    model = ScriptedModel(
+        [
+            tool_call_turn(("search", {"q": "a"}, "call_0"), ("search", {"q": "b"}, "call_1")),
+            tool_call_turn(("search", {"q": "c"}, "call_0")),
+            text_turn("All found."),
+        ]
+    )
+    Agent(model, [search], log=path).run_sync("find a, b, c")
+    assert assert_replays(path).output == "All found."
+    assert assert_replays(path, tools=[search]).output == "All found."
+
+    @tool(name="search", concurrency_safe=True)
+    async def broken_search(q: str) -> str:
+        """Search, now failing for the second round's query."""
+        if q == "c":
+            raise RuntimeError("index missing")
+        return f"found {q}"
+
+    with pytest.raises(AssertionError, match=r"call 3 \(search\): status was 'ok', now 'error'"):
+        assert_replays(path, tools=[broken_search])
+
+
 def test_replay_reports_a_diverging_agent(logged: tuple[str, Any]) -> None:
     path, _ = logged
     model = ReplayModel.from_log(path, "last")

@@ -26,10 +26,13 @@ from ..errors import CallerError
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, UserMessage
 
 __all__ = [
+    "MAX_TOKENS_PER_CHAR",
     "RequestTokens",
     "TokenCounter",
     "account",
+    "definition_tokens",
     "memoised",
+    "message_tokens",
     "count_tokens",
     "estimate_text_tokens",
     "text_counter",
@@ -43,6 +46,11 @@ PER_TOOL = 8
 """Framing tokens per tool definition."""
 PER_REQUEST = 3
 """Tokens that prime the reply."""
+MAX_TOKENS_PER_CHAR = 4
+"""No count exceeds this many tokens per character: a byte-level tokenizer spends at
+most one token per UTF-8 byte (at most four per character), and the estimate's
+heaviest character (non-ASCII punctuation) weighs 3.6. A text shorter than a cap over
+this is under the cap without being counted."""
 
 # (pattern, weight): a least-squares fit of cl100k_base token counts on 228 samples of
 # prose, code, JSON and Chinese text. Each pattern is counted with one C-level findall.
@@ -166,22 +174,36 @@ def account(
     calls = results = 0
     other = PER_REQUEST
     for message in messages:
-        other += PER_MESSAGE
-        if isinstance(message, ToolResult):
-            results += count(message.content) + count(message.name)
-        elif isinstance(message, AssistantMessage):
-            for part in message.parts:
-                if part.kind == "tool_call":
-                    calls += PER_CALL + count(part.name) + count(part.arguments)
-                elif part.kind == "provider":  # a server tool block, sent back verbatim
-                    other += count(json.dumps(part.data, ensure_ascii=False))
-                else:
-                    other += count(part.text)
-        else:
-            other += count(message.content)
-    tool_tokens = sum(PER_TOOL + count(definition_text(d)) for d in tools)
+        c, r, o = message_tokens(message, count)
+        calls += c
+        results += r
+        other += o
+    tool_tokens = sum(definition_tokens(d, count) for d in tools)
     exact = getattr(count, "exact", count is not estimate_text_tokens)
     return RequestTokens(tool_tokens, calls, results, other, exact=bool(exact))
+
+
+def message_tokens(message: Message, count: Callable[[str], int]) -> tuple[int, int, int]:
+    """One message's ``(calls, results, other)`` tokens, its framing included."""
+    if isinstance(message, ToolResult):
+        return 0, count(message.content) + count(message.name), PER_MESSAGE
+    if not isinstance(message, AssistantMessage):
+        return 0, 0, PER_MESSAGE + count(message.content)
+    calls = 0
+    other = PER_MESSAGE
+    for part in message.parts:
+        if part.kind == "tool_call":
+            calls += PER_CALL + count(part.name) + count(part.arguments)
+        elif part.kind == "provider":  # a server tool block, sent back verbatim
+            other += count(json.dumps(part.data, ensure_ascii=False))
+        else:
+            other += count(part.text)
+    return calls, 0, other
+
+
+def definition_tokens(definition: dict[str, Any], count: Callable[[str], int]) -> int:
+    """One tool definition's tokens, its framing included."""
+    return PER_TOOL + count(definition_text(definition))
 
 
 def definition_text(definition: dict[str, Any]) -> str:
@@ -211,7 +233,7 @@ def count_tokens(
     count = text_counter(model)
     definitions = _definitions(tools)
     if isinstance(messages, str):
-        tool_tokens = sum(PER_TOOL + count(definition_text(d)) for d in definitions)
+        tool_tokens = sum(definition_tokens(d, count) for d in definitions)
         return int(count(messages)) + tool_tokens
     return account(_neutral(messages), definitions, model=model).total
 

@@ -105,8 +105,8 @@ __all__ = [
 
 ResultCallback = Callable[[int, ToolResult], None]
 CallCallback = Callable[["CallRecord", ToolResult], None]
-ResultShaper = Callable[[str, Tool, str], str]
-"""``(call id, tool, content) -> content``: the context policy's result truncation."""
+ResultShaper = Callable[[ToolRequest, Tool, str], str]
+"""``(request, tool, content) -> content``: the context policy's result truncation."""
 StartCallback = Callable[[int], None]
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -851,7 +851,7 @@ class TurnRun:
             call.full_result = render_content(value, max_chars=sys.maxsize)
         if self._shape_result is not None:
             full = content
-            content = self._shape_result(call.request.id, tool, content)
+            content = self._shape_result(call.request, tool, content)
             if content is not full and self._on_call is not None:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)

@@ -1,0 +1,99 @@
+"""One tool set's definitions, their token counts and its routing index, built once.
+
+Every run of every agent that offers the same tools (the same ``Tool`` objects, in the
+same order) shares one :class:`ToolView`: the definitions are computed once (so the
+serialised tool list is byte-identical request after request), each definition's
+estimated tokens are counted once, and the routing index is built the first time a
+run routes. A run whose tool set changes (an MCP server's ``list_changed``) gets the
+view of its new set.
+
+The views are kept in a small cache (the most recent :data:`MAX_VIEWS` tool sets);
+a view holds its tools, so a cached key's object ids cannot be reused by others.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .routing import ToolRouter
+from .tokens import definition_tokens, estimate_text_tokens
+
+__all__ = ["MAX_VIEWS", "ToolView", "tool_view"]
+
+MAX_VIEWS = 64
+"""Tool sets whose views are kept (least recently used dropped first)."""
+
+_views: OrderedDict[tuple[int, ...], ToolView] = OrderedDict()
+_lock = threading.Lock()  # runs may start in several threads (run_sync, workers)
+
+
+class ToolView:
+    """The definitions, token counts and routing index of one tool set.
+
+    Attributes:
+        tools: The tools, in registration order.
+        definitions: Tool name -> its definition (shared: never mutate).
+        names: The tool names, in registration order.
+    """
+
+    __slots__ = ("_cuts", "_estimates", "_routers", "definitions", "names", "tools")
+
+    def __init__(self, tools: Sequence[Any]) -> None:
+        self.tools = tuple(tools)
+        self.definitions: dict[str, dict[str, Any]] = {t.name: t.definition() for t in tools}
+        self.names = tuple(self.definitions)
+        self._estimates: dict[str, int] | None = None
+        self._routers: dict[str, ToolRouter] = {}
+        self._cuts = _cuts(self.tools)
+
+    def can_cut(self, default: int | None) -> bool:
+        """Whether a result of some tool can be cut under a policy cap of ``default``."""
+        own, default_applies = self._cuts
+        return own or (default is not None and default_applies)
+
+    def tokens(self, count: Callable[[str], int]) -> dict[str, int]:
+        """Tool name -> its definition's tokens; the estimate's are counted once ever."""
+        if getattr(count, "exact", False):
+            return {n: definition_tokens(d, count) for n, d in self.definitions.items()}
+        if self._estimates is None:
+            self._estimates = {
+                n: definition_tokens(d, estimate_text_tokens) for n, d in self.definitions.items()
+            }
+        return self._estimates
+
+    def total_tokens(self, count: Callable[[str], int]) -> int:
+        """All definitions' tokens together."""
+        return sum(self.tokens(count).values())
+
+    def router(self, method: str) -> ToolRouter:
+        """The routing index of this tool set for ``method``, built on first use."""
+        router = self._routers.get(method)
+        if router is None:
+            router = self._routers[method] = ToolRouter(self.tools, method=method)
+        return router
+
+
+def _cuts(tools: Sequence[Any]) -> tuple[bool, bool]:
+    """(some tool has a cap of its own, some tool takes the policy's cap)."""
+    caps = [getattr(t, "max_result_tokens", None) for t in tools]
+    own = any(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in caps)
+    return own, any(c is not False and not (isinstance(c, int) and c > 0) for c in caps)
+
+
+def tool_view(tools: Sequence[Any]) -> ToolView:
+    """The (shared) view of ``tools``."""
+    key = tuple(map(id, tools))
+    with _lock:
+        view = _views.get(key)
+        if view is not None:
+            _views.move_to_end(key)
+            return view
+    view = ToolView(tools)
+    with _lock:
+        _views[key] = view
+        while len(_views) > MAX_VIEWS:
+            _views.popitem(last=False)
+    return view
