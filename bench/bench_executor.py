@@ -84,6 +84,7 @@ def timed(make: Callable[[], Awaitable[Any]], repeat: int) -> float:
 # -- 0. the default agent against a hand-written floor ------------------------------------
 
 AGENT_SIZES = (1, 10, 100)
+AGENT_REPEATS = {1: 200, 10: 100, 100: 40}
 CONTEXT_OFF = ContextPolicy(max_result_tokens=None, route_threshold=10**9, prompt_cache=False)
 """Every context policy off: no cut, no routing, no cache key (counting stays)."""
 SLOW = 0.1  # the 16-parallel row's tool time
@@ -113,9 +114,8 @@ def named(body: Body, k: int) -> Callable[..., Awaitable[str]]:
 
 def floor_run(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
     """The hand-written floor: gather the calls, validate with pydantic, dict messages."""
-    from typing import TypedDict
-
     from pydantic import TypeAdapter
+    from typing_extensions import TypedDict
 
     class Args(TypedDict):
         i: int
@@ -300,7 +300,7 @@ def agent_times(quick: bool) -> dict[str, dict[int, float]]:
     present = [(label, f) for label, module, f in AGENTS if not module or available(module)]
     times: dict[str, dict[int, float]] = {label: {} for label, _ in present}
     for n in AGENT_SIZES:
-        repeat = 3 if quick else max(30, 3000 // max(n, 1))
+        repeat = 3 if quick else AGENT_REPEATS[n]
         medians = interleaved({label: f(n, noop_body) for label, f in present}, repeat)
         for label, t in medians.items():
             times[label][n] = t

@@ -26,7 +26,6 @@ from .tokens import (
     PER_REQUEST,
     RequestTokens,
     account,
-    definition_tokens,
     memoised,
     message_tokens,
     text_counter,
@@ -36,7 +35,6 @@ from .truncate import (
     READ_RESULT,
     ResultStore,
     is_read_result,
-    reader_definition,
     result_handle,
     truncate_middle,
 )
@@ -92,9 +90,13 @@ class RequestRecord:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready record."""
         usage = self.usage or Usage()
+        tokens = self.tokens
         return {
             "round": self.round,
-            **self.tokens.as_dict(),
+            **tokens.as_dict(),
+            # which counts are exact: ours by a tokenizer or estimated; the provider's own
+            "counted_by": "tokenizer" if tokens.exact else "estimate",
+            "usage_from": "provider" if self.usage is not None else None,
             "input_tokens": usage.input_tokens,
             "cache_read_tokens": usage.cache_read_tokens,
             "cache_write_tokens": usage.cache_write_tokens,
@@ -184,18 +186,15 @@ class RunContext:
         if len(self.toolset) == self._indexed:
             return
         self._indexed = len(self.toolset)
-        routable = [t for t in self.toolset if not is_read_result(t)]
-        view = tool_view(routable)
+        view = tool_view(list(self.toolset))
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions
         self._tool_tokens = view.tokens(self.count)
-        reader = next((t for t in self.toolset if is_read_result(t)), None)
-        self._reader = None if reader is None else reader.name
-        if reader is not None:
-            self._definitions = {**view.definitions, reader.name: reader_definition(reader)}
-            self._tool_tokens = {**self._tool_tokens, reader.name: self._reader_tokens()}
+        self._reader = view.reader
         self._all = list(view.names)
-        self._offers_reader = reader is not None and view.can_cut(self.policy.max_result_tokens)
+        self._offers_reader = view.reader is not None and view.can_cut(
+            self.policy.max_result_tokens
+        )
         self.router = view.router(self.policy.route_method) if self._routes(view) else None
 
     def _routes(self, view: ToolView) -> bool:
@@ -209,10 +208,6 @@ class RunContext:
         if limit is not None and len(view.names) > limit:
             return True
         return view.total_tokens(self.count) > policy.route_min_tokens
-
-    def _reader_tokens(self) -> int:
-        assert self._reader is not None
-        return definition_tokens(self._definitions[self._reader], self.count)
 
     # -- before a request ------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """One tool set's definitions, their token counts and its routing index, built once.
 
 Every run of every agent that offers the same tools (the same ``Tool`` objects, in the
-same order) shares one :class:`ToolView`: the definitions are computed once (so the
+same order; toolwire's own ``read_result`` is one object for all) shares one
+:class:`ToolView`: the definitions are computed once (so the
 serialised tool list is byte-identical request after request), each definition's
 estimated tokens are counted once, and the routing index is built the first time a
 run routes. A run whose tool set changes (an MCP server's ``list_changed``) gets the
@@ -20,6 +21,7 @@ from typing import Any
 
 from .routing import ToolRouter
 from .tokens import definition_tokens, estimate_text_tokens
+from .truncate import is_read_result
 
 __all__ = ["MAX_VIEWS", "ToolView", "tool_view"]
 
@@ -35,19 +37,34 @@ class ToolView:
 
     Attributes:
         tools: The tools, in registration order.
-        definitions: Tool name -> its definition (shared: never mutate).
-        names: The tool names, in registration order.
+        definitions: Tool name -> its definition (shared: never mutate), toolwire's
+            ``read_result`` included.
+        names: The names of the tools routing may choose from (all but ``read_result``),
+            in registration order.
+        reader: The name of toolwire's ``read_result`` tool, if the set has it.
     """
 
-    __slots__ = ("_cuts", "_estimates", "_routers", "definitions", "names", "tools")
+    __slots__ = (
+        "_cuts",
+        "_estimates",
+        "_routable",
+        "_routers",
+        "definitions",
+        "names",
+        "reader",
+        "tools",
+    )
 
     def __init__(self, tools: Sequence[Any]) -> None:
         self.tools = tuple(tools)
+        self._routable = tuple(t for t in tools if not is_read_result(t))
+        reader = next((t for t in tools if is_read_result(t)), None)
+        self.reader: str | None = None if reader is None else reader.name
         self.definitions: dict[str, dict[str, Any]] = {t.name: t.definition() for t in tools}
-        self.names = tuple(self.definitions)
+        self.names = tuple(t.name for t in self._routable)
         self._estimates: dict[str, int] | None = None
         self._routers: dict[str, ToolRouter] = {}
-        self._cuts = _cuts(self.tools)
+        self._cuts = _cuts(self._routable)
 
     def can_cut(self, default: int | None) -> bool:
         """Whether a result of some tool can be cut under a policy cap of ``default``."""
@@ -65,14 +82,15 @@ class ToolView:
         return self._estimates
 
     def total_tokens(self, count: Callable[[str], int]) -> int:
-        """All definitions' tokens together."""
-        return sum(self.tokens(count).values())
+        """The routable definitions' tokens together."""
+        tokens = self.tokens(count)
+        return sum(tokens[n] for n in self.names)
 
     def router(self, method: str) -> ToolRouter:
         """The routing index of this tool set for ``method``, built on first use."""
         router = self._routers.get(method)
         if router is None:
-            router = self._routers[method] = ToolRouter(self.tools, method=method)
+            router = self._routers[method] = ToolRouter(self._routable, method=method)
         return router
 
 

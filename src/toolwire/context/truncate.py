@@ -13,6 +13,7 @@ caller with ``RunResult.context.full_result``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -26,7 +27,6 @@ __all__ = [
     "page",
     "is_read_result",
     "read_result_tool",
-    "reader_definition",
     "result_handle",
     "truncate_middle",
 ]
@@ -183,18 +183,13 @@ def is_read_result(tool: Any) -> bool:
     return getattr(tool, "fn", None) is _read_result
 
 
-_DEFINITION: list[dict[str, Any]] = []  # read_result's definition, built once
-
-
-def reader_definition(tool: Any) -> dict[str, Any]:
-    """The definition of toolwire's ``read_result`` (the same for every run: built once)."""
-    if not _DEFINITION:
-        _DEFINITION.append(tool.definition())
-    return _DEFINITION[0]
-
-
+@functools.cache
 def read_result_tool() -> Any:
-    """The ``read_result`` tool: pages through a truncated result of the running run."""
+    """The ``read_result`` tool: pages through a truncated result of the running run.
+
+    One object for every agent (it holds no state: the run's store is found through
+    :data:`CURRENT_STORE`), so agents with the same tools share one tool set's view.
+    """
     from ..tools.tool import Tool
 
     return Tool.from_function(
