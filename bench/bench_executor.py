@@ -11,7 +11,8 @@ Offline throughout: every model is scripted.
    ``Agent`` (no options), the agent with every context policy off
    (:data:`CONTEXT_OFF`), pydantic-ai, the OpenAI Agents SDK and a LangGraph
    model-node + ``ToolNode`` graph, all in one process, timed interleaved (one run of
-   each contestant per repetition, so load on the machine hits them alike), medians.
+   each contestant per repetition, so load on the machine hits them alike), medians
+   of CPU time (see :func:`interleaved`).
    Columns: the run's time at N, the cost per extra call ``(t(N) - t(10)) / (N - 10)``
    and the ratio to the floor at N=100. Then 16 calls to 100 ms tools: wall time.
 
@@ -278,8 +279,18 @@ AGENTS: list[tuple[str, str | None, Factory]] = [
 ]
 
 
-def interleaved(makes: dict[str, Callable[[], Awaitable[Any]]], repeat: int) -> dict[str, float]:
-    """Median seconds per contestant, one run of each per repetition (one event loop)."""
+def interleaved(
+    makes: dict[str, Callable[[], Awaitable[Any]]],
+    repeat: int,
+    clock: Callable[[], float] = time.process_time,
+) -> dict[str, float]:
+    """Median seconds per contestant, one run of each per repetition (one event loop).
+
+    The default clock is the process's CPU time: on a shared machine a run is
+    descheduled for a share of its wall time that grows with its length (at a load of
+    10 on 2 cores a 10 ms run took 40 ms of wall time), which says nothing about the
+    code. The sleeping rows need wall time and pass ``time.perf_counter``.
+    """
 
     async def main() -> dict[str, list[float]]:
         samples: dict[str, list[float]] = {label: [] for label in makes}
@@ -287,9 +298,9 @@ def interleaved(makes: dict[str, Callable[[], Awaitable[Any]]], repeat: int) -> 
             await make()  # warm up
         for _ in range(repeat):
             for label, make in makes.items():
-                start = time.perf_counter()
+                start = clock()
                 await make()
-                samples[label].append(time.perf_counter() - start)
+                samples[label].append(clock() - start)
         return samples
 
     return {label: statistics.median(s) for label, s in asyncio.run(main()).items()}
@@ -310,7 +321,7 @@ def agent_times(quick: bool) -> dict[str, dict[int, float]]:
 def agent_table(quick: bool) -> None:
     times = agent_times(quick)
     floor = times[AGENTS[0][0]]
-    print("\n### N distinct no-op tools called in one turn: the run's time (median)\n")
+    print("\n### N distinct no-op tools called in one turn: the run's CPU time (median)\n")
     print(
         "| contestant | "
         + " | ".join(f"N={n}" for n in AGENT_SIZES)
@@ -329,7 +340,8 @@ def agent_table(quick: bool) -> None:
 
 def slow_table(quick: bool) -> None:
     present = [(label, f) for label, module, f in AGENTS if not module or available(module)]
-    medians = interleaved({label: f(16, slow_body) for label, f in present}, 3 if quick else 15)
+    makes = {label: f(16, slow_body) for label, f in present}
+    medians = interleaved(makes, 3 if quick else 15, time.perf_counter)
     print(f"\n### 16 parallel calls to {SLOW * 1000:.0f} ms tools: the run's wall time (median)\n")
     print("| contestant | wall time |")
     print("|---|---:|")

@@ -57,23 +57,23 @@ this is under the cap without being counted."""
 # JSON carrying base64, hex digests and Chinese text (``bench/fit_tokens.py``). Each
 # pattern is counted with one C-level findall.
 _FEATURES: tuple[tuple[re.Pattern[str], float], ...] = (
-    (re.compile(r"[A-Za-z]+"), 1.046),  # a word is about one token ...
+    (re.compile(r"[A-Za-z]+"), 1.047),  # a word is about one token ...
     (re.compile(r"[A-Za-z]{7,}"), 0.370),  # ... long words sometimes two ...
-    (re.compile(r"[A-Za-z]{12,}"), 2.756),  # ... and identifiers more
-    (re.compile(r"[0-9]{1,3}"), 1.690),  # digits go in groups of up to three
+    (re.compile(r"[A-Za-z]{12,}"), 2.752),  # ... and identifiers more
+    (re.compile(r"[0-9]{1,3}"), 1.675),  # digits go in groups of up to three
     (re.compile(r"[!-/:-@\[-`{-~]"), 0.496),  # ASCII punctuation often merges ...
-    (re.compile(r"\"[,:]"), -0.268),  # ... as JSON's quote-comma and quote-colon do
+    (re.compile(r"\"[,:]"), -0.272),  # ... as JSON's quote-comma and quote-colon do
     (re.compile(r"[^\x00-\x7f\u3000-\u9fff\uff00-\uffef]"), 2.0),  # other non-ASCII: bytes
     (re.compile(r"[\u3000-\u9fff\uff00-\uffef]"), 1.241),  # CJK: common ones one, rare two
-    (re.compile(r"\n"), 0.481),
-    (re.compile(r"  +"), 0.708),  # indentation runs
+    (re.compile(r"\n"), 0.479),
+    (re.compile(r"  +"), 0.709),  # indentation runs
 )
 # Opaque runs (base64, hex digests, keys: 20+ letters and digits mixed) are counted by
 # their length and taken out before the classes above, which are fitted on words.
 _OPAQUE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
-_BASE64_PER_CHAR = 0.718
-_HEX_PER_CHAR = 0.583
+_BASE64_PER_CHAR = 0.722
+_HEX_PER_CHAR = 0.587
 # Past the fit: a letter run longer than any word (a repeated character) costs tokens in
 # proportion to its length, whatever the fit says about short runs — a 5,000-letter run
 # must not count as three tokens, or it would never be truncated.
