@@ -187,9 +187,9 @@ def pydantic_ai_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
     return lambda: agent.run("go")
 
 
-def openai_agents_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
-    from agents import Agent as OAgent
-    from agents import Runner, function_tool, set_tracing_disabled
+def openai_agents_scripted(n: int, name: Callable[[int], str]) -> Any:
+    """An OpenAI Agents SDK ``Model`` whose first turn calls ``name(k)`` for k < n."""
+    from agents import set_tracing_disabled
     from agents.items import ModelResponse
     from agents.models.interface import Model
     from agents.usage import Usage
@@ -215,7 +215,7 @@ def openai_agents_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
                     ResponseFunctionToolCall(
                         arguments=f'{{"i": {k}}}',
                         call_id=f"c{k}",
-                        name=f"noop_{k}",
+                        name=name(k),
                         type="function_call",
                         id=f"fc{k}",
                     )
@@ -233,8 +233,16 @@ def openai_agents_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
         def stream_response(self, *args: Any, **kwargs: Any) -> Any:
             raise NotImplementedError
 
+    return Scripted()
+
+
+def openai_agents_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
+    from agents import Agent as OAgent
+    from agents import Runner, function_tool
+
     tools = [function_tool(named(body, k)) for k in range(n)]
-    agent = OAgent(name="bench", model=Scripted(), tools=tools)
+    model = openai_agents_scripted(n, lambda k: f"noop_{k}")
+    agent = OAgent(name="bench", model=model, tools=tools)
     return lambda: Runner.run(agent, "go", max_turns=4)
 
 
@@ -432,55 +440,15 @@ def pydantic_ai_loop(n: int) -> Callable[[], Awaitable[Any]]:
 
 def openai_agents_loop(n: int) -> Callable[[], Awaitable[Any]]:
     from agents import Agent as OAgent
-    from agents import Runner, function_tool, set_tracing_disabled
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    set_tracing_disabled(True)
-
-    class Scripted(Model):
-        async def get_response(
-            self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
-        ) -> ModelResponse:
-            answered = isinstance(input, list) and any(
-                isinstance(item, dict) and item.get("type") == "function_call_output"
-                for item in input
-            )
-            if n and not answered:
-                output: list[Any] = [
-                    ResponseFunctionToolCall(
-                        arguments=f'{{"i": {i}}}',
-                        call_id=f"c{i}",
-                        name="oa_noop",
-                        type="function_call",
-                        id=f"fc{i}",
-                    )
-                    for i in range(n)
-                ]
-            else:
-                text = ResponseOutputText(annotations=[], text="done", type="output_text")
-                output = [
-                    ResponseOutputMessage(
-                        id="m", content=[text], role="assistant", status="completed", type="message"
-                    )
-                ]
-            return ModelResponse(output=output, usage=Usage(), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
+    from agents import Runner, function_tool
 
     @function_tool
     async def oa_noop(i: int) -> str:
         """Does nothing."""
         return "ok"
 
-    agent = OAgent(name="bench", model=Scripted(), tools=[oa_noop])
+    model = openai_agents_scripted(n, lambda k: "oa_noop")
+    agent = OAgent(name="bench", model=model, tools=[oa_noop])
     return lambda: Runner.run(agent, "go", max_turns=4)
 
 

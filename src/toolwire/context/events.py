@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .tokens import RequestTokens
+from .tokens import LazyTokens, RequestTokens
 
 __all__ = ["CacheInvalidated", "HistoryCompressed", "TokensCounted", "ToolsRouted"]
 
@@ -85,20 +85,18 @@ class TokensCounted:
         tokens: Tool definitions, calls, results and the rest.
     """
 
-    __slots__ = ("_count", "_tokens", "round")
+    __slots__ = ("_tokens", "round")
 
-    def __init__(self, round: int, tokens: RequestTokens | Callable[[], RequestTokens]) -> None:
+    def __init__(
+        self, round: int, tokens: RequestTokens | Callable[[], RequestTokens] | LazyTokens
+    ) -> None:
         self.round = round
-        self._tokens = tokens if isinstance(tokens, RequestTokens) else None
-        self._count = None if isinstance(tokens, RequestTokens) else tokens
+        self._tokens = tokens if isinstance(tokens, LazyTokens) else LazyTokens(tokens)
 
     @property
     def tokens(self) -> RequestTokens:
         """The request's tokens by part."""
-        if self._tokens is None:
-            assert self._count is not None  # one of the two is always set
-            self._tokens, self._count = self._count(), None
-        return self._tokens
+        return self._tokens.get()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TokensCounted):

@@ -24,6 +24,7 @@ from .routing import ToolRouter
 from .tokens import (
     MAX_TOKENS_PER_CHAR,
     PER_REQUEST,
+    LazyTokens,
     RequestTokens,
     account,
     memoised,
@@ -61,28 +62,24 @@ class RequestRecord:
         summary: Whether it is the summary request of a history compression.
     """
 
-    __slots__ = ("_count", "_tokens", "round", "summary", "usage")
+    __slots__ = ("_tokens", "round", "summary", "usage")
 
     def __init__(
         self,
         round: int,
-        tokens: RequestTokens | Callable[[], RequestTokens],
+        tokens: RequestTokens | Callable[[], RequestTokens] | LazyTokens,
         usage: Usage | None = None,
         summary: bool = False,
     ) -> None:
         self.round = round
         self.usage = usage
         self.summary = summary
-        self._tokens = tokens if isinstance(tokens, RequestTokens) else None
-        self._count = None if isinstance(tokens, RequestTokens) else tokens
+        self._tokens = tokens if isinstance(tokens, LazyTokens) else LazyTokens(tokens)
 
     @property
     def tokens(self) -> RequestTokens:
         """The request's tokens by part (counted on first read)."""
-        if self._tokens is None:
-            assert self._count is not None  # one of the two is always set
-            self._tokens, self._count = self._count(), None
-        return self._tokens
+        return self._tokens.get()
 
     def __repr__(self) -> str:
         return f"RequestRecord(round={self.round}, tokens={self.tokens!r}, usage={self.usage!r})"
@@ -242,9 +239,9 @@ class RunContext:
         self._track_cache(names, round_number, events)
         definitions = self._definitions
         tools = [definitions[n] for n in names]
-        record = RequestRecord(round_number, lambda: self._request_tokens(sent, names))
-        self.requests.append(record)
-        events.append(TokensCounted(round_number, lambda: record.tokens))
+        tokens = LazyTokens(lambda: self._request_tokens(sent, names))
+        self.requests.append(RequestRecord(round_number, tokens))
+        events.append(TokensCounted(round_number, tokens))
         return Prepared(sent, tools, events, self.cache_key)
 
     def _request_tokens(self, sent: Sequence[Message], names: Sequence[str]) -> RequestTokens:

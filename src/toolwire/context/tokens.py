@@ -27,6 +27,7 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, Use
 
 __all__ = [
     "MAX_TOKENS_PER_CHAR",
+    "LazyTokens",
     "RequestTokens",
     "TokenCounter",
     "account",
@@ -184,6 +185,24 @@ class RequestTokens:
             "total": self.total,
             "exact": self.exact,
         }
+
+
+class LazyTokens:
+    """A request's tokens, counted on first :meth:`get` (given counted, or as the
+    function that counts them); shared by a request's record and its event."""
+
+    __slots__ = ("_count", "_tokens")
+
+    def __init__(self, tokens: RequestTokens | Callable[[], RequestTokens]) -> None:
+        self._tokens = tokens if isinstance(tokens, RequestTokens) else None
+        self._count = None if isinstance(tokens, RequestTokens) else tokens
+
+    def get(self) -> RequestTokens:
+        """The tokens (counted now if they were not yet)."""
+        if self._tokens is None:
+            assert self._count is not None  # one of the two is always set
+            self._tokens, self._count = self._count(), None
+        return self._tokens
 
 
 def account(
