@@ -373,3 +373,55 @@ def test_a_finished_runs_context_pickles_without_its_live_tools() -> None:
     call_id = next(m for m in result.messages if getattr(m, "role", "") == "tool").call_id
     assert context.full_result(call_id) == "word " * 20_000
     assert context.report() == result.context.report()
+
+
+def test_the_routing_index_is_built_once_per_tool_set_across_agents() -> None:
+    from toolwire.context import RunContext
+
+    tools = [
+        Tool.from_schema(
+            t.name, t.description + " More notes." * 60, t.parameters, lambda args: "ok"
+        )
+        for t in make_tools()
+    ]
+    first, second = Agent(ScriptedModel([]), tools), Agent(ScriptedModel([]), tools)
+    router = RunContext(first.context, first.toolset).router
+    assert router is not None
+    assert RunContext(second.context, second.toolset).router is router
+    second.toolset.add(Tool.from_schema("late", "Late.", {"type": "object"}, lambda a: "ok"))
+    assert RunContext(second.context, second.toolset).router is not router
+
+
+class CountingModel(ScriptedModel):
+    """A scripted model with a tokenizer of its own that records what it counts."""
+
+    def __init__(self, turns: list[Any]) -> None:
+        super().__init__(turns)
+        self.counted: list[str] = []
+
+    def count_text_tokens(self, text: str) -> int:
+        self.counted.append(text)
+        return len(text.split()) + 1
+
+
+def test_a_run_nobody_asks_about_counts_nothing_and_each_text_once() -> None:
+    def one_run() -> list[Any]:
+        return [
+            tool_call_turn(("stock_price", {"q": "ACME"})),
+            tool_call_turn(("stock_price", {"q": "INIT"})),
+            text_turn("done"),
+        ]
+
+    model = CountingModel(one_run() + one_run())  # two runs of three turns each
+    agent = Agent(model, make_tools()[:3])
+    agent.run_sync("stock price?")  # the tools' definitions are counted once per model
+    model.counted.clear()
+    result = agent.run_sync("stock price?")
+    assert model.counted == []  # no listener, no report read, short results: no counting
+    assert result.context is not None
+    report = result.context.report()
+    assert [row["counted_by"] for row in report] == ["tokenizer"] * 3
+    assert report[2]["results"] > report[1]["results"] > 0
+    counted = len(model.counted)
+    assert len(set(model.counted)) == counted  # every text once, across the 3 requests
+    assert result.context.report() == report and len(model.counted) == counted

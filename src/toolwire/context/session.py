@@ -186,7 +186,7 @@ class RunContext:
         view = tool_view(list(self.toolset))
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions
-        self._tool_tokens = view.tokens(self.count)
+        self._tool_tokens = view.tokens(self.count, self.model)
         self._reader = view.reader
         self._all = list(view.names)
         self._offers_reader = view.reader is not None and view.can_cut(
@@ -204,7 +204,7 @@ class RunContext:
         limit = tool_limit(self.model)
         if limit is not None and len(view.names) > limit:
             return True
-        return view.total_tokens(self.count) > policy.route_min_tokens
+        return view.total_tokens(self.count, self.model) > policy.route_min_tokens
 
     # -- before a request ------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ class ToolView:
     __slots__ = (
         "_cuts",
         "_estimates",
+        "_exact",
         "_routable",
         "_routers",
         "definitions",
@@ -63,6 +64,7 @@ class ToolView:
         self.definitions: dict[str, dict[str, Any]] = {t.name: t.definition() for t in tools}
         self.names = tuple(t.name for t in self._routable)
         self._estimates: dict[str, int] | None = None
+        self._exact: dict[int, tuple[object, dict[str, int]]] = {}  # id(model) -> counts
         self._routers: dict[str, ToolRouter] = {}
         self._cuts = _cuts(self._routable)
 
@@ -71,19 +73,24 @@ class ToolView:
         own, default_applies = self._cuts
         return own or (default is not None and default_applies)
 
-    def tokens(self, count: Callable[[str], int]) -> dict[str, int]:
-        """Tool name -> its definition's tokens; the estimate's are counted once ever."""
+    def tokens(self, count: Callable[[str], int], model: object = None) -> dict[str, int]:
+        """Tool name -> its definition's tokens, counted once per tool set: once ever for
+        the estimate, once per model for a model's own tokenizer."""
         if getattr(count, "exact", False):
-            return {n: definition_tokens(d, count) for n, d in self.definitions.items()}
+            found = self._exact.get(id(model))
+            if found is None or found[0] is not model:
+                tokens = {n: definition_tokens(d, count) for n, d in self.definitions.items()}
+                found = self._exact[id(model)] = (model, tokens)
+            return found[1]
         if self._estimates is None:
             self._estimates = {
                 n: definition_tokens(d, estimate_text_tokens) for n, d in self.definitions.items()
             }
         return self._estimates
 
-    def total_tokens(self, count: Callable[[str], int]) -> int:
+    def total_tokens(self, count: Callable[[str], int], model: object = None) -> int:
         """The routable definitions' tokens together."""
-        tokens = self.tokens(count)
+        tokens = self.tokens(count, model)
         return sum(tokens[n] for n in self.names)
 
     def router(self, method: str) -> ToolRouter:
