@@ -239,12 +239,15 @@ class RunContext:
         self._track_cache(names, round_number, events)
         definitions = self._definitions
         tools = [definitions[n] for n in names]
-        tokens = LazyTokens(lambda: self._request_tokens(sent, names))
+        counts = self._tool_tokens  # this request's tool set, should it change later
+        tokens = LazyTokens(lambda: self._request_tokens(sent, names, counts))
         self.requests.append(RequestRecord(round_number, tokens))
         events.append(TokensCounted(round_number, tokens))
         return Prepared(sent, tools, events, self.cache_key)
 
-    def _request_tokens(self, sent: Sequence[Message], names: Sequence[str]) -> RequestTokens:
+    def _request_tokens(
+        self, sent: Sequence[Message], names: Sequence[str], tool_tokens: dict[str, int]
+    ) -> RequestTokens:
         """One request's tokens by part, from each message's count (taken once)."""
         calls = results = 0
         other = PER_REQUEST
@@ -253,7 +256,6 @@ class RunContext:
             calls += c
             results += r
             other += o
-        tool_tokens = self._tool_tokens
         tools = sum(tool_tokens[n] for n in names)
         return RequestTokens(tools, calls, results, other, exact=bool(self.count.exact))  # type: ignore[attr-defined]
 
