@@ -89,10 +89,6 @@ class ResultStore:
             )
         return handles[0]
 
-    def handles(self) -> list[str]:
-        """Every handle, in the order the results were cut."""
-        return list(self._full)
-
     def __contains__(self, key: object) -> bool:
         return key in self._full or key in self._handles
 
