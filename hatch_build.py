@@ -29,10 +29,14 @@ COMPILED = [
     "toolwire/wire/assembler.py",
     "toolwire/wire/sse.py",
     "toolwire/wire/usage.py",
+    "toolwire/wire/fields.py",
     "toolwire/wire/stream.py",
     "toolwire/wire/openai_chat.py",
+    "toolwire/wire/openai_chat_body.py",
     "toolwire/wire/openai_responses.py",
+    "toolwire/wire/openai_responses_body.py",
     "toolwire/wire/anthropic.py",
+    "toolwire/wire/anthropic_body.py",
 ]
 
 # Run in a subprocess with the sources as working directory: mypyc names modules by

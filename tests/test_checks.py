@@ -175,7 +175,7 @@ def test_error_results_start_with_the_prefix() -> None:
 
 @pytest.mark.parametrize("text", ["NaN", "[Infinity]", '{"a": -Infinity}'])
 def test_reject_json_constant(text: str) -> None:
-    from toolwire.history._common import parse_object
+    from toolwire.history.anthropic import parse_object
 
     with pytest.raises(ValueError, match="is not valid JSON"):
         json.loads(text, parse_constant=reject_json_constant)

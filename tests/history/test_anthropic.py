@@ -10,14 +10,7 @@ import pytest
 from hypothesis import given, settings
 
 from toolwire.errors import HistoryError, ProtocolError, ProviderAPIError, ToolwireError, TurnError
-from toolwire.history import (
-    ANTHROPIC_STOP_REASONS,
-    INVALID_ARGUMENTS_KEY,
-    check_history,
-    decode_anthropic_response,
-    from_anthropic,
-    to_anthropic,
-)
+from toolwire.history import ANTHROPIC_STOP_REASONS, check_history, from_anthropic, to_anthropic
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -32,6 +25,7 @@ from toolwire.messages import (
     Usage,
     UserMessage,
 )
+from toolwire.wire import INVALID_ARGUMENTS_KEY, decode_anthropic_response
 
 from .strategies import ANTHROPIC, FUZZ, WILD, histories
 

@@ -21,8 +21,8 @@ from hypothesis import given, settings
 
 from toolwire.errors import CallerError
 from toolwire.history import CHAT_DIALECTS, ChatDialect, chat_dialect, to_openai_chat
-from toolwire.history.openai_chat import decode_openai_chat_response
 from toolwire.messages import AssistantMessage, Message, ToolResult, UserMessage
+from toolwire.wire import decode_openai_chat_response
 
 from .strategies import LIGHT, histories
 

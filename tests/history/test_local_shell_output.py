@@ -31,12 +31,9 @@ from typing import Any
 
 import pytest
 
-from toolwire.history.openai_responses import (
-    decode_responses_response,
-    from_responses_input,
-    to_responses_input,
-)
+from toolwire.history.openai_responses import from_responses_input, to_responses_input
 from toolwire.messages import AssistantMessage, ProviderPart, UserMessage
+from toolwire.wire import decode_responses_response
 
 RECORDED = Path(__file__).parents[1] / "wire" / "fixtures" / "recorded"
 SPEC_REQUIRED = {"type", "call_id", "output"}  # the spec's list, less the item's own id

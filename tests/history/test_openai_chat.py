@@ -10,13 +10,7 @@ import pytest
 from hypothesis import given, settings
 
 from toolwire.errors import HistoryError, ProtocolError, ProviderAPIError, ToolwireError, TurnError
-from toolwire.history import (
-    TOOL_ERROR_PREFIX,
-    check_history,
-    decode_openai_chat_response,
-    from_openai_chat,
-    to_openai_chat,
-)
+from toolwire.history import TOOL_ERROR_PREFIX, check_history, from_openai_chat, to_openai_chat
 from toolwire.messages import (
     AssistantMessage,
     Message,
@@ -31,6 +25,7 @@ from toolwire.messages import (
     Usage,
     UserMessage,
 )
+from toolwire.wire import decode_openai_chat_response
 
 from .strategies import CHAT, FUZZ, WILD, histories
 

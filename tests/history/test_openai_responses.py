@@ -12,9 +12,7 @@ from toolwire.errors import HistoryError, ProtocolError, ProviderAPIError, Toolw
 from toolwire.history import (
     TOOL_ERROR_PREFIX,
     check_history,
-    decode_responses_response,
     from_responses_input,
-    responses_finish_reason,
     to_responses_input,
 )
 from toolwire.messages import (
@@ -29,6 +27,7 @@ from toolwire.messages import (
     Usage,
     UserMessage,
 )
+from toolwire.wire import decode_responses_response, responses_finish_reason
 
 from .strategies import FUZZ, RESPONSES, WILD, histories
 

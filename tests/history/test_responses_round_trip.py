@@ -34,14 +34,13 @@ from toolwire.history.openai_responses import (
     NOT_EXECUTED,
     UNANSWERED_APPROVAL_REASON,
     UNANSWERED_CALL_REASON,
-    decode_responses_response,
     from_responses_input,
     to_responses_input,
 )
 from toolwire.messages import ProviderPart, ToolResult, ToolStatus, UserMessage
 from toolwire.run.mcp_approval import approval_response, mcp_approval_requests
 from toolwire.turn import Turn
-from toolwire.wire import OpenAIResponsesStream
+from toolwire.wire import OpenAIResponsesStream, decode_responses_response
 
 RECORDED = Path(__file__).parents[1] / "wire" / "fixtures" / "recorded"
 

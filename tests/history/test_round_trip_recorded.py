@@ -22,10 +22,11 @@ from typing import Any
 
 import pytest
 
-from toolwire.history.anthropic import decode_anthropic_response, to_anthropic
-from toolwire.history.openai_chat import decode_openai_chat_response, to_openai_chat
+from toolwire.history.anthropic import to_anthropic
+from toolwire.history.openai_chat import to_openai_chat
 from toolwire.messages import AssistantMessage, Message, ToolResult, UserMessage
 from toolwire.turn import Turn
+from toolwire.wire import decode_anthropic_response, decode_openai_chat_response
 from toolwire.wire.anthropic import AnthropicStream
 from toolwire.wire.openai_chat import OpenAIChatStream
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from toolwire.errors import CallerError
-from toolwire.messages import UserMessage
+from toolwire.errors import CallerError, HistoryError
+from toolwire.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from toolwire.run.model import Model, ModelRequest, TurnDone
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.wire.events import TextDelta, ToolCallReady
@@ -80,3 +80,17 @@ def test_generated_ids_never_repeat() -> None:
 def test_bad_arguments(turns: Any, delay: Any) -> None:
     with pytest.raises(CallerError):
         ScriptedModel(turns, chunk_delay=delay)
+
+
+def test_a_request_checks_its_history_when_built() -> None:
+    """The history check is the request's, not the model's (``Model``'s docstring): a
+    broken history never reaches any model, a scripted one included."""
+    dangling = [
+        UserMessage("hi"),
+        AssistantMessage([ToolCall("c1", "f", "{}")]),
+        UserMessage("and?"),
+    ]
+    with pytest.raises(HistoryError, match="c1"):
+        ModelRequest(dangling)
+    answered = [*dangling[:2], ToolResult("c1", "f", "ok"), dangling[2]]
+    assert ModelRequest(answered).messages == answered

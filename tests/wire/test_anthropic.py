@@ -106,7 +106,7 @@ def test_sdk_event_objects_are_accepted() -> None:
 
 
 def test_streamed_and_non_streamed_usage_agree() -> None:
-    from toolwire.history import decode_anthropic_response
+    from toolwire.wire import decode_anthropic_response
 
     usage = {"input_tokens": 10, "cache_read_input_tokens": 5, "cache_creation_input_tokens": 2}
     stream = AnthropicStream()

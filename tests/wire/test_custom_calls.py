@@ -15,10 +15,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolwire.history.openai_chat import decode_openai_chat_response
-from toolwire.history.openai_responses import decode_responses_response
 from toolwire.messages import ToolCall
-from toolwire.wire import OpenAIChatStream, OpenAIResponsesStream
+from toolwire.wire import (
+    OpenAIChatStream,
+    OpenAIResponsesStream,
+    decode_openai_chat_response,
+    decode_responses_response,
+)
 from toolwire.wire.assembler import Assembler
 from toolwire.wire.events import ToolCallReady
 

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from toolwire.errors import ProtocolError, ProviderStreamError
-from toolwire.history.openai_chat import decode_openai_chat_response
-from toolwire.wire import OpenAIChatStream
+from toolwire.wire import OpenAIChatStream, decode_openai_chat_response
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:

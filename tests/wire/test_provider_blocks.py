@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from toolwire.errors import ProtocolError
-from toolwire.history.anthropic import decode_anthropic_response, from_anthropic, to_anthropic
+from toolwire.history.anthropic import from_anthropic, to_anthropic
 from toolwire.messages import ProviderPart, TextPart, ToolCall, ToolResult, UserMessage
 from toolwire.turn import Turn
+from toolwire.wire import decode_anthropic_response
 from toolwire.wire.anthropic import AnthropicStream
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded"

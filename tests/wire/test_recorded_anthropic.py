@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from toolwire.history.anthropic import decode_anthropic_response
 from toolwire.messages import ProviderPart
 from toolwire.turn import Turn
+from toolwire.wire import decode_anthropic_response
 from toolwire.wire.anthropic import AnthropicStream
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded"

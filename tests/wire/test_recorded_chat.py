@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from toolwire.history.openai_chat import decode_openai_chat_response
 from toolwire.turn import Turn
+from toolwire.wire import decode_openai_chat_response
 from toolwire.wire.openai_chat import OpenAIChatStream
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded"

@@ -13,13 +13,14 @@ from typing import Any
 
 from toolwire import Agent
 from toolwire.history.anthropic import to_anthropic
-from toolwire.history.openai_chat import decode_openai_chat_response, to_openai_chat
-from toolwire.history.openai_responses import decode_responses_response, to_responses_input
+from toolwire.history.openai_chat import to_openai_chat
+from toolwire.history.openai_responses import to_responses_input
 from toolwire.messages import AssistantMessage, RefusalPart, TextPart, UserMessage
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.providers.openai_responses import OpenAIResponsesModel
 from toolwire.run.model import ModelRequest
 from toolwire.testing import ScriptedModel
+from toolwire.wire import decode_openai_chat_response, decode_responses_response
 from toolwire.wire.events import RefusalDelta, TextDelta
 from toolwire.wire.openai_chat import OpenAIChatStream
 from toolwire.wire.openai_responses import OpenAIResponsesStream

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolwire.history.openai_responses import decode_responses_response, to_responses_input
+from toolwire.history.openai_responses import to_responses_input
 from toolwire.messages import ProviderPart, TextPart, ToolCall, UserMessage
-from toolwire.wire import OpenAIResponsesStream
+from toolwire.wire import OpenAIResponsesStream, decode_responses_response
 
 WEB = {
     "type": "web_search_call",

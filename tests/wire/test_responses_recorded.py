@@ -18,10 +18,9 @@ from typing import Any
 
 import pytest
 
-from toolwire.history.openai_responses import decode_responses_response
 from toolwire.messages import ProviderPart, ReasoningPart, TextPart, ToolCall
 from toolwire.turn import Turn
-from toolwire.wire import OpenAIResponsesStream
+from toolwire.wire import OpenAIResponsesStream, decode_responses_response
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded"
 

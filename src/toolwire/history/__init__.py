@@ -3,9 +3,9 @@
 * :mod:`.check` — the one-result-per-call rule, run before every request.
 * :mod:`.openai_chat`, :mod:`.openai_responses`, :mod:`.anthropic` — pure encoders
   from the neutral model (``toolwire.messages``) to each provider's request shape,
-  decoders back, and decoders of each provider's non-streaming response into a
-  ``Turn`` (through the same assembler as the streams). Each module's docstring holds
-  its mapping table and says what a round trip keeps.
+  and decoders back. Each module's docstring holds its mapping table and says what a
+  round trip keeps. (A provider's non-streaming response body is decoded into a
+  ``Turn`` in ``toolwire.wire``, beside its stream decoder.)
 * :mod:`.chat_dialects` — what each OpenAI-compatible server accepts back in a Chat
   request (DeepSeek's reasoning rules), as settings of a ``ChatDialect``.
 * :mod:`.tools` — tool definitions and ``tool_choice`` from OpenAI Chat form to the
@@ -14,11 +14,9 @@
 
 from __future__ import annotations
 
-from ._common import TOOL_ERROR_PREFIX
+from ..messages import TOOL_ERROR_PREFIX
 from .anthropic import (
     ANTHROPIC_STOP_REASONS,
-    INVALID_ARGUMENTS_KEY,
-    decode_anthropic_response,
     from_anthropic,
     to_anthropic,
     usage_from_anthropic,
@@ -26,16 +24,13 @@ from .anthropic import (
 from .chat_dialects import CHAT_DIALECTS, ChatDialect, chat_dialect
 from .check import check_history, missing_results
 from .openai_chat import (
-    decode_openai_chat_response,
     from_openai_chat,
     to_openai_chat,
     usage_from_openai_chat,
 )
 from .openai_responses import (
     RESPONSES_INCOMPLETE_REASONS,
-    decode_responses_response,
     from_responses_input,
-    responses_finish_reason,
     to_responses_input,
     usage_from_responses,
 )
@@ -51,20 +46,15 @@ from .tool_defs import (
 __all__ = [
     "ANTHROPIC_STOP_REASONS",
     "CHAT_DIALECTS",
-    "INVALID_ARGUMENTS_KEY",
     "RESPONSES_INCOMPLETE_REASONS",
     "TOOL_ERROR_PREFIX",
     "ChatDialect",
     "chat_dialect",
     "check_history",
-    "decode_anthropic_response",
-    "decode_openai_chat_response",
-    "decode_responses_response",
     "from_anthropic",
     "from_openai_chat",
     "from_responses_input",
     "missing_results",
-    "responses_finish_reason",
     "to_anthropic",
     "to_anthropic_tool_choice",
     "to_anthropic_tools",

@@ -1,4 +1,4 @@
-"""Neutral history <-> Anthropic Messages, and the non-streaming decoder.
+"""Neutral history <-> Anthropic Messages.
 
 Mapping (``to_anthropic``; ``from_anthropic`` reverses it):
 
@@ -45,9 +45,11 @@ object, so an exact string comes back re-serialized); and statuses ``ok`` or ``e
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..checks import reject_json_constant
 from ..messages import (
     AssistantMessage,
     Message,
@@ -62,40 +64,30 @@ from ..messages import (
     ToolStatus,
     UserMessage,
 )
-from ..turn import Turn
-from ..wire.anthropic import PROVIDER, is_known_provider_block, refusal_details
-from ..wire.assembler import Assembler
-from ..wire.usage import ANTHROPIC_STOP_REASONS
-from ..wire.usage import anthropic_usage as usage_from_anthropic
-from ._common import (
+from ..wire.anthropic import PROVIDER
+from ..wire.anthropic_body import INVALID_ARGUMENTS_KEY, assistant_part
+from ..wire.fields import (
     ErrorFactory,
     as_list,
-    as_mapping,
+    as_object,
     history_error,
-    opt_str,
-    parse_object,
-    protocol_error,
-    raise_api_error,
     req_str,
     to_plain,
 )
+from ..wire.usage import ANTHROPIC_STOP_REASONS
+from ..wire.usage import anthropic_usage as usage_from_anthropic
 
 __all__ = [
     "ANTHROPIC_STOP_REASONS",
-    "INVALID_ARGUMENTS_KEY",
-    "arguments_from_input",
-    "decode_anthropic_response",
     "from_anthropic",
     "input_from_arguments",
+    "parse_object",
     "to_anthropic",
     "usage_from_anthropic",
 ]
 
 JSONDict = dict[str, Any]
 
-
-INVALID_ARGUMENTS_KEY = "_toolwire_invalid_arguments"
-"""The key under which arguments that are not a JSON object travel to Anthropic."""
 
 _SYSTEM_JOIN = "\n\n"
 
@@ -203,25 +195,41 @@ def input_from_arguments(arguments: str) -> JSONDict:
     return parsed if parsed is not None else {INVALID_ARGUMENTS_KEY: arguments}
 
 
-def arguments_from_input(value: Any) -> str:
-    """The arguments text for a ``tool_use`` ``input`` (the inverse of the encoding).
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of a float's range")
+    return value
 
-    Args:
-        value: The decoded ``input`` value.
 
-    Returns:
-        ``json.dumps(value, ensure_ascii=False)`` (the spacing Anthropic's own streamed
-        ``input_json_delta`` uses), or the original text of a wrapped invalid input.
+def parse_object(arguments: str) -> dict[str, Any] | None:
+    """Parse tool-call arguments as a JSON object, or return ``None`` if they are not one.
 
-    Raises:
-        TypeError: ``value`` holds something that is not JSON data (possible only
-            with SDK objects); callers wrap it in their own toolwire error.
+    Empty or blank arguments mean "no arguments" (``{}``), as the assembler treats them.
+    ``NaN`` and ``Infinity`` are rejected: Python's parser accepts them, JSON does not;
+    so is a number too large for a float (``1e999`` would be infinity), and a string
+    holding an escaped lone surrogate: no provider's JSON encoder writes them back.
     """
-    if isinstance(value, Mapping) and len(value) == 1:
-        wrapped = value.get(INVALID_ARGUMENTS_KEY)
-        if isinstance(wrapped, str):
-            return wrapped
-    return json.dumps(value, ensure_ascii=False)
+    if not arguments.strip():
+        return {}
+    try:
+        value = json.loads(arguments, parse_constant=reject_json_constant, parse_float=_finite)
+    except (ValueError, RecursionError):
+        # RecursionError: nesting deeper than the parser's stack is not usable input.
+        return None
+    if not isinstance(value, dict):
+        return None
+    if "\\u" in arguments and not _utf8_safe(value):  # an escaped lone surrogate
+        return None
+    return value
+
+
+def _utf8_safe(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # -- Anthropic -> neutral --------------------------------------------------------------
@@ -248,7 +256,7 @@ def from_anthropic(system: Any, messages: Sequence[Any]) -> list[Message]:
     names: dict[str, str] = {}  # tool_use id -> tool name, to name the results
     for position, raw in enumerate(as_list(to_plain(messages), "messages", history_error)):
         where = f"messages[{position}]"
-        decoded.extend(_decode_turn(as_mapping(to_plain(raw), where, history_error), where, names))
+        decoded.extend(_decode_turn(as_object(to_plain(raw), where, history_error), where, names))
     return decoded
 
 
@@ -262,7 +270,7 @@ def _decode_system(system: Any) -> list[Message]:
 
 
 def _block_text(raw: Any, where: str) -> str:
-    block = as_mapping(raw, where, history_error)
+    block = as_object(raw, where, history_error)
     if block.get("type") != "text":
         raise history_error(
             f"block type {block.get('type')!r} is not supported here (only 'text')", where
@@ -288,7 +296,7 @@ def _decode_turn(turn: Mapping[str, Any], where: str, names: dict[str, str]) -> 
 
 
 def _user_block(raw: Any, where: str, names: dict[str, str]) -> Message:
-    block = as_mapping(raw, where, history_error)
+    block = as_object(raw, where, history_error)
     if block.get("type") != "tool_result":
         return UserMessage(_block_text(block, where))
     call_id = req_str(block, "tool_use_id", where, history_error)
@@ -313,128 +321,6 @@ def _assistant_parts(content: Any, where: str, err: ErrorFactory) -> list[Part]:
         return [TextPart(content)] if content else []
     blocks = as_list(content, where, err)
     return [
-        _assistant_part(as_mapping(raw, f"{where}[{i}]", err), f"{where}[{i}]", err)
+        assistant_part(as_object(raw, f"{where}[{i}]", err), f"{where}[{i}]", err)
         for i, raw in enumerate(blocks)
     ]
-
-
-def _assistant_part(block: Mapping[str, Any], where: str, err: ErrorFactory) -> Part:
-    kind = block.get("type")
-    if kind == "text":
-        citations = block.get("citations")
-        if citations is not None:
-            items = as_list(citations, f"{where}.citations", err)
-            kept = [dict(as_mapping(c, f"{where}.citations[]", err)) for c in items]
-            return TextPart(req_str(block, "text", where, err), kept or None)
-        return TextPart(req_str(block, "text", where, err))
-    if kind == "thinking":
-        return ReasoningPart(
-            req_str(block, "thinking", where, err),
-            signature=opt_str(block, "signature", where, err),
-        )
-    if kind == "redacted_thinking":
-        return ReasoningPart("", redacted=req_str(block, "data", where, err))
-    if kind == "tool_use":
-        call_id, name = req_str(block, "id", where, err), req_str(block, "name", where, err)
-        return ToolCall(
-            call_id, name, _arguments(block, where, err), caller=_caller(block, where, err)
-        )
-    if isinstance(kind, str) and is_known_provider_block(kind):
-        return ProviderPart(PROVIDER, kind, dict(block))
-    raise err(f"assistant block type {kind!r} is not supported", where)
-
-
-def _caller(block: Mapping[str, Any], where: str, err: ErrorFactory) -> dict[str, Any] | None:
-    """A ``tool_use`` block's ``caller`` (programmatic tool calling), or ``None``."""
-    caller = block.get("caller")
-    return None if caller is None else dict(as_mapping(caller, f"{where}.caller", err))
-
-
-def _arguments(block: Mapping[str, Any], where: str, err: ErrorFactory) -> str:
-    value = block.get("input", {})
-    if not isinstance(value, Mapping):
-        raise err(f"tool_use input must be an object, got {type(value).__name__}", where)
-    try:
-        return arguments_from_input(value)
-    except (TypeError, ValueError) as exc:  # not JSON data (only possible from SDK objects)
-        raise err(f"tool_use input is not JSON data: {exc}", where) from None
-
-
-# -- non-streaming response -> Turn ----------------------------------------------------
-
-
-def decode_anthropic_response(response: Any) -> Turn:
-    """Decode a non-streaming Anthropic Messages response into a Turn.
-
-    Content blocks go, in order, through the same
-    :class:`~toolwire.wire.assembler.Assembler` as a stream (a call's index is its
-    block's position), so the same rules hold. ``tool_use`` ``input`` becomes the
-    arguments text via ``json.dumps`` (see :func:`arguments_from_input`). Blocks of
-    server tools (``server_tool_use``, ``web_search_tool_result``...), containers and
-    compaction become ``ProviderPart``s, kept verbatim in place and never executed; a
-    block kind toolwire does not know is kept the same way with an ``unknown_block``
-    notice.
-
-    Args:
-        response: The response body as a dict, or the SDK's ``Message``.
-
-    Returns:
-        The Turn, ``stop_reason`` mapped by :data:`ANTHROPIC_STOP_REASONS`, usage by
-        :func:`usage_from_anthropic`.
-
-    Raises:
-        ProviderAPIError: the body is an error object.
-        ProtocolError: the body is not a Messages response.
-        TurnError: a ``tool_use`` block breaks the assembler's rules.
-    """
-    body = as_mapping(to_plain(response), "response", protocol_error)
-    raise_api_error(body)
-    content = as_list(body.get("content"), "response.content", protocol_error)
-    assembler = Assembler()
-    for index, raw in enumerate(content):
-        where = f"response.content[{index}]"
-        _feed_block(assembler, index, as_mapping(raw, where, protocol_error), where)
-    stop = opt_str(body, "stop_reason", "response", protocol_error)
-    if stop == "refusal":
-        refusal_details(assembler, body.get("stop_details"))
-    if stop is not None:
-        assembler.finish(ANTHROPIC_STOP_REASONS.get(stop, stop))
-    usage = body.get("usage")
-    if isinstance(usage, Mapping):
-        assembler.set_usage(usage_from_anthropic(usage))
-    return assembler.close()
-
-
-def _feed_block(assembler: Assembler, index: int, block: Mapping[str, Any], where: str) -> None:
-    kind = block.get("type")
-    if kind == "tool_use":
-        call_id = opt_str(block, "id", where, protocol_error)
-        name = opt_str(block, "name", where, protocol_error)
-        caller = _caller(block, where, protocol_error)
-        assembler.tool_fragment(index, call_id, name, None)
-        if caller is not None:
-            assembler.tool_caller(index, caller)
-        assembler.tool_fragment(index, None, None, _arguments(block, where, protocol_error))
-    elif kind in ("text", "thinking", "redacted_thinking"):
-        part = _assistant_part(block, where, protocol_error)
-        if isinstance(part, TextPart):
-            assembler.part_break()  # each text block is its own part, as in a stream
-            if part.text:
-                assembler.text(part.text)
-            for citation in part.citations or ():
-                assembler.citation(citation)
-        elif isinstance(part, ReasoningPart):
-            assembler.part_break()
-            assembler.reasoning(part.text)
-            assembler.reasoning_meta(signature=part.signature, redacted=part.redacted)
-    else:
-        # A server tool use or result, container or compaction block: kept verbatim in
-        # its place, never executed, sent back unchanged (as the stream decoder does).
-        name = req_str(block, "type", where, protocol_error)
-        assembler.provider_part(PROVIDER, dict(block))
-        if not is_known_provider_block(name):
-            assembler.notice(
-                "unknown_block",
-                f"content block of type {name!r} kept verbatim; toolwire does not interpret it",
-                index,
-            )

@@ -21,10 +21,11 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ..context.cache import anthropic_breakpoints
-from ..history.anthropic import decode_anthropic_response, to_anthropic
+from ..history.anthropic import to_anthropic
 from ..history.tool_defs import to_anthropic_tool_choice, to_anthropic_tools
 from ..run.model import ModelRequest
 from ..wire.anthropic import AnthropicStream
+from ..wire.anthropic_body import decode_anthropic_response
 from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Wire
 

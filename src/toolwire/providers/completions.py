@@ -217,10 +217,8 @@ class CompletionsModel(HTTPModel):
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn (see :meth:`HTTPModel.stream`); the format is set per request."""
-        from ..history.check import check_history
         from .http import stream_turn
 
-        check_history(request.messages)
         prompt = self.template(request.messages, request.tools, str(request.tool_choice))
         fmt = self._format_for(request.tools, prompt)
         wire = Wire(lambda: CompletionsStream(fmt), lambda body: decode_completion(fmt, body))

@@ -39,7 +39,6 @@ from typing import Any, Literal
 
 from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
 from ..formats.decode import TextTurnDecoder
-from ..history.check import check_history
 from ..messages import Usage
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..wire.events import Event
@@ -428,14 +427,12 @@ class LocalModel:
         """Stream one turn: events as tokens arrive, then one ``TurnDone``.
 
         Raises:
-            HistoryError: The history breaks the one-result-per-call rule.
             FormatError: The output was cut off inside a tool call (``max_tokens``).
         """
         import anyio
 
         from .. import formats
 
-        check_history(request.messages)
         llama, lock = await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
         self._adopt_template(llama)
         prompt = self.prompt(request)

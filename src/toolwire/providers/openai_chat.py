@@ -27,10 +27,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
 from ..history.chat_dialects import ChatDialect, chat_dialect
-from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
+from ..history.openai_chat import to_openai_chat
 from ..history.tool_defs import custom_tool_names, to_openai_chat_tools
 from ..run.model import ModelRequest
 from ..wire.openai_chat import OpenAIChatStream
+from ..wire.openai_chat_body import decode_openai_chat_response
 from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Retries, Timeouts, Wire
 

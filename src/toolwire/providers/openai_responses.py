@@ -22,10 +22,11 @@ from functools import partial
 from typing import Any, ClassVar
 
 from ..errors import CallerError
-from ..history.openai_responses import decode_responses_response, to_responses_input
+from ..history.openai_responses import to_responses_input
 from ..history.tool_defs import custom_tool_names, to_responses_tool_choice, to_responses_tools
 from ..run.model import ModelRequest
 from ..wire.openai_responses import OpenAIResponsesStream
+from ..wire.openai_responses_body import decode_responses_response
 from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers

@@ -1,7 +1,7 @@
 """The agent loop: request a turn, execute its calls, repeat until a final answer.
 
-One round: check the history (one result per call, :func:`toolwire.history.check_history`),
-send a :class:`~toolwire.run.model.ModelRequest`, stream the turn while a
+One round: build a :class:`~toolwire.run.model.ModelRequest` (which checks the history:
+one result per call, :func:`toolwire.history.check_history`), send it, stream the turn while a
 :class:`~toolwire.run.execute.TurnRun` starts safe calls early, bind the final turn,
 run the rest, and append the assistant message and exactly one result per call to the
 history — in a ``finally``, so that cancellation, ``KeyboardInterrupt`` or an error
@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
@@ -46,7 +46,6 @@ from ..errors import (
     ProtocolError,
     UsageLimitExceededError,
 )
-from ..history import check_history
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
 from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.diagnostics import RunDiagnostics
@@ -416,6 +415,10 @@ def _ignore(event: RunEvent) -> None:
     """The emitter of a run nobody streams."""
 
 
+async def _settled() -> None:
+    """The observers' wait of a run that nobody observes."""
+
+
 class _Run:
     """The state of one run: the history, the counters, the budgets."""
 
@@ -438,6 +441,7 @@ class _Run:
         self.context = RunContext(agent.context, agent.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
+        self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
 
     @property
     def executor(self) -> Executor:
@@ -449,6 +453,7 @@ class _Run:
         if not self.agent.hooks:
             return await self._drive(emit)
         observation = self._observe()
+        self.settle = observation.settle
         result: RunResult | None = None
         try:
             result = await self._drive(observation.wrap(emit))
@@ -456,6 +461,7 @@ class _Run:
             observation.end(error=exc, **self._totals(result))
             raise
         observation.end(error=None, **self._totals(result))
+        await observation.settle()  # the observers' last writes, off the event loop
         return result
 
     def _observe(self) -> Observation:
@@ -596,8 +602,8 @@ class _Run:
         agent = self.agent
         agent.limits.check_request(self.requests)
         await self._compress()
-        request = self._request(forced)
-        check_history(request.messages)
+        request = self._request(forced)  # checks the history (ModelRequest)
+        await self.settle()
         self.requests += 1
         number = self._number = self.rounds + 1
         sent_at = time.time()

@@ -6,6 +6,7 @@ model's ``stream``: wire events as they arrive (``TextDelta``, ``ToolCallStarted
 ``ToolCallDelta``, ``ToolCallReady``, ...), then exactly one ``TurnDone`` carrying the
 assembled ``Turn``. Providers (HTTP clients, the embedded local model, the scripted
 test model) implement it by feeding their bytes or chunks through a wire decoder.
+A ``ModelRequest`` checks its history when it is built, so a model never has to.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..history.check import check_history
 from ..messages import Message
 from ..turn import Turn
 from ..wire.events import Event
@@ -35,6 +37,9 @@ class ModelRequest:
     the agent per run when its ``ContextPolicy.prompt_cache`` is on) asks the provider
     to cache the stable prefix: Anthropic cache breakpoints, OpenAI's
     ``prompt_cache_key`` (a ``prompt_cache_key`` in ``settings`` wins).
+
+    Building one checks ``messages`` (:func:`toolwire.history.check_history`) and
+    raises ``HistoryError`` for a history that breaks the one-result-per-call rule.
     """
 
     messages: Sequence[Message]
@@ -43,6 +48,11 @@ class ModelRequest:
     parallel_tool_calls: bool | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     cache_key: str | None = None
+
+    def __post_init__(self) -> None:
+        # The one history check of a request (see ``Model``): nothing reaches a model
+        # unchecked, whoever builds the request, and nothing checks it twice.
+        check_history(self.messages)
 
 
 @dataclass(slots=True)
@@ -57,7 +67,15 @@ ModelEvent = Event | TurnDone
 
 @runtime_checkable
 class Model(Protocol):
-    """A source of model turns."""
+    """A source of model turns.
+
+    Checking the history is not a model's duty: a ``ModelRequest`` checks its
+    ``messages`` when it is built (:func:`toolwire.history.check_history`: every tool
+    call answered by exactly one result, after it; ``HistoryError`` otherwise), so each
+    request is checked once, whoever builds it (the agent loop, or a caller using a
+    model directly), before anything is sent or logged. A model relies on that and does
+    not check again.
+    """
 
     @property
     def name(self) -> str:

@@ -2,7 +2,10 @@
 
 No sockets, no asyncio, no httpx here (h11's discipline): every class is a state
 machine fed by the caller. ``OpenAIChatStream``, ``OpenAIResponsesStream`` and
-``AnthropicStream`` decode one model turn each; they share one ``Assembler``.
+``AnthropicStream`` decode one streamed model turn each; beside each, a
+``decode_*_response`` decodes the same provider's non-streaming response body (its
+``*_body`` module). All of them share one ``Assembler``, so a stream and a body of the
+same turn give the same ``Turn``.
 
 ``COMPILED`` says whether this layer runs compiled by mypyc (a wheel built with
 ``TOOLWIRE_COMPILE=1``, see hatch_build.py) or as pure Python; both behave the same.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 from . import assembler
 from .anthropic import AnthropicStream
+from .anthropic_body import INVALID_ARGUMENTS_KEY, decode_anthropic_response
 from .assembler import Assembler, parse_arguments
 from .events import (
     Event,
@@ -28,7 +32,9 @@ from .events import (
 )
 from .jsonscan import ClosureScanner, PartialJSON
 from .openai_chat import OpenAIChatStream
+from .openai_chat_body import decode_openai_chat_response
 from .openai_responses import OpenAIResponsesStream
+from .openai_responses_body import decode_responses_response, responses_finish_reason
 from .sse import SSEDecoder, SSEEvent
 from .stream import StreamDecoder
 
@@ -37,6 +43,7 @@ COMPILED: bool = not (assembler.__file__ or "").endswith(".py")
 
 __all__ = [
     "COMPILED",
+    "INVALID_ARGUMENTS_KEY",
     "AnthropicStream",
     "Assembler",
     "ClosureScanner",
@@ -57,5 +64,9 @@ __all__ = [
     "ToolCallRetracted",
     "ToolCallStarted",
     "UsageReported",
+    "decode_anthropic_response",
+    "decode_openai_chat_response",
+    "decode_responses_response",
     "parse_arguments",
+    "responses_finish_reason",
 ]

@@ -31,7 +31,8 @@ from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from ..messages import ProviderPart
 from .assembler import Assembler, _Call, dump_json, loads_json
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
-from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text, field
+from .fields import as_dict, as_index, as_list, as_object, as_text, field
+from .stream import StreamDecoder
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
 __all__ = ["PROVIDER", "AnthropicStream", "is_known_provider_block", "refusal_details"]

@@ -30,7 +30,8 @@ from typing import Any
 from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
 from .assembler import Assembler, dump_json
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
-from .stream import StreamDecoder, as_dict, as_index, as_list, as_object, as_text
+from .fields import as_dict, as_index, as_list, as_object, as_text, opt_text
+from .stream import StreamDecoder
 from .usage import openai_usage
 
 __all__ = ["OpenAIChatStream", "keep_logprobs", "thinking_text"]
@@ -164,7 +165,7 @@ class OpenAIChatStream(StreamDecoder):
     def _tool_call(self, tc: dict[str, Any], fn: dict[str, Any] | None) -> None:
         raw_index = tc.get("index")
         index = None if raw_index is None else as_index(raw_index, "tool_calls[].index")
-        id = _opt_text(tc.get("id"), "tool_calls[].id")
+        id = opt_text(tc.get("id"), "tool_calls[].id")
         if not fn:
             custom = tc.get("custom")
             if custom is not None or tc.get("type") == "custom":
@@ -175,7 +176,7 @@ class OpenAIChatStream(StreamDecoder):
         args = fn.get("arguments")
         if args is not None and args.__class__ is not str:
             args = self._coerce_arguments(args)
-        name = _opt_text(fn.get("name"), "tool_calls[].function.name")
+        name = opt_text(fn.get("name"), "tool_calls[].function.name")
         self._assembler.tool_fragment(index, id, name, args)
 
     def _custom_call(self, index: int | None, id: str | None, custom: Any) -> None:
@@ -183,8 +184,8 @@ class OpenAIChatStream(StreamDecoder):
         if index is None:
             raise ProtocolError("a custom tool call fragment has no index")
         fields = as_object(custom, "tool_calls[].custom") if custom is not None else {}
-        name = _opt_text(fields.get("name"), "tool_calls[].custom.name")
-        text = _opt_text(fields.get("input"), "tool_calls[].custom.input")
+        name = opt_text(fields.get("name"), "tool_calls[].custom.name")
+        text = opt_text(fields.get("input"), "tool_calls[].custom.input")
         self._assembler.custom_call(index, id, name, text)
 
     def _delta_text(self, delta: dict[str, Any]) -> None:
@@ -292,10 +293,6 @@ def thinking_text(value: Any, name: str) -> str:
             raise ProtocolError(f"{name} holds a {chunk.get('type')!r} chunk, not text")
         pieces.append(as_text(chunk.get("text"), f"{name}[].text"))
     return "".join(pieces)
-
-
-def _opt_text(value: Any, name: str) -> str | None:
-    return None if value is None else as_text(value, name)
 
 
 def _api_error(error: Any) -> ProviderAPIError:

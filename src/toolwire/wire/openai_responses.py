@@ -33,7 +33,8 @@ from typing import Any
 from ..errors import ProviderAPIError
 from ..messages import ProviderPart
 from .events import Event
-from .stream import StreamDecoder, as_index, as_list, as_object, as_text, field
+from .fields import as_index, as_list, as_object, as_text, field, opt_text
+from .stream import StreamDecoder
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
 __all__ = [
@@ -126,17 +127,17 @@ class OpenAIResponsesStream(StreamDecoder):
             self._has_calls = True
             self._assembler.tool_fragment(
                 _index(item),
-                _opt_text(out.get("call_id"), "item.call_id"),
-                _opt_text(out.get("name"), "item.name"),
-                _opt_text(out.get("arguments") or None, "item.arguments"),
+                opt_text(out.get("call_id"), "item.call_id"),
+                opt_text(out.get("name"), "item.name"),
+                opt_text(out.get("arguments") or None, "item.arguments"),
             )
         elif kind == "custom_tool_call":
             self._has_calls = True
             self._assembler.custom_call(
                 _index(item),
-                _opt_text(out.get("call_id"), "item.call_id"),
-                _opt_text(out.get("name"), "item.name"),
-                _opt_text(out.get("input") or None, "item.input"),
+                opt_text(out.get("call_id"), "item.call_id"),
+                opt_text(out.get("name"), "item.name"),
+                opt_text(out.get("input") or None, "item.input"),
             )
 
     def _on_item_done(self, item: dict[str, Any]) -> None:
@@ -144,8 +145,8 @@ class OpenAIResponsesStream(StreamDecoder):
         kind = field(out, "type")
         if kind == "reasoning":
             self._assembler.reasoning_meta(
-                redacted=_opt_text(out.get("encrypted_content"), "item.encrypted_content"),
-                id=_opt_text(out.get("id"), "item.id"),
+                redacted=opt_text(out.get("encrypted_content"), "item.encrypted_content"),
+                id=opt_text(out.get("id"), "item.id"),
             )
         elif kind == "function_call" and out.get("arguments") is not None:
             arguments = as_text(out["arguments"], "item.arguments")
@@ -240,10 +241,6 @@ _MAPPED_ITEMS = frozenset({"function_call", "custom_tool_call", "message", "reas
 
 def _index(item: dict[str, Any]) -> int:
     return as_index(field(item, "output_index"), "output_index")
-
-
-def _opt_text(value: Any, name: str) -> str | None:
-    return None if value is None else as_text(value, name)
 
 
 _HANDLERS = {

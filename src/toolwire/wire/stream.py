@@ -1,9 +1,10 @@
 """What the three provider stream decoders share: input handling and failure rules.
 
 A decoder accepts decoded items (dicts, or official SDK objects, which are turned into
-dicts), or raw SSE bytes split anywhere. Provider data is checked where it enters:
-``field`` for a required key, ``as_object``/``as_list``/``as_text``/``as_index`` for a type, and the
-assembler's methods check what they are handed. A missing key or a wrong type is
+dicts), or raw SSE bytes split anywhere. Provider data is checked where it enters, by
+the checks at the door of ``fields.py`` (``field`` for a required key,
+``as_object``/``as_list``/``as_text``/``as_index`` for a type; the body decoders use
+the same ones), and the assembler's methods check what they are handed. A missing key or a wrong type is
 therefore a ``ProtocolError`` by decision, naming the field and the item number; any
 other exception is a bug in toolwire and propagates as it is (the fuzz tests fail on
 it, as h11's do). A decoder that failed stays failed and raises the same error again.
@@ -24,6 +25,7 @@ from ..errors import DecoderStateError, ProtocolError, ToolwireError
 from ..turn import Turn
 from .assembler import Assembler, loads_json
 from .events import Event
+from .fields import as_dict
 from .sse import SSEDecoder
 
 try:  # read by mypyc when it compiles this module; a no-op at run time
@@ -34,15 +36,7 @@ except ImportError:  # not installed (it comes with mypy): the no-op is all that
         return lambda cls: cls
 
 
-__all__ = [
-    "StreamDecoder",
-    "as_dict",
-    "as_index",
-    "as_list",
-    "as_object",
-    "as_text",
-    "field",
-]
+__all__ = ["StreamDecoder"]
 
 
 # Your own decoder may subclass this one in the compiled build too (hatch_build.py).
@@ -180,68 +174,3 @@ class StreamDecoder(ABC):
         self._error = exc
         self._dead = True
         return exc
-
-
-def as_dict(item: Any) -> dict[str, Any]:
-    """An official SDK object (pydantic model) as the dict it was decoded from.
-
-    ``to_dict`` (the SDKs' own) leaves out the fields the provider did not send, as the
-    non-streaming decoders' ``to_plain`` does, so both see the same keys. Serializer
-    warnings are off: a dialect's field of another type than the SDK declares (Mistral's
-    ``content`` list) is data to check here, not a reason to warn.
-    """
-    for method in ("to_dict", "model_dump"):
-        dump = getattr(item, method, None)
-        if callable(dump):
-            try:
-                value = dump(warnings=False)
-            except TypeError:  # a dump method without that keyword
-                value = dump()
-            if isinstance(value, dict):
-                return value
-    raise ProtocolError(f"expected a dict or an SDK object, got {type(item).__name__}")
-
-
-# -- checks at the door: provider data is Any until one of these has looked at it ------
-# Each is a type test and a return on the good path. In the compiled build they are
-# what stands before a typed local, so a wrong type is a ProtocolError by decision and
-# never the TypeError of a failed run-time annotation check.
-
-
-def field(item: dict[str, Any], key: str) -> Any:
-    """``item[key]``, or a ``ProtocolError`` naming the missing field."""
-    if key in item:
-        return item[key]
-    raise ProtocolError(f"malformed item: the field {key!r} is missing")
-
-
-def as_object(value: Any, name: str) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else a ``ProtocolError`` naming ``name``."""
-    if value.__class__ is dict:
-        return value
-    raise ProtocolError(f"{name} must be an object, got {_kind(value)}")
-
-
-def as_list(value: Any, name: str) -> list[Any]:
-    """``value`` if it is a JSON array, else a ``ProtocolError`` naming ``name``."""
-    if value.__class__ is list:
-        return value
-    raise ProtocolError(f"{name} must be an array, got {_kind(value)}")
-
-
-def as_text(value: Any, name: str) -> str:
-    """``value`` if it is a string, else a ``ProtocolError`` naming ``name``."""
-    if value.__class__ is str:
-        return value
-    raise ProtocolError(f"{name} must be a string, got {_kind(value)}")
-
-
-def as_index(value: Any, name: str) -> int:
-    """``value`` if it is an integer (not a bool, not ``"1"``), else a ``ProtocolError``."""
-    if value.__class__ is int:
-        return value
-    raise ProtocolError(f"{name} must be an integer, got {_kind(value)} {str(value)[:20]!r}")
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
