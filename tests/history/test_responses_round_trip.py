@@ -37,8 +37,8 @@ from toolwire.history.openai_responses import (
     from_responses_input,
     to_responses_input,
 )
+from toolwire.history.responses_mcp import approval_response, mcp_approval_requests
 from toolwire.messages import ProviderPart, ToolResult, ToolStatus, UserMessage
-from toolwire.run.mcp_approval import approval_response, mcp_approval_requests
 from toolwire.turn import Turn
 from toolwire.wire import OpenAIResponsesStream, decode_responses_response
 

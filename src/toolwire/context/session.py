@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import CallerError
 from ..messages import AssistantMessage, Message, Usage, UserMessage
+from ..tooldef import ToolDef
 from ..tools.tool import Tool, Toolset
 from ..turn import ToolRequest
 from .compress import Compressor, summary_prompt
@@ -106,7 +107,7 @@ class Prepared:
     """What :meth:`RunContext.prepare` decided for one request."""
 
     messages: list[Message]
-    tools: list[dict[str, Any]]
+    tools: list[ToolDef]
     events: list[Any] = field(default_factory=list)
     cache_key: str | None = None
 
@@ -138,7 +139,7 @@ class RunContext:
                 f"ContextPolicy.always_include names unknown tools: {', '.join(unknown)}",
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
-        self._definitions: dict[str, dict[str, Any]] = {}
+        self._definitions: dict[str, ToolDef] = {}
         self._tool_tokens: dict[str, int] = {}
         self._all: list[str] = []  # every routable name, then read_result when offered
         self._reader: str | None = None

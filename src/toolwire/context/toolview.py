@@ -19,6 +19,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..tooldef import ToolDef
 from .routing import ToolRouter
 from .tokens import definition_tokens, estimate_text_tokens
 from .truncate import is_read_result
@@ -61,7 +62,7 @@ class ToolView:
         self._routable = tuple(t for t in tools if not is_read_result(t))
         reader = next((t for t in tools if is_read_result(t)), None)
         self.reader: str | None = None if reader is None else reader.name
-        self.definitions: dict[str, dict[str, Any]] = {t.name: t.definition() for t in tools}
+        self.definitions: dict[str, ToolDef] = {t.name: t.definition() for t in tools}
         self.names = tuple(t.name for t in self._routable)
         self._estimates: dict[str, int] | None = None
         self._exact: dict[int, tuple[object, dict[str, int]]] = {}  # id(model) -> counts

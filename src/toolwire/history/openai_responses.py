@@ -32,10 +32,10 @@ ProviderPart         its ``data``, verbatim (``openai_responses`` parts only; a
 
 Every ``mcp_approval_request`` item is answered in the same request: a history
 without an ``mcp_approval_response`` for it (a part the agent adds, see
-:mod:`toolwire.run.mcp_approval`) gets one that denies it, with a reason, right after
+:mod:`toolwire.history.responses_mcp`) gets one that denies it, with a reason, right after
 it, so a request never leaves an approval unanswered and never approves by default.
 In the same way every ``local_shell_call``, ``shell_call`` and ``apply_patch_call``
-(run by the client, see :mod:`toolwire.run.builtin_calls`) without its output item
+(run by the client, see :mod:`toolwire.history.responses_builtin`) without its output item
 gets one that says it was not executed (``answer_client_calls``).
 
 Instructions go in ``instructions`` rather than a system item because that is where
