@@ -347,13 +347,9 @@ def assert_replays(
             f"replay of run {model.run['run_id']} stopped ({model.run['outcome']} when logged): {exc}"
         ) from exc
     logged = [c for c in model.run["calls"] if c["status"] != "discarded"]
-    replayed = [m for m in result.messages[len(model.history()) :] if isinstance(m, ToolResult)]
-    calls = {
-        c.id: c for m in result.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
-    }
+    replayed = _paired(result.messages[len(model.history()) :])
     differences = []
-    for position, (then, now) in enumerate(zip(logged, replayed, strict=False)):
-        call = calls[now.call_id]
+    for position, (then, (now, call)) in enumerate(zip(logged, replayed, strict=False)):
         pairs = [
             ("tool", then["tool"], now.name),
             ("arguments", then["arguments"], call.arguments),
@@ -406,3 +402,18 @@ async def _replayed(
             if isinstance(event, ToolResultReady) and event.call is not None:
                 classes[id(event.result)] = event.call.failure_class
     return stream.result, classes
+
+
+def _paired(messages: Sequence[Message]) -> list[tuple[ToolResult, ToolCall]]:
+    """Each tool result with its call: by position in the assistant message before it,
+    never by id alone (ids repeat across turns, and within one on some servers)."""
+    pairs: list[tuple[ToolResult, ToolCall]] = []
+    waiting: list[ToolCall] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            waiting = list(message.tool_calls)
+        elif isinstance(message, ToolResult):
+            index = next((i for i, c in enumerate(waiting) if c.id == message.call_id), None)
+            if index is not None:
+                pairs.append((message, waiting.pop(index)))
+    return pairs

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CallRunner", "ResultShaper", "StartCallback"]
 
-ResultShaper = Callable[[str, Tool, str], str]
-"""``(call id, tool, content) -> content``: the context policy's result truncation."""
+ResultShaper = Callable[[ToolRequest, Tool, str], str]
+"""``(request, tool, content) -> content``: the context policy's result truncation."""
 StartCallback = Callable[[int], None]
 
 
@@ -166,7 +166,7 @@ class CallRunner:
             return outcomes.failure_result(call.request.id, tool.name, exc.message)
         if self._shape_result is not None:
             full = content
-            content = self._shape_result(call.request.id, tool, content)
+            content = self._shape_result(call.request, tool, content)
             if content is not full and self._keep_full:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
