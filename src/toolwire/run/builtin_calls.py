@@ -23,7 +23,7 @@ gets exactly one output: without a handler for its kind, when the handler raises
 returns something it should not, the output says the call was **not executed**
 (:data:`NOT_EXECUTED`; apply_patch: status ``failed``; shell: exit code 126, "cannot
 execute", per command). A history that reaches the encoder with a call still
-unanswered gets the same answer there (``toolwire.history.openai_responses``).
+unanswered gets the same answer there (``toolwire.history.openai_responses_owed``).
 
 Safety: a handler runs what the model wrote on the caller's machine. toolwire does not
 pass it through ``permissions=`` (those judge toolwire tools); a shell handler should
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from ..errors import CallerError
-from ..history.openai_responses import NOT_EXECUTED, not_executed_item
+from ..history.openai_responses_owed import NOT_EXECUTED, not_executed_item
 from ..messages import AssistantMessage, Message, ProviderPart
 from ..turn import Turn
 from ..wire.openai_responses import PROVIDER
@@ -165,7 +165,7 @@ def _answered_call_id(output: ProviderPart) -> str:
     """The call an output item answers: ``call_id``, or ``id`` on a local shell output.
 
     openai-python's ``LocalShellCallOutput`` type names the call ``id`` (the encoder sends
-    it as ``call_id``, see ``history.openai_responses``); such an output still answers
+    it as ``call_id``, see ``history.openai_responses_owed``); such an output still answers
     its call, so the agent must not answer it a second time.
     """
     data = output.data
