@@ -31,7 +31,9 @@ Two benchmarks over the same nine workloads (1, 4, 16 parallel calls x ~100 B, ~
    as one response body per provider (OpenAI Chat, Anthropic, OpenAI Responses),
    decoded by ``toolwire.wire``'s ``decode_*_response`` (the body decoders, compiled
    with the stream decoders) against a floor that reads each call's id, name and
-   arguments and calls ``json.loads`` once per call. One row per provider and workload.
+   arguments and calls ``json.loads`` once per call (Anthropic's, whose body holds
+   the parsed input: ``json.dumps`` and ``json.loads``, as a Turn keeps the text and
+   its parse). One row per provider and workload.
 
 Ratios are time / floor time of the same workload. Targets (issue 2): toolwire within
 2x the floor on decoded chunks (median over the workloads, no workload above 3x), and
@@ -63,12 +65,14 @@ from workloads import (
     ASSEMBLY_SIZES,
     Measurement,
     ToolWorkload,
+    body_floor,
     build_name,
     build_tool_workload,
     format_ns,
     format_ratio,
     measure,
     median_ratio,
+    response_bodies,
     sse_reads,
     sse_stream,
 )
@@ -415,66 +419,6 @@ def warm_up(args: argparse.Namespace) -> None:
 # -- non-streaming bodies ---------------------------------------------------------------
 
 
-def _bodies(w: ToolWorkload) -> dict[str, dict[str, Any]]:
-    """The workload's calls as one non-streaming response body per provider."""
-    calls = w.calls
-    return {
-        "OpenAI Chat": {
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "tool_calls",
-                    "message": {
-                        "role": "assistant",
-                        "content": None,
-                        "tool_calls": [
-                            {
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments},
-                            }
-                            for c in calls
-                        ],
-                    },
-                }
-            ],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
-        },
-        "Anthropic": {
-            "content": [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in calls
-            ],
-            "stop_reason": "tool_use",
-            "usage": {"input_tokens": 10, "output_tokens": 20},
-        },
-        "OpenAI Responses": {
-            "status": "completed",
-            "output": [
-                {
-                    "type": "function_call",
-                    "call_id": c.id,
-                    "name": c.name,
-                    "arguments": c.arguments,
-                }
-                for c in calls
-            ],
-            "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30},
-        },
-    }
-
-
-def _body_floor(provider: str, body: dict[str, Any]) -> list[tuple[str, str, Any]]:
-    """The unavoidable work: each call's id, name and parsed arguments, unchecked."""
-    if provider == "OpenAI Chat":
-        calls = body["choices"][0]["message"]["tool_calls"]
-        return [
-            (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls
-        ]
-    if provider == "Anthropic":  # the body holds the parsed input already
-        return [(b["id"], b["name"], b["input"]) for b in body["content"]]
-    return [(i["call_id"], i["name"], json.loads(i["arguments"])) for i in body["output"]]
-
-
 def _best_ns(run: Callable[[], object], repeats: int, min_sample_ns: int) -> float:
     """Best time per call over ``repeats`` samples of at least ``min_sample_ns`` each."""
     number, elapsed = 1, 0
@@ -517,15 +461,15 @@ def run_bodies(args: argparse.Namespace) -> list[dict[str, Any]]:
     for calls in args.calls:
         for size in args.sizes:
             w = build_tool_workload(calls, size)
-            for provider, body in _bodies(w).items():
+            for provider, body in response_bodies(w).items():
                 decode = decoders[provider]
                 turn = decode(body)
                 got = [(c.id, c.name, json.loads(c.arguments or "{}")) for c in turn.tool_calls]
-                if got != w.expected() or _body_floor(provider, body) != w.expected():
+                if got != w.expected() or body_floor(provider, body) != w.expected():
                     raise SystemExit(f"{provider} {w.name}: wrong calls decoded")
                 ns = _best_ns(lambda d=decode, b=body: d(b), args.repeats, args.min_sample_ns)
                 floor = _best_ns(
-                    lambda p=provider, b=body: _body_floor(p, b), args.repeats, args.min_sample_ns
+                    lambda p=provider, b=body: body_floor(p, b), args.repeats, args.min_sample_ns
                 )
                 rows.append({"provider": provider, "workload": w.name, "ns": ns, "floor_ns": floor})
                 print(
