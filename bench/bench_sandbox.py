@@ -48,7 +48,7 @@ def contestants(workspace: Path, argv: list[str]) -> dict[str, Callable[[], obje
     if bwrap_path is not None:
         prefix = layout.bwrap_argv(bwrap_path, isolated._plan(isolated.env))
         found["bwrap alone"] = lambda: subprocess.run(
-            [*prefix, *argv], check=True, capture_output=True
+            [*prefix, "--", *argv], check=True, capture_output=True
         )
     found["toolwire.Sandbox"] = lambda: _check(isolated.run_sync(argv))
     original = sandbox._isolation

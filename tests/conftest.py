@@ -1,16 +1,48 @@
-"""Suite-wide pytest hooks."""
+"""Suite-wide pytest hooks, and the Hypothesis profiles.
+
+Two Hypothesis profiles: ``fast``, the default, for the inner loop (each property runs
+at most ``FAST_EXAMPLES`` examples), and ``ci``, every property at the example count its
+test asks for. ``bash scripts/test`` runs ``ci``; choose it anywhere with
+``HYPOTHESIS_PROFILE=ci`` or ``pytest --hypothesis-profile=ci``.
+"""
 
 from __future__ import annotations
 
+import os
+
 import pytest
+from hypothesis import settings
 
 import toolwire.wire
+
+FAST_EXAMPLES = 20
+"""The most examples a property runs under the ``fast`` profile."""
+
+settings.register_profile("ci", print_blob=True)
+settings.register_profile("fast", max_examples=FAST_EXAMPLES)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
 
 def pytest_report_header() -> str:
     """Say which build of the wire layer the run tests (scripts/test runs both)."""
     build = "compiled (mypyc)" if toolwire.wire.COMPILED else "pure Python"
     return f"toolwire wire layer: {build}, from {toolwire.wire.__file__}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``fast``, cap the properties whose ``@settings`` ask for more examples.
+
+    A test's own ``max_examples`` overrides any profile, so the cap is applied to each
+    collected property's settings here (the settings Hypothesis reads when the test
+    runs); ``ci`` leaves them as written.
+    """
+    if settings.get_current_profile_name() != "fast":
+        return
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is not None and own.max_examples > FAST_EXAMPLES:
+            test._hypothesis_internal_use_settings = settings(own, max_examples=FAST_EXAMPLES)
 
 
 @pytest.fixture(autouse=True)

@@ -7,25 +7,108 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from .messages import AssistantMessage, ToolCall, Usage
 
-__all__ = ["Notice", "ToolRequest", "Turn"]
+__all__ = ["Notice", "NoticeKind", "ToolRequest", "Turn"]
+
+NoticeKind = Literal[
+    # the assembler, for every provider and format
+    "arguments_mismatch",
+    "changed_after_ready",
+    "empty_call",
+    "finish_reason_mismatch",
+    "id_changed",
+    "lone_surrogate",
+    "missing_index",
+    # OpenAI Chat (and compatible servers)
+    "arguments_not_string",
+    "finish_reason_inferred",
+    "other_choices_ignored",
+    "placeholder_ignored",
+    # Anthropic
+    "refusal",
+    "unknown_block",
+    "unknown_delta",
+    # OpenAI Responses
+    "unsupported_item",
+    # the open-weight text formats
+    "malformed_call",
+    "repaired_call",
+    "truncated_call",
+    # the HTTP providers
+    "retry",
+    # the agent loop
+    "tool_choice_ignored",
+]
+"""What a :class:`Notice` reports; each kind is described in its docstring."""
 
 
 @dataclass(slots=True)
 class Notice:
     """Something suspicious that did not make the turn unusable.
 
-    ``kind`` is one of ``empty_call`` (finish reason ``tool_calls`` without a call),
-    ``finish_reason_mismatch`` (calls with another finish reason), ``missing_index``
-    (a fragment without an index, merged into the only open call),
-    ``arguments_mismatch`` (a final arguments text that differs from the fragments),
-    ``trailing_data`` (text after the arguments JSON closed).
+    ``index`` is the provider's index of the call it concerns, when it concerns one.
+    ``kind`` (:data:`NoticeKind`) is one of:
+
+    The assembler, whatever the provider or format:
+
+    * ``arguments_mismatch`` — a final arguments text differs from the streamed
+      fragments; the final text is kept.
+    * ``changed_after_ready`` — a call changed after ``ToolCallReady`` announced it;
+      the turn's call replaces the one announced (an early start is discarded).
+    * ``empty_call`` — the finish reason is ``tool_calls`` but the turn has no call.
+    * ``finish_reason_mismatch`` — the turn has calls but another finish reason.
+    * ``id_changed`` — a later fragment named another id for a call; the first is kept.
+    * ``lone_surrogate`` — a lone surrogate in text, arguments or output was replaced
+      by U+FFFD (it cannot be sent back to any provider).
+    * ``missing_index`` — a call fragment without an index, merged into the only open
+      call or starting a new one.
+
+    OpenAI Chat and compatible servers:
+
+    * ``arguments_not_string`` — a call's arguments arrived as an object, kept as JSON
+      text.
+    * ``finish_reason_inferred`` — the stream ended with ``[DONE]`` but no finish
+      reason; one was inferred.
+    * ``other_choices_ignored`` — the response has more than one choice; only choice
+      0 is assembled.
+    * ``placeholder_ignored`` — an empty legacy ``function_call`` was dropped.
+
+    Anthropic:
+
+    * ``refusal`` — the model refused; the notice keeps ``stop_details``' category and
+      explanation.
+    * ``unknown_block`` — a content block of a type toolwire does not know, kept
+      verbatim as a ``ProviderPart``.
+    * ``unknown_delta`` — a ``content_block_delta`` of a type toolwire does not know,
+      dropped.
+
+    OpenAI Responses:
+
+    * ``unsupported_item`` — an output item of a type toolwire does not run, kept
+      verbatim as a ``ProviderPart``.
+
+    The open-weight text formats (:mod:`toolwire.formats`):
+
+    * ``malformed_call`` — a call's markup is malformed; its text from the first marker
+      on is content.
+    * ``truncated_call`` — the output ended inside a call; its text is content.
+    * ``repaired_call`` — a call recovered from markup missing its last closing tag
+      (``ToolRequest.repaired``).
+
+    The HTTP providers:
+
+    * ``retry`` — a request failed and is tried again: why, which try, and the wait.
+
+    The agent loop:
+
+    * ``tool_choice_ignored`` — the model answered without a call although
+      ``tool_choice`` asked for one.
     """
 
-    kind: str
+    kind: NoticeKind
     message: str
     index: int | None = None
 
@@ -38,7 +121,10 @@ class ToolRequest:
     ``None`` or the reason the arguments are not valid JSON, and ``raw_arguments`` is
     the text exactly as received. ``index`` is the provider's index of the call.
     ``repaired`` is set when a text format recovered the call from markup with a
-    missing closing tag: the tools' repair policy then decides whether it may run.
+    missing closing tag: the tools' repair policy then decides whether it may run. The
+    request a permission gate (an approver) gets carries the validated ``input`` the
+    tool will run with, and ``repaired`` is also set there when repair recovered
+    malformed JSON arguments (``raw_arguments`` keeps what the model sent).
     ``freeform`` marks a custom tool call: ``input`` is then the raw input text itself
     (never parsed as JSON) and only a free-form tool accepts it.
     """

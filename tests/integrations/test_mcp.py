@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ import pytest
 
 pytest.importorskip("mcp")
 
-from toolwire import Agent, ExecutionOptions, MCPToolset
+from toolwire import Agent, ExecutionOptions, MCPToolset, Permissions
 from toolwire.errors import CallerError, MCPServerError
 from toolwire.messages import ToolResult, ToolStatus
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
@@ -30,10 +32,17 @@ OK, ERROR, TIMEOUT, CANCELLED = (
 
 
 def stdio(**options: Any) -> MCPToolset:
+    """The test tool server, whose annotations the tests trust unless they say not to."""
     # The SDK starts servers with a minimal environment: pass the marker folder on.
     marks = os.environ.get("TOOL_SERVER_MARKS")
     env = {"TOOL_SERVER_MARKS": marks} if marks else None
+    options.setdefault("trust_annotations", True)
     return MCPToolset.stdio(sys.executable, [TOOL_SERVER, "stdio"], env=env, **options)
+
+
+def raw(mode: str, **options: Any) -> MCPToolset:
+    """A misbehaving server (servers/raw_server.py)."""
+    return MCPToolset.stdio(sys.executable, [RAW_SERVER, mode], **options)
 
 
 def results(messages: list[Any]) -> list[ToolResult]:
@@ -53,7 +62,7 @@ def server(request: pytest.FixtureRequest) -> Any:
     if request.param == "stdio":
         return stdio
     url = request.getfixturevalue("http_server")
-    return lambda **options: MCPToolset.http(url, **options)
+    return lambda **options: MCPToolset.http(url, **{"trust_annotations": True, **options})
 
 
 # -- tools from the server ---------------------------------------------------------------------
@@ -319,3 +328,146 @@ def test_headers_and_credentials_never_show() -> None:
 def test_bad_arguments_are_caller_errors(make: Any) -> None:
     with pytest.raises(CallerError):
         make()
+
+
+# -- what is trusted from a server ------------------------------------------------------------
+
+
+def test_annotations_are_not_trusted_by_default() -> None:
+    async def main() -> None:
+        async with stdio(trust_annotations=False) as tools:
+            for name in ("meet", "write", "flaky", "fail"):
+                tool = tools[name]
+                assert (tool.side_effects, tool.concurrency_safe, tool.idempotent) == (
+                    True,
+                    False,
+                    False,
+                ), name
+                assert tool.retries == 0
+
+    asyncio.run(main())
+    assert stdio(trust_annotations=False).trust_annotations is False
+    assert MCPToolset.stdio("python").trust_annotations is False
+    assert MCPToolset.http("http://127.0.0.1:9/mcp").trust_annotations is False
+
+
+def test_a_tool_that_claims_to_be_read_only_still_needs_approval() -> None:
+    """``meet`` says readOnlyHint: without trust, side_effects="ask" still asks."""
+    asked: list[str] = []
+
+    def approve(request: Any) -> bool:
+        asked.append(request.name)
+        return False
+
+    call = tool_call_turn(("meet", {"key": "k", "n": 1}))
+    options = {"permissions": Permissions(side_effects="ask"), "approve": approve}
+    _, result = run_agent(stdio(trust_annotations=False), call, **options)
+    (answer,) = results(result.messages)
+    assert answer.status is ToolStatus.DENIED and asked == ["meet"]
+    _, trusted = run_agent(stdio(trust_annotations=True), call, **options)
+    assert results(trusted.messages)[0].content == "met"  # the mapping, when trusted
+
+
+def test_tool_policy_overrides_per_tool(server: Any) -> None:
+    policy = {"meet": {"side_effects": False, "concurrency_safe": True, "idempotent": True}}
+    calls = [("meet", {"key": "p", "n": 3}) for _ in range(3)]
+    _, result = run_agent(
+        server(trust_annotations=False, tool_policy=policy), tool_call_turn(*calls)
+    )
+    assert [r.content for r in results(result.messages)] == ["met"] * 3  # they overlapped
+
+    async def main() -> None:
+        written = {"write": {"side_effects": True}}
+        async with stdio(trust_annotations=True, tool_policy=written) as tools:
+            assert tools["meet"].side_effects is False  # trusted mapping
+            assert tools["write"].side_effects is True
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"meet": {"side_effect": False}},
+        {"meet": {"side_effects": "no"}},
+        {"meet": ["side_effects"]},
+        {3: {"side_effects": False}},
+        ["meet"],
+    ],
+)
+def test_a_bad_tool_policy_is_a_caller_error(policy: Any) -> None:
+    with pytest.raises(CallerError, match="tool_policy"):
+        MCPToolset.stdio("python", tool_policy=policy)
+    with pytest.raises(CallerError, match="trust_annotations"):
+        MCPToolset.http("http://127.0.0.1:9/mcp", trust_annotations=1)  # type: ignore[arg-type]
+
+
+# -- servers that never finish opening or reloading -------------------------------------------------
+
+
+def open_and_close(source: MCPToolset) -> None:
+    async def main() -> None:
+        async with source:
+            pass
+
+    asyncio.run(main())
+
+
+def test_a_server_that_never_answers_tools_list() -> None:
+    with pytest.raises(MCPServerError, match="did not list its tools within 1 s"):
+        open_and_close(raw("silent-list", startup_timeout=1.0))
+
+
+def test_a_server_that_pages_forever_is_stopped_at_the_page_cap() -> None:
+    with pytest.raises(MCPServerError, match=r"more than \d+ pages of tools") as caught:
+        open_and_close(raw("endless-pages"))
+    assert caught.value.fault == "tool"
+
+
+def test_a_server_with_too_many_tools_is_refused() -> None:
+    with pytest.raises(MCPServerError, match=r"more than \d+ tools"):
+        open_and_close(raw("many-tools"))
+
+
+def test_a_reload_that_is_never_answered_ends_the_run_with_an_error() -> None:
+    source = raw("silent-reload", startup_timeout=1.0)
+    model = ScriptedModel([tool_call_turn(("grow", {})), text_turn("unused")])
+    with pytest.raises(MCPServerError, match="did not list its tools within 1 s"):
+        asyncio.run(Agent(model, [source]).run("go"))
+    assert len(model.requests) == 1  # the reload came between the rounds
+
+
+# -- schemas from a server ---------------------------------------------------------------------
+
+
+_REDOS_RUN = """
+import asyncio, json, sys
+from toolwire import Agent, MCPToolset
+from toolwire.messages import ToolResult
+from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+
+calls = tool_call_turn(("match", {"text": "a" * 36 + "!"}), ("match", {"text": "aaaa"}))
+model = ScriptedModel([calls, text_turn("done")])
+source = MCPToolset.stdio(sys.executable, [sys.argv[1], "redos"])
+result = asyncio.run(Agent(model, [source]).run("go"))
+answers = [m for m in result.messages if isinstance(m, ToolResult)]
+print(json.dumps([[a.status.value, a.content] for a in answers]))
+"""
+
+
+def test_a_catastrophic_pattern_is_checked_in_linear_time() -> None:
+    """``^(a+)+$`` against 36 a's and a ``!`` backtracks for hours in Python's ``re``,
+    which holds the GIL: the run goes in a child process, which a bound can stop."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _REDOS_RUN, RAW_SERVER],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("checking the pattern did not finish: it backtracks")
+    refused, accepted = json.loads(done.stdout)
+    assert refused[0] == "error" and "does not match" in refused[1]
+    assert accepted == ["ok", "match done"]

@@ -48,8 +48,21 @@ def test_valid_names_are_kept_and_others_cleaned() -> None:
     ],
 )
 def test_annotations_map_to_policy(annotations: object, expected: tuple[bool, ...]) -> None:
-    policy = policy_of(annotations)
+    policy = policy_of(annotations, trusted=True)
     assert (policy["concurrency_safe"], policy["side_effects"], policy["idempotent"]) == expected
+    untrusted = policy_of(annotations, trusted=False)
+    assert (untrusted["concurrency_safe"], untrusted["side_effects"], untrusted["idempotent"]) == (
+        False,
+        True,
+        False,
+    )
+
+
+def test_the_callers_policy_goes_over_the_annotations() -> None:
+    read_only = types.ToolAnnotations(read_only_hint=True)
+    over = {"side_effects": True}
+    assert policy_of(read_only, trusted=True, override=over)["side_effects"] is True
+    assert policy_of(None, trusted=False, override={"idempotent": True})["idempotent"] is True
 
 
 def test_results_become_text() -> None:

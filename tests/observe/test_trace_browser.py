@@ -215,3 +215,40 @@ def test_discarded_call_bar(browser: DevTools, tmp_path: Path) -> None:
     )
     assert statuses == ["discarded", "ok"]
     assert _problems(browser) == []
+
+
+INJECTED = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+
+
+def test_a_crafted_log_runs_no_script(browser: DevTools, tmp_path: Path) -> None:
+    """Markup where a number belongs (round, seq, idx) is shown as text, and the page's
+    policy lets only its own script run: the bars still open their details."""
+    import sqlite3
+
+    from toolwire.observe.trace import CSP, SCRIPT_HASH
+
+    db = tmp_path / "runs.db"
+    Agent(ScriptedModel([tool_call_turn(("search", {"q": "a"}, "c-a")), text_turn("ok")]),
+          [search], log=str(db)).run_sync("go")  # fmt: skip
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE requests SET round = ?, seq = seq || ?", (INJECTED, INJECTED))
+    conn.execute("UPDATE calls SET round = ?, idx = ?", (INJECTED, INJECTED))
+    conn.commit()
+    conn.close()
+    out = tmp_path / "crafted.html"
+    assert main(["trace", "last", "--db", str(db), "--html", str(out)]) == 0
+    page = out.read_text()
+    assert "<script>window.__pwned" not in page and "<img src=x" not in page
+    assert f"script-src '{SCRIPT_HASH}';" in CSP and CSP in page
+    assert "script-src 'unsafe-inline'" not in page
+    browser.send("Page.navigate", url=out.as_uri())
+    browser.wait_for("Page.loadEventFired")
+    assert browser.evaluate("window.__pwned === undefined")
+    assert browser.evaluate("document.querySelectorAll('img, script').length") == 2
+    assert INJECTED in browser.evaluate("document.querySelector('section.round h2').textContent")
+    details = browser.evaluate(  # the page's own script runs under its hash
+        "document.querySelector('.bar.call').click();"
+        " document.getElementById('details').textContent"
+    )
+    assert "found a" in details
+    assert _problems(browser) == []

@@ -24,4 +24,15 @@ def read_notes() -> str:
     return ", ".join(WRITES) or "no notes"
 
 
-TOOLS = [write_note, read_notes]
+@toolwire.tool(side_effects=False)
+def find_notes(query: str) -> str:
+    """Find notes (no side effects, so repaired arguments may run).
+
+    Args:
+        query: What to look for.
+    """
+    WRITES.append(f"searched {query}")
+    return "no notes"
+
+
+TOOLS = [write_note, read_notes, find_notes]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -60,3 +61,23 @@ def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     sandbox._isolation.cache_clear()
     yield
     sandbox._isolation.cache_clear()
+
+
+def unique_marker(prefix: str) -> str:
+    """A sleep length no other test run on this machine uses (runs in other checkouts
+    execute the same tests at the same time; a pid-derived marker could collide)."""
+    return f"{prefix}{secrets.randbelow(10**9):09d}"
+
+
+def processes_with(marker: str) -> list[str]:
+    """Host processes whose command line contains ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(entry)
+    return found

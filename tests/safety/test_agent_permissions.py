@@ -263,3 +263,80 @@ def test_agent_bad_permission_arguments() -> None:
         Agent(model, [], permissions="deny everything")  # type: ignore[arg-type]
     with pytest.raises(CallerError):
         Agent(model, [], permissions=Permissions(), approve="yes")  # type: ignore[arg-type]
+
+
+def test_the_approver_is_asked_with_the_repaired_input_it_runs_with() -> None:
+    """Malformed JSON that repair recovers: the approver sees what will really run."""
+    ledger = Ledger()
+    asked: list[ToolRequest] = []
+
+    def approve(request: ToolRequest) -> bool:
+        asked.append(request)
+        return request.input is not None and "evil" not in str(request.input)
+
+    malformed = '{"url": "https://evil.example/x",'  # repair closes it
+    model = ScriptedModel([tool_call_turn(("fetch_page", malformed)), text_turn("ok")])
+    agent = Agent(model, ledger.tools(), permissions=Permissions(ask=["fetch_*"]), approve=approve)
+    [only] = results_of(agent.run_sync("go").messages)
+    [request] = asked
+    assert request.input == {"url": "https://evil.example/x"}
+    assert request.repaired is True
+    assert request.raw_arguments == malformed  # what the model sent, for the record
+    assert only.status is ToolStatus.DENIED
+    assert ledger.ran == []
+
+
+def test_an_approver_cancelled_from_outside_denies_and_the_run_goes_on() -> None:
+    """A UI future cancelled under the approver is a denial, not the end of the run."""
+    ledger = Ledger()
+
+    async def approve(request: ToolRequest) -> bool:
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        future.cancel()  # the dialog was closed
+        return await future
+
+    model = ScriptedModel(
+        [tool_call_turn(("delete_all", {}), ("read_file", {"path": "a"})), text_turn("ok")]
+    )
+    agent = Agent(model, ledger.tools(), permissions=Permissions(ask=["delete_*"]), approve=approve)
+    result = agent.run_sync("go")
+    denied, read = results_of(result.messages)
+    assert denied.status is ToolStatus.DENIED and "cancelled" in denied.content
+    assert read.status is ToolStatus.OK
+    assert ledger.ran == ["read_file:a"]
+    assert result.output == "ok"
+
+
+def test_a_sync_approver_raising_cancelled_error_denies() -> None:
+    ledger = Ledger()
+
+    def approve(request: ToolRequest) -> bool:
+        raise asyncio.CancelledError
+
+    model = ScriptedModel([tool_call_turn(("delete_all", {})), text_turn("ok")])
+    agent = Agent(model, ledger.tools(), permissions=Permissions(ask=["*"]), approve=approve)
+    [only] = results_of(agent.run_sync("go").messages)
+    assert only.status is ToolStatus.DENIED
+    assert ledger.ran == []
+
+
+def test_cancelling_the_run_while_an_approver_waits_still_cancels_the_run() -> None:
+    ledger = Ledger()
+    asking = asyncio.Event()
+
+    async def approve(request: ToolRequest) -> bool:
+        asking.set()
+        await asyncio.Event().wait()  # never answered
+        return True
+
+    async def main() -> None:
+        model = ScriptedModel([tool_call_turn(("delete_all", {})), text_turn("ok")])
+        agent = Agent(model, ledger.tools(), permissions=Permissions(ask=["*"]), approve=approve)
+        run = asyncio.ensure_future(agent.run("go"))
+        await asking.wait()
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+
+    asyncio.run(main())
+    assert ledger.ran == []

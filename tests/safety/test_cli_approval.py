@@ -69,8 +69,8 @@ def test_deny_pattern_wins_over_yes(server: FaultServer) -> None:
 
 
 class Request:
-    def __init__(self, name: str, arguments: object) -> None:
-        self.name, self.input = name, arguments
+    def __init__(self, name: str, arguments: object, *, repaired: bool = False) -> None:
+        self.name, self.input, self.repaired = name, arguments, repaired
 
 
 @pytest.mark.parametrize(
@@ -103,3 +103,18 @@ def test_the_cli_policy() -> None:
     assert asking.decide("look", side_effects=False) == "allow"
     assert cli_permissions(yes=True, deny=["rm"], ask=None).decide("rm") == "deny"
     assert cli_permissions(yes=True, deny=None, ask=None).decide("anything") == "allow"
+
+
+def test_the_prompt_shows_the_repaired_input_and_says_it_was_repaired(
+    server: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model's arguments are malformed: the question shows what will really run."""
+    turn = tool_call_turn(("find_notes", '{"query": "from repair",'))
+    out = io.StringIO()
+    approver = TerminalApprover(io.StringIO("n\n"), out, interactive=True)
+    monkeypatch.setattr("toolwire.cli.approve.TerminalApprover", lambda: approver)
+    with FaultServer(sse(as_sse(turn)), sse(as_sse(text_turn("done")))) as fresh:
+        assert run(fresh, "--ask", "find_*") == 0
+    question = out.getvalue()
+    assert 'allow find_notes {"query": "from repair"} (repaired' in question
+    assert cli_tools.WRITES == []

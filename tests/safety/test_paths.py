@@ -50,6 +50,10 @@ def test_paths_inside_are_resolved(tree: Path) -> None:
         "link-out",
         "dir-out/secret.txt",
         "a\0b",
+        "notes/\ud800.txt",  # a lone surrogate: no file can have this name
+        "x" * 256,  # longer than NAME_MAX
+        "sub/" + "y" * 300 + "/a.txt",
+        "/".join(["z" * 200] * 25),  # longer than PATH_MAX
     ],
 )
 def test_paths_outside_are_refused_without_naming_the_host(tree: Path, path: str) -> None:
@@ -123,3 +127,41 @@ def test_the_demo_code_search_skips_links_out_of_its_project(
     monkeypatch.setattr(demo, "demo_project", lambda: project)
     found = demo.explore_code.invoke({"query": "needle", "path": "", "max_results": 20})
     assert found == "ok.py:1: needle = 1"
+
+
+def test_a_name_max_component_is_still_allowed(tree: Path) -> None:
+    guard = PathGuard(tree)
+    assert guard.resolve("n" * guard.name_max).name == "n" * guard.name_max
+
+
+def test_os_errors_name_files_relative_to_the_root(tree: Path) -> None:
+    guard = PathGuard(tree)
+    try:
+        (tree / "sub" / "gone.txt").read_text()
+    except OSError as exc:
+        hidden = guard.hide_roots(exc)
+    assert isinstance(hidden, FileNotFoundError)
+    assert str(hidden).endswith("'sub/gone.txt'") and str(tree) not in str(hidden)
+    outside = guard.hide_roots(PermissionError(13, "Permission denied", "/etc/shadow"))
+    assert str(outside).endswith("'shadow'")
+    plain = FileNotFoundError("no such directory in the project: 'x'")
+    assert guard.hide_roots(plain) is plain
+
+
+def test_the_demo_code_search_refuses_an_over_long_name_without_the_install_path() -> None:
+    install = str(demo.demo_project().parent)
+    model = ScriptedModel(
+        [
+            tool_call_turn(
+                ("explore_code", {"query": "x", "path": "a" * 300}),
+                ("explore_code", {"query": "x", "path": "auth/\ud800"}),
+            ),
+            text_turn("done"),
+        ]
+    )
+    result = toolwire.Agent(model, demo.DEMO_TOOLS).run_sync("search")
+    long, surrogate = [m for m in result.messages if isinstance(m, ToolResult)]
+    assert long.status is ToolStatus.ERROR and "bytes long; the most is" in long.content
+    assert surrogate.status is ToolStatus.ERROR and "not a valid file name" in surrogate.content
+    for each in (long, surrogate):
+        assert install not in each.content and "site-packages" not in each.content

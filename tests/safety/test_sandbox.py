@@ -13,7 +13,7 @@ from toolwire import CallerError, Sandbox, SandboxUnavailableError
 from toolwire.safety import SandboxWarning
 from toolwire.safety.bwrap import Limits, Plan, bwrap_argv, limits_argv
 
-from .conftest import MakeSandbox
+from .conftest import MakeSandbox, processes_with, unique_marker
 
 
 @pytest.mark.parametrize(
@@ -133,7 +133,7 @@ def test_the_command_line_is_built_as_documented() -> None:
         layout=(("usr", None), ("bin", "usr/bin")),
     )
     argv = bwrap_argv("/usr/bin/bwrap", plan)
-    assert argv[-1] == "--"
+    assert argv[0] == "/usr/bin/bwrap" and "--" not in argv  # options only
     assert "--unshare-net" in argv and "--unshare-pid" in argv and "--die-with-parent" in argv
     assert "--unshare-user" not in argv  # privileged: setpriv drops to uid 65534 instead
     joined = " ".join(argv)
@@ -188,3 +188,70 @@ def test_a_root_caller_runs_commands_unprivileged(make_sandbox: MakeSandbox) -> 
 
 def test_sandbox_warning_is_a_user_warning() -> None:
     assert issubclass(SandboxWarning, UserWarning)
+
+
+_ESCAPE = (
+    "import subprocess, sys; "
+    "subprocess.Popen(['sleep', sys.argv[1]], start_new_session=True); "
+    "print('escaped', flush=True); "
+    "sys.exit(0) if sys.argv[2] == 'exit' else __import__('time').sleep(600)"
+)
+
+
+@pytest.mark.parametrize("how", ["exit", "wall"])
+def test_unisolated_a_child_in_its_own_session_dies_with_the_command(
+    workspace: Path, no_bwrap: None, how: str
+) -> None:
+    """Without namespaces, setsid() leaves the process group; the reaper still kills it."""
+    marker = unique_marker("4")
+    sandbox = Sandbox(workspace, allow_unisolated=True, wall_seconds=3)
+    with pytest.warns(SandboxWarning) as warned:
+        result = sandbox.run_sync(["python3", "-c", _ESCAPE, marker, how])
+    left = processes_with(f"sleep\0{marker}")
+    for pid in left:  # a failing run must not leave them behind
+        os.kill(int(pid), 9)
+    assert left == []
+    assert result.stdout == "escaped\n", result
+    assert result.timed_out is (how == "wall")
+    if how == "wall":
+        assert result.killed == "wall" and result.returncode == 128 + 9
+    assert "descendants are killed" in str(warned[0].message)
+
+
+def test_as_root_a_planted_link_cannot_hand_a_root_directory_to_the_sandbox(
+    make_sandbox: MakeSandbox, workspace: Path, tmp_path: Path
+) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the workspace is handed over only when toolwire runs as root")
+    private = tmp_path / "root-only"
+    private.mkdir(mode=0o700)
+    planted = make_sandbox().run_sync(
+        ["sh", "-c", f"ln -s {private} link && mkdir real && echo planted"]
+    )
+    assert planted.stdout == "planted\n", planted
+    for inner in ("link", "real", "real/../link", "link/.."):
+        with pytest.raises(CallerError, match="not safe to hand to the sandbox uid"):
+            Sandbox(workspace / inner)
+    assert private.stat().st_uid == 0 and (workspace / "real").stat().st_uid == 65534
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    os.symlink(beside, tmp_path / "beside-link")
+    with pytest.raises(CallerError, match="symbolic link"):
+        Sandbox(tmp_path / "beside-link")
+    assert beside.stat().st_uid == 0
+    make_sandbox(workspace=beside)  # the same directory by its own path is fine
+    assert beside.stat().st_uid == 65534
+
+
+def test_without_a_keyring_filter_for_the_machine_the_sandbox_refuses(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolwire.safety import sandbox as module
+
+    monkeypatch.setattr(module, "_keyring_filter", lambda: None)
+    module._isolation.cache_clear()
+    try:
+        with pytest.raises(SandboxUnavailableError, match="no seccomp filter"):
+            Sandbox(workspace)
+    finally:
+        module._isolation.cache_clear()

@@ -13,33 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import MakeSandbox
+from .conftest import MakeSandbox, processes_with, unique_marker
 
 pytestmark = pytest.mark.usefixtures("isolated")
 
 
 def py(code: str) -> list[str]:
     return ["python3", "-c", code]
-
-
-def _marker(prefix: str) -> str:
-    """A sleep length no other test run on this machine uses (runs in other checkouts
-    execute the same tests at the same time; a pid-derived marker could collide)."""
-    return f"{prefix}{secrets.randbelow(10**9):09d}"
-
-
-def processes_with(marker: str) -> list[str]:
-    """Host processes whose command line contains ``marker``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if marker.encode() in cmdline:
-                found.append(entry)
-    return found
 
 
 def test_python_is_visible_and_the_workspace_writable(
@@ -199,7 +179,7 @@ def test_100_mb_of_output_is_cut_and_stopped(make_sandbox: MakeSandbox) -> None:
 
 
 def test_a_background_child_does_not_outlive_the_command(make_sandbox: MakeSandbox) -> None:
-    marker = _marker("98765")
+    marker = unique_marker("98765")
     result = make_sandbox(wall_seconds=20).run_sync(
         ["sh", "-c", f"(sleep {marker} &); nohup sleep {marker} >/dev/null 2>&1 & echo started"]
     )
@@ -209,8 +189,61 @@ def test_a_background_child_does_not_outlive_the_command(make_sandbox: MakeSandb
 
 
 def test_the_wall_clock_kills_the_whole_tree(make_sandbox: MakeSandbox) -> None:
-    marker = _marker("87654")
+    marker = unique_marker("87654")
     result = make_sandbox(wall_seconds=1).run_sync(["sh", "-c", f"sleep {marker} & sleep {marker}"])
     assert result.timed_out and result.killed == "wall"
     assert result.returncode == 128 + 9
     assert processes_with(f"sleep\0{marker}") == []
+
+
+# The keyring system calls by machine: add_key, request_key, keyctl.
+_KEYRING_CALLS = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}
+_KEY_SPEC_USER_KEYRING = -4
+_KEYCTL_SEARCH, _KEYCTL_READ = 10, 11
+
+
+def keyring(code: str) -> list[str]:
+    """Python in the sandbox with ``add_key``, ``keyctl`` and ``show`` (result, errno)."""
+    calls = _KEYRING_CALLS.get(os.uname().machine)
+    if calls is None:
+        pytest.skip(f"no keyring call numbers for {os.uname().machine} in this test")
+    add, _, keyctl = calls
+    prelude = f"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def show(what, result):
+    print(what, result, os.strerror(ctypes.get_errno()) if result == -1 else "ok")
+def add_key(name, secret):
+    return libc.syscall({add}, b"user", name, secret, len(secret), ctypes.c_int({_KEY_SPEC_USER_KEYRING}))
+def search(name):
+    return libc.syscall({keyctl}, {_KEYCTL_SEARCH}, ctypes.c_int({_KEY_SPEC_USER_KEYRING}), b"user", name, 0)
+def read(key):
+    buffer = ctypes.create_string_buffer(256)
+    size = libc.syscall({keyctl}, {_KEYCTL_READ}, key, buffer, 256)
+    return buffer.raw[:size] if size > 0 else size
+"""
+    return py(prelude + code)
+
+
+def test_sandboxes_share_no_kernel_keyring(make_sandbox: MakeSandbox) -> None:
+    """One sandbox stores a key; a later one (same uid) finds nothing, and keyctl fails."""
+    name, secret = unique_marker("toolwire-key-").encode(), secrets.token_hex(8).encode()
+    first = make_sandbox().run_sync(keyring(f"show('add_key', add_key({name!r}, {secret!r}))"))
+    assert first.stdout.startswith("add_key -1 Operation not permitted"), first
+    later = make_sandbox().run_sync(
+        keyring(f"key = search({name!r}); show('search', key); print(read(key))")
+    )
+    assert later.stdout.startswith("search -1 Operation not permitted"), later
+    assert secret.decode() not in later.stdout
+
+
+def test_the_sandboxs_pid_1_shows_no_host_path_or_environment(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
+    value = unique_marker("secret-value-")
+    sandbox = make_sandbox(env={"TOOLWIRE_TEST_TOKEN": value})
+    result = sandbox.run_sync(py("print(open('/proc/1/cmdline', 'rb').read())"))
+    assert result.ok, result
+    assert "bwrap" in result.stdout and "--args" in result.stdout
+    assert str(workspace) not in result.stdout and value not in result.stdout
+    assert "--setenv" not in result.stdout

@@ -68,7 +68,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.debug or not isinstance(exc, ToolwireError):
             raise
-        print(f"toolwire: error: {exc}", file=sys.stderr)
+        from .terminal import printable
+
+        print(printable(f"toolwire: error: {exc}"), file=sys.stderr)
         return 2
 
 

@@ -55,9 +55,12 @@ class TerminalApprover:
                 f"`{request.name}` needs approval and toolwire run has no terminal to ask "
                 "(run it with --yes to allow such calls)"
             )
-        arguments = json.dumps(request.input, ensure_ascii=False)
+        # The validated input the tool will run with (see ToolRequest.repaired).
+        arguments = json.dumps(request.input, ensure_ascii=False, default=str)
         if len(arguments) > _MAX_SHOWN:
             arguments = arguments[:_MAX_SHOWN] + "…"
+        if getattr(request, "repaired", False):
+            arguments += " (repaired from malformed arguments)"
         with self._lock:
             out = self._out or sys.stderr
             # A whole line: a live display passes complete lines through above itself.

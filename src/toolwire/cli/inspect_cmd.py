@@ -46,28 +46,36 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the analysis of one run."""
+    from ..checks import check_number
     from ..errors import CallerError
     from ..observe.inspect import inspect_run
     from ..observe.query import load_run
-    from ..observe.store import connect
+    from ..observe.store import connect, log_errors
+    from .arguments import check_count
+    from .terminal import printable
 
-    if args.loop_threshold < 1:
-        raise CallerError(f"--loop-threshold must be >= 1, got {args.loop_threshold}")
+    check_count("--loop-threshold", args.loop_threshold)
     if (args.price_in is None) != (args.price_out is None):
         raise CallerError("give both --price-in and --price-out, or neither")
-    prices = None if args.price_in is None else (args.price_in, args.price_out)
+    prices = None
+    if args.price_in is not None:
+        prices = tuple(
+            float(check_number(name, value, positive=False, finite=True))
+            for name, value in (("--price-in", args.price_in), ("--price-out", args.price_out))
+        )
     path = db_path(args)
     conn = connect(path, readonly=True)
     try:
-        report = inspect_run(
-            load_run(conn, args.run_ref, path), loop_threshold=args.loop_threshold, prices=prices
-        )
+        with log_errors(path):  # a damaged log: one line naming the file
+            report = inspect_run(
+                load_run(conn, args.run_ref, path),
+                loop_threshold=args.loop_threshold,
+                prices=prices,  # type: ignore[arg-type]
+            )
+            text = json.dumps(report, indent=2) if args.json else render(report)
     finally:
         conn.close()
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(render(report))
+    print(printable(text))  # a log's text is shown, never obeyed
     return 0
 
 

@@ -36,6 +36,7 @@ from ..wire.events import (
     ToolCallStarted,
     UsageReported,
 )
+from .terminal import EscapingWriter, printable
 
 __all__ = [
     "CallState",
@@ -327,7 +328,13 @@ def _plain(event: Any) -> str:
 
 
 class LiveView(PlainView):
-    """A rich table of rounds and calls, redrawn as events arrive."""
+    """A rich table of rounds and calls, redrawn as events arrive.
+
+    Only the view's own labels are rich markup: every value from the run (the prompt,
+    the model's text and answer, tool names, arguments, notices) goes through
+    :func:`_literal`, so ``[/INST]`` is shown, not parsed (it once ended the run with a
+    ``MarkupError``), and ``[link=...]`` from a model is never a link.
+    """
 
     def __init__(self, out: TextIO) -> None:
         super().__init__(out)
@@ -339,7 +346,7 @@ class LiveView(PlainView):
 
     def start(self, prompt: str) -> None:
         """Start the live display."""
-        self.console.print(f"[bold]>[/bold] {prompt}")
+        self.console.print(f"[bold]>[/bold] {_literal(prompt)}")
         self.state = RunState()
         self.live.start()
 
@@ -347,7 +354,9 @@ class LiveView(PlainView):
         """Update the table; a provider's retry is also printed above it, to stay."""
         self.state.apply(event, time.monotonic())
         if isinstance(event, Notice) and event.kind == "retry":
-            self.live.console.print(f"retry: {event.message}", markup=False, highlight=False)
+            self.live.console.print(
+                f"retry: {printable(event.message)}", markup=False, highlight=False
+            )
         self.live.update(self)
 
     def __rich__(self) -> Any:
@@ -365,31 +374,37 @@ class LiveView(PlainView):
                 table.add_row(
                     str(round_.number),
                     str(call.index),
-                    call.name,
-                    _one_line(call.arguments, 50),
+                    _literal(call.name),
+                    _literal(_one_line(call.arguments, 50)),
                     _styled(call.state),
                     latency_text(call.queued),
                     latency_text(call.ran),
                 )
         text = self.state.current.text if self.state.rounds else ""
         if text.strip():
-            table.caption = _one_line(text, 120)
+            table.caption = _literal(_one_line(text, 120))
         waited = self.state.waiting_since
         if waited is not None:
             table.caption = f"waiting for the model: {time.monotonic() - waited:.0f} s"
             if self.state.retry is not None:
-                table.caption += f" · {self.state.retry}"
+                table.caption += f" · {_literal(self.state.retry)}"
         return table
 
     def finish(self) -> None:
         """Stop the display and print the answer."""
         self.live.stop()
         for notice in self.state.notices:
-            self.console.print(f"[yellow]notice:[/yellow] {notice}", markup=True)
+            self.console.print(f"[yellow]notice:[/yellow] {_literal(notice)}", markup=True)
         if self.state.answer is not None:
-            self.console.print(
-                f"[bold]answer:[/bold] {self.state.answer.strip() or '(empty answer)'}"
-            )
+            answer = self.state.answer.strip() or "(empty answer)"
+            self.console.print(f"[bold]answer:[/bold] {_literal(answer)}")
+
+
+def _literal(text: str) -> str:
+    """A value from the run as rich markup that shows it as it is (controls escaped)."""
+    from rich.markup import escape
+
+    return escape(printable(text))
 
 
 def _styled(state: str) -> str:
@@ -406,13 +421,14 @@ def make_view(trace: bool, out: TextIO | None = None, *, events: bool = False) -
     """The view for this output: trace, live (terminal + rich), or plain."""
     stream = out or sys.stdout
     if trace or events:
-        return TraceView(stream, events=events)
+        # What the run prints is shown, never obeyed: control characters escaped.
+        return TraceView(EscapingWriter(stream), events=events)  # type: ignore[arg-type]
     if stream.isatty():
         try:
             return LiveView(stream)
         except ImportError:
             pass
-    return PlainView(stream)
+    return PlainView(EscapingWriter(stream))  # type: ignore[arg-type]
 
 
 def run_prompts(

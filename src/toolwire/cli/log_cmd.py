@@ -32,12 +32,11 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the latest runs."""
-    from ..errors import CallerError
     from ..observe import AuditLog
+    from .arguments import check_count
+    from .terminal import printable
 
-    if args.limit < 1:
-        raise CallerError(f"--limit must be >= 1, got {args.limit}")
-    runs = AuditLog(db_path(args)).runs(args.limit)
+    runs = AuditLog(db_path(args)).runs(check_count("--limit", args.limit))
     if args.json:
         print(json.dumps(runs, indent=2))
         return 0
@@ -47,8 +46,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'run':12}  {'time':19}  {'model':24}  rounds  calls  failed  outcome")
     for r in runs:
         time = (r["time"] or "")[:19].replace("T", " ")
-        print(
+        line = (
             f"{r['run_id'][:12]}  {time:19}  {r['model'][:24]:24}  {r['rounds']:>6}  "
             f"{r['calls']:>5}  {r['failures']:>6}  {r['outcome']}"
         )
+        print(printable(line))  # a log's text is shown, never obeyed
     return 0

@@ -25,7 +25,8 @@ def add_db_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_log_options(parser: argparse.ArgumentParser) -> None:
-    """``--log PATH`` / ``--no-log``: where ``toolwire run`` records its runs."""
+    """``--log PATH`` / ``--no-log``: where ``toolwire run`` records its runs;
+    ``--strict-log``: a log that cannot be written fails the run."""
     group = parser.add_mutually_exclusive_group()
     group.add_argument(
         "--log",
@@ -36,6 +37,11 @@ def add_log_options(parser: argparse.ArgumentParser) -> None:
         "in the user data directory)",
     )
     group.add_argument("--no-log", action="store_true", help="do not record the run")
+    parser.add_argument(
+        "--strict-log",
+        action="store_true",
+        help="fail the run when the log cannot be written (default: a warning, the run goes on)",
+    )
 
 
 def db_path(args: argparse.Namespace) -> str:
@@ -43,7 +49,22 @@ def db_path(args: argparse.Namespace) -> str:
     from ..observe.paths import default_log_path
 
     explicit = getattr(args, "db", None)
-    return str(explicit) if explicit else str(default_log_path())
+    if explicit:
+        return str(explicit)
+    path = default_log_path()
+    _private_dir(path.parent)
+    return str(path)
+
+
+def _private_dir(directory: Any) -> None:
+    """toolwire's own data directory, readable by the user alone (0700): the log in
+    it holds every prompt and result. One an older toolwire made 0755 is tightened."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError):  # not there yet (the log creates it 0700), or not ours
+        if directory.name == "toolwire" and directory.stat().st_mode & 0o077:
+            os.chmod(directory, 0o700)
 
 
 def log_target(args: argparse.Namespace) -> Any:
@@ -52,4 +73,4 @@ def log_target(args: argparse.Namespace) -> Any:
         return None
     from ..observe import AuditLog
 
-    return AuditLog(db_path(args))
+    return AuditLog(db_path(args), strict=getattr(args, "strict_log", False))

@@ -41,10 +41,20 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the pipeline and print each layer."""
     from ..demo import recorded_stream
+    from ..errors import CallerError
+    from .arguments import check_count
+    from .terminal import printable
 
-    data = args.file.read_bytes() if args.file else recorded_stream(args.provider)
-    for line in render(args.provider, data, max(1, args.read)):
-        print(line)
+    read = check_count("--read", args.read)
+    try:
+        data = args.file.read_bytes() if args.file else recorded_stream(args.provider)
+    except OSError as exc:
+        raise CallerError(
+            f"cannot read --file {str(args.file)!r}: {exc.strerror or exc}",
+            hint="give a recorded SSE stream (a file of 'data: ...' lines)",
+        ) from None
+    for line in render(args.provider, data, read):
+        print(printable(line))  # a recorded stream's text is shown, never obeyed
     return 0
 
 

@@ -155,17 +155,18 @@ def run(args: argparse.Namespace) -> int:
 
 def build_agent(args: argparse.Namespace) -> Any:
     """The ``Agent`` the arguments describe (no network: models connect on first use)."""
-    from ..errors import CallerError
     from ..providers import resolve
     from ..run import Agent
+    from .arguments import check_count
 
     demo = getattr(args, "demo", False)
     # The demo's shape is one round of parallel calls, then the answer: "required" makes
     # the model call (the grammar keeps the calls well-formed), max_rounds=1 then forces
     # the answer with tool_choice="none".
     max_rounds = args.max_rounds if args.max_rounds is not None else (1 if demo else 6)
-    if max_rounds < 0:
-        raise CallerError(f"--max-rounds must be >= 0, got {max_rounds}")
+    check_count("--max-rounds", max_rounds, minimum=0)
+    if args.max_tokens is not None:
+        check_count("--max-tokens", args.max_tokens)
     model = resolve(args.model, base_url=args.base_url, **_model_options(args))
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
     from .logdb import log_target
@@ -186,13 +187,13 @@ def _model_options(args: argparse.Namespace) -> dict[str, Any]:
     """``--timeout``, ``--grammar`` and ``--dialect`` as provider options (only for the
     models they fit)."""
     from ..errors import CallerError
+    from .arguments import check_seconds
 
     options: dict[str, Any] = {}
     prefix = args.model.strip().partition(":")[0].lower()
     timeout = getattr(args, "timeout", None)
     if timeout is not None:
-        if timeout <= 0:
-            raise CallerError(f"--timeout must be > 0 seconds, got {timeout:g}")
+        check_seconds("--timeout", timeout)
         if prefix == "local":
             raise CallerError(
                 "--timeout is for served and hosted models; the local model runs in-process"

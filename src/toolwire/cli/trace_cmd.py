@@ -11,11 +11,14 @@ fetches nothing (no network, no CDN).
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .logdb import add_db_option, db_path
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+__all__ = ["register", "write_private"]
 
 
 def register(subparsers: Any) -> None:
@@ -38,19 +41,31 @@ def run(args: argparse.Namespace) -> int:
 
     from ..errors import CallerError
     from ..observe.query import load_run
-    from ..observe.store import connect
+    from ..observe.store import connect, log_errors
     from ..observe.trace import render_html
 
     path = db_path(args)
     conn = connect(path, readonly=True)
     try:
-        page = render_html(load_run(conn, args.run_ref, path))
+        with log_errors(path):  # a damaged log: one line naming the file
+            page = render_html(load_run(conn, args.run_ref, path))
     finally:
         conn.close()
     out = Path(args.html)
     try:
-        out.write_text(page, encoding="utf-8")
+        write_private(out, page)
     except OSError as exc:
         raise CallerError(f"cannot write {out}: {exc.strerror}") from None
     print(f"wrote {out}")
     return 0
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` readable by the user alone (0600): the page holds the
+    run's prompts and results. An existing file is truncated and made 0600 too."""
+    import os
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        os.fchmod(fd, 0o600)
+        file.write(text)

@@ -48,9 +48,16 @@ def explore_code(query: str, path: str = "", max_results: int = 20) -> str:
     """
     guard = PathGuard(demo_project())
     root = guard.resolve(path or ".")
+    try:
+        return _search(guard, root, path, query, max_results)
+    except OSError as exc:  # a file the search could not read: named within the project
+        raise guard.hide_roots(exc) from None
+
+
+def _search(guard: PathGuard, root: Path, path: str, query: str, max_results: int) -> str:
+    needle = query.lower()
     if not root.is_dir():
         raise FileNotFoundError(f"no such directory in the project: {path!r}")
-    needle = query.lower()
     hits: list[str] = []
     for file in sorted(root.rglob("*.py")):
         if not guard.allows(file):

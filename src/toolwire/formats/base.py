@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import CallerError, DecoderStateError, FormatError
-from ..turn import Notice
+from ..turn import Notice, NoticeKind
 from ..wire.events import (
     Event,
     ReasoningDelta,
@@ -436,7 +436,7 @@ class FormatStream(ABC):
         self._pending = []
         self._release()
 
-    def _failed(self, error: FormatError, kind: str) -> list[Event]:
+    def _failed(self, error: FormatError, kind: NoticeKind) -> list[Event]:
         if self.strict:
             self._closed = self._special = True
             error.events = self._out
@@ -444,7 +444,7 @@ class FormatStream(ABC):
         self._fall_back(error, kind)
         return self._out
 
-    def _fall_back(self, error: FormatError, kind: str) -> None:
+    def _fall_back(self, error: FormatError, kind: NoticeKind) -> None:
         """A call turned out broken: retract it and pass its text through as content."""
         start = max(self._anchor if self._anchor is not None else self._committed_at, 0)
         assert start >= self._raw_origin, "a broken call's text began before the last call"

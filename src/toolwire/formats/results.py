@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from ..errors import CallerError
 from ..turn import Notice
@@ -28,10 +28,10 @@ __all__ = [
     "to_openai_delta",
 ]
 
-#: Notice kinds a format stream emits (``Notice.kind``).
-MALFORMED = "malformed_call"
-TRUNCATED = "truncated_call"
-REPAIRED = "repaired_call"
+#: Notice kinds a format stream emits (``Notice.kind``, see ``toolwire.turn.NoticeKind``).
+MALFORMED: Final = "malformed_call"
+TRUNCATED: Final = "truncated_call"
+REPAIRED: Final = "repaired_call"
 
 
 # --------------------------------------------------------------------------- results

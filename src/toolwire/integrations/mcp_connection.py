@@ -3,7 +3,11 @@
 Opening starts the transport (a subprocess for stdio, an HTTP session for streamable
 HTTP), runs ``initialize`` and lists the tools; any failure there is one
 :class:`~toolwire.errors.MCPServerError` naming the server, raised before the run's
-first request, with everything already started shut down again. The SDK owns the
+first request, with everything already started shut down again. A server is not
+trusted to end what it starts: ``initialize`` and the whole listing (every page) share
+one deadline, each later listing (a reload after ``tools/list_changed``) gets a
+deadline of its own, and a listing stops with an error past :data:`MAX_PAGES` pages
+or :data:`MAX_TOOLS` tools (a server that always sends a ``nextCursor``). The SDK owns the
 protocol: it correlates requests, sends ``notifications/cancelled`` when a caller
 stops waiting (a toolwire timeout or a cancelled run), and fails every in-flight
 request when the connection closes. This module adds what toolwire needs on top:
@@ -31,7 +35,13 @@ from typing import IO, Any, TextIO, cast
 
 from ..errors import MCPServerError, MCPToolError
 
-__all__ = ["MCPConnection", "Transport"]
+__all__ = ["MAX_PAGES", "MAX_TOOLS", "MCPConnection", "Transport"]
+
+MAX_PAGES = 100
+"""The most pages of ``tools/list`` one listing reads."""
+
+MAX_TOOLS = 1000
+"""The most tools one server may list (providers accept 128 to a few hundred)."""
 
 # A function of the stderr file (stdio servers write their log there) that opens the
 # SDK's transport and yields its (read stream, write stream) pair.
@@ -46,7 +56,8 @@ class MCPConnection:
     Args:
         label: How messages name the server (command line or URL, no secrets).
         transport: Opens the SDK transport (see :data:`Transport`).
-        startup_timeout: Seconds the server has to answer ``initialize``.
+        startup_timeout: Seconds the server has to answer ``initialize`` and list its
+            tools; then, seconds for each later listing.
     """
 
     def __init__(self, label: str, transport: Transport, *, startup_timeout: float) -> None:
@@ -60,6 +71,7 @@ class MCPConnection:
         self._broken = asyncio.Event()
         self.dead: str | None = None
         self.tools_changed = False
+        self._opened_by: float | None = None  # the opening's deadline (loop time)
 
     async def __aenter__(self) -> MCPConnection:
         try:
@@ -125,22 +137,25 @@ class MCPConnection:
             ) from exc
         session = ClientSession(read, write, message_handler=self._on_message)
         self._session = await self._stack.enter_async_context(session)
-        await self._initialize()
+        self._opened_by = asyncio.get_running_loop().time() + self._startup_timeout
+        init = await self._bounded(self._session.initialize(), self._startup_timeout)
+        if init is None or init.cancelled() or init.exception() is not None:
+            raise self._startup_error(init)
 
-    async def _initialize(self) -> None:
-        init = asyncio.ensure_future(self._session.initialize())
+    async def _bounded(self, work: Any, seconds: float) -> asyncio.Future[Any] | None:
+        """Run ``work`` for at most ``seconds``; its finished task, or ``None`` when the
+        time ran out or the server wrote garbage first."""
+        task = asyncio.ensure_future(work)
         broken = asyncio.ensure_future(self._broken.wait())
         try:
             done, _ = await asyncio.wait(
-                {init, broken}, timeout=self._startup_timeout, return_when=asyncio.FIRST_COMPLETED
+                {task, broken}, timeout=max(seconds, 0.0), return_when=asyncio.FIRST_COMPLETED
             )
         finally:
-            for task in (init, broken):
-                task.cancel()
-            await asyncio.gather(init, broken, return_exceptions=True)
-        if init in done and not init.cancelled() and init.exception() is None:
-            return
-        raise self._startup_error(init if init in done else None)
+            for each in (task, broken):
+                each.cancel()
+            await asyncio.gather(task, broken, return_exceptions=True)
+        return task if task in done else None
 
     def _startup_error(self, init: asyncio.Future[Any] | None) -> MCPServerError:
         if self._garbage is not None:
@@ -158,18 +173,61 @@ class MCPConnection:
     # -- use -------------------------------------------------------------------------------
 
     async def list_tools(self) -> list[Any]:
-        """Every tool the server lists (all pages)."""
+        """Every tool the server lists (all pages), within the time the server has.
+
+        The first listing shares the opening's deadline; each later one has
+        ``startup_timeout`` seconds of its own.
+
+        Raises:
+            MCPServerError: The time ran out, the server failed the request or wrote
+                garbage, or it listed more than :data:`MAX_PAGES` pages or
+                :data:`MAX_TOOLS` tools.
+        """
+        loop = asyncio.get_running_loop()
+        by, self._opened_by = self._opened_by, None
+        seconds = self._startup_timeout if by is None else by - loop.time()
+        listing = await self._bounded(self._all_pages(), seconds)
+        if listing is None:
+            if self._garbage is not None:
+                reason = f"it does not speak MCP: it wrote {self._garbage}"
+            else:
+                reason = f"it did not list its tools within {self._startup_timeout:g} s"
+            raise MCPServerError(
+                f"MCP server {self.label} failed: {reason}{self._stderr_tail()}", server=self.label
+            )
+        error = None if listing.cancelled() else listing.exception()
+        if isinstance(error, MCPServerError):
+            raise error
+        if error is not None or listing.cancelled():
+            cause = _describe(error) if error is not None else "the listing was cancelled"
+            raise MCPServerError(
+                f"MCP server {self.label} failed to list its tools: {cause}{self._stderr_tail()}",
+                server=self.label,
+            ) from error
+        return cast(list[Any], listing.result())
+
+    async def _all_pages(self) -> list[Any]:
         from mcp.types import PaginatedRequestParams
 
         tools: list[Any] = []
         cursor: str | None = None
-        while True:
+        for _ in range(MAX_PAGES):
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
             page = await self._session.list_tools(params=params)
             tools.extend(page.tools)
+            if len(tools) > MAX_TOOLS:
+                raise self._too_many(f"more than {MAX_TOOLS} tools")
             cursor = page.next_cursor
             if not cursor:
                 return tools
+        raise self._too_many(f"more than {MAX_PAGES} pages of tools (it keeps sending nextCursor)")
+
+    def _too_many(self, what: str) -> MCPServerError:
+        return MCPServerError(
+            f"MCP server {self.label} listed {what}; toolwire stops there",
+            server=self.label,
+            hint="fix the server's tools/list, or split its tools over several servers",
+        )
 
     async def call(self, name: str, arguments: dict[str, Any]) -> Any:
         """``tools/call`` by the server's own tool name; returns the ``CallToolResult``.

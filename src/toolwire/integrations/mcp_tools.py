@@ -4,10 +4,15 @@
   name still too long keeps its first 55 characters plus ``_`` and 8 hex digits of a
   hash of the original, so two long names stay apart. The server is always called by
   the original name.
-* Annotations → policy. They are hints, and MCP's defaults are the cautious ones:
+* Annotations → policy. The MCP specification calls annotations untrusted unless the
+  server is, so by default they are ignored: every tool has side effects, runs alone
+  and is never retried (:data:`UNTRUSTED_POLICY`) — a destructive tool that claims to
+  be read-only still gets the approval ``side_effects="ask"`` promises. Trusted
+  (``trust_annotations=True``), they are hints with MCP's cautious defaults:
   ``readOnlyHint`` → concurrency-safe, no side effects; otherwise side effects
   (``destructiveHint`` defaults to true) and run alone; ``idempotentHint`` →
-  idempotent, so the executor retries it under the run's retry settings.
+  idempotent, so the executor retries it under the run's retry settings. The caller's
+  own per-tool policy (``tool_policy``) goes over either.
 * Results: text blocks as they are; structured content as JSON when no block carries
   text; images, audio and binary resources as a one-line placeholder that says what was
   left out (the model cannot read base64); ``isError`` → :class:`MCPToolError`.
@@ -18,13 +23,30 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import MCPServerError, MCPToolError, SchemaExtraMissingError, ToolDefinitionError
 from ..tools import Tool
 
-__all__ = ["build_tool", "policy_of", "result_text", "sanitize_name"]
+__all__ = [
+    "POLICY_KEYS",
+    "UNTRUSTED_POLICY",
+    "build_tool",
+    "policy_of",
+    "result_text",
+    "sanitize_name",
+]
+
+POLICY_KEYS = ("side_effects", "concurrency_safe", "idempotent")
+"""The executor policy a caller may set per MCP tool (``tool_policy``)."""
+
+UNTRUSTED_POLICY: dict[str, bool] = {
+    "side_effects": True,
+    "concurrency_safe": False,
+    "idempotent": False,
+}
+"""The policy of every tool of a server whose annotations are not trusted."""
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
@@ -40,8 +62,16 @@ def sanitize_name(name: str, prefix: str | None = None) -> str:
     return f"{clean[: _MAX_NAME - 9]}_{digest}"
 
 
-def policy_of(annotations: Any) -> dict[str, Any]:
-    """Executor policy from an MCP ``ToolAnnotations`` (or ``None``)."""
+def policy_of(
+    annotations: Any, *, trusted: bool, override: Mapping[str, bool] | None = None
+) -> dict[str, bool]:
+    """Executor policy of an MCP tool: from its ``ToolAnnotations`` (or ``None``) when
+    ``trusted``, else :data:`UNTRUSTED_POLICY`; ``override`` (the caller's) goes over."""
+    policy = _annotated(annotations) if trusted else dict(UNTRUSTED_POLICY)
+    return {**policy, **(override or {})}
+
+
+def _annotated(annotations: Any) -> dict[str, bool]:
     read_only = bool(getattr(annotations, "read_only_hint", None))
     idempotent = bool(getattr(annotations, "idempotent_hint", None))
     return {
@@ -59,13 +89,15 @@ def build_tool(
     prefix: str | None,
     timeout: float | None,
     retries: int,
+    policy: Mapping[str, bool],
 ) -> Tool:
     """A toolwire tool for one listed MCP tool; ``fn`` calls the server.
+
+    ``policy`` is the tool's executor policy (see :func:`policy_of`).
 
     Raises:
         MCPServerError: The server's input schema is not valid JSON Schema.
     """
-    policy = policy_of(listed.annotations)
     name = sanitize_name(listed.name, prefix)
     try:
         return Tool.from_schema(

@@ -14,6 +14,13 @@ out, also on errors and cancellation (the SDK's transports shut the process or t
 HTTP session down under a shield). The opened :class:`MCPTools` is live: after the
 server sends ``tools/list_changed``, the agent reloads it between rounds.
 
+A server is not trusted by default: its tool annotations are ignored (every tool has
+side effects, runs alone, is never retried) unless ``trust_annotations=True``, and
+``tool_policy`` sets the policy of named tools either way; its opening and every
+reload of its tool list are bounded in time (``startup_timeout``) and in size (pages
+and tools, :data:`~toolwire.integrations.mcp_connection.MAX_TOOLS`); its schemas'
+``pattern`` keywords are checked by a linear-time engine.
+
 Configuration only is kept on ``MCPToolset`` (it pickles, so an agent that holds one can
 be shipped to a Ray worker, which then starts its own server); headers never appear
 in a repr or a message.
@@ -33,7 +40,7 @@ from ..checks import check_int, check_number
 from ..errors import CallerError, MCPServerError
 from ..tools import Tool, Toolset
 from .mcp_connection import MCPConnection, Transport
-from .mcp_tools import build_tool, result_text
+from .mcp_tools import POLICY_KEYS, build_tool, policy_of, result_text
 
 __all__ = ["MCPTools", "MCPToolset"]
 
@@ -92,6 +99,7 @@ class MCPTools(Toolset):
 
     def _tool(self, listed: Any) -> Tool:
         config = self._config
+        override = config.tool_policy.get(listed.name)
         return build_tool(
             listed,
             _ServerCall(self._connection, listed.name),
@@ -99,6 +107,9 @@ class MCPTools(Toolset):
             prefix=config.prefix,
             timeout=config.timeout,
             retries=config.retries,
+            policy=policy_of(
+                listed.annotations, trusted=config.trust_annotations, override=override
+            ),
         )
 
 
@@ -128,11 +139,20 @@ class MCPToolset:
         prefix: Put before every tool name (``<prefix>_<name>``), to tell servers apart.
         timeout: Seconds per call (``None``: no limit); on expiry the call is cancelled
             on the server too.
-        retries: Re-runs of a failed call of an idempotent (or read-only) tool.
-        startup_timeout: Seconds the server has to answer ``initialize``.
+        retries: Re-runs of a failed call of an idempotent tool.
+        startup_timeout: Seconds the server has to open (answer ``initialize`` and
+            list its tools, every page) and, later, to answer each reload of its tool
+            list after ``tools/list_changed``.
+        trust_annotations: Take the server's tool annotations (``readOnlyHint``,
+            ``idempotentHint``...) as the tools' policy. ``False`` (the default): every
+            tool has side effects, is not concurrency-safe and is not idempotent,
+            whatever the server claims.
+        tool_policy: Per tool (by the server's tool name), the policy to use over the
+            above: ``{"search": {"side_effects": False, "concurrency_safe": True,
+            "idempotent": True}}`` (any of the three keys, each a bool).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — keyword-only options, each documented
         self,
         *,
         label: str,
@@ -142,6 +162,8 @@ class MCPToolset:
         timeout: float | None = None,
         retries: int = 2,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        trust_annotations: bool = False,
+        tool_policy: Mapping[str, Mapping[str, bool]] | None = None,
     ) -> None:
         if prefix is not None and (not isinstance(prefix, str) or not prefix):
             raise CallerError(f"MCPToolset prefix must be a non-empty str, got {prefix!r}")
@@ -154,12 +176,18 @@ class MCPToolset:
         self.timeout = timeout
         self.retries = retries
         self.startup_timeout = startup_timeout
+        if not isinstance(trust_annotations, bool):
+            raise CallerError(
+                f"MCPToolset trust_annotations must be a bool, got {trust_annotations!r}"
+            )
+        self.trust_annotations = trust_annotations
+        self.tool_policy = _tool_policy(tool_policy)
         self._stdio = stdio
         self._http = http
         self._opened: list[AbstractAsyncContextManager[MCPTools]] = []
 
     @classmethod
-    def stdio(
+    def stdio(  # noqa: PLR0913 — keyword-only options, each documented
         cls,
         command: str,
         args: Sequence[str] = (),
@@ -170,6 +198,8 @@ class MCPToolset:
         timeout: float | None = None,
         retries: int = 2,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        trust_annotations: bool = False,
+        tool_policy: Mapping[str, Mapping[str, bool]] | None = None,
     ) -> MCPToolset:
         """A server started as a subprocess, speaking MCP on stdin/stdout.
 
@@ -182,6 +212,8 @@ class MCPToolset:
             timeout: See the class attributes.
             retries: See the class attributes.
             startup_timeout: See the class attributes.
+            trust_annotations: See the class attributes.
+            tool_policy: See the class attributes.
 
         Raises:
             CallerError: An argument has the wrong type.
@@ -209,6 +241,8 @@ class MCPToolset:
             timeout=timeout,
             retries=retries,
             startup_timeout=startup_timeout,
+            trust_annotations=trust_annotations,
+            tool_policy=tool_policy,
         )
 
     @classmethod
@@ -221,6 +255,8 @@ class MCPToolset:
         timeout: float | None = None,
         retries: int = 2,
         startup_timeout: float = DEFAULT_STARTUP_TIMEOUT,
+        trust_annotations: bool = False,
+        tool_policy: Mapping[str, Mapping[str, bool]] | None = None,
     ) -> MCPToolset:
         """A server reached over streamable HTTP at ``url``.
 
@@ -231,6 +267,8 @@ class MCPToolset:
             timeout: See the class attributes.
             retries: See the class attributes.
             startup_timeout: See the class attributes.
+            trust_annotations: See the class attributes.
+            tool_policy: See the class attributes.
 
         Raises:
             CallerError: The URL is not http(s), or an argument has the wrong type.
@@ -248,6 +286,8 @@ class MCPToolset:
             timeout=timeout,
             retries=retries,
             startup_timeout=startup_timeout,
+            trust_annotations=trust_annotations,
+            tool_policy=tool_policy,
         )
 
     def __repr__(self) -> str:
@@ -329,6 +369,30 @@ async def _http_transport(url: str, headers: dict[str, str] | None) -> AsyncIter
         streamable_http_client(url, http_client=client) as streams,
     ):
         yield streams
+
+
+def _tool_policy(value: object) -> dict[str, dict[str, bool]]:
+    """``tool_policy`` checked: tool names to ``{key: bool}`` with keys of POLICY_KEYS."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise CallerError(
+            f"MCPToolset tool_policy must map tool names to policies, got {value!r:.80}"
+        )
+    checked: dict[str, dict[str, bool]] = {}
+    for name, policy in value.items():
+        if not isinstance(name, str) or not isinstance(policy, Mapping):
+            raise CallerError(
+                f"MCPToolset tool_policy must map tool names (str) to dicts, got {name!r}: {policy!r:.80}"
+            )
+        for key, flag in policy.items():
+            if key not in POLICY_KEYS or not isinstance(flag, bool):
+                raise CallerError(
+                    f"MCPToolset tool_policy[{name!r}] has {key!r}: {flag!r:.40}; the keys are "
+                    f"{', '.join(POLICY_KEYS)}, each True or False"
+                )
+        checked[name] = dict(policy)
+    return checked
 
 
 def _safe_url(url: object) -> str:

@@ -1,8 +1,13 @@
 """One run's events, turned into audit-log rows.
 
 This runs on the run's event loop, so it only copies what it needs into tuples and
-queues them (:meth:`AuditLog.submit`); JSON encoding of the few larger values
-(messages, tool calls) happens here, once per request, never per fragment.
+queues them (:meth:`AuditLog.submit`); the few structured values (messages, tool
+calls, tools, settings) are copied into plain data here, once per request, never per
+fragment, and the writer thread redacts and encodes them
+(:class:`~toolwire.observe.store.JsonValue`). A recorder that fails (a value it cannot
+copy) records the failure as the log's error and never fails the run; before each
+request after the first it waits for the writer off the event loop, within a bound
+(:meth:`RunRecorder.settle`).
 
 A request's row holds the messages added since the previous request, or all of them
 when the history was rewritten in between (compacted, trimmed): then their count is
@@ -11,6 +16,7 @@ the row's ``history_length``.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import json
 import os
@@ -19,6 +25,7 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import AuditLogError
 from ..messages import Message, ToolResult, ToolStatus, UserMessage
 from ..run.events import (
     CallDiscarded,
@@ -30,7 +37,7 @@ from ..run.events import (
     ToolResultReady,
 )
 from ..run.execute import CallRecord
-from .store import AuditLogWarning
+from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
 
 if TYPE_CHECKING:
     from .store import AuditLog, Row
@@ -51,9 +58,29 @@ def failure_class(validation_kind: str | None, status: ToolStatus) -> str | None
     return validation_kind or _STATUS_FAILURE.get(status)
 
 
+SETTLE_TIMEOUT = 30.0
+"""Seconds a run waits (off its event loop) for the writer before a request and at
+its end."""
+
+
 def message_json(messages: list[Message]) -> str:
-    """The neutral messages as JSON: their dataclass fields, enums by value."""
+    """The neutral messages as JSON: their dataclass fields, enums by value (verbatim)."""
     return json.dumps([_plain(m) for m in messages])
+
+
+def message_value(messages: list[Message]) -> JsonValue:
+    """The neutral messages as a row value: redacted by the writer, except the signed
+    and encrypted provider fields (thinking signatures, encrypted reasoning)."""
+    return JsonValue([_plain(m) for m in messages], SIGNED_FIELDS)
+
+
+def _copy(value: Any) -> Any:
+    """A copy of JSON-like data (its containers; strings are immutable)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    return value
 
 
 def _plain(value: Any) -> Any:
@@ -71,9 +98,12 @@ def _plain(value: Any) -> Any:
     for name in value.__dataclass_fields__:
         item = getattr(value, name)
         if isinstance(item, list):
-            item = [_plain(part) for part in item]
+            item = [_plain(part) if hasattr(part, "__dataclass_fields__") else _copy(part)
+                    for part in item]  # fmt: skip
         elif isinstance(item, enum.Enum):
             item = item.value
+        elif isinstance(item, dict):  # provider data, a caller: encoded in another thread
+            item = _copy(item)
         out[name] = item
     return out
 
@@ -86,6 +116,8 @@ class RunRecorder:
         self._start = start
         self.run_id = start.run_id
         self._requests = 0
+        self._driven = False  # a driver awaits settle() (Agent.run does; a relay may not)
+        self._done = False  # RunEnded was recorded
         self._calls = 0
         self._sent = 0  # messages already recorded with an earlier request
         self._last: Message | None = None  # the last of them
@@ -109,8 +141,8 @@ class RunRecorder:
                 start.run_id,
                 start.at,
                 start.model,
-                json.dumps(start.tools, default=repr),
-                json.dumps(start.settings, default=repr),
+                JsonValue(_copy(start.tools)),
+                JsonValue(_copy(start.settings)),
                 prompts[-1] if prompts else None,
                 os.getpid(),
             ),
@@ -119,16 +151,38 @@ class RunRecorder:
     def __call__(self, event: ObservedEvent) -> None:
         """Record one event; one dict lookup for the many that need nothing (deltas)."""
         handler = self._handlers.get(type(event))
-        if handler is not None:
+        if handler is None:
+            return
+        try:
             handler(event)
+        except Exception as exc:
+            if type(event) is RunEnded and isinstance(exc, AuditLogError):
+                raise  # the strict log's error, raised on purpose
+            self._log.error = AuditLogError(
+                self._log.path, f"an event could not be recorded ({type(exc).__name__}: {exc})"
+            )
+            if type(event) is RunEnded:
+                self._report()
+
+    async def settle(self) -> None:
+        """Wait, off the event loop and at most :data:`SETTLE_TIMEOUT`, until what was
+        recorded is committed, so that the loop keeps running while a large row is
+        written. Awaited before each request (a killed run loses at most the round in
+        flight: one wait per request, not per call) and after a run that ended well
+        (it is in the file when ``Agent.run`` returns; the log's errors are reported
+        then).
+
+        Raises:
+            AuditLogError: Only when ``strict``: rows of the run could not be written.
+        """
+        self._driven = True
+        if self._done:
+            self._finish(await asyncio.to_thread(self._log.flush, SETTLE_TIMEOUT))
+        elif self._requests:
+            await asyncio.to_thread(self._log.flush, SETTLE_TIMEOUT)
 
     def _started(self, event: RequestStarted) -> None:
         self._request = event
-        if self._requests:
-            # Everything of the rounds before is committed before the next request
-            # goes out (one wait per request, not per call): a killed run loses at
-            # most the round in flight.
-            self._log.flush()
 
     def _extends(self, messages: list[Message]) -> bool:
         """Whether ``messages`` continue what the previous request sent (a history that
@@ -165,13 +219,13 @@ class RunRecorder:
                     event.first_event_at,
                     event.ended_at,
                     event.latency_ms,
-                    message_json(new),
+                    message_value(new),
                     len(messages),
                     request.request.tool_choice if request is not None else None,
                     turn.finish_reason,
                     message.text,
                     message.reasoning,
-                    json.dumps(calls),
+                    JsonValue(calls),
                     usage.input_tokens,
                     usage.output_tokens,
                     usage.cache_read_tokens,
@@ -250,9 +304,26 @@ class RunRecorder:
                 ),
             )
         )
-        self._log.flush()  # a finished run is in the file when Agent.run returns
+        self._done = True
+        if not self._driven or event.outcome != "ok":
+            # Nobody awaits settle() after this (a failed or cancelled run, a relay):
+            # the wait for the last rows is here, bounded.
+            self._finish(self._log.flush(SETTLE_TIMEOUT))
+
+    def _finish(self, flushed: bool) -> None:
+        """The run ended and its rows were waited for: report what went wrong."""
+        if not flushed:
+            self._log.error = AuditLogError(
+                self._log.path,
+                f"the writer did not finish within {SETTLE_TIMEOUT:g} s (the last rows are"
+                " written later, or lost if the process ends first)",
+            )
+        self._report()
+
+    def _report(self) -> None:
+        """Warn about (or, strict, raise) what the log failed to write during the run."""
         error, self._log.error = self._log.error, None
         if error is not None:  # the writer thread failed after the run began
             if self._log.strict:
                 raise error
-            warnings.warn(f"{error}; rows of the run were lost", AuditLogWarning, stacklevel=2)
+            warnings.warn(f"{error}; rows of the run were lost", AuditLogWarning, stacklevel=3)

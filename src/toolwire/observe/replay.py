@@ -39,7 +39,7 @@ from ..tools.error_results import FAILURE_ADVICE
 from ..tools.tool import Tool
 from ..wire.openai_chat import OpenAIChatStream
 from .query import load_run
-from .store import connect
+from .store import connect, log_errors
 
 __all__ = [
     "ReplayModel",
@@ -79,7 +79,8 @@ class ReplayModel:
         name = os.fspath(path)
         conn = connect(name, readonly=True)
         try:
-            return cls(load_run(conn, run_id, name))
+            with log_errors(name):
+                return cls(load_run(conn, run_id, name))
         finally:
             conn.close()
 

@@ -17,7 +17,18 @@ when ``Agent.run`` returns.
 Errors: an unusable file (locked, read-only, corrupt, from a newer toolwire) is an
 :class:`~toolwire.errors.AuditLogError` naming it. A strict log raises it when a run
 begins, before the first model request; otherwise it becomes an
-:class:`AuditLogWarning` and the run goes on without a log.
+:class:`AuditLogWarning` and the run goes on without a log. The writer thread never
+dies: whatever a commit raises becomes the log's :attr:`AuditLog.error` (a warning at
+the run's end, or the strict log's error), and flush waiters are always released.
+Values are made bindable before they reach SQLite (an integer beyond SQLite's 64 bits
+is clamped, a lone surrogate becomes U+FFFD, any other object its ``str``).
+
+Secrets: every text is redacted in the writer thread (:mod:`toolwire.observe.redact`),
+and a structured value (a :class:`JsonValue`: messages, tool calls, tools, settings) is
+redacted field by field before it is encoded, so no secret survives JSON-escaped
+inside another value. ``AuditLog(path, redact=False)`` keeps everything verbatim (the
+file then holds secrets). The file, its ``-wal``/``-shm`` companions and a directory
+the log creates are private to the user (0600 and 0700).
 """
 
 from __future__ import annotations
@@ -25,9 +36,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import itertools
+import json
 import operator
 import os
 import queue
+import re
 import sqlite3
 import threading
 import warnings
@@ -36,13 +49,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditLogError, CallerError
+from ..errors import AuditLogError, CallerError, ToolwireError
 from ..run.events import RunStarted
 from ..run.observers import RunListener
 from .redact import Redactor
 from .schema import SCHEMA_VERSION, apply_migrations, schema_version
 
-__all__ = ["AuditLog", "AuditLogWarning", "connect", "describe_error"]
+__all__ = ["AuditLog", "AuditLogWarning", "JsonValue", "connect", "describe_error", "log_errors"]
 
 Row = tuple[str, tuple[Any, ...]]
 """One write: an SQL statement and its parameters."""
@@ -56,8 +69,42 @@ busy (about 10 µs per row); with it, queueing a row is a list append. A flush o
 urgent row (a finished call) cuts the wait short."""
 
 
+FLUSH_TIMEOUT = 60.0
+"""Seconds :meth:`AuditLog.flush` waits for the writer at most, by default."""
+
+_INT_MIN, _INT_MAX = -(2**63), 2**63 - 1  # what SQLite can bind
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Provider data that must go back byte for byte (a changed thinking signature or
+# encrypted reasoning breaks the turn): never redacted.
+SIGNED_FIELDS = frozenset({"signature", "redacted", "encrypted_content", "encrypted_index"})
+
+
 class AuditLogWarning(UserWarning):
     """The audit log could not be written; the run went on without it."""
+
+
+class JsonValue:
+    """A row parameter that the writer redacts, then encodes as JSON.
+
+    Args:
+        value: Plain JSON-like data (dicts, lists, strings, numbers), copied already.
+        keep: Keys whose values are never redacted (signed or encrypted provider data).
+    """
+
+    __slots__ = ("keep", "value")
+
+    def __init__(self, value: Any, keep: frozenset[str] = frozenset()) -> None:
+        self.value = value
+        self.keep = keep
+
+    def encode(self, redact: Redactor | None) -> str:
+        """The JSON text, redacted unless ``redact`` is ``None`` (an object JSON has no
+        form for is written as its ``repr``, redacted as text)."""
+        if redact is None:
+            return json.dumps(self.value, default=repr)
+        return json.dumps(
+            redact.structure(self.value, self.keep), default=lambda item: redact(repr(item))
+        )
 
 
 class _Flush:
@@ -117,16 +164,18 @@ def connect(path: str, *, readonly: bool = False, timeout: float = 5.0) -> sqlit
             )
         else:
             if path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+                _private_file(Path(path))
             conn = sqlite3.connect(
                 path, timeout=timeout, isolation_level=None, check_same_thread=False
             )
     except sqlite3.Error as exc:
         raise describe_error(path, exc, timeout) from None
     except OSError as exc:
-        raise AuditLogError(path, f"cannot create its directory ({exc.strerror})") from None
+        raise AuditLogError(path, f"cannot create it or its directory ({exc.strerror})") from None
     try:
         _prepare(conn, path, readonly=readonly)
+        if not readonly:
+            _make_private(path)
         if readonly and schema_version(conn) < SCHEMA_VERSION:
             # An older log: bring it up to date once (a writable connection), so that
             # the readers' queries can rely on one schema.
@@ -135,6 +184,56 @@ def connect(path: str, *, readonly: bool = False, timeout: float = 5.0) -> sqlit
         conn.close()
         raise
     return conn
+
+
+def _private_file(path: Path) -> None:
+    """Create ``path`` (and a missing directory) readable by the user alone: the log
+    holds every prompt and result. An existing directory's mode is left alone."""
+    if not path.parent.is_dir():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+
+
+def _make_private(path: str) -> None:
+    """Mode 0600 for the log and its ``-wal``/``-shm`` files: SQLite gives new ones the
+    database file's mode, but a log made by an older toolwire (or another program) may
+    be 0644."""
+    if path == ":memory:":
+        return
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(OSError):  # gone, or not ours to change
+            file = Path(path + suffix)
+            if file.stat().st_mode & 0o077:
+                file.chmod(0o600)
+
+
+@contextlib.contextmanager
+def log_errors(path: str) -> Iterator[None]:
+    """Turn what a damaged log makes the readers raise into one :class:`AuditLogError`.
+
+    A log edited by hand or by another program can hold anything: a missing table,
+    text where a number belongs, a column that is not JSON. Reading it is then not a
+    bug of the reader but a fault of the file, said in one line that names it.
+    """
+    try:
+        yield
+    except ToolwireError:
+        raise  # already says what is wrong (no such run, ...)
+    except sqlite3.Error as exc:
+        raise AuditLogError(
+            path, f"the log is damaged or incomplete ({exc})", hint=_DAMAGED_HINT
+        ) from exc
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+        raise AuditLogError(
+            path,
+            f"the log is damaged: a row holds what toolwire never writes "
+            f"({type(exc).__name__}: {str(exc)[:200]})",
+            hint=_DAMAGED_HINT,
+        ) from exc
+
+
+_DAMAGED_HINT = "move the file away and log again (or pass --db PATH to read another log)"
 
 
 def _prepare(conn: sqlite3.Connection, path: str, *, readonly: bool) -> None:
@@ -176,7 +275,9 @@ class AuditLog:
         strict: Fail a run (before its first request) when the log cannot be
             written, instead of warning and going on without it.
         redact: What to redact before writing (default: the built-in patterns and
-            names, see :mod:`toolwire.observe.redact`).
+            names, see :mod:`toolwire.observe.redact`). ``False`` keeps everything
+            verbatim, for exact replays and resumes: the file then holds every secret
+            the run saw; keep it like a credential.
         timeout: Seconds to wait for another process's write lock.
         group_commits: Commit from a writer thread, grouping rows that arrive
             together (the default). ``False`` commits every row in the caller's
@@ -191,7 +292,7 @@ class AuditLog:
         path: str | os.PathLike[str] = ":memory:",
         *,
         strict: bool = False,
-        redact: Redactor | None = None,
+        redact: Redactor | bool | None = None,
         timeout: float = 5.0,
         group_commits: bool = True,
     ) -> None:
@@ -201,7 +302,12 @@ class AuditLog:
             raise CallerError(f"AuditLog(timeout): a number of seconds >= 0, not {timeout!r}")
         self.path = os.fspath(path)
         self.strict = bool(strict)
-        self.redact = redact if redact is not None else Redactor()
+        if redact is not None and not isinstance(redact, (Redactor, bool)):
+            raise CallerError(f"AuditLog(redact): a Redactor, True or False, not {redact!r}")
+        self.redact: Redactor | None = (
+            redact if isinstance(redact, Redactor) else None if redact is False else Redactor()
+        )
+        """What the writer redacts with (``None``: nothing, ``redact=False``)."""
         self.timeout = float(timeout)
         self.group_commits = bool(group_commits)
         self._conn: sqlite3.Connection | None = None
@@ -293,18 +399,34 @@ class AuditLog:
         with self._lock:
             try:
                 _commit(conn, [row], self.redact)
-            except sqlite3.Error as exc:
-                raise describe_error(self.path, exc, self.timeout) from None
+            except Exception as exc:
+                raise self._failure(exc) from None
 
-    def flush(self) -> None:
-        """Wait until everything queued so far is committed (or failed)."""
+    def _failure(self, exc: Exception) -> AuditLogError:
+        """The :class:`AuditLogError` for what a commit raised."""
+        if isinstance(exc, AuditLogError):
+            return exc
+        if isinstance(exc, sqlite3.Error):
+            return describe_error(self.path, exc, self.timeout)
+        return AuditLogError(self.path, f"a row could not be written ({type(exc).__name__}: {exc})")
+
+    def flush(self, timeout: float | None = FLUSH_TIMEOUT) -> bool:
+        """Wait until everything queued so far is committed (or failed).
+
+        Args:
+            timeout: Seconds to wait at most (``None``: no bound).
+
+        Returns:
+            Whether the writer got there within ``timeout`` (what is still queued then
+            is written later, in order).
+        """
         writer = self._writer
         if writer is None or not writer.is_alive():
-            return
+            return True
         marker = _Flush()
         self._queue.put(marker)
         self._wake.set()
-        marker.done.wait()
+        return marker.done.wait(timeout)
 
     def close(self) -> None:
         """Commit what is queued, stop the writer and close the file (idempotent)."""
@@ -332,18 +454,20 @@ class AuditLog:
         """A connection to read from, after what is queued is committed.
 
         Raises:
-            AuditLogError: The file cannot be read.
+            AuditLogError: The file cannot be read, or is damaged (what the reading
+                code raises on a row toolwire never writes becomes this error).
         """
         self.flush()
         if self.path == ":memory:":
             self.open()  # nothing to read from but this connection
         if self._conn is not None:
-            with self._lock:
+            with self._lock, log_errors(self.path):
                 yield self._conn
             return
         conn = connect(self.path, readonly=True, timeout=self.timeout)
         try:
-            yield conn
+            with log_errors(self.path):  # a damaged file: one error naming it
+                yield conn
         finally:
             conn.close()
 
@@ -378,22 +502,46 @@ def _ignore(event: object) -> None:
     """The listener of a run whose log could not be opened."""
 
 
-def _commit(conn: sqlite3.Connection, rows: list[Row], redact: Redactor) -> None:
+def _commit(conn: sqlite3.Connection, rows: list[Row], redact: Redactor | None) -> None:
+    # Everything is made bindable before the transaction begins: a row that cannot be
+    # prepared fails the group without leaving a transaction open.
+    groups = [
+        (sql, [_bindable(params, redact) for _, params in group])
+        for sql, group in itertools.groupby(rows, key=operator.itemgetter(0))
+    ]
     conn.execute("BEGIN")
     try:
-        for sql, group in itertools.groupby(rows, key=operator.itemgetter(0)):
-            conn.executemany(sql, [_redacted(params, redact) for _, params in group])
+        for sql, params in groups:
+            conn.executemany(sql, params)
     except BaseException:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
 
 
-def _redacted(params: tuple[Any, ...], redact: Redactor) -> tuple[Any, ...]:
-    texts = [p for p in params if isinstance(p, str)]
-    if not redact.may_contain("\0".join(texts)):  # one check per row, not per field
-        return params
-    return tuple(redact(p) if isinstance(p, str) else p for p in params)
+def _bindable(params: tuple[Any, ...], redact: Redactor | None) -> tuple[Any, ...]:
+    """The row's parameters redacted, encoded and made bindable."""
+    values = list(params)
+    texts = [p for p in values if isinstance(p, str)]
+    if redact is not None and redact.may_contain("\0".join(texts)):  # one check per row
+        values = [redact(p) if isinstance(p, str) else p for p in values]
+    # A structured value is redacted field by field as it is encoded (its signed
+    # fields stay as they are), never again as text.
+    return tuple(_bindable_value(p.encode(redact) if type(p) is JsonValue else p) for p in values)
+
+
+def _bindable_value(value: Any) -> Any:
+    if value is None or type(value) is float or type(value) is bytes:
+        return value
+    if isinstance(value, str):
+        if not value.isascii() and _SURROGATE.search(value):  # not UTF-8 encodable
+            return _SURROGATE.sub("\ufffd", value)
+        return value
+    if isinstance(value, int):
+        return min(max(int(value), _INT_MIN), _INT_MAX)
+    if isinstance(value, float):
+        return float(value)
+    return _bindable_value(str(value))
 
 
 def _write_loop(
@@ -411,16 +559,18 @@ def _write_loop(
             except queue.Empty:
                 break
         log = owner()
-        writes = [item for item in group if isinstance(item, tuple)]
-        if writes and log is not None and log._conn is not None:
-            with log._lock:
-                try:
+        try:
+            writes = [item for item in group if isinstance(item, tuple)]
+            if writes and log is not None and log._conn is not None:
+                with log._lock:
                     _commit(log._conn, writes, log.redact)
-                except sqlite3.Error as exc:
-                    log.error = describe_error(log.path, exc, log.timeout)
-        for item in group:
-            if isinstance(item, _Flush):
-                item.done.set()
+        except Exception as exc:
+            if log is not None:
+                log.error = log._failure(exc)
+        finally:
+            for item in group:  # waiters are released whatever happened
+                if isinstance(item, _Flush):
+                    item.done.set()
         if log is None or any(item is _STOP for item in group):
             return
         del log

@@ -6,12 +6,17 @@ shows as overlapping bars and an early-started call begins before the stream's b
 ends. Bars are coloured by status and laid out here, in Python, as plain positioned
 elements; the page's only script shows a bar's details (arguments, result, timings)
 when it is clicked. Everything — styles, script, data — is inline: the page fetches
-nothing. All logged text enters the page escaped (HTML text, or JSON with ``<``
-escaped inside the data block), never as markup.
+nothing. Every logged value enters the page escaped (:func:`_text`: HTML text or an
+attribute, numbers included, since a crafted log may hold markup where a round number
+belongs; or JSON with ``<`` escaped inside the data block), never as markup. The
+page's Content-Security-Policy allows one script, the page's own, by its SHA-256
+hash: even markup that got in could run nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import json
 from typing import Any
@@ -81,6 +86,19 @@ _SCRIPT = """
 
 _STATUSES = ("ok", "error", "timeout", "cancelled", "not_executed", "discarded")
 
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
+"""The page's own script, the only one its Content-Security-Policy lets run."""
+
+CSP = (
+    f"default-src 'none'; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+
+def _text(value: object) -> str:
+    """A logged value as HTML text or an attribute value (quotes escaped too)."""
+    return html.escape(str(value), quote=True)
+
 
 def _ms(seconds: float) -> str:
     return f"{seconds * 1000.0:.1f} ms"
@@ -146,13 +164,14 @@ def _round(page: _Page, number: int, requests: list[dict[str, Any]],
         if tool_calls:
             sections.append(("tool calls as sent", _cut(json.dumps(tool_calls, indent=2))))
         item = page.item(f"model request {q['seq']} (round {number})", summary, sections)
+        seq = _text(q["seq"])
         bar = _bar("model", item, q["started_at"], q["ended_at"], origin=origin, span=span,
-                   attributes=f'data-request="{q["seq"]}"')  # fmt: skip
+                   attributes=f'data-request="{seq}"')  # fmt: skip
         if q["first_event_at"] is not None:
             left = (q["first_event_at"] - origin) / span * 100.0
             bar += f'<div class="tick" title="first event" style="left:{left:.3f}%"></div>'
         rows.append(
-            f'<div class="row"><div class="label">model stream #{q["seq"]}</div>'
+            f'<div class="row"><div class="label">model stream #{seq}</div>'
             f'<div class="track">{bar}</div></div>'
         )
     for c in calls:
@@ -172,17 +191,17 @@ def _round(page: _Page, number: int, requests: list[dict[str, Any]],
             summary,
             [("arguments", _cut(_pretty(c["arguments"]))), ("result", _cut(c["result"]))],
         )
-        call_id = html.escape(c["call_id"], quote=True)
+        call_id = _text(c["call_id"])
         bar = _bar(f"call s-{status}", item, started, c["ended_at"], origin=origin, span=span,
                    attributes=f'data-call-id="{call_id}" data-status="{status}" title="{call_id}"')  # fmt: skip
-        label = html.escape(f"[{c['idx']}] {c['tool']}")
+        label = _text(f"[{c['idx']}] {c['tool']}")
         rows.append(
             f'<div class="row"><div class="label" title="{label}">{label}</div>'
             f'<div class="track">{bar}</div></div>'
         )
     axis = "".join(f"<span>{_ms(span * k / 4)}</span>" for k in range(5))
     return (
-        f'<section class="round" data-round="{number}"><h2>Round {number}</h2>'
+        f'<section class="round" data-round="{_text(number)}"><h2>Round {_text(number)}</h2>'
         f'{"".join(rows)}<div class="axis">{axis}</div></section>'
     )
 
@@ -208,17 +227,17 @@ def render_html(run: dict[str, Any]) -> str:
     )
     status_css = "".join(f".bar.s-{s} {{ background: var(--{s}); }}\n" for s in _STATUSES)
     data = json.dumps({"items": page.items}, ensure_ascii=False).replace("<", "\\u003c")
-    title = html.escape(f"toolwire trace {run['run_id']}")
+    title = _text(f"toolwire trace {run['run_id']}")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <title>{title}</title><style>{_STYLE}{status_css}</style></head>
 <body>
 <h1>{title}</h1>
-<div class="meta"><b>{html.escape(run["model"])}</b> · {html.escape(run["outcome"])} ·
+<div class="meta"><b>{_text(run["model"])}</b> · {_text(run["outcome"])} ·
 {duration} · {len(run["requests"])} model request(s) · {len(run["calls"])} call(s)
-{"· " + html.escape(str(run["error"])) if run["error"] else ""}</div>
-<div class="meta">prompt: {html.escape((run["prompt"] or "")[:500])}</div>
+{"· " + _text(run["error"]) if run["error"] else ""}</div>
+<div class="meta">prompt: {_text(str(run["prompt"] or "")[:500])}</div>
 <div class="legend">{legend}</div>
 {"".join(sections) or "<p>No model request was logged.</p>"}
 <div id="details">Click a bar for its arguments, result and timings.</div>

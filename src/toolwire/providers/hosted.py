@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CallerError
 from ..run.model import ModelEvent, ModelRequest
-from .http import HTTPOptions, HTTPRequest, Retries, Timeouts, Wire, require_key, stream_turn
+from .http import (
+    HTTPOptions,
+    HTTPRequest,
+    Retries,
+    Timeouts,
+    Wire,
+    check_base_url,
+    require_key,
+    stream_turn,
+)
 from .redact import redact_url
 
 if TYPE_CHECKING:
@@ -53,7 +62,8 @@ class HTTPModel(ABC):
         client: An ``httpx.AsyncClient`` to reuse (the caller closes it).
 
     Raises:
-        CallerError: ``model`` is empty.
+        CallerError: ``model`` is empty, or ``base_url`` is not an http(s) URL with a
+            host and a valid port.
         MissingAPIKeyError: The public endpoint is used and no key is available.
     """
 
@@ -80,7 +90,9 @@ class HTTPModel(ABC):
                 hint=f"write {self.prefix}:MODEL",
             )
         self.model = model.strip()
-        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.base_url = check_base_url(
+            (base_url or self.default_base_url).rstrip("/"), self.provider
+        )
         self.api_key = self._key(api_key)
         self.headers = dict(headers or {})
         self.settings = dict(settings or {})

@@ -460,6 +460,58 @@ async def _send(
                 f"cannot reach {request.provider} at {redact_url(request.url)}: {_describe(exc)}"
             )
         ) from None
+    except Exception as exc:
+        # What the socket layer raises for an address it cannot use (a port over
+        # 65535, a malformed host), possibly inside a connect task group's group:
+        # the endpoint cannot be reached, said as the provider's connection error.
+        leaf = _only_leaf(exc, (OverflowError, ValueError))
+        if leaf is None:
+            raise
+        raise ProviderConnectionError(
+            f"cannot reach {request.provider} at {redact_url(request.url)}: {_describe(leaf)}"
+        ) from None
+
+
+def _only_leaf(exc: BaseException, kinds: tuple[type[Exception], ...]) -> BaseException | None:
+    """``exc``, or the first exception inside a group (3.11's ``ExceptionGroup`` or the
+    backport on 3.10, told by its ``exceptions``) made only of ``kinds``."""
+    inner = getattr(exc, "exceptions", None)
+    if isinstance(inner, tuple) and inner:
+        leaves = [_only_leaf(item, kinds) for item in inner]
+        return None if any(leaf is None for leaf in leaves) else leaves[0]
+    return exc if isinstance(exc, kinds) else None
+
+
+def check_base_url(url: str, provider: str) -> str:
+    """``url`` if it is an ``http``/``https`` URL with a host and a port in range.
+
+    Checked when the model is built, so that a malformed URL is the caller's one-line
+    error there, not a ``ValueError`` (or an ``OverflowError`` from the socket layer,
+    for a port over 65535) from the first request.
+
+    Raises:
+        CallerError: It is not.
+    """
+    from urllib.parse import urlsplit
+
+    def bad(why: str) -> CallerError:
+        return CallerError(
+            f"invalid base URL {redact_url(url)!r} for {provider}: {why}",
+            hint="give the API root, e.g. --base-url http://localhost:8000/v1",
+        )
+
+    if not isinstance(url, str):
+        raise CallerError(f"base_url for {provider} must be a string, not {type(url).__name__}")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 — parsing the port is the check (out of range: ValueError)
+    except ValueError as exc:
+        raise bad(str(exc)) from None
+    if parts.scheme not in ("http", "https"):
+        raise bad("the scheme must be http or https")
+    if not parts.hostname:
+        raise bad("there is no host")
+    return url
 
 
 def _describe(exc: BaseException) -> str:

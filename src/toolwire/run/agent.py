@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
@@ -415,6 +415,10 @@ def _ignore(event: RunEvent) -> None:
     """The emitter of a run nobody streams."""
 
 
+async def _settled() -> None:
+    """The observers' wait of a run that nobody observes."""
+
+
 class _Run:
     """The state of one run: the history, the counters, the budgets."""
 
@@ -437,6 +441,7 @@ class _Run:
         self.context = RunContext(agent.context, agent.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
+        self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
 
     @property
     def executor(self) -> Executor:
@@ -448,6 +453,7 @@ class _Run:
         if not self.agent.hooks:
             return await self._drive(emit)
         observation = self._observe()
+        self.settle = observation.settle
         result: RunResult | None = None
         try:
             result = await self._drive(observation.wrap(emit))
@@ -455,6 +461,7 @@ class _Run:
             observation.end(error=exc, **self._totals(result))
             raise
         observation.end(error=None, **self._totals(result))
+        await observation.settle()  # the observers' last writes, off the event loop
         return result
 
     def _observe(self) -> Observation:
@@ -596,6 +603,7 @@ class _Run:
         agent.limits.check_request(self.requests)
         await self._compress()
         request = self._request(forced)  # checks the history (ModelRequest)
+        await self.settle()
         self.requests += 1
         number = self._number = self.rounds + 1
         sent_at = time.time()

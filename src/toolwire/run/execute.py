@@ -754,7 +754,7 @@ class TurnRun:
         tool = call.tool
         assert tool is not None
         try:
-            denial = await gate(call.request, tool)
+            denial = await gate(_as_validated(call), tool)
         except Exception as exc:
             denial = f"the permission check failed ({_describe(exc)})"
         call.gated, call.denial = True, denial
@@ -911,6 +911,17 @@ def _overlap_reason(grace: float) -> str:
         "an earlier call that ran past its timeout is still running in its thread after a "
         f"{grace:g} s grace period, and this call may not run alongside it; try again later"
     )
+
+
+def _as_validated(call: _Call) -> ToolRequest:
+    """The request the gate judges: the validated input the tool will run with, and
+    ``repaired`` set when repair recovered it (the approver never sees ``None`` where a
+    repaired call would then run)."""
+    request, validation = call.request, call.validation
+    if validation.input is request.input and not validation.repaired:
+        return request
+    repaired = request.repaired or validation.repaired
+    return dataclasses.replace(request, input=validation.input, repaired=repaired)
 
 
 def _denied(call: _Call, reason: str) -> ToolResult:

@@ -3,7 +3,9 @@
 A *hook* (``Agent(log=...)``, ``Agent(instrument=True)``) is asked once per run for a
 *listener*, handing it the run's :class:`~toolwire.run.events.RunStarted`; the listener
 then gets every event the run emits and finally one
-:class:`~toolwire.run.events.RunEnded`. A hook that must fail the run (strict logging)
+:class:`~toolwire.run.events.RunEnded`. A listener may also have an ``async settle()``,
+awaited before each model request and after the ``RunEnded`` of a run that ended well:
+where it waits for its own I/O without blocking the event loop. A hook that must fail the run (strict logging)
 raises from ``begin``, before the first model request; a listener handles its own
 errors, so an observer never decides how a run goes.
 
@@ -109,6 +111,15 @@ class Observation:
             emit(event)
 
         return both
+
+    async def settle(self) -> None:
+        """Let each listener that has one run its ``async settle()`` (the audit log
+        waits there, off the event loop, for its writer): before each model request
+        and after a run that ended well (a failed run's listeners get no settle)."""
+        for listener in self._listeners:
+            settle = getattr(listener, "settle", None)
+            if settle is not None:
+                await settle()
 
     def end(
         self,

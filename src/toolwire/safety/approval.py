@@ -7,10 +7,13 @@ never holds up the calls of its batch that need none. A sync approver runs in a
 daemon thread of its own, so a prompt waiting on a terminal blocks neither the event
 loop nor the interpreter's exit.
 
-The approver gets the :class:`~toolwire.turn.ToolRequest` (tool name, parsed
-arguments) and answers ``True`` (run it), ``False`` (deny) or a string (deny, with
-that reason for the model). Anything else — ``None`` from a forgotten ``return``, an
-exception — denies: a broken approval must not let a call through.
+The approver gets the :class:`~toolwire.turn.ToolRequest` with the *validated*
+input — exactly what the tool will run with; where repair recovered malformed JSON,
+``repaired`` is set and ``raw_arguments`` keeps what the model sent — and answers
+``True`` (run it), ``False`` (deny) or a string (deny, with that reason for the
+model). Anything else — ``None`` from a forgotten ``return``, an exception, a
+``CancelledError`` (a dialog's future cancelled) while the run itself is not being
+cancelled — denies: a broken approval must not let a call through, nor end the run.
 """
 
 from __future__ import annotations
@@ -54,10 +57,24 @@ class ApprovalGate:
                 f"`{tool.name}` requires approval and no approver is configured, so the "
                 "call was refused"
             )
+        # The approver runs in a task of its own: a CancelledError out of it (a dialog's
+        # future cancelled) is then told apart from the cancellation of this call's
+        # task (the run stopping), on every Python version.
+        asking = asyncio.ensure_future(_answer(self.approve, request))
         try:
-            answer = await _ask(self.approve, request)
-        except Exception as exc:
-            return f"the approval of `{tool.name}` failed ({type(exc).__name__}), so it was refused"
+            await asyncio.wait({asking})
+        except asyncio.CancelledError:
+            asking.cancel()
+            raise
+        if asking.cancelled():
+            return f"the approval of `{tool.name}` was cancelled, so the call was refused"
+        answer = asking.result()
+        if isinstance(answer, (KeyboardInterrupt, SystemExit)):
+            raise answer  # the executor's to handle, as if raised here
+        if isinstance(answer, Exception):
+            return (
+                f"the approval of `{tool.name}` failed ({type(answer).__name__}), so it was refused"
+            )
         return approval_reason(answer, tool.name)
 
 
@@ -73,6 +90,15 @@ def approval_reason(answer: object, name: str) -> str | None:
         f"the approver answered {type(answer).__name__} instead of True, False or a reason, "
         f"so the call to `{name}` was refused"
     )
+
+
+async def _answer(approve: Approver, request: ToolRequest) -> object:
+    """The approver's answer, or what it raised (a task lets no exception out: a
+    ``KeyboardInterrupt`` would otherwise stop the event loop itself)."""
+    try:
+        return await _ask(approve, request)
+    except (Exception, KeyboardInterrupt, SystemExit) as exc:
+        return exc
 
 
 async def _ask(approve: Approver, request: ToolRequest) -> Approval:

@@ -120,7 +120,7 @@ def find_tool(name: str) -> str | None:
 
 
 def bwrap_argv(bwrap: str, plan: Plan) -> list[str]:
-    """bubblewrap's command line up to (not including) the command."""
+    """bubblewrap and its options (the ``--`` and the command come after)."""
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
     if not plan.network:
         argv.append("--unshare-net")
@@ -153,7 +153,6 @@ def bwrap_argv(bwrap: str, plan: Plan) -> list[str]:
     if plan.as_root:  # setpriv needs these to drop to the unprivileged uid; it drops them
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         argv += ["--cap-add", "CAP_SETPCAP"]
-    argv.append("--")
     return argv
 
 
@@ -220,5 +219,6 @@ def count_processes(uid: int, proc: str = "/proc") -> int:
 def command_argv(
     prefix: Sequence[str], limits: Sequence[str], drop: Sequence[str], argv: Sequence[str]
 ) -> list[str]:
-    """The whole command line: sandbox prefix, limits, privilege drop, the command."""
+    """The command line inside the sandbox: a prefix (the unisolated run's reaper),
+    limits, privilege drop, the command."""
     return [*prefix, *limits, *drop, *argv]

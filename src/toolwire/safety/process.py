@@ -5,6 +5,11 @@ read as they come (a selector over both pipes and the child's pidfd), each kept 
 ``max_output`` bytes. Going past the cap or the wall clock kills the child's whole
 process group; with bubblewrap the child is bwrap itself, whose death kills the
 sandbox's PID 1 and so everything inside.
+
+bubblewrap gets its arguments through ``--args FD`` (a sealed-off memory file), not
+its command line: the sandbox's PID 1 is bubblewrap, whose ``/proc/1/cmdline`` any
+command inside can read, and the arguments name the host's workspace path and every
+``--setenv`` value. Its seccomp program (:mod:`.seccomp`) comes the same way.
 """
 
 from __future__ import annotations
@@ -59,8 +64,14 @@ class Running:
         max_output: Bytes kept per stream; more kills it.
         user: Start it as this uid (and ``group``), with no supplementary groups.
         group: The gid for ``user``.
-        bwrap: ``argv`` starts with bubblewrap: ``wait`` also waits until the sandbox's
-            PID namespace is empty.
+        bwrap: bubblewrap and its options (``None``: no sandbox): ``argv`` then runs in
+            it, the options go through ``--args``, and ``wait`` also waits until the
+            sandbox's PID namespace is empty.
+        seccomp: With ``bwrap``, the seccomp program bubblewrap loads (``--seccomp``).
+        reaper: ``argv`` starts with :mod:`.reaper`: stopping the child sends it
+            ``SIGTERM``, so that it kills every descendant (also those in sessions of
+            their own) before it dies; the process group is killed only once it is
+            gone, or when it does not end within the drain time.
     """
 
     def __init__(  # noqa: PLR0913 — keyword-only settings of one run, each documented
@@ -74,19 +85,17 @@ class Running:
         max_output: int,
         user: int | None = None,
         group: int | None = None,
-        bwrap: bool = False,
+        bwrap: Sequence[str] | None = None,
+        seccomp: bytes | None = None,
+        reaper: bool = False,
     ) -> None:
         self._wall = wall_seconds
-        # bubblewrap exits as soon as the command does, while the kernel may still be
-        # killing what the command left in the sandbox's PID namespace. ``--info-fd``
-        # names the namespace's PID 1, whose exit ends only once the namespace is empty:
-        # wait() waits for it, so nothing outlives the run.
+        self._reaper = reaper
+        self._exited = False
         self._info: int | None = None
         pass_fds: tuple[int, ...] = ()
-        if bwrap:
-            self._info, info_w = os.pipe()
-            argv = [argv[0], "--info-fd", str(info_w), *argv[1:]]
-            pass_fds = (info_w,)
+        if bwrap is not None:
+            argv, pass_fds = self._bwrap_fds(bwrap, argv, seccomp)
         self._max = max_output
         self._started = time.monotonic()
         self._killed = threading.Event()
@@ -100,6 +109,28 @@ class Running:
             threading.Thread(
                 target=_feed, args=(self._proc.stdin, stdin.encode()), daemon=True
             ).start()
+
+    def _bwrap_fds(
+        self, bwrap: Sequence[str], argv: Sequence[str], seccomp: bytes | None
+    ) -> tuple[list[str], tuple[int, ...]]:
+        """``bwrap --args FD -- ARGV``, and the fds to pass it.
+
+        The options go in FD; the command stays on the command line (bubblewrap reads
+        only options from ``--args``), where the sandbox may see it: it is its own.
+        """
+        # bubblewrap exits as soon as the command does, while the kernel may still be
+        # killing what the command left in the sandbox's PID namespace. ``--info-fd``
+        # names the namespace's PID 1, whose exit ends only once the namespace is empty:
+        # wait() waits for it, so nothing outlives the run.
+        self._info, info_w = os.pipe()
+        fds = [info_w]
+        settings = ["--info-fd", str(info_w)]
+        if seccomp is not None:
+            fds.append(_memory_file("toolwire-seccomp", seccomp))
+            settings += ["--seccomp", str(fds[-1])]
+        arguments = b"".join(os.fsencode(a) + b"\0" for a in [*settings, *bwrap[1:]])
+        fds.append(_memory_file("toolwire-bwrap-args", arguments))
+        return [bwrap[0], "--args", str(fds[-1]), "--", *argv], tuple(fds)
 
     @staticmethod
     def _popen(
@@ -127,8 +158,16 @@ class Running:
         )
 
     def kill(self) -> None:
-        """Kill the child's process group (idempotent, thread-safe)."""
+        """Kill the child's process group, or ask the reaper to kill everything
+        (idempotent, thread-safe)."""
         self._killed.set()
+        if self._reaper and not self._exited:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._proc.pid, signal.SIGTERM)
+            return
+        self._kill_group()
+
+    def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signal.SIGKILL)
 
@@ -148,6 +187,8 @@ class Running:
                 timeout = deadline - time.monotonic()
                 if timeout <= 0:
                     if exited or self._killed.is_set():
+                        if not exited:
+                            self._kill_group()  # a reaper that did not end: no more asking
                         break  # pipes held open past the end (or the kill): stop reading
                     outcome.timed_out = True
                     self.kill()
@@ -157,7 +198,7 @@ class Running:
                     name = key.data
                     if name == "exit":
                         selector.unregister(key.fileobj)
-                        exited = True
+                        exited = self._exited = True
                         # Anything the command left in its group is stopped now; with
                         # bwrap the namespace is already gone.
                         self.kill()
@@ -219,6 +260,21 @@ class Running:
                 with contextlib.suppress(OSError):
                     stream.close()
         os.close(self._pidfd)
+
+
+def _memory_file(name: str, data: bytes) -> int:
+    """An anonymous file holding ``data``, read from its start (closed on exec unless
+    passed on)."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _feed(pipe: object, data: bytes) -> None:

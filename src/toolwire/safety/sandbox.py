@@ -9,7 +9,15 @@ Where bubblewrap is missing or cannot create namespaces (some containers forbid
 them), the sandbox refuses to run unless ``allow_unisolated=True``; then it runs the
 command with the same limits, clean environment and unprivileged uid, but without
 namespaces — it can see the host's files and network — and warns loudly, once per
-sandbox, naming what is not isolated.
+sandbox, naming what is not isolated. There the command runs under
+:mod:`.reaper`, a child subreaper, so that descendants that left its process group
+(``setsid()``) are still killed when it ends or runs out of time.
+
+As root, the workspace directory is handed to the sandbox uid (``chown``); it is
+reached without following links (each component opened with ``O_NOFOLLOW``), and a
+workspace whose path has a link, or a parent the sandbox uid owns or may write, is
+refused: otherwise one sandbox could plant a link in its workspace that makes a
+later ``Sandbox(<that workspace>/sub)`` hand a root-owned directory to the sandbox uid.
 """
 
 from __future__ import annotations
@@ -18,9 +26,11 @@ import asyncio
 import functools
 import logging
 import os
+import platform
 import re
 import signal
 import stat
+import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,6 +40,7 @@ from ..checks import check_int, check_number
 from ..errors import CallerError, SandboxUnavailableError
 from . import bwrap as layout
 from .process import Outcome, Running
+from .seccomp import keyring_filter
 
 __all__ = ["Sandbox", "SandboxResult", "SandboxWarning"]
 
@@ -39,8 +50,10 @@ _PATH = "/usr/local/bin:/usr/bin:/bin"
 _NOT_ISOLATED = (
     "the host's filesystem, network, processes and other users' files are visible to the "
     "command; only the resource limits, the clean environment, the working directory "
-    "and the unprivileged uid apply"
+    "and the unprivileged uid apply (descendants are killed with the command, but one "
+    "running as the caller's own uid can stop that)"
 )
+_REAPER = str(Path(__file__).with_name("reaper.py"))
 # Messages an out-of-memory program usually dies with (the address-space limit makes
 # allocations fail; it is the program that gives up).
 _OOM = re.compile(rb"MemoryError|Cannot allocate memory|std::bad_alloc|[Oo]ut of memory")
@@ -182,7 +195,7 @@ class Sandbox:
         else:
             self.unisolated_reason = None
         if self.as_root:
-            _hand_over(self.workspace)
+            _hand_over(workspace)
 
     @property
     def isolated(self) -> bool:
@@ -233,12 +246,14 @@ class Sandbox:
             processes=self._process_allowance(),
         )
         drop = layout.drop_privileges_argv(self._setpriv) if self._setpriv else []
+        bwrap: list[str] | None = None
         if self._bwrap is not None:
-            prefix = layout.bwrap_argv(self._bwrap, self._plan(self.env))
+            bwrap = layout.bwrap_argv(self._bwrap, self._plan(self.env))
+            prefix: list[str] = []
             cwd, env = "/", {"PATH": _PATH}
         else:
             self._warn_unisolated()
-            prefix, cwd = [], str(self.workspace)
+            prefix, cwd = [sys.executable, "-I", "-S", _REAPER], str(self.workspace)
             env = {**self.env, "HOME": str(self.workspace)}
         full = layout.command_argv(prefix, layout.limits_argv(self._prlimit, limits), drop, command)
         return Running(
@@ -248,7 +263,9 @@ class Sandbox:
             stdin=stdin,
             wall_seconds=self.wall_seconds,
             max_output=self.max_output_bytes,
-            bwrap=self._bwrap is not None,
+            bwrap=bwrap,
+            seccomp=_keyring_filter() if bwrap is not None else None,
+            reaper=bwrap is None,
         )
 
     def _plan(self, env: Mapping[str, str]) -> layout.Plan:
@@ -397,6 +414,9 @@ def _isolation(as_root: bool) -> tuple[str | None, str | None]:
     bwrap = _find_bwrap()
     if bwrap is None:
         return None, "bubblewrap (bwrap) is not installed"
+    keyring = _keyring_filter()
+    if keyring is None:
+        return None, f"toolwire has no seccomp filter for {platform.machine()} (yet)"
     plan = layout.Plan(
         workspace="/",  # any directory: nothing is written
         read_only=(),
@@ -407,13 +427,14 @@ def _isolation(as_root: bool) -> tuple[str | None, str | None]:
         layout=_host_layout(),
     )
     running = Running(
-        [*layout.bwrap_argv(bwrap, plan), "true"],
+        ["true"],
         env={"PATH": _PATH},
         cwd="/",
         stdin=None,
         wall_seconds=30,
         max_output=4096,
-        bwrap=True,
+        bwrap=layout.bwrap_argv(bwrap, plan),
+        seccomp=keyring,
     )
     outcome = running.wait()
     if outcome.status == 0:
@@ -422,17 +443,73 @@ def _isolation(as_root: bool) -> tuple[str | None, str | None]:
     return None, f"bubblewrap cannot create the sandbox's namespaces here ({detail})"
 
 
-def _hand_over(workspace: Path) -> None:
-    """Let the unprivileged sandbox uid write in the workspace directory (root callers)."""
-    info = workspace.stat()
-    if info.st_uid == layout.SANDBOX_UID:
-        return
-    if info.st_mode & stat.S_ISVTX or str(workspace) == "/":
-        raise CallerError(
-            f"the Sandbox workspace {str(workspace)!r} is a shared directory",
-            hint="give each sandbox a directory of its own (e.g. tempfile.mkdtemp())",
-        )
-    os.chown(workspace, layout.SANDBOX_UID, layout.SANDBOX_GID)
+@functools.cache
+def _keyring_filter() -> bytes | None:
+    return keyring_filter()
+
+
+def _hand_over(given: str | os.PathLike[str]) -> None:
+    """Let the unprivileged sandbox uid write in the workspace directory (root callers).
+
+    The path is walked one component at a time without following links, and the
+    directory changed through the descriptor the walk ends on, so nothing can be
+    swapped in between the checks and the ``chown``.
+    """
+    path = os.path.abspath(given)
+    if path == "/":
+        raise _shared(path)
+    if os.path.realpath(given) != path:  # "link/.." is not the directory abspath names
+        raise _unsafe(path, "it has a symbolic link in its path")
+    fd = os.open("/", os.O_PATH | os.O_DIRECTORY)
+    try:
+        parts = [part for part in path.split("/") if part]
+        for position, part in enumerate(parts):
+            _check_parent(fd, path)
+            last = position == len(parts) - 1
+            flags = (os.O_RDONLY if last else os.O_PATH) | os.O_DIRECTORY | os.O_NOFOLLOW
+            try:
+                child = os.open(part, flags, dir_fd=fd)
+            except OSError as exc:  # ELOOP/ENOTDIR: a link (or no directory) on the way
+                raise _unsafe(path, "it has a symbolic link in its path") from exc
+            os.close(fd)
+            fd = child
+        info = os.fstat(fd)
+        if info.st_uid == layout.SANDBOX_UID:
+            return
+        if info.st_mode & stat.S_ISVTX:
+            raise _shared(path)
+        os.fchown(fd, layout.SANDBOX_UID, layout.SANDBOX_GID)
+    finally:
+        os.close(fd)
+
+
+def _check_parent(fd: int, path: str) -> None:
+    """Refuse a parent the sandbox uid could change: it owns it, or may write in it
+    (a world-writable directory counts only without the sticky bit)."""
+    info = os.fstat(fd)
+    mode = info.st_mode
+    writable = (
+        info.st_uid == layout.SANDBOX_UID
+        or (info.st_gid == layout.SANDBOX_GID and mode & stat.S_IWGRP)
+        or (mode & stat.S_IWOTH and not mode & stat.S_ISVTX)
+    )
+    if writable:
+        raise _unsafe(path, "the sandbox uid owns or may write in one of its parents")
+
+
+def _unsafe(path: str, why: str) -> CallerError:
+    return CallerError(
+        f"the Sandbox workspace {path!r} is not safe to hand to the sandbox uid: {why}",
+        hint="use a directory made by root for this sandbox (e.g. tempfile.mkdtemp()), "
+        "outside any other sandbox's workspace, by a path without links",
+    )
+
+
+def _shared(path: str) -> CallerError:
+    return CallerError(
+        f"the Sandbox workspace {path!r} is a shared directory",
+        hint="give each sandbox a directory of its own (e.g. tempfile.mkdtemp())",
+    )
 
 
 # -- results -----------------------------------------------------------------------------

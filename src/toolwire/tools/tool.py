@@ -45,6 +45,7 @@ from ..checks import check_int, check_number
 from ..errors import CallerError, RepairError, SchemaExtraMissingError, ToolDefinitionError
 from .docstrings import parse_docstring
 from .freeform import FreeformSpec, freeform_spec, kind_mismatch
+from .patterns import check_patterns, linear_validator
 from .repair import loads_lenient
 from .schema import SignatureModel, build_signature_model, strict_schema
 from .validate import (
@@ -725,4 +726,9 @@ def _jsonschema_validator(name: str, parameters: dict[str, Any]) -> Any:
         cls.check_schema(parameters)
     except jsonschema.exceptions.SchemaError as exc:
         raise ToolDefinitionError(f"invalid JSON Schema ({exc.message})", function=name) from exc
+    # Its patterns run in linear time: a raw schema comes from elsewhere (patterns.py).
+    problem = check_patterns(parameters)
+    if problem is not None:
+        raise ToolDefinitionError(f"unsupported JSON Schema ({problem})", function=name)
+    cls = linear_validator(cls)
     return cls(parameters, format_checker=cls.FORMAT_CHECKER)

@@ -37,7 +37,7 @@ from ..messages import (
     ToolCall,
     Usage,
 )
-from ..turn import ToolRequest, Turn
+from ..turn import NoticeKind, ToolRequest, Turn
 from .events import (
     Event,
     Finished,
@@ -737,11 +737,11 @@ class Assembler:
             self._usage = Usage()
         return self._usage
 
-    def notice(self, kind: str, message: str, index: int | None = None) -> None:
+    def notice(self, kind: NoticeKind, message: str, index: int | None = None) -> None:
         """Report something suspicious that does not break the turn."""
         self._notice(kind, message, index)
 
-    def _notice(self, kind: str, message: str, index: int | None) -> None:
+    def _notice(self, kind: NoticeKind, message: str, index: int | None) -> None:
         notice = Notice(kind, message, index)
         self._notices.append(notice)
         self.events.append(notice)

@@ -8,7 +8,7 @@ from toolwire.errors import CallerError, LoopDetectedError
 from toolwire.messages import ToolResult, ToolStatus
 from toolwire.policies.loops import LoopDetector, LoopPolicy, call_signature, request_signature
 
-from .helpers import request
+from ..run.helpers import request
 
 
 def test_signature_is_canonical() -> None:

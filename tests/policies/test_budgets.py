@@ -1,4 +1,4 @@
-"""Error results, retry budgets and the per-tool breaker."""
+"""Retry budgets and the per-tool breaker (toolwire.policies.budgets)."""
 
 from __future__ import annotations
 
@@ -7,43 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolwire.errors import BudgetExceededError, CallerError, ToolBudgetExceededError
-from toolwire.messages import ToolStatus
 from toolwire.policies.budgets import DEFAULT_BUDGETS, FailureBudget, RetryPolicy
-from toolwire.tools import error_result, failure_result, tool
-
-
-@tool(timeout=2.5)
-def lookup(key: str) -> str:
-    """Look up."""
-    return key
 
 
 def test_documented_defaults():
     assert DEFAULT_BUDGETS["invalid_json"] == 3 and DEFAULT_BUDGETS["schema_violation"] == 3
     assert DEFAULT_BUDGETS["unknown_tool"] == 1
     assert RetryPolicy().breaker == 5
-
-
-def test_error_result_for_invalid_call():
-    validation = lookup.validate('{"key": 5, "extra": 1}')
-    result = error_result("call_1", validation)
-    assert result.call_id == "call_1" and result.name == "lookup"
-    assert result.status is ToolStatus.ERROR and result.content == validation.message
-    with pytest.raises(CallerError):
-        error_result("c", lookup.validate('{"key": "x"}'))
-
-
-def test_failure_result_for_failed_and_timed_out_calls():
-    failed = failure_result("c1", "lookup", ValueError("no such key"), tool=lookup)
-    assert failed.status is ToolStatus.ERROR
-    assert "ValueError: no such key" in failed.content
-    # the arguments were valid: no schema, which would say they were wrong
-    assert "JSON Schema" not in failed.content
-    slow = failure_result("c2", "lookup", TimeoutError(), tool=lookup, status=ToolStatus.TIMEOUT)
-    assert slow.status is ToolStatus.TIMEOUT and "timed out after 2.5 s" in slow.content
-    assert "JSON Schema" not in failure_result("c3", "x", "denied by policy").content
-    with pytest.raises(CallerError):
-        failure_result("c4", "x", "r", status=ToolStatus.OK)
 
 
 def test_budget_allows_n_retries_then_stops():

@@ -1,0 +1,66 @@
+"""Every notice kind toolwire emits is one of ``NoticeKind``, and documented on ``Notice``."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import get_args
+
+import toolwire
+from toolwire.formats import results
+from toolwire.turn import Notice, NoticeKind
+
+PACKAGE = Path(toolwire.__file__).resolve().parent
+# The calls that make a notice, by the position of the kind among their arguments (a
+# format stream's broken call becomes its notice in FormatStream._failed).
+EMITTERS = {"Notice": 0, "notice": 0, "_notice": 0, "_failed": 1}
+# Constants a notice kind is written with, where it is not a literal string.
+CONSTANTS = {name: getattr(results, name) for name in ("MALFORMED", "TRUNCATED", "REPAIRED")}
+
+
+def emitted_kinds() -> tuple[set[str], list[str]]:
+    """The kinds written at a notice's construction in src/, and the other call sites."""
+    kinds: set[str] = set()
+    passed_on: list[str] = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name not in EMITTERS:
+                continue
+            kind = node.args[EMITTERS[name]]
+            if isinstance(kind, ast.Constant) and isinstance(kind.value, str):
+                kinds.add(kind.value)
+            elif isinstance(kind, ast.Name) and kind.id in CONSTANTS:
+                kinds.add(CONSTANTS[kind.id])
+            else:
+                passed_on.append(f"{path.relative_to(PACKAGE).as_posix()} {ast.unparse(kind)}")
+    return kinds, passed_on
+
+
+def test_every_kind_emitted_is_a_notice_kind_and_every_notice_kind_is_emitted() -> None:
+    kinds, _ = emitted_kinds()
+    assert kinds == set(get_args(NoticeKind))
+
+
+def test_the_other_call_sites_pass_a_kind_on() -> None:
+    # A call site that does not write its kind passes on one made elsewhere (a retry's
+    # notice with its message scrubbed, a format's notice applied to the assembler, the
+    # format stream's own helper): a new one of these needs a look.
+    _, passed_on = emitted_kinds()
+    assert sorted(passed_on) == [
+        "formats/base.py kind",
+        "providers/http.py item.kind",
+        "wire/assembler.py event.kind",
+        "wire/assembler.py kind",
+        "wire/assembler.py kind",
+    ]
+
+
+def test_the_docstring_describes_every_kind_and_no_other() -> None:
+    documented = re.findall(r"^\s*\* ``([a-z_]+)`` —", Notice.__doc__ or "", re.M)
+    assert sorted(documented) == sorted(get_args(NoticeKind))
