@@ -12,8 +12,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
 
 # The core: every layer may import it (errors.py imports nothing of toolwire; checks.py
-# only errors.py; turn.py only messages.py).
-CORE = {"errors", "checks", "messages", "turn"}
+# and tooldef.py only errors.py; turn.py only messages.py).
+CORE = {"errors", "checks", "messages", "turn", "tooldef"}
 # For each layer, the toolwire layers it may import: the "may import" column of
 # ARCHITECTURE.md's package table, which test_the_package_table_says_the_same reads.
 MAY_IMPORT = {
@@ -21,6 +21,7 @@ MAY_IMPORT = {
     "checks": {"errors"},
     "messages": set(),
     "turn": {"messages"},
+    "tooldef": {"errors"},
     "wire": CORE,
     "formats": CORE | {"wire"},
     "history": CORE | {"wire"},
@@ -30,8 +31,8 @@ MAY_IMPORT = {
     "policies": CORE | {"tools", "history", "wire"},
     "run": CORE | {"wire", "tools", "history", "context", "policies"},
     "observe": CORE | {"wire", "tools", "history", "context", "policies", "run"},
-    "integrations": CORE | {"tools", "run"},
-    "safety": CORE | {"tools", "run"},
+    "integrations": CORE | {"tools", "history", "run"},
+    "safety": CORE | {"tools", "history", "run"},
     "providers": CORE | {"wire", "formats", "history", "tools", "context", "policies", "run"},
     "testing": CORE | {"wire", "history", "run", "observe"},
     "demo": CORE | {"tools", "safety"},
@@ -42,16 +43,13 @@ _LAYERS = {
     if not p.name.startswith("_") and (p.is_dir() or p.suffix == ".py")
 }
 MAY_IMPORT["cli"] = _LAYERS - {"cli"}
+# resolve.py is the composition root, above everything (run/_upward.py reaches it).
+MAY_IMPORT["resolve"] = _LAYERS - {"resolve"}
 FORBIDDEN = {layer: _LAYERS - allowed - {layer} for layer, allowed in MAY_IMPORT.items()}
-# The one upward import, done lazily inside a function: the agent resolves a model spec
-# string through the providers (run/agent.py: resolve_model).
-ALLOWED = {("run/agent.py", "toolwire.providers")}
-# Likewise the observers a run asks for (run/observers.py: resolve_hooks): the audit log
-# for Agent(log=PATH), the OpenTelemetry hook for Agent(instrument=True).
-ALLOWED |= {("run/observers.py", "toolwire.observe"), ("run/observers.py", "toolwire.observe.otel")}
-# Likewise ToolRouter(method="embeddings") loads its model through the providers
-# (context/routing.py: _encoder).
-ALLOWED.add(("context/routing.py", "toolwire.providers.embeddings"))
+# The one upward import, done lazily inside a function: run/_upward.py reaches the
+# composition root, which turns a model spec string, a log path and instrument=True into
+# a provider's model and the observers' hooks.
+ALLOWED = {("run/_upward.py", "toolwire.resolve")}
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
 
@@ -122,6 +120,29 @@ def test_imports_point_one_way(path: Path) -> None:
         if first in forbidden and (rel, name) not in ALLOWED
     )
     assert not bad, f"{path.relative_to(PACKAGE)} ({layer}) imports {bad}"
+
+
+# run/ knows no provider: of history/ and wire/ it reads only the neutral modules (the
+# one-result check, the items a turn owes an answer, the event vocabulary and the one
+# assembler), never a provider's request or stream shapes.
+RUN_MAY_READ = {
+    "toolwire.history.check",
+    "toolwire.history.owed",
+    "toolwire.wire.events",
+    "toolwire.wire.assembler",
+}
+
+
+@pytest.mark.parametrize(
+    "path", sorted((PACKAGE / "run").glob("*.py")), ids=lambda p: f"run/{p.name}"
+)
+def test_run_reads_no_provider_shapes(path: Path) -> None:
+    shapes = sorted(
+        name
+        for first, name in toolwire_imports(path)
+        if first in ("history", "wire") and name not in RUN_MAY_READ
+    )
+    assert not shapes, f"run/{path.name} imports provider shapes: {shapes}"
 
 
 @pytest.mark.parametrize("path", sorted((PACKAGE / "wire").glob("*.py")), ids=lambda p: p.name)

@@ -67,6 +67,7 @@ _EXPORTS = {
     # tools
     "tool": "tools",
     "Tool": "tools",
+    "ToolDef": "tooldef",
     "Toolset": "tools",
     "Validation": "tools",
     "ToolDefinitionError": "errors",
@@ -87,9 +88,9 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
-    "MCPApprovalRequest": "run",
-    "BuiltinCall": "run",
-    "ShellOutput": "run",
+    "MCPApprovalRequest": "history.responses_mcp",
+    "BuiltinCall": "history.responses_builtin",
+    "ShellOutput": "history.responses_builtin",
     # safety: permissions, the sandbox, path guards
     "Permissions": "safety",
     "Sandbox": "safety",
@@ -162,6 +163,7 @@ __all__ = [
     "TextPart",
     "Tool",
     "ToolCall",
+    "ToolDef",
     "ToolDefinitionError",
     "ToolExecutionError",
     "ToolRequest",
@@ -268,6 +270,8 @@ if TYPE_CHECKING:
         UsageLimitExceededError,
     )
     from .history import check_history, missing_results
+    from .history.responses_builtin import BuiltinCall, ShellOutput
+    from .history.responses_mcp import MCPApprovalRequest
     from .integrations import MCPToolset, RayBackend, iter_run_many, run_many
     from .messages import (
         AssistantMessage,
@@ -288,13 +292,10 @@ if TYPE_CHECKING:
     from .run import (
         Agent,
         AgentStream,
-        BuiltinCall,
         ExecutionOptions,
-        MCPApprovalRequest,
         Model,
         ModelRequest,
         RunResult,
-        ShellOutput,
         TurnDone,
     )
     from .safety import (
@@ -306,5 +307,6 @@ if TYPE_CHECKING:
         sandbox_shell_handler,
         sandbox_shell_tool,
     )
+    from .tooldef import ToolDef
     from .tools import Tool, Toolset, Validation, repair_json, tool
     from .turn import ToolRequest, Turn

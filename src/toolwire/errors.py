@@ -305,12 +305,12 @@ class ProviderStreamError(ProviderAPIError):
 
 
 class ToolMappingError(CallerError):
-    """A tool definition or ``tool_choice`` given to the history mapping is malformed."""
+    """A tool definition or ``tool_choice`` given to a request is malformed."""
 
     default_hint = (
-        'write tools as {"type": "function", "function": {"name": ..., "parameters": {...}}} '
-        'and tool_choice as "auto", "required", "none" or {"type": "function", "function": '
-        '{"name": ...}}'
+        "offer toolwire.ToolDef objects (or OpenAI Chat dicts: "
+        '{"type": "function", "function": {"name": ..., "parameters": {...}}}) '
+        'and tool_choice "auto", "required", "none" or a tool name'
     )
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from .checks import check_number
 from .errors import CallerError
-from .history import to_openai_chat
+from .history import to_openai_chat, to_openai_chat_tools
 from .observe.replay import ReplayModel, assert_replays
 from .run.model import ModelEvent, ModelRequest, TurnDone
 from .wire.openai_chat import OpenAIChatStream
@@ -82,7 +82,7 @@ class ScriptedModel:
         self.requests.append(
             {
                 "messages": to_openai_chat(request.messages),
-                "tools": list(request.tools),
+                "tools": to_openai_chat_tools(request.tools),
                 "tool_choice": request.tool_choice,
                 "parallel_tool_calls": request.parallel_tool_calls,
                 "settings": dict(request.settings),

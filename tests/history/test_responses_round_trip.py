@@ -37,8 +37,8 @@ from toolwire.history.openai_responses_owed import (
     UNANSWERED_APPROVAL_REASON,
     UNANSWERED_CALL_REASON,
 )
+from toolwire.history.responses_mcp import approval_response, mcp_approval_requests
 from toolwire.messages import ProviderPart, ToolResult, ToolStatus, UserMessage
-from toolwire.run.mcp_approval import approval_response, mcp_approval_requests
 from toolwire.turn import Turn
 from toolwire.wire import OpenAIResponsesStream, decode_responses_response
 

@@ -109,7 +109,7 @@ def test_tool_definitions_conform() -> None:
 
 @pytest.mark.parametrize(
     "choice",
-    ["auto", "required", "none", {"type": "function", "function": {"name": "get_weather"}}],
+    ["auto", "required", "none", "get_weather"],
 )
 def test_tool_choices_conform(choice: Any) -> None:
     conforms(chat_types.ChatCompletionToolChoiceOptionParam, to_openai_chat_tool_choice(choice))

@@ -15,7 +15,14 @@ from toolwire.history import (
     to_responses_tool_choice,
     to_responses_tools,
 )
-from toolwire.history.tool_defs import EMPTY_PARAMETERS
+from toolwire.history.tool_defs import (
+    EMPTY_PARAMETERS,
+    anthropic_tool_fields,
+    openai_chat_tool_fields,
+    responses_tool_fields,
+    tool_defs,
+)
+from toolwire.tooldef import ToolDef
 
 # The get_weather example of OpenAI's function-calling guide (Chat form).
 WEATHER_SCHEMA: dict[str, Any] = {
@@ -111,8 +118,7 @@ NAMED_RESPONSES = {"type": "function", "name": "get_weather"}
         ("auto", "auto", "auto", {"type": "auto"}),
         ("required", "required", "required", {"type": "any"}),
         ("none", "none", "none", {"type": "none"}),
-        (NAMED_CHAT, NAMED_CHAT, NAMED_RESPONSES, {"type": "tool", "name": "get_weather"}),
-        (NAMED_RESPONSES, NAMED_CHAT, NAMED_RESPONSES, {"type": "tool", "name": "get_weather"}),
+        ("get_weather", NAMED_CHAT, NAMED_RESPONSES, {"type": "tool", "name": "get_weather"}),
     ],
 )
 def test_tool_choice_table(choice: Any, chat: Any, responses: Any, anthropic: Any) -> None:
@@ -121,23 +127,83 @@ def test_tool_choice_table(choice: Any, chat: Any, responses: Any, anthropic: An
     assert to_anthropic_tool_choice(choice) == anthropic
 
 
+def test_a_named_free_form_tool_is_chosen_as_custom() -> None:
+    sql = ToolDef("write_sql", freeform=True, format={"type": "text"})
+    assert to_openai_chat_tool_choice("write_sql", [sql]) == {
+        "type": "custom",
+        "custom": {"name": "write_sql"},
+    }
+    assert to_responses_tool_choice("write_sql", [sql]) == {"type": "custom", "name": "write_sql"}
+
+
 def test_anthropic_tool_choice_carries_parallel_flag() -> None:
     assert to_anthropic_tool_choice("auto", parallel_tool_calls=False) == {
         "type": "auto",
         "disable_parallel_tool_use": True,
     }
     assert (
-        to_anthropic_tool_choice(NAMED_CHAT, parallel_tool_calls=False)["disable_parallel_tool_use"]
+        to_anthropic_tool_choice("get_weather", parallel_tool_calls=False)[
+            "disable_parallel_tool_use"
+        ]
         is True
     )
     assert to_anthropic_tool_choice("none", parallel_tool_calls=False) == {"type": "none"}
     assert to_anthropic_tool_choice("required", parallel_tool_calls=True) == {"type": "any"}
 
 
-@pytest.mark.parametrize(
-    "choice", ["any", "get_weather", {"type": "function"}, {"type": "tool", "name": "x"}, None, 3]
-)
+@pytest.mark.parametrize("choice", ["", NAMED_CHAT, {"type": "tool", "name": "x"}, None, 3])
 def test_bad_tool_choice_raises(choice: Any) -> None:
     for mapping in (to_openai_chat_tool_choice, to_responses_tool_choice, to_anthropic_tool_choice):
         with pytest.raises(ToolMappingError, match="tool_choice"):
             mapping(choice)
+
+
+def test_neutral_and_chat_definitions_map_alike() -> None:
+    neutral = ToolDef(
+        "get_weather",
+        "Get current temperature for a given location.",
+        WEATHER_SCHEMA,
+        strict=True,
+    )
+    assert tool_defs([WEATHER, NO_ARGS]) == [neutral, ToolDef("get_time")]
+    for mapping in (to_openai_chat_tools, to_responses_tools, to_anthropic_tools):
+        assert mapping([neutral]) == mapping([WEATHER])
+
+
+@pytest.mark.parametrize(
+    ("fields", "match"),
+    [
+        ({"name": ""}, "name"),
+        ({"name": "f", "parameters": "{}"}, "parameters"),
+        ({"name": "f", "strict": 1}, "strict"),
+        ({"name": "f", "format": {"type": "text"}}, "free-form"),
+        ({"name": "f", "freeform": "yes"}, "freeform"),
+    ],
+)
+def test_a_malformed_tool_def_is_refused_when_made(fields: dict[str, Any], match: str) -> None:
+    with pytest.raises(ToolMappingError, match=match):
+        ToolDef(**fields)
+
+
+def test_one_request_field_set_per_provider() -> None:
+    tools = [ToolDef("get_time")]
+    assert openai_chat_tool_fields(tools, "get_time", False) == {
+        "tools": [{"type": "function", "function": {"name": "get_time"}}],
+        "tool_choice": {"type": "function", "function": {"name": "get_time"}},
+        "parallel_tool_calls": False,
+    }
+    assert responses_tool_fields(tools, "auto", None) == {
+        "tools": [
+            {
+                "type": "function",
+                "name": "get_time",
+                "parameters": EMPTY_PARAMETERS,
+                "strict": False,
+            }
+        ],
+        "tool_choice": "auto",
+    }
+    assert anthropic_tool_fields(tools, "required", False) == {
+        "tools": [{"name": "get_time", "input_schema": EMPTY_PARAMETERS}],
+        "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+    }

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, MCPApprovalRequest, tool
+from toolwire.history.responses_mcp import NO_APPROVER_REASON
 from toolwire.providers.openai_responses import OpenAIResponsesModel
-from toolwire.run.mcp_approval import NO_APPROVER_REASON
 
 from .faultserver import FaultServer, sse
 
@@ -175,4 +175,13 @@ def test_naming_a_free_form_tool_as_tool_choice(no_keys: None) -> None:
     assert responses["tool_choice"] == {"type": "custom", "name": "write_sql"}
     chat = OpenAIChatModel("gpt-5", api_key="k").build_request(request).body
     assert chat["tool_choice"] == {"type": "custom", "custom": {"name": "write_sql"}}
-    assert chat["tools"] == [write_sql.definition()]
+    assert chat["tools"] == [
+        {
+            "type": "custom",
+            "custom": {
+                "name": "write_sql",
+                "description": write_sql.description,
+                "format": write_sql.input_format,
+            },
+        }
+    ]

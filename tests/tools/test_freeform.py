@@ -6,6 +6,7 @@ import pytest
 
 from toolwire.errors import CallerError, ToolDefinitionError, ToolMappingError
 from toolwire.history.tool_defs import to_anthropic_tools, to_openai_chat_tools, to_responses_tools
+from toolwire.tooldef import ToolDef
 from toolwire.tools import Tool, Toolset, tool
 from toolwire.turn import ToolRequest
 
@@ -46,14 +47,22 @@ def test_the_raw_text_is_the_one_argument_unparsed() -> None:
 
 def test_definitions_are_custom_tools() -> None:
     assert apply_patch.freeform and apply_patch.input_format == {"type": "text"}
-    assert apply_patch.definition() == {
-        "type": "custom",
-        "custom": {
-            "name": "apply_patch",
-            "description": "Apply a patch in the V4A diff format.",
-            "format": {"type": "text"},
-        },
-    }
+    assert apply_patch.definition() == ToolDef(
+        "apply_patch",
+        "Apply a patch in the V4A diff format.",
+        freeform=True,
+        format={"type": "text"},
+    )
+    assert to_openai_chat_tools([apply_patch.definition()]) == [
+        {
+            "type": "custom",
+            "custom": {
+                "name": "apply_patch",
+                "description": "Apply a patch in the V4A diff format.",
+                "format": {"type": "text"},
+            },
+        }
+    ]
     # Responses: {"type": "custom", "name", "description", "format"} (API reference).
     assert to_responses_tools([write_sql.definition(), read.definition()])[0] == {
         "type": "custom",
@@ -61,7 +70,8 @@ def test_definitions_are_custom_tools() -> None:
         "description": "Run a SQL SELECT query.",
         "format": SQL,
     }
-    assert to_openai_chat_tools([write_sql.definition()]) == [write_sql.definition()]
+    chat = to_openai_chat_tools([write_sql.definition()])
+    assert to_openai_chat_tools(chat) == chat  # a Chat dict reads back as the same tool
     with pytest.raises(ToolMappingError, match="Anthropic"):
         to_anthropic_tools([read.definition(), write_sql.definition()])
 

@@ -176,7 +176,7 @@ def test_strict_schema_closes_objects_and_requires_everything():
     assert address["required"] == ["street", "zip"]
     assert address["additionalProperties"] is False
     assert "default" not in str(params)
-    assert f.definition()["function"]["strict"] is True
+    assert f.definition().strict is True
 
 
 def test_strict_schema_leaves_data_keywords_alone():

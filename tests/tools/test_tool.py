@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from typing import Any, Literal
 
@@ -10,6 +11,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolwire.errors import CallerError, SchemaExtraMissingError, ToolDefinitionError
+from toolwire.tooldef import ToolDef
 from toolwire.tools import Tool, Toolset, tool
 from toolwire.turn import ToolRequest
 
@@ -53,13 +55,19 @@ def test_options_are_carried():
 
 def test_definition_shape():
     definition = get_weather.definition()
-    assert definition["type"] == "function"
-    function = definition["function"]
-    assert function["name"] == "get_weather"
-    assert function["description"] == "Get the forecast."
-    assert function["parameters"]["properties"]["unit"]["description"] == "Temperature unit."
-    assert "strict" not in function
-    json.dumps(definition)  # serialisable as is
+    assert isinstance(definition, ToolDef) and not definition.freeform
+    assert definition.name == "get_weather"
+    assert definition.description == "Get the forecast."
+    assert definition.parameters is not None
+    assert definition.parameters["properties"]["unit"]["description"] == "Temperature unit."
+    assert definition.strict is None and definition.format is None
+    json.dumps(definition.parameters)  # the schema is plain JSON
+
+
+def test_a_definition_is_frozen():
+    definition = get_weather.definition()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        definition.name = "other"  # type: ignore[misc]
 
 
 def test_name_and_description_override():
@@ -259,7 +267,7 @@ def test_raw_schema_tool_validates_and_invokes_with_a_dict():
     result = send.validate('{"to": "a@b.co", "body": "hi"}')
     assert result.ok and result.input == {"to": "a@b.co", "body": "hi"}
     assert send.invoke(result.input) == ["body", "to"]
-    assert send.definition()["function"]["parameters"] is SEND
+    assert send.definition().parameters is SEND
 
 
 def test_raw_schema_failures_are_classified():
@@ -307,7 +315,7 @@ def test_toolset_registry():
     assert len(tools) == 3 and tools.names == ["get_weather", "write_file", "plain"]
     assert tools.get("plain") is not None and tools.get("nope") is None
     assert "write_file" in tools and [t.name for t in tools] == tools.names
-    assert [d["function"]["name"] for d in tools.definitions()] == tools.names
+    assert [d.name for d in tools.definitions()] == tools.names
     assert tools["plain"].name == "plain"
     with pytest.raises(CallerError):
         tools["nope"]

@@ -296,7 +296,7 @@ class TraceView(PlainView):
         from ..history import to_openai_chat
 
         request = event.request
-        tools = ", ".join(_tool_name(t) for t in request.tools) or "none"
+        tools = ", ".join(t.name for t in request.tools) or "none"
         lines = [
             f"--- round {event.round} request: tools [{tools}], tool_choice={request.tool_choice}"
         ]
@@ -523,9 +523,3 @@ def report_failures(diagnostics: Any, out: TextIO) -> None:
     if diagnostics.total:
         print("=== failures in this run (toolwire.RunDiagnostics)", file=out)
         print(diagnostics.summary(), file=out)
-
-
-def _tool_name(definition: dict[str, Any]) -> str:
-    """A Chat tool definition's name: a function's, or a custom (free-form) tool's."""
-    body = definition.get("function") or definition.get("custom") or {}
-    return str(body.get("name", "?"))

@@ -258,12 +258,9 @@ def _document(entry: Any) -> tuple[str, list[str], str]:
 
 
 def _encoder() -> Any:
-    """The sentence-embedding model (a lazy import: the extra and its loader are optional).
-
-    Loading a model is the providers' business; this is the one import from context/
-    upward, done inside the function (tests/test_architecture.py: ALLOWED).
-    """
-    from ..providers.embeddings import default_encoder
+    """The sentence-embedding model (a lazy import: the extra is optional, and numpy
+    loads only for a router that embeds)."""
+    from .embeddings import default_encoder
 
     return default_encoder()
 

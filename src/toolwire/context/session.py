@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import CallerError
 from ..messages import AssistantMessage, Message, Usage, UserMessage
+from ..tooldef import ToolDef
 from ..tools.tool import Tool, Toolset
 from .compress import Compressor, summary_prompt
 from .events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
@@ -58,7 +59,7 @@ class Prepared:
     """What :meth:`RunContext.prepare` decided for one request."""
 
     messages: list[Message]
-    tools: list[dict[str, Any]]
+    tools: list[ToolDef]
     events: list[Any] = field(default_factory=list)
     cache_key: str | None = None
 
@@ -90,8 +91,8 @@ class RunContext:
                 f"ContextPolicy.always_include names unknown tools: {', '.join(unknown)}",
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
-        self._definitions: dict[str, dict[str, Any]] = {}
-        self._extra: dict[str, dict[str, Any]] = {}
+        self._definitions: dict[str, ToolDef] = {}
+        self._extra: dict[str, ToolDef] = {}
         self._reader: str | None = None
         self.router: ToolRouter | None = None
         self._indexed = -1
@@ -200,7 +201,7 @@ class RunContext:
         event = ToolsRouted(round_number, offered, dict(ranked), reasons, len(names))
         return offered, event
 
-    def _definition(self, name: str) -> dict[str, Any]:
+    def _definition(self, name: str) -> ToolDef:
         definition = self._definitions.get(name)
         if definition is None:  # read_result, offered once a result was cut
             definition = self._extra.get(name)

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import CallerError
+from ..history.tool_defs import chat_tool
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, UserMessage
+from ..tooldef import ToolDef
 
 __all__ = [
     "RequestTokens",
@@ -153,7 +155,7 @@ class RequestTokens:
 
 def account(
     messages: Sequence[Message],
-    tools: Sequence[dict[str, Any]] = (),
+    tools: Sequence[ToolDef | dict[str, Any]] = (),
     *,
     model: object = None,
     count: Callable[[str], int] | None = None,
@@ -184,8 +186,11 @@ def account(
     return RequestTokens(tool_tokens, calls, results, other, exact=bool(exact))
 
 
-def definition_text(definition: dict[str, Any]) -> str:
-    """A tool definition as the stable JSON text that is counted (and cached)."""
+def definition_text(definition: ToolDef | dict[str, Any]) -> str:
+    """A tool definition as the stable JSON text that is counted (and cached): its
+    OpenAI Chat form, whichever provider the request goes to."""
+    if isinstance(definition, ToolDef):
+        definition = chat_tool(definition, copied=False)
     return json.dumps(definition, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -197,7 +202,7 @@ def count_tokens(
     Args:
         messages: A string, a list of neutral messages, or a list of OpenAI Chat
             message dicts.
-        tools: Tool definitions (OpenAI format) or ``Tool`` objects.
+        tools: ``Tool`` or ``ToolDef`` objects, or OpenAI Chat tool dicts.
         model: A model spec string or a ``Model``. A model with its own tokenizer
             (the embedded one) counts exactly; without one, the documented estimate.
 
@@ -237,21 +242,22 @@ def _neutral(messages: object) -> list[Message]:
     )
 
 
-def _definitions(tools: object) -> list[dict[str, Any]]:
+def _definitions(tools: object) -> list[ToolDef | dict[str, Any]]:
     if tools is None:
         return []
     if not isinstance(tools, Sequence) or isinstance(tools, (str, bytes)):
         raise CallerError(f"tools must be a list, not {type(tools).__name__}")
-    out = []
+    out: list[ToolDef | dict[str, Any]] = []
     for entry in tools:
         definition = getattr(entry, "definition", None)
         if callable(definition):
             out.append(definition())
-        elif isinstance(entry, dict):
+        elif isinstance(entry, (ToolDef, dict)):
             out.append(entry)
         else:
             raise CallerError(
-                f"tools holds {entry!r}, neither a Tool nor a tool definition dict",
-                hint='pass Tool objects or {"type": "function", "function": {...}} dicts',
+                f"tools holds {entry!r}, neither a Tool nor a tool definition",
+                hint="pass Tool or ToolDef objects, or "
+                '{"type": "function", "function": {...}} dicts',
             )
     return out

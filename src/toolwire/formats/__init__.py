@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..tooldef import ToolDef
 from .base import Format, FormatStream
 from .decode import TextTurnDecoder
 from .registry import FAMILIES, make_format, resolve_model
@@ -98,14 +99,15 @@ def for_model(
     )
 
 
-def _tool_definitions(tools: Any) -> list[Mapping[str, Any]] | None:
-    """OpenAI-style definitions from ``Tool`` objects, a ``Toolset`` or definitions.
+def _tool_definitions(tools: Any) -> list[Mapping[str, Any] | ToolDef] | None:
+    """Tool definitions (``ToolDef`` objects or OpenAI-style dicts) from ``Tool`` objects, a
+    ``Toolset`` or definitions.
 
     Duck-typed (``definition()`` / ``definitions()``): this layer sits below the tools
     package and does not import it.
 
     Raises:
-        CallerError: An item is neither a mapping nor has ``definition()``.
+        CallerError: An item is neither a ``ToolDef``, a mapping nor has ``definition()``.
     """
     from ..errors import CallerError
 
@@ -113,9 +115,9 @@ def _tool_definitions(tools: Any) -> list[Mapping[str, Any]] | None:
         return None
     if callable(getattr(tools, "definitions", None)):
         return list(tools.definitions())
-    out: list[Mapping[str, Any]] = []
+    out: list[Mapping[str, Any] | ToolDef] = []
     for item in tools:
-        if isinstance(item, Mapping):
+        if isinstance(item, (Mapping, ToolDef)):
             out.append(item)
         elif callable(getattr(item, "definition", None)):
             out.append(item.definition())
@@ -123,7 +125,7 @@ def _tool_definitions(tools: Any) -> list[Mapping[str, Any]] | None:
             raise CallerError(
                 f"tools: an item of type {type(item).__name__} is neither a Tool nor a tool "
                 "definition",
-                hint="pass toolwire.Tool objects or OpenAI-style tool dicts",
+                hint="pass toolwire.Tool or toolwire.ToolDef objects, or OpenAI-style tool dicts",
             )
     return out
 

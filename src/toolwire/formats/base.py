@@ -36,6 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import CallerError, DecoderStateError, FormatError
+from ..tooldef import ToolDef
 from ..turn import Notice, NoticeKind
 from ..wire.events import (
     Event,
@@ -501,7 +502,7 @@ class Format(ABC):
         self,
         variant: str,
         *,
-        tools: Sequence[Mapping[str, Any]] | None = None,
+        tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
         generation_prompt: str | None = None,
     ) -> None:
         if generation_prompt is not None and not isinstance(generation_prompt, str):

@@ -16,6 +16,7 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from ..errors import CallerError
+from ..tooldef import ToolDef
 
 __all__ = ["ToolIndex", "coerce_value", "json_string", "json_text", "schema_types", "value_to_json"]
 
@@ -28,15 +29,16 @@ json_string: Callable[[str], str] = encode_basestring
 
 
 class ToolIndex:
-    """Tool name → parameters JSON Schema, from OpenAI-style tool definitions.
+    """Tool name → parameters JSON Schema, from tool definitions.
 
-    Accepts ``{"type": "function", "function": {"name", "parameters"}}``, the bare
+    Accepts :class:`~toolwire.tooldef.ToolDef` objects,
+    ``{"type": "function", "function": {"name", "parameters"}}``, the bare
     ``{"name", "parameters"}`` shape and Anthropic's ``input_schema``.
     """
 
     __slots__ = ("_schemas",)
 
-    def __init__(self, tools: Sequence[Mapping[str, Any]] | None = None) -> None:
+    def __init__(self, tools: Sequence[Mapping[str, Any] | ToolDef] | None = None) -> None:
         self._schemas: dict[str, dict[str, Any]] = {}
         if tools is None:
             return
@@ -69,6 +71,8 @@ class ToolIndex:
 
 
 def _read_tool(tool: Any, position: int) -> tuple[str, dict[str, Any]]:
+    if isinstance(tool, ToolDef):
+        return tool.name, tool.parameters or {}
     if not isinstance(tool, Mapping):
         raise CallerError(f"tools[{position}] must be a dict, got {type(tool).__name__}")
     spec = tool.get("function", tool)

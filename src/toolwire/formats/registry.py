@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CallerError
+from ..tooldef import ToolDef
 
 if TYPE_CHECKING:
     from .base import Format
@@ -233,7 +234,7 @@ def make_format(
     family: str,
     variant: str | None = None,
     *,
-    tools: Sequence[Mapping[str, Any]] | None = None,
+    tools: Sequence[Mapping[str, Any] | ToolDef] | None = None,
     generation_prompt: str | None = None,
 ) -> Format:
     """Build the format object of ``family`` / ``variant`` (default variant if ``None``).

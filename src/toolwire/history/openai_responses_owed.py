@@ -2,10 +2,10 @@
 
 Every ``mcp_approval_request`` item is answered in the same request: a history without
 an ``mcp_approval_response`` for it (a part the agent adds, see
-:mod:`toolwire.run.mcp_approval`) gets one that denies it, with a reason, right after
+:mod:`toolwire.history.responses_mcp`) gets one that denies it, with a reason, right after
 it (``answer_approvals``), so a request never leaves an approval unanswered and never
 approves by default. In the same way every ``local_shell_call``, ``shell_call`` and
-``apply_patch_call`` (run by the client, see :mod:`toolwire.run.builtin_calls`) without
+``apply_patch_call`` (run by the client, see :mod:`toolwire.history.responses_builtin`) without
 its output item gets one that says it was not executed (``answer_client_calls``). An
 output is matched to its call by ``call_id`` (``keyed_by_call_id``).
 """

@@ -1,31 +1,32 @@
-"""Tool definitions and ``tool_choice`` across the three providers.
+"""Tool definitions and ``tool_choice``: from the neutral form to each provider's.
 
-Tool definitions are written once, in OpenAI Chat form
-(``{"type": "function", "function": {name, description?, parameters?, strict?}}``),
-and mapped here:
+A request offers :class:`~toolwire.tooldef.ToolDef` objects (``Tool.definition()``)
+and one :data:`~toolwire.tooldef.ToolChoice` (a mode or a tool name). Each provider
+maps both, with OpenAI's ``parallel_tool_calls``, in one function
+(:func:`openai_chat_tool_fields`, :func:`responses_tool_fields`,
+:func:`anthropic_tool_fields`); the functions per part below are what they are made of.
 
 ============  =======================================================================
 provider      tool definition
 ============  =======================================================================
-Chat          unchanged (validated)
+Chat          ``{"type": "function", "function": {name, description?, parameters?,
+              strict?}}``
 Responses     ``{"type": "function", name, description?, parameters, strict}``:
-              flattened; ``strict`` is always sent, ``False`` when the Chat form
-              omits it, because Responses otherwise defaults to strict mode
+              flattened; ``strict`` is always sent, ``False`` when the tool leaves it
+              unset, because Responses otherwise defaults to strict mode
 Anthropic     ``{name, description?, input_schema, strict?}``
 ============  =======================================================================
 
-A free-form (custom) tool is written ``{"type": "custom", "custom": {name,
-description?, format?}}`` (Chat's form); Responses gets it flattened, ``{"type":
-"custom", name, description?, format?}``. Anthropic has no free-form tools: mapping
-one for Anthropic is a ``ToolMappingError``.
+A free-form (custom) tool is ``{"type": "custom", "custom": {name, description?,
+format?}}`` for Chat and ``{"type": "custom", name, description?, format?}`` for
+Responses. Anthropic has no free-form tools: mapping one for Anthropic is a
+``ToolMappingError``.
 
-A Chat definition may omit ``parameters`` ("no arguments"); Responses and Anthropic
-get the empty object schema ``{"type": "object", "properties": {}}`` instead, since
-Anthropic requires ``input_schema``.
+A tool without ``parameters`` ("no arguments") is sent to Chat without them;
+Responses and Anthropic get the empty object schema ``{"type": "object",
+"properties": {}}`` instead, since Anthropic requires ``input_schema``.
 
-``tool_choice`` is given in Chat form too — ``"auto"``, ``"required"``, ``"none"``, or a
-named tool ``{"type": "function", "function": {"name": ...}}`` (the Responses form
-``{"type": "function", "name": ...}`` is accepted as well):
+``tool_choice``:
 
 ============  ==========  ============  ==========  ===================================
 provider      auto        required      none        named tool
@@ -36,253 +37,311 @@ Responses     ``"auto"``  ``"required"``  ``"none"``  ``{"type": "function", "na
 Anthropic     ``auto``    ``any``       ``none``    ``{"type": "tool", "name"}``
 ============  ==========  ============  ==========  ===================================
 
-Anthropic carries "no parallel calls" inside ``tool_choice``
-(``disable_parallel_tool_use``) where OpenAI has a ``parallel_tool_calls`` parameter,
-so :func:`to_anthropic_tool_choice` takes that flag too.
+A named free-form tool is ``{"type": "custom", "custom": {"name"}}`` (Chat) and
+``{"type": "custom", "name"}`` (Responses). Anthropic carries "no parallel calls"
+inside ``tool_choice`` (``disable_parallel_tool_use``) where OpenAI has a
+``parallel_tool_calls`` parameter, so :func:`to_anthropic_tool_choice` takes that flag
+too.
+
+Tool definitions may also be given as OpenAI Chat dicts (the spelling most tool
+definitions on disk use): :func:`tool_defs` reads them into ``ToolDef`` objects,
+checking each, so every mapping accepts both.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from ..errors import ToolMappingError
+from ..tooldef import ToolChoice, ToolDef, chosen_tool
 
 __all__ = [
     "EMPTY_PARAMETERS",
     "ChatToolDef",
-    "ToolChoice",
+    "anthropic_tool_fields",
+    "chat_tool",
     "custom_tool_names",
+    "openai_chat_tool_fields",
+    "responses_tool_fields",
     "to_anthropic_tool_choice",
     "to_anthropic_tools",
     "to_openai_chat_tool_choice",
     "to_openai_chat_tools",
     "to_responses_tool_choice",
     "to_responses_tools",
+    "tool_defs",
 ]
 
 JSONDict = dict[str, Any]
 ChatToolDef = Mapping[str, Any]
 """A tool definition in OpenAI Chat form."""
 
-ToolChoice = Literal["auto", "required", "none"] | Mapping[str, Any]
-"""``"auto"``, ``"required"``, ``"none"`` or a named tool in Chat (or Responses) form."""
+ToolDefs = Sequence[ToolDef | ChatToolDef]
+"""Tool definitions: ``ToolDef`` objects or OpenAI Chat dicts."""
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
 """The schema sent for a tool that declares no parameters."""
 
-_MODES = ("auto", "required", "none")
 _ANTHROPIC_MODES = {"auto": "auto", "required": "any", "none": "none"}
 
 
-@dataclass(frozen=True, slots=True)
-class _Function:
-    """The parts of one Chat tool definition the mappings need."""
-
-    name: str
-    description: str | None
-    parameters: dict[str, Any] | None
-    strict: bool | None
+# -- one function per provider -----------------------------------------------------------
 
 
-# -- tool definitions ------------------------------------------------------------------
-
-
-def to_openai_chat_tools(tools: Sequence[ChatToolDef]) -> list[JSONDict]:
-    """Validate Chat tool definitions and return copies of them.
-
-    Args:
-        tools: Tool definitions in Chat form.
-
-    Returns:
-        Deep copies (so that a caller's later edits do not change a sent request).
+def openai_chat_tool_fields(
+    tools: ToolDefs, choice: ToolChoice, parallel_tool_calls: bool | None
+) -> JSONDict:
+    """Chat's ``tools``, ``tool_choice`` and ``parallel_tool_calls`` (when set).
 
     Raises:
-        ToolMappingError: a definition is malformed.
+        ToolMappingError: A definition or the choice is malformed.
     """
-    return [
-        _custom(tool, position) or _tool_copy(tool, position)
-        for position, tool in enumerate(_sequence(tools))
-    ]
+    return _openai_fields(
+        to_openai_chat_tools, to_openai_chat_tool_choice, tools, choice, parallel_tool_calls
+    )
 
 
-def to_responses_tools(tools: Sequence[ChatToolDef]) -> list[JSONDict]:
-    """Map Chat tool definitions to Responses API function tools.
-
-    Args:
-        tools: Tool definitions in Chat form.
-
-    Returns:
-        ``{"type": "function", name, description?, parameters, strict}`` per tool.
+def responses_tool_fields(
+    tools: ToolDefs, choice: ToolChoice, parallel_tool_calls: bool | None
+) -> JSONDict:
+    """The Responses API's ``tools``, ``tool_choice`` and ``parallel_tool_calls`` (when set).
 
     Raises:
-        ToolMappingError: a definition is malformed.
+        ToolMappingError: A definition or the choice is malformed.
+    """
+    return _openai_fields(
+        to_responses_tools, to_responses_tool_choice, tools, choice, parallel_tool_calls
+    )
+
+
+def _openai_fields(
+    map_tools: Callable[[list[ToolDef]], list[JSONDict]],
+    map_choice: Callable[[ToolChoice, list[ToolDef]], str | JSONDict],
+    tools: ToolDefs,
+    choice: ToolChoice,
+    parallel_tool_calls: bool | None,
+) -> JSONDict:
+    """Both OpenAI APIs: the mapped tools and choice (a named free-form tool is chosen as
+    ``custom``), and ``parallel_tool_calls`` only when set."""
+    defs = tool_defs(tools)
+    fields: JSONDict = {"tools": map_tools(defs), "tool_choice": map_choice(choice, defs)}
+    if parallel_tool_calls is not None:
+        fields["parallel_tool_calls"] = parallel_tool_calls
+    return fields
+
+
+def anthropic_tool_fields(
+    tools: ToolDefs, choice: ToolChoice, parallel_tool_calls: bool | None
+) -> JSONDict:
+    """Anthropic's ``tools`` and ``tool_choice`` (which carries the parallel flag).
+
+    Raises:
+        ToolMappingError: A definition or the choice is malformed, or a tool is free-form.
+    """
+    return {
+        "tools": to_anthropic_tools(tools),
+        "tool_choice": to_anthropic_tool_choice(choice, parallel_tool_calls=parallel_tool_calls),
+    }
+
+
+# -- tool definitions ----------------------------------------------------------------------
+
+
+def to_openai_chat_tools(tools: ToolDefs) -> list[JSONDict]:
+    """Chat tool definitions (fresh dicts: a caller's later edits change no sent request).
+
+    Raises:
+        ToolMappingError: A definition is malformed.
+    """
+    return [chat_tool(t) for t in tool_defs(tools)]
+
+
+def chat_tool(tool: ToolDef, *, copied: bool = True) -> JSONDict:
+    """One tool in OpenAI Chat form (also the form text-format prompts and the audit log use).
+
+    Args:
+        tool: The tool.
+        copied: Copy its schemas (``False`` shares them: for a reader that only
+            serialises the result, such as a token count).
+    """
+    clone = copy.deepcopy if copied else _same
+    if tool.freeform:
+        return {"type": "custom", "custom": _freeform(tool, clone)}
+    function: JSONDict = {"name": tool.name}
+    if tool.description is not None:
+        function["description"] = tool.description
+    if tool.parameters is not None:
+        function["parameters"] = clone(tool.parameters)
+    if tool.strict is not None:
+        function["strict"] = tool.strict
+    return {"type": "function", "function": function}
+
+
+def to_responses_tools(tools: ToolDefs) -> list[JSONDict]:
+    """Responses API tools: ``{"type": "function", name, description?, parameters, strict}``.
+
+    Raises:
+        ToolMappingError: A definition is malformed.
     """
     mapped = []
-    for position, tool in enumerate(_sequence(tools)):
-        custom = _custom(tool, position)
-        if custom is not None:  # a free-form tool: the same fields, flattened
-            mapped.append({"type": "custom", **custom["custom"]})
+    for tool in tool_defs(tools):
+        if tool.freeform:
+            mapped.append({"type": "custom", **_freeform(tool)})
             continue
-        function = _function(tool, position)
-        out: JSONDict = {"type": "function", "name": function.name}
-        if function.description is not None:
-            out["description"] = function.description
-        out["parameters"] = _parameters(function)
-        out["strict"] = bool(function.strict)
+        out: JSONDict = {"type": "function", "name": tool.name}
+        if tool.description is not None:
+            out["description"] = tool.description
+        out["parameters"] = _parameters(tool)
+        out["strict"] = bool(tool.strict)
         mapped.append(out)
     return mapped
 
 
-def to_anthropic_tools(tools: Sequence[ChatToolDef]) -> list[JSONDict]:
-    """Map Chat tool definitions to Anthropic tools.
-
-    Args:
-        tools: Tool definitions in Chat form.
-
-    Returns:
-        ``{name, description?, input_schema, strict?}`` per tool (``strict`` only when
-        the Chat form sets it).
+def to_anthropic_tools(tools: ToolDefs) -> list[JSONDict]:
+    """Anthropic tools: ``{name, description?, input_schema, strict?}``.
 
     Raises:
-        ToolMappingError: a definition is malformed.
+        ToolMappingError: A definition is malformed, or a tool is free-form.
     """
     mapped = []
-    for position, tool in enumerate(_sequence(tools)):
-        if _custom(tool, position) is not None:
+    for position, tool in enumerate(tool_defs(tools)):
+        if tool.freeform:
             raise ToolMappingError(
                 f"tools[{position}] is a custom (free-form input) tool, which Anthropic does "
                 "not support",
                 hint="offer free-form tools to OpenAI models only, or give the tool JSON "
                 "parameters",
             )
-        function = _function(tool, position)
-        out: JSONDict = {"name": function.name}
-        if function.description is not None:
-            out["description"] = function.description
-        out["input_schema"] = _parameters(function)
-        if function.strict is not None:
-            out["strict"] = function.strict
+        out: JSONDict = {"name": tool.name}
+        if tool.description is not None:
+            out["description"] = tool.description
+        out["input_schema"] = _parameters(tool)
+        if tool.strict is not None:
+            out["strict"] = tool.strict
         mapped.append(out)
     return mapped
 
 
-def _sequence(tools: Any) -> Sequence[Any]:
-    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+def custom_tool_names(tools: ToolDefs) -> set[str]:
+    """The names of the free-form (custom) tools among ``tools``."""
+    return {t.name for t in tool_defs(tools) if t.freeform}
+
+
+def _freeform(tool: ToolDef, clone: Callable[[Any], Any] = copy.deepcopy) -> JSONDict:
+    out: JSONDict = {"name": tool.name}
+    if tool.description is not None:
+        out["description"] = tool.description
+    if tool.format is not None:
+        out["format"] = clone(tool.format)
+    return out
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _parameters(tool: ToolDef) -> dict[str, Any]:
+    return copy.deepcopy(tool.parameters if tool.parameters is not None else EMPTY_PARAMETERS)
+
+
+# -- reading OpenAI Chat dicts -----------------------------------------------------------------
+
+
+def tool_defs(tools: ToolDefs) -> list[ToolDef]:
+    """``tools`` as ``ToolDef`` objects; Chat dicts are read and checked.
+
+    Raises:
+        ToolMappingError: ``tools`` is not a list, or a definition is malformed.
+    """
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
         raise ToolMappingError(
             f"tools must be a list of tool definitions, not a {type(tools).__name__}"
         )
-    return tools
+    return [t if isinstance(t, ToolDef) else _from_chat(t, i) for i, t in enumerate(tools)]
 
 
-def _custom(tool: Any, position: int) -> JSONDict | None:
-    """A copy of a custom (free-form) tool definition, checked; ``None`` for other tools."""
-    if not isinstance(tool, Mapping) or tool.get("type") != "custom":
-        return None
+def _from_chat(tool: Any, position: int) -> ToolDef:
     where = f"tools[{position}]"
-    custom, _ = _named_section(tool, "custom", where)
-    _optional(custom, "description", str, where)
-    _optional(custom, "format", dict, where)
-    return copy.deepcopy(dict(tool))
-
-
-def custom_tool_names(tools: Sequence[ChatToolDef]) -> set[str]:
-    """The names of the custom (free-form input) tools among Chat tool definitions."""
-    names = set()
-    for tool in tools:
-        custom = tool.get("custom") if tool.get("type") == "custom" else None
-        if isinstance(custom, Mapping) and isinstance(custom.get("name"), str):
-            names.add(custom["name"])
-    return names
-
-
-def _named_section(tool: Mapping[str, Any], key: str, where: str) -> tuple[Mapping[str, Any], str]:
-    """``tool[key]`` (the ``function`` or ``custom`` object) and its non-empty name, checked."""
-    section = tool.get(key)
+    kind = tool.get("type") if isinstance(tool, Mapping) else None
+    if kind not in ("function", "custom"):
+        raise ToolMappingError(
+            f'{where} must be a ToolDef or a dict with "type": "function" (or "custom")'
+        )
+    section = tool.get(kind)
     if not isinstance(section, Mapping):
-        raise ToolMappingError(f'{where} has no "{key}" object')
+        raise ToolMappingError(f'{where} has no "{kind}" object')
     name = section.get("name")
     if not isinstance(name, str) or not name:
-        raise ToolMappingError(f"{where}.{key}.name must be a non-empty string, got {name!r}")
-    return section, name
-
-
-def _tool_copy(tool: Any, position: int) -> JSONDict:
-    _function(tool, position)  # validates
-    return copy.deepcopy(dict(tool))
-
-
-def _function(tool: Any, position: int) -> _Function:
-    where = f"tools[{position}]"
-    if not isinstance(tool, Mapping) or tool.get("type") != "function":
-        raise ToolMappingError(f'{where} must be a dict with "type": "function"')
-    function, name = _named_section(tool, "function", where)
-    return _Function(
+        raise ToolMappingError(f"{where}.{kind}.name must be a non-empty string, got {name!r}")
+    description = _optional(section, "description", str, f"{where}.{kind}")
+    if kind == "custom":
+        return ToolDef(
+            name,
+            description,
+            freeform=True,
+            format=copy.deepcopy(_optional(section, "format", dict, f"{where}.custom")),
+        )
+    return ToolDef(
         name,
-        _optional(function, "description", str, where),
-        _optional(function, "parameters", dict, where),
-        _optional(function, "strict", bool, where),
+        description,
+        copy.deepcopy(_optional(section, "parameters", dict, f"{where}.function")),
+        _optional(section, "strict", bool, f"{where}.function"),
     )
 
 
-def _optional(function: Mapping[str, Any], key: str, kind: type[Any], where: str) -> Any:
-    value = function.get(key)
+def _optional(section: Mapping[str, Any], key: str, kind: type[Any], where: str) -> Any:
+    value = section.get(key)
     if value is not None and not isinstance(value, kind):
         raise ToolMappingError(
-            f"{where}.function.{key} must be a {kind.__name__}, got {type(value).__name__}"
+            f"{where}.{key} must be a {kind.__name__}, got {type(value).__name__}"
         )
     return value
 
 
-def _parameters(function: _Function) -> dict[str, Any]:
-    source = function.parameters if function.parameters is not None else EMPTY_PARAMETERS
-    return copy.deepcopy(source)
+# -- tool_choice ---------------------------------------------------------------------------
 
 
-# -- tool_choice -----------------------------------------------------------------------
-
-
-def to_openai_chat_tool_choice(choice: ToolChoice) -> str | JSONDict:
-    """Map a tool choice to Chat's ``tool_choice``.
+def to_openai_chat_tool_choice(choice: ToolChoice, tools: ToolDefs = ()) -> str | JSONDict:
+    """Chat's ``tool_choice``: the mode, or the named function (or custom) tool.
 
     Args:
-        choice: ``"auto"``, ``"required"``, ``"none"`` or a named tool.
-
-    Returns:
-        The mode string, or ``{"type": "function", "function": {"name": ...}}``.
+        choice: A mode or a tool name.
+        tools: The tools offered, to tell a free-form tool's name from a function's.
 
     Raises:
-        ToolMappingError: ``choice`` is none of these.
+        ToolMappingError: ``choice`` is not a mode or a tool name.
     """
-    mode, name = _choice(choice)
-    return mode if name is None else {"type": "function", "function": {"name": name}}
+    name = chosen_tool(choice)
+    if name is None:
+        return choice
+    if name in custom_tool_names(tools):
+        return {"type": "custom", "custom": {"name": name}}
+    return {"type": "function", "function": {"name": name}}
 
 
-def to_responses_tool_choice(choice: ToolChoice) -> str | JSONDict:
-    """Map a tool choice to the Responses API's ``tool_choice``.
-
-    Args:
-        choice: ``"auto"``, ``"required"``, ``"none"`` or a named tool.
-
-    Returns:
-        The mode string, or ``{"type": "function", "name": ...}``.
+def to_responses_tool_choice(choice: ToolChoice, tools: ToolDefs = ()) -> str | JSONDict:
+    """The Responses API's ``tool_choice``: the mode, or ``{"type": "function" | "custom",
+    "name"}``.
 
     Raises:
-        ToolMappingError: ``choice`` is none of these.
+        ToolMappingError: ``choice`` is not a mode or a tool name.
     """
-    mode, name = _choice(choice)
-    return mode if name is None else {"type": "function", "name": name}
+    name = chosen_tool(choice)
+    if name is None:
+        return choice
+    kind = "custom" if name in custom_tool_names(tools) else "function"
+    return {"type": kind, "name": name}
 
 
 def to_anthropic_tool_choice(
     choice: ToolChoice, *, parallel_tool_calls: bool | None = None
 ) -> JSONDict:
-    """Map a tool choice (and OpenAI's ``parallel_tool_calls``) to Anthropic's ``tool_choice``.
+    """Anthropic's ``tool_choice``, carrying OpenAI's ``parallel_tool_calls``.
 
     Args:
-        choice: ``"auto"``, ``"required"``, ``"none"`` or a named tool.
+        choice: A mode or a tool name.
         parallel_tool_calls: ``False`` adds ``disable_parallel_tool_use: true`` (not
             for ``none``, which allows no call at all); ``None`` or ``True`` add nothing.
 
@@ -290,28 +349,12 @@ def to_anthropic_tool_choice(
         ``{"type": "auto" | "any" | "none"}`` or ``{"type": "tool", "name": ...}``.
 
     Raises:
-        ToolMappingError: ``choice`` is none of these.
+        ToolMappingError: ``choice`` is not a mode or a tool name.
     """
-    mode, name = _choice(choice)
+    name = chosen_tool(choice)
     out: JSONDict = (
-        {"type": _ANTHROPIC_MODES[mode]} if name is None else {"type": "tool", "name": name}
+        {"type": _ANTHROPIC_MODES[choice]} if name is None else {"type": "tool", "name": name}
     )
-    if parallel_tool_calls is False and mode != "none":
+    if parallel_tool_calls is False and choice != "none":
         out["disable_parallel_tool_use"] = True
     return out
-
-
-def _choice(choice: Any) -> tuple[str, str | None]:
-    """``(mode, None)`` for a mode, ``("required", name)`` for a named tool."""
-    if isinstance(choice, str):
-        if choice in _MODES:
-            return choice, None
-        raise ToolMappingError(
-            f"tool_choice {choice!r} is not one of {', '.join(_MODES)} or a named tool"
-        )
-    if isinstance(choice, Mapping) and choice.get("type") == "function":
-        function = choice.get("function")
-        name = function.get("name") if isinstance(function, Mapping) else choice.get("name")
-        if isinstance(name, str) and name:
-            return "required", name
-    raise ToolMappingError(f"tool_choice {choice!r} is not a mode or a named function tool")

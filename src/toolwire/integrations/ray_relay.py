@@ -32,9 +32,11 @@ import warnings
 from typing import Any, Literal
 
 from ..errors import ToolExecutionError
+from ..history.owed import mcp_owed
+from ..history.responses_mcp import MCPApprovalRequest
 from ..messages import Usage
+from ..run.answers import settle
 from ..run.events import ObservedEvent, RunEnded, RunStarted
-from ..run.mcp_approval import MCPApprovalRequest, mcp_approval_answer
 from ..run.observers import RunHook, RunListener
 from ..turn import ToolRequest
 
@@ -116,7 +118,7 @@ class RemoteMCPApprover:
     """The worker's ``approve_mcp``: asks the driver's ``approve_mcp`` through the relay.
 
     Its answer is ``True`` or the denial's reason, as the driver decided it (see
-    :func:`~toolwire.run.mcp_approval.mcp_approval_answer`).
+    :func:`mcp_approval_answer`).
     """
 
     def __init__(self, relay: Any) -> None:
@@ -125,6 +127,16 @@ class RemoteMCPApprover:
     async def __call__(self, request: MCPApprovalRequest) -> Any:
         """The driver's answer about ``request``."""
         return await self.relay.ask.remote(request)
+
+
+async def mcp_approval_answer(approve: Any, request: MCPApprovalRequest) -> bool | str:
+    """What ``approve`` decides about ``request``: ``True``, or the denial's reason.
+
+    The agent's own rules (:func:`toolwire.run.answers.settle`: anything but ``True``,
+    or a failure, denies), applied in the driver on the worker's behalf.
+    """
+    answer = await settle(mcp_owed(request), approve)
+    return True if answer.data.get("approve") is True else str(answer.data.get("reason"))
 
 
 class RelayHook:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import AuditLogError
+from ..history.tool_defs import chat_tool
 from ..messages import Message, ToolResult, ToolStatus, UserMessage
 from ..run.events import (
     CallDiscarded,
@@ -141,7 +142,7 @@ class RunRecorder:
                 start.run_id,
                 start.at,
                 start.model,
-                JsonValue(_copy(start.tools)),
+                JsonValue([chat_tool(t) for t in start.tools]),  # fresh Chat dicts
                 JsonValue(_copy(start.settings)),
                 prompts[-1] if prompts else None,
                 os.getpid(),

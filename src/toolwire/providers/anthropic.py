@@ -22,11 +22,11 @@ from typing import Any, ClassVar
 
 from ..context.cache import anthropic_breakpoints
 from ..history.anthropic import to_anthropic
-from ..history.tool_defs import to_anthropic_tool_choice, to_anthropic_tools
+from ..history.tool_defs import anthropic_tool_fields
 from ..run.model import ModelRequest
 from ..wire.anthropic import AnthropicStream
 from ..wire.anthropic_body import decode_anthropic_response
-from .hosted import HTTPModel, chat_tool_choice, finish_body
+from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Wire
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicModel", "DEFAULT_MAX_TOKENS", "THINKING_BUDGETS"]
@@ -58,10 +58,10 @@ class AnthropicModel(HTTPModel):
         if system is not None:
             body["system"] = system
         if request.tools:
-            body["tools"] = to_anthropic_tools(request.tools)
-            body["tool_choice"] = to_anthropic_tool_choice(
-                chat_tool_choice(request.tool_choice),  # type: ignore[arg-type]
-                parallel_tool_calls=request.parallel_tool_calls,
+            body.update(
+                anthropic_tool_fields(
+                    request.tools, request.tool_choice, request.parallel_tool_calls
+                )
             )
         self._thinking(body, settings.pop("reasoning_effort", None))
         finish_body(body, settings)

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..errors import CallerError, ProtocolError, ProviderAPIError
 from ..formats import Format
 from ..formats.decode import TextTurnDecoder
+from ..history.tool_defs import to_openai_chat_tools
 from ..run.model import ModelEvent, ModelRequest
+from ..tooldef import ToolDef
 from ..turn import Turn
 from ..wire.events import Event
 from ..wire.sse import SSEDecoder
@@ -169,7 +171,7 @@ class CompletionsModel(HTTPModel):
         self._format_for([])  # fail now, not at the first turn, on an unknown family
 
     def _format_for(
-        self, tools: Sequence[Mapping[str, Any]], prompt: Prompt | None = None
+        self, tools: Sequence[ToolDef | Mapping[str, Any]], prompt: Prompt | None = None
     ) -> Format:
         from .. import formats
 
@@ -186,7 +188,10 @@ class CompletionsModel(HTTPModel):
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/completions`` request for one turn."""
         return self._build(
-            request, self.template(request.messages, request.tools, str(request.tool_choice))
+            request,
+            self.template(
+                request.messages, to_openai_chat_tools(request.tools), request.tool_choice
+            ),
         )
 
     def _build(self, request: ModelRequest, prompt: Prompt) -> HTTPRequest:
@@ -205,7 +210,7 @@ class CompletionsModel(HTTPModel):
         if self.grammar and request.tools and request.tool_choice != "none":
             from .grammar import tool_call_grammar
 
-            body["grammar"] = tool_call_grammar(request.tools, str(request.tool_choice))
+            body["grammar"] = tool_call_grammar(request.tools, request.tool_choice)
         finish_body(body, settings)
         return HTTPRequest(
             self.provider,
@@ -219,7 +224,9 @@ class CompletionsModel(HTTPModel):
         """Stream one turn (see :meth:`HTTPModel.stream`); the format is set per request."""
         from .http import stream_turn
 
-        prompt = self.template(request.messages, request.tools, str(request.tool_choice))
+        prompt = self.template(
+            request.messages, to_openai_chat_tools(request.tools), request.tool_choice
+        )
         fmt = self._format_for(request.tools, prompt)
         wire = Wire(lambda: CompletionsStream(fmt), lambda body: decode_completion(fmt, body))
         async for item in stream_turn(self._build(request, prompt), wire, self.options):

@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..errors import CallerError, ToolMappingError
-from ..history.tool_defs import to_openai_chat_tools
+from ..history.tool_defs import ToolDefs, to_openai_chat_tools
 
 __all__ = ["DEFAULT_MAX_CALLS", "LOCAL_INSTALL_HINT", "tool_call_grammar"]
 
@@ -44,7 +44,7 @@ _ANSWER_RULE = "[^<]+"
 
 
 def tool_call_grammar(
-    tools: Sequence[Mapping[str, Any]],
+    tools: ToolDefs,
     tool_choice: str = "auto",
     *,
     max_calls: int = DEFAULT_MAX_CALLS,
@@ -52,7 +52,7 @@ def tool_call_grammar(
     """The GBNF grammar for a turn offering ``tools``.
 
     Args:
-        tools: Tool definitions in OpenAI Chat form.
+        tools: ``ToolDef`` objects (or OpenAI Chat dicts).
         tool_choice: ``auto``, ``required`` or a tool name (``none`` offers no tools;
             callers send no grammar then).
         max_calls: The most calls in one turn (at least 1).

@@ -33,19 +33,10 @@ from .redact import redact_url
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HTTPModel", "NEUTRAL_SETTINGS", "chat_tool_choice"]
+__all__ = ["HTTPModel", "NEUTRAL_SETTINGS"]
 
 NEUTRAL_SETTINGS = ("max_tokens", "reasoning_effort", "stream")
 """Settings every provider understands and maps to its own request field."""
-
-MODES = ("auto", "required", "none")
-
-
-def chat_tool_choice(choice: str) -> str | dict[str, Any]:
-    """A ``ModelRequest.tool_choice`` (a mode or a tool name) in OpenAI Chat form."""
-    if choice in MODES:
-        return choice
-    return {"type": "function", "function": {"name": choice}}
 
 
 class HTTPModel(ABC):

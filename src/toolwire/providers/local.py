@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
 from ..formats.decode import TextTurnDecoder
+from ..history.tool_defs import to_openai_chat_tools
 from ..messages import Usage
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..wire.events import Event
@@ -414,14 +415,14 @@ class LocalModel:
 
     def prompt(self, request: ModelRequest) -> Prompt:
         """The prompt of one turn (tools are not offered for ``tool_choice="none"``)."""
-        tools = [] if request.tool_choice == "none" else request.tools
-        return self.template(request.messages, tools, str(request.tool_choice))
+        tools = [] if request.tool_choice == "none" else to_openai_chat_tools(request.tools)
+        return self.template(request.messages, tools, request.tool_choice)
 
     def grammar(self, request: ModelRequest) -> str | None:
         """The GBNF grammar of one turn, or ``None`` when no tool may be called."""
         if not request.tools or request.tool_choice == "none":
             return None
-        return tool_call_grammar(request.tools, str(request.tool_choice), max_calls=self.max_calls)
+        return tool_call_grammar(request.tools, request.tool_choice, max_calls=self.max_calls)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn: events as tokens arrive, then one ``TurnDone``.

@@ -28,11 +28,11 @@ from urllib.parse import urlsplit
 
 from ..history.chat_dialects import ChatDialect, chat_dialect
 from ..history.openai_chat import to_openai_chat
-from ..history.tool_defs import custom_tool_names, to_openai_chat_tools
+from ..history.tool_defs import openai_chat_tool_fields
 from ..run.model import ModelRequest
 from ..wire.openai_chat import OpenAIChatStream
 from ..wire.openai_chat_body import decode_openai_chat_response
-from .hosted import HTTPModel, chat_tool_choice, finish_body
+from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Retries, Timeouts, Wire
 
 if TYPE_CHECKING:
@@ -117,13 +117,11 @@ class OpenAIChatModel(HTTPModel):
         if stream:
             body["stream_options"] = {"include_usage": True}
         if request.tools:
-            body["tools"] = to_openai_chat_tools(request.tools)
-            body["tool_choice"] = chat_tool_choice(request.tool_choice)
-            choice = request.tool_choice
-            if isinstance(choice, str) and choice in custom_tool_names(request.tools):
-                body["tool_choice"] = {"type": "custom", "custom": {"name": choice}}
-            if request.parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = request.parallel_tool_calls
+            body.update(
+                openai_chat_tool_fields(
+                    request.tools, request.tool_choice, request.parallel_tool_calls
+                )
+            )
         if request.cache_key and self.uses_default_endpoint:
             body["prompt_cache_key"] = request.cache_key  # a settings value overrides it
         finish_body(body, settings)

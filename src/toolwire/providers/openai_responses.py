@@ -2,8 +2,8 @@
 
 Request mapping: history through :func:`toolwire.history.to_responses_input` (system
 messages become ``instructions``), tools flattened by
-:func:`toolwire.history.to_responses_tools`, ``tool_choice`` a mode or
-``{"type": "function", "name"}``, ``parallel_tool_calls`` when set. Neutral settings:
+:func:`toolwire.history.tool_defs.responses_tool_fields` (with ``tool_choice``, a mode
+or ``{"type": "function", "name"}``, and ``parallel_tool_calls`` when set). Neutral settings:
 ``max_tokens`` becomes ``max_output_tokens``; ``reasoning_effort`` becomes
 ``reasoning: {effort, summary: "auto"}`` (so reasoning summaries stream as reasoning
 deltas); ``stream: False`` asks for one JSON response. The key comes from
@@ -13,7 +13,7 @@ deltas); ``stream: False`` asks for one JSON response. The key comes from
 ``builtin_tools`` (a setting) is a list of the API's own tool objects, appended to
 ``tools`` as they are: ``[{"type": "shell"}]``, ``[{"type": "apply_patch"}]``,
 ``[{"type": "web_search"}]``... (the shell and patch calls they bring are answered by
-``Agent(builtin_handlers=...)``, see :mod:`toolwire.run.builtin_calls`).
+``Agent(builtin_handlers=...)``, see :mod:`toolwire.history.responses_builtin`).
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ from typing import Any, ClassVar
 
 from ..errors import CallerError
 from ..history.openai_responses import to_responses_input
-from ..history.tool_defs import custom_tool_names, to_responses_tool_choice, to_responses_tools
+from ..history.tool_defs import responses_tool_fields
 from ..run.model import ModelRequest
 from ..wire.openai_responses import OpenAIResponsesStream
 from ..wire.openai_responses_body import decode_responses_response
-from .hosted import HTTPModel, chat_tool_choice, finish_body
+from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers
 
@@ -54,13 +54,11 @@ class OpenAIResponsesModel(HTTPModel):
         if instructions is not None:
             body["instructions"] = instructions
         if request.tools:
-            body["tools"] = to_responses_tools(request.tools)
-            body["tool_choice"] = to_responses_tool_choice(chat_tool_choice(request.tool_choice))  # type: ignore[arg-type]
-            choice = request.tool_choice
-            if isinstance(choice, str) and choice in custom_tool_names(request.tools):
-                body["tool_choice"] = {"type": "custom", "name": choice}  # free-form tool
-            if request.parallel_tool_calls is not None:
-                body["parallel_tool_calls"] = request.parallel_tool_calls
+            body.update(
+                responses_tool_fields(
+                    request.tools, request.tool_choice, request.parallel_tool_calls
+                )
+            )
         builtin = _builtin_tools(settings.pop("builtin_tools", None))
         if builtin:
             body["tools"] = [*body.get("tools", []), *builtin]

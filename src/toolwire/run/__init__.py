@@ -6,8 +6,8 @@
 * :mod:`.results` — tool return values → deterministic result text.
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
 * :mod:`.resume` — answering the calls a saved history left open.
-* :mod:`.mcp_approval` — answering the Responses API's MCP approval requests.
-* :mod:`.builtin_calls` — answering its shell and apply_patch calls (run by the client).
+* :mod:`.answers` — asking the handlers of the items a turn owes an answer (MCP
+  approval requests, client-run built-in calls: ``toolwire.history.owed``).
 * :mod:`.events` — what ``Agent.run_stream`` yields.
 * :mod:`.model` — the ``Model`` protocol every provider implements.
 * :mod:`.observers` — the hooks the audit log and tracing listen through.
@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 from .agent import Agent, AgentStream, RunResult, resolve_model
-from .builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput, builtin_calls
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -32,8 +31,7 @@ from .events import (
     ToolResultReady,
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
-from .mcp_approval import MCPApprovalRequest, MCPApprover, mcp_approval_requests
-from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
+from .model import Model, ModelEvent, ModelRequest, TurnDone
 from .observers import RunHook, RunListener
 from .plan import Batch, plan_batches
 from .results import render_content
@@ -43,16 +41,12 @@ __all__ = [
     "Agent",
     "AgentStream",
     "Batch",
-    "BuiltinCall",
-    "BuiltinHandler",
     "CallDiscarded",
     "CallRecord",
     "Discarded",
     "ExecutionOptions",
     "Executor",
     "LoopWarning",
-    "MCPApprovalRequest",
-    "MCPApprover",
     "Model",
     "ModelEvent",
     "ModelRequest",
@@ -66,17 +60,13 @@ __all__ = [
     "RunHook",
     "RunListener",
     "RunResult",
-    "ShellOutput",
     "RunStarted",
     "ToolCallRunning",
-    "ToolChoice",
     "ToolResultReady",
     "TurnDone",
     "TurnRun",
     "answer_missing",
-    "builtin_calls",
     "default_retryable",
-    "mcp_approval_requests",
     "not_executed_result",
     "plan_batches",
     "render_content",

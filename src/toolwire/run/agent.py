@@ -51,11 +51,13 @@ from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.diagnostics import RunDiagnostics
 from ..policies.limits import UsageLimits
 from ..policies.loops import LoopDetector, LoopPolicy, LoopVerdict
+from ..tooldef import ToolChoice
 from ..tools.tool import Tool, Toolset
 from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
-from .builtin_calls import BuiltinHandler, answer_builtin_calls, check_builtin_handlers
+from ._upward import upward
+from .answers import answer_owed, owed_handlers
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -69,8 +71,7 @@ from .events import (
 )
 from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
-from .mcp_approval import MCPApprover, answer_mcp_approvals
-from .model import Model, ModelRequest, ToolChoice, TurnDone
+from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .resume import answer_missing
 from .sources import RunTools, ToolSource, run_tools, split_tools
@@ -96,17 +97,16 @@ def resolve_model(spec: Model | str) -> Model:
     """Turn the ``model=`` argument into a :class:`~toolwire.run.model.Model`.
 
     A string is a model spec (``"local"``, ``"openai:gpt-4.1-mini"``,
-    ``"anthropic:claude-sonnet-4-5"``, ...) resolved by ``toolwire.providers.resolve``.
-    That import happens here, inside the function, so ``toolwire.run`` itself never
-    loads a provider (the one sanctioned upward import; see tests/test_architecture.py).
+    ``"anthropic:claude-sonnet-4-5"``, ...) resolved by the providers, through the
+    composition root (:mod:`toolwire.resolve`), so ``toolwire.run`` itself never loads
+    a provider.
 
     Raises:
         CallerError: ``spec`` is an unknown spec, or not a model.
     """
     if isinstance(spec, str):
-        from ..providers import resolve
-
-        return resolve(spec)
+        resolved: Model = upward().model(spec)
+        return resolved
     if not isinstance(spec, Model):
         raise CallerError(
             f"model={spec!r} is not a model",
@@ -189,14 +189,15 @@ class Agent:
             remote MCP server's tool call the provider wants approved): gets an
             ``MCPApprovalRequest``, answers ``True``, ``False`` or a denial reason
             (sync or async). The answer goes back in the next request; without this
-            callback every request is denied, with a reason (:mod:`.mcp_approval`).
+            callback every request is denied, with a reason
+            (``toolwire.history.responses_mcp``).
         builtin_handlers: Run the Responses API's client-executed built-in calls:
             ``{"shell": fn, "local_shell": fn, "apply_patch": fn}``, each given a
             ``BuiltinCall`` (sync or async). Every ``shell_call``,
             ``local_shell_call`` and ``apply_patch_call`` gets exactly one output in
             the next request; without a handler for its kind, that output says it was
-            not executed (:mod:`.builtin_calls`). ``permissions=`` do not apply to
-            them: a shell handler should sandbox what it runs.
+            not executed (``toolwire.history.responses_builtin``). ``permissions=``
+            do not apply to them: a shell handler should sandbox what it runs.
         log: Record every run in an audit log: a ``toolwire.AuditLog`` or a path to
             its SQLite file (``None``: no log).
         instrument: Emit OpenTelemetry spans through the global tracer provider
@@ -227,8 +228,8 @@ class Agent:
         limits: UsageLimits | None = None,
         permissions: PermissionPolicy | None = None,
         approve: Approver | None = None,
-        approve_mcp: MCPApprover | None = None,
-        builtin_handlers: dict[str, BuiltinHandler] | None = None,
+        approve_mcp: Callable[[Any], Any] | None = None,
+        builtin_handlers: dict[str, Callable[[Any], Any]] | None = None,
         log: RunHook | str | os.PathLike[str] | None = None,
         instrument: bool = False,
         context: ContextPolicy | None = None,
@@ -236,10 +237,11 @@ class Agent:
         self.model = resolve_model(model)
         self.permissions = permissions
         self.approve = approve  # kept for run_many on Ray, which asks it from the driver
-        if approve_mcp is not None and not callable(approve_mcp):
-            raise CallerError(f"approve_mcp must be a function, not {approve_mcp!r}")
+        # The handlers of the items a turn owes an answer (toolwire.history.owed), checked
+        # here; each run pairs them up (run_many on Ray swaps approve_mcp for a relay).
+        owed_handlers(builtin_handlers, approve_mcp)
         self.approve_mcp = approve_mcp
-        self.builtin_handlers = check_builtin_handlers(builtin_handlers)
+        self.builtin_handlers = dict(builtin_handlers or {})
         self.context = _context_policy(context)
         plain, self.tool_sources = split_tools(tools)
         self.executor = Executor(
@@ -441,6 +443,7 @@ class _Run:
         self.context = RunContext(agent.context, agent.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
+        self.owed_handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
 
     @property
@@ -525,15 +528,11 @@ class _Run:
             turn = await self._round(forced)
             if turn.refused:  # a refusal is the model's last word: no feedback, no more rounds
                 return self._finish(turn, forced)
-            # MCP approval requests are answered in the next request (a round of its own
-            # when the turn made no call): never left hanging, never approved by default.
-            approvals = await answer_mcp_approvals(turn.message, agent.approve_mcp)
-            # Shell and apply_patch calls are the client's to run: each gets one output
-            # (a final, forced turn's are answered as not executed: no one reads them).
-            approvals += await answer_builtin_calls(
-                turn.message, None if forced else agent.builtin_handlers
-            )
-            if approvals and not turn.tool_calls and not forced:
+            # Items the turn owes an answer (a provider's approval requests, calls the
+            # client runs) are answered in the next request: a round of its own when the
+            # turn made no call. Never left hanging, never approved by default.
+            answered = await answer_owed(turn.message, self.owed_handlers, final=forced)
+            if answered and not turn.tool_calls and not forced:
                 self.rounds += 1
                 continue
             feedback = None if forced or turn.tool_calls else broken_call_feedback(turn)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from ..messages import Message, ToolResult, Usage
+from ..tooldef import ToolDef
 from ..turn import Turn
 from ..wire.events import Event
 from .execute import CallRecord
@@ -196,7 +197,7 @@ class RunStarted:
     Attributes:
         run_id: The run's id (``RunResult.run_id``).
         model: The model's name.
-        tools: The tool definitions offered.
+        tools: The tools the caller registered, as neutral definitions.
         settings: What the run was configured with (tool choice, limits, provider options).
         messages: The history the run starts from (system prompt and user prompt included).
         at: When it began.
@@ -204,7 +205,7 @@ class RunStarted:
 
     run_id: str
     model: str
-    tools: list[dict[str, Any]]
+    tools: list[ToolDef]
     settings: dict[str, Any]
     messages: list[Message]
     at: float

@@ -1,7 +1,7 @@
 """The small protocol every model implements: stream one turn.
 
 The agent loop knows no provider. It builds a ``ModelRequest`` (the neutral history,
-the offered tools as OpenAI-style definitions, the tool choice) and iterates the
+the offered tools as neutral :class:`~toolwire.tooldef.ToolDef` objects, the tool choice) and iterates the
 model's ``stream``: wire events as they arrive (``TextDelta``, ``ToolCallStarted``,
 ``ToolCallDelta``, ``ToolCallReady``, ...), then exactly one ``TurnDone`` carrying the
 assembled ``Turn``. Providers (HTTP clients, the embedded local model, the scripted
@@ -13,26 +13,24 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..history.check import check_history
 from ..messages import Message
+from ..tooldef import ToolChoice, ToolDef
 from ..turn import Turn
 from ..wire.events import Event
 
-__all__ = ["Model", "ModelEvent", "ModelRequest", "ToolChoice", "TurnDone"]
-
-# "auto", "required", "none", or the name of the one tool the model must call.
-ToolChoice = Literal["auto", "required", "none"] | str
+__all__ = ["Model", "ModelEvent", "ModelRequest", "TurnDone"]
 
 
 @dataclass(slots=True)
 class ModelRequest:
     """Everything a model needs for one turn.
 
-    ``tools`` are OpenAI Chat tool definitions (``{"type": "function", "function":
-    {...}}``); providers map them to their own shape. ``tool_choice`` is ``"auto"``,
-    ``"required"``, ``"none"`` or a tool name. ``settings`` carries provider options
+    ``tools`` are neutral :class:`~toolwire.tooldef.ToolDef` objects; each provider
+    maps them, with ``tool_choice`` (``"auto"``, ``"required"``, ``"none"`` or a tool
+    name), to its own shape (``toolwire.history.tool_defs``). ``settings`` carries provider options
     (``max_tokens``, ``temperature``, ...) through unchanged. ``cache_key`` (set by
     the agent per run when its ``ContextPolicy.prompt_cache`` is on) asks the provider
     to cache the stable prefix: Anthropic cache breakpoints, OpenAI's
@@ -43,7 +41,7 @@ class ModelRequest:
     """
 
     messages: Sequence[Message]
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[ToolDef] = field(default_factory=list)
     tool_choice: ToolChoice = "auto"
     parallel_tool_calls: bool | None = None
     settings: dict[str, Any] = field(default_factory=dict)

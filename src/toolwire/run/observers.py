@@ -9,9 +9,11 @@ where it waits for its own I/O without blocking the event loop. A hook that must
 raises from ``begin``, before the first model request; a listener handles its own
 errors, so an observer never decides how a run goes.
 
-The observers live in :mod:`toolwire.observe`, above ``run`` in the import order; the
-two lazy imports in :func:`resolve_hooks` are the sanctioned way down (as
-``resolve_model`` is for providers).
+The observers live in :mod:`toolwire.observe`, above ``run`` in the import order, and
+``run/`` imports nothing of them: :class:`RunHook` is what it needs from an audit log
+(``toolwire.AuditLog`` implements it), and a log path or ``instrument=True`` is made
+into a hook by the composition root (:mod:`toolwire.resolve`, reached through
+``run/_upward.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import CallerError
 from ..messages import Message, Usage
+from ..tooldef import ToolDef
+from ._upward import upward
 from .events import ObservedEvent, RunEnded, RunEvent, RunStarted
 
 __all__ = ["Observation", "RunHook", "RunListener", "new_run_id", "resolve_hooks"]
@@ -60,9 +64,7 @@ def resolve_hooks(log: object, instrument: object) -> tuple[RunHook, ...]:
     """
     hooks: list[RunHook] = []
     if isinstance(log, (str, os.PathLike)):
-        from ..observe import AuditLog
-
-        hooks.append(AuditLog(log))
+        hooks.append(upward().audit_log(log))
     elif isinstance(log, RunHook):
         hooks.append(log)
     elif log is not None:
@@ -73,9 +75,7 @@ def resolve_hooks(log: object, instrument: object) -> tuple[RunHook, ...]:
     if not isinstance(instrument, bool):
         raise CallerError(f"instrument must be a bool, not {instrument!r}")
     if instrument:
-        from ..observe.otel import Instrumentation
-
-        hooks.append(Instrumentation())
+        hooks.append(upward().instrumentation())
     return tuple(hooks)
 
 
@@ -93,7 +93,7 @@ class Observation:
         *,
         run_id: str,
         model: str,
-        tools: list[dict[str, Any]],
+        tools: list[ToolDef],
         settings: dict[str, Any],
         messages: list[Message],
     ) -> Observation:

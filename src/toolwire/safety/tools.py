@@ -16,7 +16,7 @@ workspace), so the executor runs them one at a time, and a ``Permissions`` polic
 from __future__ import annotations
 
 from ..errors import ModelOutputError
-from ..run.builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput
+from ..history.responses_builtin import BuiltinCall, BuiltinHandler, ShellOutput
 from ..tools.tool import Tool, tool
 from .sandbox import Sandbox
 

@@ -6,8 +6,8 @@ side_effects=, strict=, freeform=)``) turns a sync or async function into a :cla
 callable like the function. A tool has ``.name``, ``.description``, ``.parameters``
 (JSON Schema), ``.fn``, ``.is_async`` and the policy attributes;
 ``.is_concurrency_safe(input)`` evaluates the bool-or-callable policy on the validated
-input; ``.definition()`` is the OpenAI Chat tool definition. ``.validate(raw_arguments)``
-(or ``.validate(parsed=value)`` when the arguments were already parsed) is pure and
+input; ``.definition()`` is its neutral :class:`~toolwire.tooldef.ToolDef`.
+``.validate(raw_arguments)`` (or ``.validate(parsed=value)`` when the arguments were already parsed) is pure and
 synchronous and returns a :class:`~toolwire.tools.validate.Validation`: ``.ok`` with
 ``.input`` (for a typed tool, the kwargs dict), or not ok with ``.kind`` and a
 ``.message`` to send back to the model as the call's error result; ``.repaired`` and
@@ -43,6 +43,7 @@ import pydantic
 
 from ..checks import check_int, check_number
 from ..errors import CallerError, RepairError, SchemaExtraMissingError, ToolDefinitionError
+from ..tooldef import ToolDef
 from .docstrings import parse_docstring
 from .freeform import FreeformSpec, freeform_spec, kind_mismatch
 from .patterns import check_patterns, linear_validator
@@ -258,19 +259,13 @@ class Tool:
         policy = self.concurrency_safe
         return bool(policy(value)) if callable(policy) else bool(policy)
 
-    def definition(self) -> dict[str, Any]:
-        """The OpenAI Chat Completions tool definition (a ``custom`` tool if free-form)."""
+    def definition(self) -> ToolDef:
+        """The neutral tool definition a request offers (free-form if ``input_format``)."""
         if self.input_format is not None:
-            custom = {"name": self.name, "description": self.description}
-            return {"type": "custom", "custom": {**custom, "format": dict(self.input_format)}}
-        function: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-        }
-        if self.strict:
-            function["strict"] = True
-        return {"type": "function", "function": function}
+            return ToolDef(
+                self.name, self.description, freeform=True, format=dict(self.input_format)
+            )
+        return ToolDef(self.name, self.description, self.parameters, True if self.strict else None)
 
     def validate(
         self,
@@ -517,8 +512,8 @@ class Toolset:
         """The tool names, in registration order."""
         return list(self._tools)
 
-    def definitions(self) -> list[dict[str, Any]]:
-        """OpenAI Chat tool definitions for every tool."""
+    def definitions(self) -> list[ToolDef]:
+        """The neutral tool definition of every tool."""
         return [t.definition() for t in self._tools.values()]
 
     def closest(self, name: str, n: int = 3) -> list[str]:

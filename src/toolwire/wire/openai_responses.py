@@ -21,9 +21,9 @@ file search, code interpreter, image generation, the MCP connector...) becomes a
 ``ProviderPart`` in its place, kept verbatim and sent back unchanged; an item that is
 not documented (a future kind) is kept the same way with an ``unsupported_item``
 notice: toolwire does not run it. An ``mcp_approval_request`` is kept without a notice:
-the next request answers it (``toolwire.run.mcp_approval``); so are the calls the
+the next request answers it (``toolwire.history.responses_mcp``); so are the calls the
 client runs (``local_shell_call``, ``shell_call``, ``apply_patch_call``: answered by
-``toolwire.run.builtin_calls``, or as not executed).
+``toolwire.history.responses_builtin``, or as not executed).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ SERVER_ITEMS = frozenset(
         "image_generation_call",
         "mcp_call",
         "mcp_list_tools",
-        "mcp_approval_request",  # answered by the next request, see run/mcp_approval.py
+        "mcp_approval_request",  # answered by the next request, see history/responses_mcp.py
     }
 )
 
@@ -70,7 +70,7 @@ def is_server_item(kind: str) -> bool:
     return kind in SERVER_ITEMS
 
 
-# Built-in calls the client runs: answered by the next request (run/builtin_calls.py).
+# Built-in calls the client runs: answered by the next request (history/responses_builtin.py).
 CLIENT_ITEMS = frozenset({"local_shell_call", "shell_call", "apply_patch_call"})
 
 

@@ -7,11 +7,13 @@ when approval is required it stops first and returns an ``mcp_approval_request``
 back followed by an ``mcp_approval_response`` item: ``{"type": "mcp_approval_response",
 "approval_request_id", "approve", "reason"?}``.
 
-The turn keeps the request as a :class:`~toolwire.messages.ProviderPart`; the agent
-asks its ``approve_mcp`` callback about each one (:class:`MCPApprovalRequest` in,
-``True`` to approve, ``False`` or a reason string to deny; sync or async) and appends
-the answer to the same assistant message as another ``ProviderPart``, so the Responses
-encoder sends request and answer in order. Without a callback, or when it raises or
+The turn keeps the request as a :class:`~toolwire.messages.ProviderPart`. This module
+is pure: it finds the requests still unanswered and writes their answers. The agent
+reaches it only through :mod:`toolwire.history.owed` (the items a turn owes an
+answer): it asks its ``approve_mcp`` callback about each request
+(:class:`MCPApprovalRequest` in, ``True`` to approve, ``False`` or a reason string to
+deny; sync or async) and appends the answer to the same assistant message as another
+``ProviderPart``, so the Responses encoder sends request and answer in order. Without a callback, or when it raises or
 answers anything else, the request is denied with a reason: a call on someone's MCP
 server never runs unapproved. A history that reaches the encoder with a request still
 unanswered gets a denial there too (``toolwire.history.openai_responses_owed``).
@@ -19,8 +21,6 @@ unanswered gets a denial there too (``toolwire.history.openai_responses_owed``).
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -33,9 +33,9 @@ __all__ = [
     "NO_APPROVER_REASON",
     "MCPApprovalRequest",
     "MCPApprover",
-    "answer_mcp_approvals",
+    "approval_answer",
+    "approval_refusal",
     "approval_response",
-    "mcp_approval_answer",
     "mcp_approval_requests",
 ]
 
@@ -114,59 +114,27 @@ def approval_response(
     return ProviderPart(PROVIDER, RESPONSE, data)
 
 
-async def answer_mcp_approvals(
-    message: AssistantMessage, approve: MCPApprover | None
-) -> list[ProviderPart]:
-    """Ask ``approve`` about each unanswered request of ``message``; append the answers.
-
-    Returns:
-        The answers appended to ``message.parts`` (empty when there was no request).
-    """
-    answers = []
-    for request in mcp_approval_requests(message, pending=True):
-        approved, reason = await _decide(approve, request)
-        answer = approval_response(request, approved, reason)
-        message.parts.append(answer)
-        answers.append(answer)
-    return answers
+def approval_answer(request: MCPApprovalRequest, value: object) -> ProviderPart:
+    """The answer for what the approver returned: ``True`` approves; a non-empty string
+    denies with that reason; anything else denies."""
+    if value is True:
+        return approval_response(request, True)
+    if isinstance(value, str) and value:
+        return approval_response(request, False, value)
+    return approval_response(request, False, f"the MCP tool call `{request.name}` was not approved")
 
 
-async def mcp_approval_answer(
-    approve: MCPApprover | None, request: MCPApprovalRequest
-) -> bool | str:
-    """What ``approve`` decides about ``request``: ``True``, or the denial's reason.
-
-    The same rules as the agent's (anything but ``True``, or a failure, denies), for a
-    caller that asks on the agent's behalf elsewhere (a Ray driver, see
-    ``toolwire.integrations.ray_relay``); the agent takes the answer as is.
-    """
-    approved, reason = await _decide(approve, request)
-    return True if approved else (reason or f"the MCP tool call `{request.name}` was not approved")
-
-
-async def _decide(
-    approve: MCPApprover | None, request: MCPApprovalRequest
-) -> tuple[bool, str | None]:
-    """``(approved, reason)``: anything but ``True`` (or a failure) denies."""
-    if approve is None:
-        return False, NO_APPROVER_REASON
-    try:
-        if inspect.iscoroutinefunction(approve):
-            answer: Any = await approve(request)
-        else:  # a sync approver may wait on a person: not on the event loop
-            answer = await asyncio.to_thread(approve, request)
-            if inspect.isawaitable(answer):
-                answer = await answer
-    except Exception as exc:
-        return False, (
-            f"the approval of the MCP tool `{request.name}` failed ({type(exc).__name__}), "
-            "so the call was refused"
-        )
-    if answer is True:
-        return True, None
-    if isinstance(answer, str) and answer:
-        return False, answer
-    return False, f"the MCP tool call `{request.name}` was not approved"
+def approval_refusal(request: MCPApprovalRequest, error: BaseException | None) -> ProviderPart:
+    """The denial when no approver is configured (``None``) or it failed with ``error``:
+    a call on someone's MCP server never runs unapproved."""
+    if error is None:
+        return approval_response(request, False, NO_APPROVER_REASON)
+    return approval_response(
+        request,
+        False,
+        f"the approval of the MCP tool `{request.name}` failed ({type(error).__name__}), "
+        "so the call was refused",
+    )
 
 
 def _request(data: dict[str, Any]) -> MCPApprovalRequest:

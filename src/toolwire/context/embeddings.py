@@ -8,8 +8,10 @@ sentence-transformers at run time (the package itself declares sentence-transfor
 test_embeddings.py`` checks the vectors against sentence-transformers where both are
 installed.
 
-Like every model loader, it lives in ``providers/``; ``ToolRouter(method="embeddings")``
-reaches it through :func:`default_encoder`.
+It lives in ``context/`` beside its one user, ``ToolRouter(method="embeddings")``, which
+reaches it through :func:`default_encoder` (imported when first used: the extra is
+optional). It is context/'s one module that reads files (the model's weights and
+tokenizer, from the installed package); it imports only ``errors``.
 """
 
 from __future__ import annotations

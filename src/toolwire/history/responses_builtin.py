@@ -14,8 +14,10 @@ and the next request must carry its output, by ``call_id``:
 * ``{"type": "apply_patch_call_output", "call_id", "status": "completed" | "failed",
   "output"?: str}``
 
-The turn keeps each call as a :class:`~toolwire.messages.ProviderPart`; the agent hands
-it to the handler the caller registered for its kind (``Agent(builtin_handlers=
+The turn keeps each call as a :class:`~toolwire.messages.ProviderPart`. This module is
+pure: it finds the calls still unanswered and writes their outputs. The agent reaches
+it only through :mod:`toolwire.history.owed` (the items a turn owes an answer): it hands
+each call to the handler the caller registered for its kind (``Agent(builtin_handlers=
 {"shell": fn, "local_shell": fn, "apply_patch": fn})``, sync or async; a sync one runs
 in a thread) and appends the output to the same assistant message as another
 ``ProviderPart``, so the Responses encoder sends call and output in order. Every call
@@ -33,19 +35,16 @@ allow-list) itself.
 
 from __future__ import annotations
 
-import asyncio
-import inspect
 import shlex
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
-from ..errors import CallerError
-from ..history.openai_responses_owed import NOT_EXECUTED, not_executed_item
 from ..messages import AssistantMessage, Message, ProviderPart
 from ..turn import Turn
 from ..wire.openai_responses import PROVIDER
-from .mcp_approval import responses_items
+from .openai_responses_owed import NOT_EXECUTED, not_executed_item
+from .responses_mcp import responses_items
 
 __all__ = [
     "BUILTIN_KINDS",
@@ -53,10 +52,10 @@ __all__ = [
     "BuiltinCall",
     "BuiltinHandler",
     "ShellOutput",
-    "answer_builtin_calls",
+    "builtin_answer",
     "builtin_calls",
     "builtin_output",
-    "check_builtin_handlers",
+    "builtin_refusal",
     "not_executed_output",
 ]
 
@@ -122,30 +121,6 @@ one per command, or a string: the output); ``apply_patch`` returns a string (or
 ``None``) for a patch applied. Raising answers the call as failed. May be async."""
 
 
-def check_builtin_handlers(
-    handlers: Mapping[str, BuiltinHandler] | None,
-) -> dict[str, BuiltinHandler]:
-    """Checked ``builtin_handlers``: kinds from :data:`BUILTIN_KINDS`, callables.
-
-    Raises:
-        CallerError: not a mapping, an unknown kind, or a handler that is not callable.
-    """
-    if handlers is None:
-        return {}
-    if not isinstance(handlers, Mapping):
-        raise CallerError(f"builtin_handlers must be a dict of kind -> function, not {handlers!r}")
-    kinds = sorted(set(BUILTIN_KINDS.values()))
-    for kind, handler in handlers.items():
-        if kind not in kinds:
-            raise CallerError(
-                f"builtin_handlers has an unknown kind {kind!r}",
-                hint=f"use one of {', '.join(kinds)}",
-            )
-        if not callable(handler):
-            raise CallerError(f"builtin_handlers[{kind!r}] must be a function, not {handler!r}")
-    return dict(handlers)
-
-
 def builtin_calls(
     source: Turn | AssistantMessage | Sequence[Message], *, pending: bool = False
 ) -> list[BuiltinCall]:
@@ -174,25 +149,23 @@ def _answered_call_id(output: ProviderPart) -> str:
     return str(data.get("call_id"))
 
 
-async def answer_builtin_calls(
-    message: AssistantMessage, handlers: Mapping[str, BuiltinHandler] | None
-) -> list[ProviderPart]:
-    """Answer each unanswered built-in call of ``message`` once; append the outputs.
+def builtin_answer(call: BuiltinCall, value: Any) -> ProviderPart:
+    """The output part for a handler's return ``value`` (a wrong value: not executed)."""
+    try:
+        return _part(builtin_output(call, value))
+    except TypeError as exc:
+        return builtin_refusal(call, exc)
 
-    Returns:
-        The output parts appended to ``message.parts`` (empty when there was no call).
-    """
-    outputs = []
-    for call in builtin_calls(message, pending=True):
-        handler = (handlers or {}).get(call.kind)
-        if handler is None:
-            item = not_executed_output(call, NO_HANDLER)
-        else:
-            item = await _run(handler, call)
-        part = ProviderPart(PROVIDER, str(item["type"]), item)
-        message.parts.append(part)
-        outputs.append(part)
-    return outputs
+
+def builtin_refusal(call: BuiltinCall, error: BaseException | None) -> ProviderPart:
+    """The output part answering ``call`` as not executed: no handler (``None``), or the
+    handler failed with ``error``."""
+    why = NO_HANDLER if error is None else f"the {call.kind} handler failed: {_describe(error)}"
+    return _part(not_executed_output(call, why))
+
+
+def _part(item: dict[str, Any]) -> ProviderPart:
+    return ProviderPart(PROVIDER, str(item["type"]), item)
 
 
 def not_executed_output(call: BuiltinCall, why: str) -> dict[str, Any]:
@@ -219,25 +192,7 @@ def builtin_output(call: BuiltinCall, value: Any) -> dict[str, Any]:
     return _item(call, output=[_shell_run(o) for o in outputs])
 
 
-async def _run(handler: BuiltinHandler, call: BuiltinCall) -> dict[str, Any]:
-    """The handler's output for ``call``; a failure answers it as not executed."""
-    try:
-        if inspect.iscoroutinefunction(handler):
-            value: Any = await handler(call)
-        else:  # a shell command blocks: not on the event loop
-            value = await asyncio.to_thread(handler, call)
-            if inspect.isawaitable(value):
-                value = await _await(value)
-        return builtin_output(call, value)
-    except Exception as exc:
-        return not_executed_output(call, f"the {call.kind} handler failed: {_describe(exc)}")
-
-
-async def _await(value: Awaitable[Any]) -> Any:
-    return await value
-
-
-def _describe(exc: Exception) -> str:
+def _describe(exc: BaseException) -> str:
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
