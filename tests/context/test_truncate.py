@@ -1,4 +1,4 @@
-"""Result truncation: head and tail, a marker, the full text by call id."""
+"""Result truncation: head and tail, a marker, the full text by a handle unique in the run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,15 @@ import asyncio
 
 import pytest
 
-from toolwire import Agent, ContextPolicy, ExecutionOptions, ToolDefinitionError, ToolRequest, tool
+from toolwire import (
+    Agent,
+    CallerError,
+    ContextPolicy,
+    ExecutionOptions,
+    ToolDefinitionError,
+    ToolRequest,
+    tool,
+)
 from toolwire.context.tokens import estimate_text_tokens
 from toolwire.context.truncate import READ_RESULT, ResultStore, page, truncate_middle
 from toolwire.run import Executor
@@ -33,7 +41,7 @@ def test_head_and_tail_are_kept_with_a_marker() -> None:
 
 def test_pages_read_the_whole_text_back() -> None:
     store = ResultStore()
-    store.put("c1", LOG)
+    store.put("c1", LOG, "call_1")
     offset, pieces = 0, []
     while True:
         text = page(store, "c1", offset, 500, estimate_text_tokens)
@@ -77,9 +85,10 @@ def test_an_agent_run_cuts_keeps_and_serves_the_full_output() -> None:
     first = result.messages[2]
     assert first.content != LOG and "cut from the middle" in first.content
     assert result.context is not None and result.context.full_result("log1") == LOG
-    # read_result is offered only once something was cut, and it reads the stored text
-    assert READ_RESULT not in [t["function"]["name"] for t in model.requests[0]["tools"]]
-    assert READ_RESULT in [t["function"]["name"] for t in model.requests[1]["tools"]]
+    # read_result is offered from the first request (the tools never change), and it
+    # reads the stored text
+    assert model.requests[0]["tools"] == model.requests[1]["tools"]
+    assert READ_RESULT in [t["function"]["name"] for t in model.requests[0]["tools"]]
     assert result.messages[4].content.startswith(LOG[100:140])
 
 
@@ -111,3 +120,49 @@ def test_the_context_policy_is_the_one_place_results_are_cut() -> None:
     [whole] = asyncio.run(Executor([read_log]).execute([ToolRequest("c1", "read_log", "{}", {})]))
     assert whole.content == LOG
     assert "max_result_chars" not in ExecutionOptions.__dataclass_fields__
+
+
+LOGS = {n: "".join(f"{n} line {i:05d}: status ok\n" for i in range(3000)) for n in ("a", "b")}
+
+
+@tool
+def read_named(name: str) -> str:
+    """Read one of two logs."""
+    return LOGS[name]
+
+
+def test_repeated_call_ids_keep_each_cut_result_under_its_own_handle() -> None:
+    # Some servers number calls per turn: both turns' calls have the id "call_0".
+    model = ScriptedModel(
+        [
+            tool_call_turn(("read_named", {"name": "a"}, "call_0")),
+            tool_call_turn(("read_named", {"name": "b"}, "call_0")),
+            tool_call_turn((READ_RESULT, {"call_id": "r1c0", "offset": 0}, "call_0")),
+            text_turn("done"),
+        ]
+    )
+    agent = Agent(model, [read_named], context=ContextPolicy(max_result_tokens=300))
+    result = agent.run_sync("go")
+    first, second = result.messages[2].content, result.messages[4].content
+    assert 'read_result(call_id="r1c0", offset=' in first
+    assert 'read_result(call_id="r2c0", offset=' in second
+    # The first marker still reads the first result, not the second one's text.
+    assert result.messages[6].content.startswith("a line 00000")
+    context = result.context
+    assert context is not None
+    assert context.full_result("r1c0") == LOGS["a"]
+    assert context.full_result("r2c0") == LOGS["b"]
+    with pytest.raises(CallerError, match="not unique") as caught:
+        context.full_result("call_0")
+    assert "r1c0" in str(caught.value) and "r2c0" in str(caught.value)
+    assert context.full_result("never") is None
+
+
+def test_read_result_with_an_ambiguous_id_lists_the_handles() -> None:
+    store = ResultStore()
+    store.put("r1c0", LOG, "call_0")
+    store.put("r2c0", LOG, "call_0")
+    text = page(store, "call_0", 0, 100, estimate_text_tokens)
+    assert "not unique" in text and "r1c0" in text and "r2c0" in text
+    store.put("r3c1", "x" * 10, "unique")
+    assert page(store, "unique", 0, 100, estimate_text_tokens) == "x" * 10

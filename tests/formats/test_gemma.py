@@ -10,7 +10,8 @@ from hypothesis import given, settings
 
 from toolwire.errors import FormatError
 from toolwire.formats import ParseResult, for_model
-from toolwire.formats.gemma import FUNCTIONGEMMA, GEMMA4, VARIANTS, GemmaFormat, make
+from toolwire.formats.gemma import FUNCTIONGEMMA, GEMMA4, GemmaFormat, make
+from toolwire.formats.registry import family_info
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
@@ -166,7 +167,7 @@ def test_truncated_call_raises_for_any_split() -> None:
 
 
 def test_variants_and_model_ids() -> None:
-    assert VARIANTS == ("gemma4", "functiongemma")
+    assert family_info("gemma").variants == ("gemma4", "functiongemma")
     assert for_model("google/gemma-4-31b-it").variant == "gemma4"
     assert for_model("google/functiongemma-270m-it").variant == "functiongemma"
     assert _fmt("gemma4").markers == GEMMA4.all()

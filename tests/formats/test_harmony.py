@@ -9,7 +9,7 @@ from hypothesis import given, settings
 
 from toolwire.errors import FormatError
 from toolwire.formats import ParseResult, get
-from toolwire.formats.harmony import VARIANTS, HarmonyFormat, make
+from toolwire.formats.harmony import HarmonyFormat, make
 from toolwire.wire.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
@@ -144,7 +144,8 @@ def test_truncated_arguments_raise_for_any_split() -> None:
 def test_registry_resolves_gpt_oss() -> None:
     fmt = get("harmony")
     assert isinstance(fmt, HarmonyFormat)
-    assert fmt.variant == VARIANTS[0] == "gpt-oss"
+    assert fmt.variant == "gpt-oss"
+    assert fmt.generation_prompt is None and fmt.prompt == "<|start|>assistant"
 
 
 def test_arguments_stream_before_the_call_ends() -> None:

@@ -7,7 +7,8 @@ from hypothesis import given, settings
 
 from toolwire.errors import FormatError
 from toolwire.formats import ParseResult, for_model, get
-from toolwire.formats.mistral import VARIANTS, MistralFormat, make
+from toolwire.formats.mistral import MistralFormat, make
+from toolwire.formats.registry import family_info
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
@@ -122,7 +123,7 @@ def test_fixture_parses_as_expected_for_any_split(name: str) -> None:
     assert [(c.name, c.arguments, c.id) for c in result.tool_calls] == calls
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", family_info("mistral").variants)
 def test_every_variant_reads_every_call_shape(variant: str) -> None:
     # The variant guessed from a model id may be wrong; the shapes cannot be confused.
     for name, (_, content, reasoning, calls) in EXPECTED.items():

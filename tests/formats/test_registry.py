@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 
@@ -143,8 +144,14 @@ def test_modules_match_the_table(info: object) -> None:
 
     assert isinstance(info, FamilyInfo)
     module = importlib.import_module(f"toolwire.formats.{info.module}")
-    assert tuple(module.VARIANTS) == info.variants
+    # The table is the one list of variants and default prompts: no family keeps a copy.
+    assert not hasattr(module, "VARIANTS") and not hasattr(module, "DEFAULT_GENERATION_PROMPTS")
+    with pytest.raises(CallerError, match=re.escape("known variants: " + ", ".join(info.variants))):
+        module.make("no-such-variant")
     for variant in info.variants:
         fmt = get(info.name, variant)
         assert (fmt.family, fmt.variant) == (info.name, variant)
         assert fmt.markers, "every format lists its markers"
+        # The variant's default prompt when the caller gives none, the caller's otherwise.
+        assert fmt.generation_prompt is None and fmt.prompt == info.default_prompt(variant)
+        assert get(info.name, variant, generation_prompt="").prompt == ""

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from toolwire import Agent
+from toolwire import Agent, Permissions
+from toolwire.cli import main
+from toolwire.observe.replay import assert_replays
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 from .helpers import CorrectingModel, search, write
@@ -124,3 +129,33 @@ def test_a_provider_spec_splits_into_provider_and_model(spans: InMemorySpanExpor
     [chat] = _by_name(spans)["chat gpt-4.1-mini"]
     assert chat.attributes["gen_ai.request.model"] == "gpt-4.1-mini"
     assert chat.attributes["gen_ai.provider.name"] == "openai"
+
+
+def test_a_denied_call_has_one_failure_class_everywhere(
+    spans: InMemorySpanExporter, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Diagnostics, the audit log, ``toolwire log``, the span and replay agree: ``denied``."""
+    path = tmp_path / "runs.db"
+    model = ScriptedModel(
+        [tool_call_turn(("write", {"path": "p"}), ("search", {"q": "a"})), text_turn("done")]
+    )
+    deny = Permissions(deny=["write"])
+    result = Agent(model, [search, write], permissions=deny, log=path, instrument=True).run_sync(
+        "go"
+    )
+    assert [(f.kind, f.tool) for f in result.diagnostics.failures] == [("denied", "write")]
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT tool, status, failure_class FROM calls ORDER BY idx").fetchall()
+    conn.close()
+    assert rows == [("write", "denied", "denied"), ("search", "ok", None)]
+    capsys.readouterr()
+    assert main(["log", "--db", str(path), "--json"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert (listed["calls"], listed["failures"]) == (2, 1)
+    [span] = _by_name(spans)["execute_tool write"]
+    assert span.attributes["error.type"] == "denied"
+    assert span.attributes["toolwire.tool.status"] == "denied"
+    assert span.status.status_code is StatusCode.ERROR
+    assert_replays(path, permissions=deny)  # the same class again, read from the log
+    with pytest.raises(AssertionError, match="failure class was 'denied', now 'tool_error'"):
+        assert_replays(path)  # without the permissions, the call runs (and fails: no answer)

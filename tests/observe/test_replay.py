@@ -85,20 +85,44 @@ def test_replay_twice_is_deterministic_and_logs_again(
     )
 
 
+def search_failing_for(bad: str) -> Any:
+    """``search``, now failing for one query (a regression the replay must catch)."""
+
+    @tool(name="search", concurrency_safe=True)
+    async def broken_search(q: str) -> str:
+        """Search, now failing for one query."""
+        if q == bad:
+            raise RuntimeError("index missing")
+        return f"found {q}"
+
+    return broken_search
+
+
 def test_assert_replays_passes_and_catches_a_regression(logged: tuple[str, Any]) -> None:
     path, original = logged
     assert assert_replays(path, original.run_id).output == "All found."
     assert assert_replays(path, "last", tools=[search, write]).output == "All found."
 
-    @tool(name="search", concurrency_safe=True)
-    async def broken_search(q: str) -> str:
-        """Search, now failing for one query."""
-        if q == "a":
-            raise RuntimeError("index missing")
-        return f"found {q}"
-
     with pytest.raises(AssertionError, match=r"call 1 \(search\): status was 'ok', now 'error'"):
-        assert_replays(path, "last", tools=[broken_search, write])
+        assert_replays(path, "last", tools=[search_failing_for("a"), write])
+
+
+def test_assert_replays_pairs_calls_by_position_when_ids_repeat(tmp_path: Path) -> None:
+    # Some servers number calls per turn: every turn's first call is "call_0".
+    path = str(tmp_path / "runs.db")
+    model = ScriptedModel(
+        [
+            tool_call_turn(("search", {"q": "a"}, "call_0"), ("search", {"q": "b"}, "call_1")),
+            tool_call_turn(("search", {"q": "c"}, "call_0")),
+            text_turn("All found."),
+        ]
+    )
+    Agent(model, [search], log=path).run_sync("find a, b, c")
+    assert assert_replays(path).output == "All found."
+    assert assert_replays(path, tools=[search]).output == "All found."
+
+    with pytest.raises(AssertionError, match=r"call 3 \(search\): status was 'ok', now 'error'"):
+        assert_replays(path, tools=[search_failing_for("c")])
 
 
 def test_replay_reports_a_diverging_agent(logged: tuple[str, Any]) -> None:

@@ -66,6 +66,7 @@ class Seen:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""  # the body's bytes as sent
 
 
 class FaultServer:
@@ -116,7 +117,7 @@ class FaultServer:
                 raw = self.rfile.read(length)
                 body = json.loads(raw) if raw else None
                 reply = server.next_reply(
-                    Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    Seen(self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
                 )
                 _send(self, reply, server.stopping)
 

@@ -184,7 +184,8 @@ def test_builtin_tools_are_declared_after_the_agents_tools(no_keys: None) -> Non
         settings = {"builtin_tools": [{"type": "apply_patch"}, {"type": "shell"}]}
         Agent(model, [lookup], settings=settings).run_sync("Do it")
         first, second = (seen.body for seen in server.requests)
-    assert [t["type"] for t in first["tools"]] == ["function", "apply_patch", "shell"]
+    # lookup, then the context policy's read_result (offered from the first request)
+    assert [t["type"] for t in first["tools"]] == ["function", "function", "apply_patch", "shell"]
     assert second["tools"] == first["tools"] and "builtin_tools" not in first
 
 

@@ -66,14 +66,13 @@ def test_a_custom_tool_call_runs_once_and_is_answered(no_keys: None) -> None:
         first, second = (seen.body for seen in server.requests)
     assert result.output == "Three."
     assert queries == ["SELECT * FROM users WHERE age > 25"]
-    assert first["tools"] == [
-        {
-            "type": "custom",
-            "name": "write_sql",
-            "description": "Write a SQL SELECT query to answer the user question.",
-            "format": SQL,
-        }
-    ]
+    assert first["tools"][0] == {
+        "type": "custom",
+        "name": "write_sql",
+        "description": "Write a SQL SELECT query to answer the user question.",
+        "format": SQL,
+    }
+    assert [t["name"] for t in first["tools"]] == ["write_sql", "read_result"]
     assert second["input"][1:] == [
         {
             "type": "custom_tool_call",

@@ -89,7 +89,8 @@ def test_run_two_rounds_to_a_final_answer() -> None:
         {"role": "system", "content": "Be brief."},
         {"role": "user", "content": "Weather in Paris, and 2+3?"},
     ]
-    assert [t["function"]["name"] for t in first["tools"]] == ["weather", "add"]
+    # read_result (the context policy's reader of cut results) is offered from the start
+    assert [t["function"]["name"] for t in first["tools"]] == ["weather", "add", "read_result"]
     assert second["messages"][-2:] == [
         {"role": "tool", "tool_call_id": "call_0", "content": "sunny in Paris"},
         {"role": "tool", "tool_call_id": "call_1", "content": "5"},

@@ -73,8 +73,8 @@ def test_a_source_is_opened_and_closed_around_each_run_and_refreshed_between_rou
     assert contents == ["ok", "two"]
     assert source.events == ["open", "close"]
     names = [[t["function"]["name"] for t in r["tools"]] for r in model.requests]
-    assert names[0] == ["local", "trigger", "first"]
-    assert names[1] == ["local", "trigger", "first", "second"]
+    assert names[0] == ["local", "trigger", "first", "read_result"]
+    assert names[1] == ["local", "trigger", "first", "second", "read_result"]
 
 
 def test_a_name_offered_twice_is_an_error_naming_both() -> None:

@@ -4,7 +4,8 @@ Each subcommand lives in its own module exposing ``register(subparsers)``; modul
 import nothing heavy at import time (``toolwire --help`` must stay as fast as
 ``import toolwire``), and do their real imports inside the handler. Errors that are
 toolwire's typed errors print as one actionable line and exit 2; ``--debug`` (anywhere
-on the line) shows the traceback; ``--version`` prints the version.
+on the line) shows the traceback; ``--version`` prints the version. A reader that
+closes the output early (``toolwire log --json | head``) ends the command quietly.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Subcommand modules, in the order --help lists them.
-SUBCOMMANDS = ("run", "pipeline", "parse", "formats", "log", "inspect", "trace")
+SUBCOMMANDS = ("run", "models", "pipeline", "parse", "formats", "log", "inspect", "trace")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +60,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return int(handler(args) or 0)
+        code = int(handler(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit as "Exception ignored"
+        return code
+    except BrokenPipeError:
+        return _reader_went_away()
     except KeyboardInterrupt:
         print("toolwire: interrupted", file=sys.stderr)
         return 130
@@ -72,6 +77,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(printable(f"toolwire: error: {exc}"), file=sys.stderr)
         return 2
+
+
+def _reader_went_away() -> int:
+    """The reader of standard output closed it (``toolwire inspect --json | head``):
+    stop quietly, as ``cat`` would, with the status of a process killed by SIGPIPE."""
+    import contextlib
+    import os
+
+    # Python flushes sys.stdout again at exit; pointing it at /dev/null keeps that
+    # flush from printing a second BrokenPipeError.
+    with contextlib.suppress(OSError, ValueError):  # not a file descriptor (a test's capture)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return 141
 
 
 def _end_of_options(words: list[str]) -> int:

@@ -4,7 +4,7 @@
 ``--deny``/``--ask`` patterns): a tool that declares side effects runs only after the
 user says yes at the terminal. ``--yes`` allows every call not denied. Without a
 terminal to ask (standard input is a pipe), such calls are refused with a reason that
-says to use ``--yes``.
+says to use ``--yes``, given to the model and printed on standard error.
 
 The approver is sync: the approval gate runs it in a daemon thread, so a pending
 question holds up neither the event loop nor the calls that need no approval, and a
@@ -51,10 +51,15 @@ class TerminalApprover:
     def __call__(self, request: Any) -> bool | str:
         """``True`` (yes), ``False`` (no) or the reason the user typed."""
         if not self.interactive:
-            return (
+            reason = (
                 f"`{request.name}` needs approval and toolwire run has no terminal to ask "
                 "(run it with --yes to allow such calls)"
             )
+            # The model gets the reason as the call's result; the user, who can act on
+            # the hint, must see it too, not only a "denied" in the table.
+            with self._lock:
+                self._say(f"toolwire: denied {reason}")
+            return reason
         # The validated input the tool will run with (see ToolRequest.repaired).
         arguments = json.dumps(request.input, ensure_ascii=False, default=str)
         if len(arguments) > _MAX_SHOWN:
@@ -62,10 +67,7 @@ class TerminalApprover:
         if getattr(request, "repaired", False):
             arguments += " (repaired from malformed arguments)"
         with self._lock:
-            out = self._out or sys.stderr
-            # A whole line: a live display passes complete lines through above itself.
-            out.write(f"toolwire: allow {request.name} {arguments}? [y/N, or type why not]\n")
-            out.flush()
+            self._say(f"toolwire: allow {request.name} {arguments}? [y/N, or type why not]")
             line = self.stdin.readline()
         if not line:
             return f"no answer to the approval of `{request.name}` (end of input)"
@@ -75,6 +77,13 @@ class TerminalApprover:
         if answer.lower() in _NO:
             return False
         return f"the user refused: {answer}"
+
+    def _say(self, line: str) -> None:
+        """Write one whole line: a live display passes complete lines through above
+        itself."""
+        out = self._out or sys.stderr
+        out.write(line + "\n")
+        out.flush()
 
 
 def cli_permissions(*, yes: bool, deny: list[str] | None, ask: list[str] | None) -> Any:

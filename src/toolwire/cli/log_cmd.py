@@ -1,7 +1,7 @@
 """``toolwire log``: the latest runs in the audit log.
 
-toolwire log                 # id, time, model, rounds, calls, failures, outcome
-toolwire log --limit 50 --json
+toolwire log                 # id, time, model, requests, rounds, calls, failures, outcome
+toolwire log -n 50 --json    # -n is --limit
 toolwire log --db runs.db
 """
 
@@ -25,7 +25,7 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_db_option(parser)
-    parser.add_argument("--limit", type=int, default=20, metavar="N", help="runs to list")
+    parser.add_argument("--limit", "-n", type=int, default=20, metavar="N", help="runs to list")
     parser.add_argument("--json", action="store_true", help="print a JSON list, newest first")
     parser.set_defaults(handler=run)
 
@@ -43,11 +43,13 @@ def run(args: argparse.Namespace) -> int:
     if not runs:
         print("no runs logged yet")
         return 0
-    print(f"{'run':12}  {'time':19}  {'model':24}  rounds  calls  failed  outcome")
+    # requests beside rounds: a round is a request whose answer held calls, and the
+    # final answer takes one more, so "1 round" alone hid a run's second request.
+    print(f"{'run':12}  {'time':19}  {'model':24}  requests  rounds  calls  failed  outcome")
     for r in runs:
         time = (r["time"] or "")[:19].replace("T", " ")
         line = (
-            f"{r['run_id'][:12]}  {time:19}  {r['model'][:24]:24}  {r['rounds']:>6}  "
+            f"{r['run_id'][:12]}  {time:19}  {r['model'][:24]:24}  {r['requests']:>8}  {r['rounds']:>6}  "
             f"{r['calls']:>5}  {r['failures']:>6}  {r['outcome']}"
         )
         print(printable(line))  # a log's text is shown, never obeyed

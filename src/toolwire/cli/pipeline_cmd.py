@@ -134,25 +134,21 @@ def _history(provider: str, turn: Any) -> list[Any]:
     """The assistant message and one result per call, encoded for ``provider``."""
     from ..demo.tools import DEMO_TOOLS
     from ..history import to_anthropic, to_openai_chat, to_responses_input
-    from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
-    from ..tools import Toolset
+    from ..messages import ToolResult
+    from ..tools import Toolset, outcomes
 
     toolset = Toolset(DEMO_TOOLS)
     messages: list[Any] = [turn.message]
     for request in turn.requests:
         validation = toolset.validate(request)
         if not validation.ok:
-            messages.append(
-                ToolResult(request.id, request.name, validation.message, ToolStatus.ERROR)
-            )
+            messages.append(outcomes.error_result(request.id, validation))
             continue
         try:
             content = str(toolset[request.name].invoke(validation.input))
             messages.append(ToolResult(request.id, request.name, content))
         except Exception as exc:  # a failing tool still answers its call
-            messages.append(
-                ToolResult(request.id, request.name, f"{TOOL_ERROR_PREFIX}{exc}", ToolStatus.ERROR)
-            )
+            messages.append(outcomes.failure_result(request.id, request.name, exc))
     if provider == "anthropic":
         return to_anthropic(messages)[1]
     if provider == "responses":

@@ -5,6 +5,7 @@
     toolwire run "..." --model openai:Qwen/Qwen3-8B --base-url http://localhost:8000/v1
     toolwire run "..." --tools mypkg.tools:TOOLS
     toolwire run "..." --tools calc.py:TOOLS
+    toolwire run "..." --tools calc.py
     toolwire run --demo
 
 Model specs: local (the default: Qwen2.5-Coder-0.5B-Instruct in-process, needs the
@@ -15,8 +16,10 @@ text completions parsed by toolwire; --grammar constrains the calls on llama.cpp
 servers). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
 
 With no --tools the agent gets the demo tools (a code search over a bundled project
-and a weather lookup over a bundled table). --tools takes MODULE:ATTR or FILE.py:ATTR;
-modules are looked up in the current directory too. --trace prints every layer:
+and a weather lookup over a bundled table). --tools takes MODULE:ATTR or FILE.py:ATTR, or
+a bare MODULE or FILE.py (its TOOLS if it defines them, else every @tool in it);
+modules are looked up in the current directory too. -m is short for --model;
+toolwire models lists the specs. --trace prints every layer:
 requests, the streamed text and arguments, assembled calls, results, the final
 history (--events: one line per wire event instead). --demo runs the two demo prompts
 with the trace on, one round of tool calls (--tool-choice required --max-rounds 1
@@ -53,7 +56,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("prompt", nargs="?", help="the user prompt")
     parser.add_argument(
-        "--model", default="local", metavar="SPEC", help="model spec (default: local)"
+        "--model",
+        "-m",
+        default="local",
+        metavar="SPEC",
+        help="model spec (default: local; toolwire models lists them)",
     )
     parser.add_argument(
         "--base-url",
@@ -63,8 +70,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--tools",
         action="append",
-        metavar="MODULE:ATTR",
-        help="tools to offer (repeatable; default: the demo tools)",
+        metavar="MODULE[:ATTR]",
+        help="tools to offer: MODULE:ATTR, FILE.py:ATTR, or a whole MODULE or FILE.py "
+        "(its TOOLS, else every @tool in it; repeatable; default: the demo tools)",
     )
     parser.add_argument("--system", help="system prompt")
     parser.add_argument(
@@ -235,11 +243,14 @@ def _permissions(args: argparse.Namespace) -> dict[str, Any]:
 
 def load_tools(specs: list[str] | None) -> list[Any]:
     """The tools named by ``MODULE:ATTR`` or ``FILE.py:ATTR`` specs (a tool, a function,
-    or a list of them); modules are looked up in the current directory too.
+    or a list of them), or by a bare ``MODULE`` or ``FILE.py`` (its ``TOOLS`` if it
+    defines them, else every :class:`~toolwire.Tool` in it, as ``llm --functions``
+    takes a file); modules are looked up in the current directory too.
 
     Raises:
         CallerError: A spec is malformed, its module, file or attribute does not exist,
-            or the attribute is neither a tool, a function nor a list of them.
+            the attribute is neither a tool, a function nor a list of them, or a whole
+            module holds no tool.
     """
     if not specs:
         from ..demo.tools import DEMO_TOOLS
@@ -270,10 +281,12 @@ def _import_attr(spec: str) -> Any:
     from ..errors import CallerError
 
     module_name, colon, attr = spec.rpartition(":")
+    if not colon and spec.strip():
+        return _module_tools(spec, _import_module(spec, spec.strip()))
     if not colon or not module_name or not attr:
         raise CallerError(
-            f"--tools {spec!r} is not MODULE:ATTR or FILE.py:ATTR",
-            hint="e.g. --tools mypkg.tools:TOOLS or --tools calc.py:TOOLS",
+            f"--tools {spec!r} is not MODULE:ATTR, FILE.py:ATTR, MODULE or FILE.py",
+            hint="e.g. --tools mypkg.tools:TOOLS, --tools calc.py:TOOLS or --tools calc.py",
         )
     module = _import_module(spec, module_name)
     value = module
@@ -282,6 +295,24 @@ def _import_attr(spec: str) -> Any:
             raise CallerError(f"--tools {spec!r}: {module_name!r} has no attribute {attr!r}")
         value = getattr(value, part)
     return value
+
+
+def _module_tools(spec: str, module: Any) -> Any:
+    """A whole module's tools: its ``TOOLS`` if defined, else every ``Tool`` in it (in
+    definition order; one bound to two names counts once)."""
+    from ..errors import CallerError
+    from ..tools import Tool
+
+    if hasattr(module, "TOOLS"):
+        return module.TOOLS
+    found = {id(v): v for v in vars(module).values() if isinstance(v, Tool)}
+    if not found:
+        raise CallerError(
+            f"--tools {spec!r}: the module defines no TOOLS and holds no @tool",
+            hint="decorate its functions with @tool, define TOOLS = [...], or name one: "
+            f"--tools {spec}:FUNCTION",
+        )
+    return list(found.values())
 
 
 def _import_module(spec: str, name: str) -> Any:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .tokens import RequestTokens
+from .tokens import LazyTokens, RequestTokens
 
 __all__ = ["CacheInvalidated", "HistoryCompressed", "TokensCounted", "ToolsRouted"]
 
@@ -73,14 +74,36 @@ class HistoryCompressed:
     tokens_after: int
 
 
-@dataclass(slots=True)
 class TokensCounted:
     """The tokens of the request about to be sent, by part.
+
+    Counted when ``tokens`` is first read (an agent run nobody streams counts nothing);
+    ``tokens`` may be given as the counts or as the function that counts them.
 
     Attributes:
         round: The round of the request.
         tokens: Tool definitions, calls, results and the rest.
     """
 
-    round: int
-    tokens: RequestTokens
+    __slots__ = ("_tokens", "round")
+
+    def __init__(
+        self, round: int, tokens: RequestTokens | Callable[[], RequestTokens] | LazyTokens
+    ) -> None:
+        self.round = round
+        self._tokens = tokens if isinstance(tokens, LazyTokens) else LazyTokens(tokens)
+
+    @property
+    def tokens(self) -> RequestTokens:
+        """The request's tokens by part."""
+        return self._tokens.get()
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TokensCounted):
+            return NotImplemented
+        return (self.round, self.tokens) == (other.round, other.tokens)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable-equal, like the dataclass events
+
+    def __repr__(self) -> str:
+        return f"TokensCounted(round={self.round}, tokens={self.tokens!r})"

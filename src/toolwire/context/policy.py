@@ -10,9 +10,11 @@ from ..checks import check_int
 from ..errors import CallerError
 from .routing import METHODS
 
-__all__ = ["COMPRESSIONS", "ContextPolicy"]
+__all__ = ["COMPRESSIONS", "TOOL_LIMITS", "ContextPolicy", "tool_limit"]
 
 COMPRESSIONS = ("window", "summary")
+TOOL_LIMITS = {"OpenAI Chat Completions": 128, "OpenAI Responses": 128}
+"""The most tools a provider accepts in one request, by ``Model.provider``."""
 
 
 @dataclass(frozen=True)
@@ -24,7 +26,12 @@ class ContextPolicy:
             tail (``None``: never cut). A tool may set its own with
             ``@tool(max_result_tokens=...)``.
         route_top_k: With routing on, the relevant tools offered per request.
-        route_threshold: Routing starts when more tools than this are registered.
+        route_min_tokens: Routing starts when the tool definitions cost more than this
+            many tokens per request (or when there are more tools than the provider
+            accepts: OpenAI's limit is 128). Below it every tool is offered: routing
+            saves little there, and costs recall (the right tool is sometimes left out).
+        route_threshold: A tool count: when set, routing starts when more tools than this
+            are registered, whatever they cost (``route_min_tokens`` is then not used).
         always_include: Tool names offered on every request, whatever the routing.
         max_history_tokens: The history budget per request (``None``: no compression).
         compression: ``"window"`` (drop the oldest rounds) or ``"summary"`` (drop them
@@ -40,7 +47,8 @@ class ContextPolicy:
 
     max_result_tokens: int | None = 4000
     route_top_k: int = 15
-    route_threshold: int = 20
+    route_min_tokens: int = 4000
+    route_threshold: int | None = None
     always_include: tuple[str, ...] = ()
     max_history_tokens: int | None = None
     compression: Literal["window", "summary"] = "window"
@@ -51,7 +59,9 @@ class ContextPolicy:
         if self.max_result_tokens is not None:
             check_int("ContextPolicy.max_result_tokens", self.max_result_tokens, minimum=1)
         check_int("ContextPolicy.route_top_k", self.route_top_k, minimum=1)
-        check_int("ContextPolicy.route_threshold", self.route_threshold, minimum=1)
+        check_int("ContextPolicy.route_min_tokens", self.route_min_tokens, minimum=1)
+        if self.route_threshold is not None:
+            check_int("ContextPolicy.route_threshold", self.route_threshold, minimum=1)
         if self.max_history_tokens is not None:
             check_int("ContextPolicy.max_history_tokens", self.max_history_tokens, minimum=1)
         if isinstance(self.always_include, str) or not all(
@@ -84,3 +94,8 @@ def _iterable(name: str, value: object) -> list[object]:
         raise CallerError(
             f"ContextPolicy.{name} must be a list of tool names, got {value!r}"
         ) from None
+
+
+def tool_limit(model: object) -> int | None:
+    """The most tools ``model``'s provider accepts per request (``None``: no known limit)."""
+    return TOOL_LIMITS.get(str(getattr(model, "provider", "")))

@@ -9,7 +9,7 @@ calls :meth:`RunContext.observe`; the executor cuts each result through
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,36 +17,84 @@ from ..errors import CallerError
 from ..messages import AssistantMessage, Message, Usage, UserMessage
 from ..tooldef import ToolDef
 from ..tools.tool import Tool, Toolset
+from ..turn import ToolRequest
 from .compress import Compressor, summary_prompt
 from .events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
-from .policy import ContextPolicy
+from .policy import ContextPolicy, tool_limit
 from .routing import ToolRouter
-from .tokens import RequestTokens, account, memoised, text_counter
-from .truncate import READ_RESULT, ResultStore, is_read_result, truncate_middle
+from .tokens import (
+    MAX_TOKENS_PER_CHAR,
+    PER_REQUEST,
+    LazyTokens,
+    RequestTokens,
+    account,
+    memoised,
+    message_tokens,
+    text_counter,
+)
+from .toolview import ToolView, tool_view
+from .truncate import (
+    READ_RESULT,
+    ResultStore,
+    is_read_result,
+    result_handle,
+    truncate_middle,
+)
 
 __all__ = ["Prepared", "RequestRecord", "RunContext", "UNLIMITED"]
 
 UNLIMITED = False
 """``@tool(max_result_tokens=False)``: never cut this tool's results."""
 
+_FREE_CHOICES = ("auto", "none")  # tool_choice values that force no call
 _QUERY_MESSAGES = 6  # the user and assistant messages routing reads, newest first
 
 
-@dataclass(slots=True)
 class RequestRecord:
-    """One request's token accounting and, once the turn is in, the provider's usage."""
+    """One request's token accounting and, once the turn is in, the provider's usage.
 
-    round: int
-    tokens: RequestTokens
-    usage: Usage | None = None
-    summary: bool = False
+    The tokens are counted when first read (:attr:`tokens`), not when the request is
+    sent: a run nobody asks about counts nothing, and a counted message is not counted
+    again (the run's context keeps each message's count).
+
+    Attributes:
+        round: The request's round (0 for a summary request).
+        usage: The provider's usage for the request's turn.
+        summary: Whether it is the summary request of a history compression.
+    """
+
+    __slots__ = ("_tokens", "round", "summary", "usage")
+
+    def __init__(
+        self,
+        round: int,
+        tokens: RequestTokens | Callable[[], RequestTokens] | LazyTokens,
+        usage: Usage | None = None,
+        summary: bool = False,
+    ) -> None:
+        self.round = round
+        self.usage = usage
+        self.summary = summary
+        self._tokens = tokens if isinstance(tokens, LazyTokens) else LazyTokens(tokens)
+
+    @property
+    def tokens(self) -> RequestTokens:
+        """The request's tokens by part (counted on first read)."""
+        return self._tokens.get()
+
+    def __repr__(self) -> str:
+        return f"RequestRecord(round={self.round}, tokens={self.tokens!r}, usage={self.usage!r})"
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready record."""
         usage = self.usage or Usage()
+        tokens = self.tokens
         return {
             "round": self.round,
-            **self.tokens.as_dict(),
+            **tokens.as_dict(),
+            # which counts are exact: ours by a tokenizer or estimated; the provider's own
+            "counted_by": "tokenizer" if tokens.exact else "estimate",
+            "usage_from": "provider" if self.usage is not None else None,
             "input_tokens": usage.input_tokens,
             "cache_read_tokens": usage.cache_read_tokens,
             "cache_write_tokens": usage.cache_write_tokens,
@@ -92,10 +140,13 @@ class RunContext:
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
         self._definitions: dict[str, ToolDef] = {}
-        self._extra: dict[str, ToolDef] = {}
+        self._tool_tokens: dict[str, int] = {}
+        self._all: list[str] = []  # every routable name, then read_result when offered
         self._reader: str | None = None
+        self._offers_reader = False
         self.router: ToolRouter | None = None
         self._indexed = -1
+        self._counted: dict[int, tuple[Message, int, int, int]] = {}  # id -> message, counts
         self._index_tools()
         self.compressor = (
             Compressor(policy.max_history_tokens, policy.compression == "summary")
@@ -105,12 +156,16 @@ class RunContext:
         self._offered: tuple[str, ...] | None = None
         self._summary_prompt: list[Message] = []
         self._warned = False
+        self._round = 0  # the round of the latest request (the handles of its cut results)
 
     def __getstate__(self) -> dict[str, Any]:
         """What crosses a process boundary with a finished run's result (a ``RunResult``
         from a Ray worker): the report and the full results, not the live tools (an MCP
         server's session cannot travel) or the model."""
+        for record in self.requests:
+            record.tokens  # noqa: B018 — counted now: the counter stays behind
         state = dict(self.__dict__)
+        state["_counted"] = {}
         for live in ("toolset", "model", "count", "router", "compressor"):
             state[live] = None
         return state
@@ -121,25 +176,36 @@ class RunContext:
         if toolset is self.toolset:
             return
         self.toolset = toolset
-        self._definitions = {}
         self._indexed = -1
 
     def _index_tools(self) -> None:
-        """Definitions and the routing index, again only when tools were added."""
+        """Definitions, their tokens and the routing index, again only when tools were
+        added; all shared with every run that offers the same tools (:mod:`.toolview`)."""
         if len(self.toolset) == self._indexed:
             return
         self._indexed = len(self.toolset)
-        routable = [t for t in self.toolset if not is_read_result(t)]
+        view = tool_view(list(self.toolset))
         # One definition per tool, computed once: the serialised list stays byte-identical.
-        self._definitions = {
-            t.name: self._definitions.get(t.name) or t.definition() for t in routable
-        }
-        self._reader = next((t.name for t in self.toolset if is_read_result(t)), None)
-        self.router = (
-            ToolRouter(routable, method=self.policy.route_method)
-            if len(routable) > self.policy.route_threshold
-            else None
+        self._definitions = view.definitions
+        self._tool_tokens = view.tokens(self.count, self.model)
+        self._reader = view.reader
+        self._all = list(view.names)
+        self._offers_reader = view.reader is not None and view.can_cut(
+            self.policy.max_result_tokens
         )
+        self.router = view.router(self.policy.route_method) if self._routes(view) else None
+
+    def _routes(self, view: ToolView) -> bool:
+        """Whether this tool set is routed: by count when ``route_threshold`` is set,
+        else by cost (its definitions over ``route_min_tokens``) or over the provider's
+        tool limit."""
+        policy = self.policy
+        if policy.route_threshold is not None:
+            return len(view.names) > policy.route_threshold
+        limit = tool_limit(self.model)
+        if limit is not None and len(view.names) > limit:
+            return True
+        return view.total_tokens(self.count, self.model) > policy.route_min_tokens
 
     # -- before a request ------------------------------------------------------------------
 
@@ -159,28 +225,62 @@ class RunContext:
         return [HistoryCompressed(round_number, method, dropped, before, after)]
 
     def prepare(self, messages: Sequence[Message], tool_choice: str, round_number: int) -> Prepared:
-        """The history to send, the tools to offer, and the events that say why."""
+        """The history to send, the tools to offer, and the events that say why.
+
+        The request's tokens are counted when first read (the record's and the
+        :class:`TokensCounted` event's ``tokens``), each message once per run.
+        """
         events: list[Any] = []
+        self._round = round_number
         self._index_tools()
         sent = self.compressor.view(messages) if self.compressor else list(messages)
         names, routed = self._offer(messages, tool_choice, round_number)
         if routed is not None:
             events.append(routed)
         self._track_cache(names, round_number, events)
-        tools = [self._definition(n) for n in names]
-        tokens = account(sent, tools, count=self.count)
+        definitions = self._definitions
+        tools = [definitions[n] for n in names]
+        counts = self._tool_tokens  # this request's tool set, should it change later
+        tokens = LazyTokens(lambda: self._request_tokens(sent, names, counts))
         self.requests.append(RequestRecord(round_number, tokens))
         events.append(TokensCounted(round_number, tokens))
         return Prepared(sent, tools, events, self.cache_key)
 
+    def _request_tokens(
+        self, sent: Sequence[Message], names: Sequence[str], tool_tokens: dict[str, int]
+    ) -> RequestTokens:
+        """One request's tokens by part, from each message's count (taken once)."""
+        calls = results = 0
+        other = PER_REQUEST
+        for message in sent:
+            c, r, o = self._message_tokens(message)
+            calls += c
+            results += r
+            other += o
+        tools = sum(tool_tokens[n] for n in names)
+        return RequestTokens(tools, calls, results, other, exact=bool(self.count.exact))  # type: ignore[attr-defined]
+
+    def _message_tokens(self, message: Message) -> tuple[int, int, int]:
+        found = self._counted.get(id(message))
+        if found is None or found[0] is not message:
+            counts = message_tokens(message, self.count)
+            found = self._counted[id(message)] = (message, *counts)
+        return found[1], found[2], found[3]
+
     def _history_tokens(self, messages: Sequence[Message]) -> int:
-        return account(messages, count=self.count).total
+        total = PER_REQUEST
+        for message in messages:
+            total += sum(self._message_tokens(message))
+        return total
 
     def _offer(
         self, messages: Sequence[Message], tool_choice: str, round_number: int
     ) -> tuple[list[str], ToolsRouted | None]:
-        names = list(self._definitions)
-        extra = self._reader is not None and len(self.store) > 0
+        names = self._all
+        # read_result is offered from the first request of a run that can cut a result,
+        # so that the tools stay byte-identical (a cached prefix starts with them);
+        # never while a call is forced: a small model could satisfy it with read_result.
+        extra = self._offers_reader and tool_choice in _FREE_CHOICES
         if self.router is None:
             return ([*names, READ_RESULT] if extra else names), None
         ranked = self.router.rank(routing_query(messages), self.policy.route_top_k)
@@ -200,14 +300,6 @@ class RunContext:
             reasons[READ_RESULT] = "read_result"
         event = ToolsRouted(round_number, offered, dict(ranked), reasons, len(names))
         return offered, event
-
-    def _definition(self, name: str) -> ToolDef:
-        definition = self._definitions.get(name)
-        if definition is None:  # read_result, offered once a result was cut
-            definition = self._extra.get(name)
-            if definition is None:
-                definition = self._extra[name] = self.toolset[name].definition()
-        return definition
 
     def _track_cache(self, names: list[str], round_number: int, events: list[Any]) -> None:
         current = tuple(names)
@@ -243,8 +335,10 @@ class RunContext:
             raise CallerError("set_summary() without a history budget")
         compressor.summary = text.strip() or compressor.summary
         compressor.summarised_upto = compressor.cut
-        tokens = account(self._summary_prompt, count=self.count)
-        self.requests.append(RequestRecord(0, tokens, usage, summary=True))
+        prompt = self._summary_prompt
+        self.requests.append(
+            RequestRecord(0, lambda: account(prompt, count=self.count), usage, summary=True)
+        )
 
     def store_binding(self) -> tuple[ResultStore, int, Any]:
         """What the ``read_result`` tool reads: the store, the page size, the counter."""
@@ -254,28 +348,40 @@ class RunContext:
 
     def observe(self, message: AssistantMessage, usage: Usage) -> None:
         """Remember the tools the model used and the request's reported usage."""
-        for call in message.tool_calls:
-            if call.name in self._definitions:
-                self.used.add(call.name)
+        if self.router is not None:  # what the model used stays offered while routing
+            for call in message.tool_calls:
+                if call.name in self._definitions:
+                    self.used.add(call.name)
         if self.requests:
             self.requests[-1].usage = usage
 
-    def shape_result(self, call_id: str, tool: Tool, content: str) -> str:
-        """A result's text, cut to its cap (the full text kept in :attr:`store`)."""
+    def shape_result(self, request: ToolRequest, tool: Tool, content: str) -> str:
+        """A result's text, cut to its cap (the full text kept in :attr:`store`, under a
+        handle of the call's round and index: ids may repeat across turns)."""
         cap = getattr(tool, "max_result_tokens", None)
         if cap is UNLIMITED:
             return content
         limit = cap if isinstance(cap, int) and cap > 0 else self.policy.max_result_tokens
-        if limit is None or is_read_result(tool):
-            return content
-        cut = truncate_middle(content, limit, call_id, self.count)
+        if limit is None or len(content) * MAX_TOKENS_PER_CHAR <= limit or is_read_result(tool):
+            return content  # short enough whatever the count: not counted
+        handle = result_handle(self._round, request.index)
+        cut = truncate_middle(content, limit, handle, self.count)
         if cut is None:
             return content
-        self.store.put(call_id, content)
+        self.store.put(handle, content, request.id)
         return cut
 
     def full_result(self, call_id: str) -> str | None:
-        """The full text of a truncated result of this run (``None``: never truncated)."""
+        """The full text of a truncated result of this run (``None``: never truncated).
+
+        Args:
+            call_id: The handle in the cut marker (``read_result(call_id="r2c0", ...)``),
+                or the provider's call id when it is unique in the run.
+
+        Raises:
+            CallerError: ``call_id`` is a provider id that several cut results share
+                (the message lists their handles).
+        """
         return self.store.get(call_id)
 
     def report(self) -> list[dict[str, Any]]:

@@ -28,10 +28,14 @@ from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, Use
 from ..tooldef import ToolDef
 
 __all__ = [
+    "MAX_TOKENS_PER_CHAR",
+    "LazyTokens",
     "RequestTokens",
     "TokenCounter",
     "account",
+    "definition_tokens",
     "memoised",
+    "message_tokens",
     "count_tokens",
     "estimate_text_tokens",
     "text_counter",
@@ -45,23 +49,37 @@ PER_TOOL = 8
 """Framing tokens per tool definition."""
 PER_REQUEST = 3
 """Tokens that prime the reply."""
+MAX_TOKENS_PER_CHAR = 4
+"""No count exceeds this many tokens per character: a byte-level tokenizer spends at
+most one token per UTF-8 byte (at most four per character), and the estimate's
+heaviest character (a non-ASCII one outside CJK) weighs 2. A text shorter than a cap over
+this is under the cap without being counted."""
 
-# (pattern, weight): a least-squares fit of cl100k_base token counts on 228 samples of
-# prose, code, JSON and Chinese text. Each pattern is counted with one C-level findall.
+# (pattern, weight): a least-squares fit of cl100k_base token counts (relative error, each
+# class of text weighted alike) on prose, source code, tool-schema JSON, API-record JSON,
+# JSON carrying base64, hex digests and Chinese text (``bench/fit_tokens.py``). Each
+# pattern is counted with one C-level findall.
 _FEATURES: tuple[tuple[re.Pattern[str], float], ...] = (
-    (re.compile(r"[A-Za-z]+"), 1.01),  # a word is about one token ...
-    (re.compile(r"[A-Za-z]{7,}"), 0.139),  # ... long words sometimes two ...
-    (re.compile(r"[A-Za-z]{12,}"), 2.085),  # ... and identifiers, hashes, base64 more
-    (re.compile(r"[0-9]"), 0.976),  # digits: groups of up to three, and separators
-    (re.compile(r"[^\sA-Za-z0-9]"), 0.533),  # punctuation often merges with a neighbour
-    (re.compile(r"[^\x00-\x7f\u3000-\u9fff\uff00-\uffef]"), 3.03),  # other non-ASCII: bytes
-    (re.compile(r"[\u3000-\u9fff\uff00-\uffef]"), 0.412),  # CJK: about one per character
-    (re.compile(r"\n"), 0.816),
-    (re.compile(r"  +"), 0.329),  # indentation runs
+    (re.compile(r"[A-Za-z]+"), 1.047),  # a word is about one token ...
+    (re.compile(r"[A-Za-z]{7,}"), 0.370),  # ... long words sometimes two ...
+    (re.compile(r"[A-Za-z]{12,}"), 2.752),  # ... and identifiers more
+    (re.compile(r"[0-9]{1,3}"), 1.675),  # digits go in groups of up to three
+    (re.compile(r"[!-/:-@\[-`{-~]"), 0.496),  # ASCII punctuation often merges ...
+    (re.compile(r"\"[,:]"), -0.272),  # ... as JSON's quote-comma and quote-colon do
+    (re.compile(r"[^\x00-\x7f\u3000-\u9fff\uff00-\uffef]"), 2.0),  # other non-ASCII: bytes
+    (re.compile(r"[\u3000-\u9fff\uff00-\uffef]"), 1.241),  # CJK: common ones one, rare two
+    (re.compile(r"\n"), 0.479),
+    (re.compile(r"  +"), 0.709),  # indentation runs
 )
-# Past the fit: a letter run longer than any word (a hash, base64, a repeated character)
-# costs tokens in proportion to its length, whatever the fit says about short runs — a
-# 5,000-letter run must not count as three tokens, or it would never be truncated.
+# Opaque runs (base64, hex digests, keys: 20+ letters and digits mixed) are counted by
+# their length and taken out before the classes above, which are fitted on words.
+_OPAQUE = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_BASE64_PER_CHAR = 0.722
+_HEX_PER_CHAR = 0.587
+# Past the fit: a letter run longer than any word (a repeated character) costs tokens in
+# proportion to its length, whatever the fit says about short runs — a 5,000-letter run
+# must not count as three tokens, or it would never be truncated.
 _LONG_RUN = re.compile(r"[A-Za-z]{25,}")
 _LONG_RUN_CHARS_PER_TOKEN = 4
 
@@ -80,11 +98,28 @@ def estimate_text_tokens(text: str) -> int:
     if not text:
         return 0
     total = 0.0
+    if _OPAQUE.search(text) is not None:
+        text, total = _without_opaque_runs(text)
     for pattern, weight in _FEATURES:
         total += weight * len(pattern.findall(text))
     for run in _LONG_RUN.findall(text):
         total += (len(run) - 24) / _LONG_RUN_CHARS_PER_TOKEN
     return max(1, round(total))
+
+
+def _without_opaque_runs(text: str) -> tuple[str, float]:
+    """``text`` with its opaque runs (letters and digits mixed) blanked, and their tokens."""
+    tokens = 0.0
+
+    def blank(match: re.Match[str]) -> str:
+        nonlocal tokens
+        run = match.group()
+        if not any(c.isdigit() for c in run) or not any(c.isalpha() for c in run):
+            return run  # words, a path, a number: the classes count them
+        tokens += len(run) * (_HEX_PER_CHAR if _HEX.fullmatch(run) else _BASE64_PER_CHAR)
+        return " "
+
+    return _OPAQUE.sub(blank, text), tokens
 
 
 def text_counter(model: object = None) -> Callable[[str], int]:
@@ -93,8 +128,9 @@ def text_counter(model: object = None) -> Callable[[str], int]:
     A model with a tokenizer (:class:`TokenCounter`) counts exactly; anything else
     (``None``, a spec string, a hosted model) gets the estimate.
     """
-    if isinstance(model, TokenCounter):
-        counter: Callable[[str], int] = model.count_text_tokens
+    # What isinstance(model, TokenCounter) checks, without the protocol machinery's cost
+    counter: Callable[[str], int] | None = getattr(model, "count_text_tokens", None)
+    if counter is not None:
         return counter
     if model is not None and not isinstance(model, str) and not hasattr(model, "stream"):
         raise CallerError(
@@ -153,6 +189,24 @@ class RequestTokens:
         }
 
 
+class LazyTokens:
+    """A request's tokens, counted on first :meth:`get` (given counted, or as the
+    function that counts them); shared by a request's record and its event."""
+
+    __slots__ = ("_count", "_tokens")
+
+    def __init__(self, tokens: RequestTokens | Callable[[], RequestTokens]) -> None:
+        self._tokens = tokens if isinstance(tokens, RequestTokens) else None
+        self._count = None if isinstance(tokens, RequestTokens) else tokens
+
+    def get(self) -> RequestTokens:
+        """The tokens (counted now if they were not yet)."""
+        if self._tokens is None:
+            assert self._count is not None  # one of the two is always set
+            self._tokens, self._count = self._count(), None
+        return self._tokens
+
+
 def account(
     messages: Sequence[Message],
     tools: Sequence[ToolDef | dict[str, Any]] = (),
@@ -168,22 +222,36 @@ def account(
     calls = results = 0
     other = PER_REQUEST
     for message in messages:
-        other += PER_MESSAGE
-        if isinstance(message, ToolResult):
-            results += count(message.content) + count(message.name)
-        elif isinstance(message, AssistantMessage):
-            for part in message.parts:
-                if part.kind == "tool_call":
-                    calls += PER_CALL + count(part.name) + count(part.arguments)
-                elif part.kind == "provider":  # a server tool block, sent back verbatim
-                    other += count(json.dumps(part.data, ensure_ascii=False))
-                else:
-                    other += count(part.text)
-        else:
-            other += count(message.content)
-    tool_tokens = sum(PER_TOOL + count(definition_text(d)) for d in tools)
+        c, r, o = message_tokens(message, count)
+        calls += c
+        results += r
+        other += o
+    tool_tokens = sum(definition_tokens(d, count) for d in tools)
     exact = getattr(count, "exact", count is not estimate_text_tokens)
     return RequestTokens(tool_tokens, calls, results, other, exact=bool(exact))
+
+
+def message_tokens(message: Message, count: Callable[[str], int]) -> tuple[int, int, int]:
+    """One message's ``(calls, results, other)`` tokens, its framing included."""
+    if isinstance(message, ToolResult):
+        return 0, count(message.content) + count(message.name), PER_MESSAGE
+    if not isinstance(message, AssistantMessage):
+        return 0, 0, PER_MESSAGE + count(message.content)
+    calls = 0
+    other = PER_MESSAGE
+    for part in message.parts:
+        if part.kind == "tool_call":
+            calls += PER_CALL + count(part.name) + count(part.arguments)
+        elif part.kind == "provider":  # a server tool block, sent back verbatim
+            other += count(json.dumps(part.data, ensure_ascii=False))
+        else:
+            other += count(part.text)
+    return calls, 0, other
+
+
+def definition_tokens(definition: ToolDef | dict[str, Any], count: Callable[[str], int]) -> int:
+    """One tool definition's tokens, its framing included."""
+    return PER_TOOL + count(definition_text(definition))
 
 
 def definition_text(definition: ToolDef | dict[str, Any]) -> str:
@@ -216,7 +284,7 @@ def count_tokens(
     count = text_counter(model)
     definitions = _definitions(tools)
     if isinstance(messages, str):
-        tool_tokens = sum(PER_TOOL + count(definition_text(d)) for d in definitions)
+        tool_tokens = sum(definition_tokens(d, count) for d in definitions)
         return int(count(messages)) + tool_tokens
     return account(_neutral(messages), definitions, model=model).total
 

@@ -3,16 +3,22 @@
 A result over its cap keeps about half the cap from its start and half from its end
 (where errors, totals and the last lines of a log usually are), cut at line breaks when
 one is near, with a marker in the middle that says how much was cut and how to read it.
-The full text stays in the run's :class:`ResultStore`, by call id, for the rest of the
-run; the model reads it page by page with the ``read_result`` tool
-(:func:`read_result_tool`), the caller with ``RunResult.context.full_result``.
+The full text stays in the run's :class:`ResultStore` for the rest of the run, under a
+handle unique in the run (:func:`result_handle`: the call's round and index). Never by
+the provider's call id alone: some servers repeat ids across turns, and a second cut
+result must not overwrite the first. The model reads it page by page with the
+``read_result`` tool (:func:`read_result_tool`), whose ``call_id`` is the handle; the
+caller with ``RunResult.context.full_result``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
+
+from ..errors import CallerError
 
 __all__ = [
     "CURRENT_STORE",
@@ -21,6 +27,7 @@ __all__ = [
     "page",
     "is_read_result",
     "read_result_tool",
+    "result_handle",
     "truncate_middle",
 ]
 
@@ -32,22 +39,58 @@ Count = Callable[[str], int]
 _LINE_SLACK = 0.1  # move a cut to a line break within 10% of the kept length
 
 
+def result_handle(round_number: int, index: int) -> str:
+    """The handle of a cut result: the round and the call's index in its turn (``r2c0``)."""
+    return f"r{round_number}c{index}"
+
+
 class ResultStore:
-    """The full text of every truncated result of one run, by call id."""
+    """The full text of every truncated result of one run, by handle.
+
+    The provider's call id of each handle is kept too, so that an id still finds its
+    result when it is unique in the run.
+    """
 
     def __init__(self) -> None:
         self._full: dict[str, str] = {}
+        self._handles: dict[str, list[str]] = {}  # provider call id -> handles
 
-    def put(self, call_id: str, text: str) -> None:
-        """Keep ``text`` as the full output of ``call_id``."""
-        self._full[call_id] = text
+    def put(self, handle: str, text: str, call_id: str | None = None) -> None:
+        """Keep ``text`` as the full output of the call ``handle`` (provider id ``call_id``)."""
+        if handle not in self._full and call_id is not None:
+            self._handles.setdefault(call_id, []).append(handle)
+        self._full[handle] = text
 
-    def get(self, call_id: str) -> str | None:
-        """The full output of ``call_id``, or ``None`` if it was never truncated."""
-        return self._full.get(call_id)
+    def get(self, key: str) -> str | None:
+        """The full output of a handle, or of a call id unique in the run; ``None`` if
+        neither was cut.
 
-    def __contains__(self, call_id: object) -> bool:
-        return call_id in self._full
+        Raises:
+            CallerError: ``key`` is a call id that several cut results of the run share.
+        """
+        handle = self.resolve(key)
+        return None if handle is None else self._full[handle]
+
+    def resolve(self, key: str) -> str | None:
+        """The handle ``key`` names: itself, or a provider call id's only handle.
+
+        Raises:
+            CallerError: ``key`` is a call id that several cut results of the run share.
+        """
+        if key in self._full:
+            return key
+        handles = self._handles.get(key)
+        if not handles:
+            return None
+        if len(handles) > 1:
+            raise CallerError(
+                f"call id {key!r} is not unique in this run: {len(handles)} cut results have it",
+                hint=f"ask by handle: {', '.join(handles)}",
+            )
+        return handles[0]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._full or key in self._handles
 
     def __len__(self) -> int:
         return len(self._full)
@@ -59,8 +102,11 @@ CURRENT_STORE: ContextVar[tuple[ResultStore, int, Count] | None] = ContextVar(
 """The running run's store, page size and counter (read by the ``read_result`` tool)."""
 
 
-def truncate_middle(text: str, max_tokens: int, call_id: str, count: Count) -> str | None:
-    """``text`` cut to about ``max_tokens`` tokens, head and tail kept; ``None`` if it fits."""
+def truncate_middle(text: str, max_tokens: int, handle: str, count: Count) -> str | None:
+    """``text`` cut to about ``max_tokens`` tokens, head and tail kept; ``None`` if it fits.
+
+    The marker names the result by ``handle`` (what ``read_result`` takes as ``call_id``).
+    """
     total = count(text)
     if total <= max_tokens:
         return None
@@ -72,7 +118,7 @@ def truncate_middle(text: str, max_tokens: int, call_id: str, count: Count) -> s
     marker = (
         f"\n\n[... {cut_tokens} tokens ({tail_start - head_end} of {len(text)} characters) cut "
         f"from the middle of this result. The full output is kept for this run: call "
-        f'{READ_RESULT}(call_id="{call_id}", offset={head_end}) to read the cut part ...]\n\n'
+        f'{READ_RESULT}(call_id="{handle}", offset={head_end}) to read the cut part ...]\n\n'
     )
     return f"{text[:head_end]}{marker}{text[tail_start:]}"
 
@@ -88,10 +134,18 @@ def _near_break(text: str, position: int, *, backwards: bool) -> int:
 
 
 def page(store: ResultStore, call_id: str, offset: int, max_tokens: int, count: Count) -> str:
-    """A page of a stored result from character ``offset``, about ``max_tokens`` long."""
-    text = store.get(call_id)
-    if text is None:
+    """A page of a stored result from character ``offset``, about ``max_tokens`` long.
+
+    ``call_id`` is the handle in the cut marker (a call id unique in the run works too).
+    """
+    try:
+        handle = store.resolve(call_id)
+    except CallerError as exc:
+        return f"{exc.message}; {exc.hint}"
+    if handle is None:
         return f"no truncated result has call id {call_id!r} in this run"
+    text = store.get(handle)
+    assert text is not None  # a resolved handle is stored
     if offset < 0 or offset >= len(text):
         return f"offset {offset} is outside the result (0 to {len(text) - 1})"
     rest = text[offset:]
@@ -102,7 +156,7 @@ def page(store: ResultStore, call_id: str, offset: int, max_tokens: int, count: 
     end = _near_break(text, end, backwards=True)
     return (
         f"{text[offset:end]}\n\n[... characters {offset} to {end} of {len(text)}; call "
-        f'{READ_RESULT}(call_id="{call_id}", offset={end}) for the next part ...]'
+        f'{READ_RESULT}(call_id="{handle}", offset={end}) for the next part ...]'
     )
 
 
@@ -110,7 +164,7 @@ async def _read_result(call_id: str, offset: int = 0) -> str:
     """Read the full output of an earlier tool call whose result was cut.
 
     Args:
-        call_id: The id of the call whose result was cut (given in the cut marker).
+        call_id: The handle of the result that was cut (given in the cut marker).
         offset: The character to start from (given in the cut marker).
     """
     current = CURRENT_STORE.get()
@@ -125,8 +179,13 @@ def is_read_result(tool: Any) -> bool:
     return getattr(tool, "fn", None) is _read_result
 
 
+@functools.cache
 def read_result_tool() -> Any:
-    """The ``read_result`` tool: pages through a truncated result of the running run."""
+    """The ``read_result`` tool: pages through a truncated result of the running run.
+
+    One object for every agent (it holds no state: the run's store is found through
+    :data:`CURRENT_STORE`), so agents with the same tools share one tool set's view.
+    """
     from ..tools.tool import Tool
 
     return Tool.from_function(

@@ -48,6 +48,7 @@ from ..wire.events import (
 )
 from .coerce import ToolIndex
 from .ids import IdFactory
+from .registry import family_info
 from .results import MALFORMED, REPAIRED, TRUNCATED, EventCollector, ParseResult
 from .trim import SeparatorTrim
 
@@ -488,7 +489,10 @@ class Format(ABC):
         family: The family name (registry key), for example ``"hermes"``.
         variant: The variant within the family, for example ``"qwen3"``.
         tools: The tool index used to type argument values.
-        generation_prompt: The text the chat template appended after the last message.
+        generation_prompt: The text the chat template appended after the last message,
+            as the caller gave it (``None``: not given).
+        prompt: The generation prompt the output follows: the caller's, else the
+            variant's default from the registry (``None`` when the variant needs none).
         markers: The marker strings of this format (tests check none leaks out).
         id_factory: The :class:`IdFactory` class that makes the ids of calls the
             output does not name; a family whose template constrains ids overrides it.
@@ -507,9 +511,14 @@ class Format(ABC):
     ) -> None:
         if generation_prompt is not None and not isinstance(generation_prompt, str):
             raise CallerError("generation_prompt must be a str or None")
+        info = family_info(self.family)
+        info.check_variant(variant)
         self.variant = variant
         self.tools = ToolIndex(tools)
         self.generation_prompt = generation_prompt
+        self.prompt = (
+            info.default_prompt(variant) if generation_prompt is None else generation_prompt
+        )
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.family}/{self.variant}>"

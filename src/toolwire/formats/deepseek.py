@@ -52,19 +52,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..errors import CallerError
 from .base import Format, FormatStream
 from .markers import MarkerSet, opens_reasoning
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
 from .values import value_end
 
 __all__ = [
-    "VARIANTS",
     "DeepSeekFormat",
     "make",
 ]
 
-VARIANTS: tuple[str, ...] = ("v3.1", "v3", "r1", "v3.2", "v4")
 
 EOS = "<｜end▁of▁sentence｜>"
 CALLS_BEGIN = "<｜tool▁calls▁begin｜>"
@@ -81,15 +78,6 @@ INVOKE_CLOSE = f"</{DSML}invoke>"
 PARAM_OPEN = f"<{DSML}parameter"
 PARAM_CLOSE = f"</{DSML}parameter>"
 
-# The text each variant's official template appends with add_generation_prompt=True,
-# assumed when the caller passes none.
-DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
-    "v3": "<｜Assistant｜>",
-    "r1": "<｜Assistant｜><think>\n",
-    "v3.1": "<｜Assistant｜></think>",
-    "v3.2": "<｜Assistant｜></think>",
-    "v4": "<｜Assistant｜></think>",
-}
 
 _SPACE = re.compile(r"\s*")
 # What may follow a call inside a section (a constant: _st_section runs once a call).
@@ -395,15 +383,8 @@ class DeepSeekFormat(Format):
         tools: Sequence[Mapping[str, Any]] | None = None,
         generation_prompt: str | None = None,
     ) -> None:
-        if variant not in VARIANTS:
-            raise CallerError(
-                f"unknown deepseek variant {variant!r}; known variants: {', '.join(VARIANTS)}"
-            )
         super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
-        prompt = generation_prompt
-        if prompt is None:
-            prompt = DEFAULT_GENERATION_PROMPTS[variant]
-        self.reasoning_open = opens_reasoning(prompt, THINK_OPEN, THINK_CLOSE)
+        self.reasoning_open = opens_reasoning(self.prompt, THINK_OPEN, THINK_CLOSE)
         self.markers = _markers(variant)
 
     def _open_stream(self, id_prefix: str | None) -> FormatStream:
@@ -435,7 +416,7 @@ def make(
     tools: Sequence[Mapping[str, Any]] | None = None,
     generation_prompt: str | None = None,
 ) -> DeepSeekFormat:
-    """Build the DeepSeek format of ``variant`` (one of :data:`VARIANTS`).
+    """Build the DeepSeek format of ``variant`` (one of the registry's).
 
     Raises:
         CallerError: Unknown variant, or malformed ``tools``.

@@ -55,14 +55,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import CallerError
 from .base import Format, FormatStream, state_steps
 from .coerce import coerce_value, json_string, json_text, schema_types
 from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
-__all__ = ["VARIANTS", "GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
-
-VARIANTS: tuple[str, ...] = ("gemma4", "functiongemma")
+__all__ = ["GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,10 +545,6 @@ class GemmaFormat(Format):
         generation_prompt: str | None = None,
     ) -> None:
         super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
-        if variant not in _BY_VARIANT:
-            raise CallerError(
-                f"unknown gemma variant {variant!r}; known variants: {', '.join(VARIANTS)}"
-            )
         self.gemma_markers = _BY_VARIANT[variant]
         self.markers = self.gemma_markers.all()
 

@@ -39,15 +39,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..errors import CallerError
 from .base import Format, FormatStream
 from .markers import MarkerSet, opens_reasoning
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
 from .values import value_end
 
-__all__ = ["VARIANTS", "GlmFormat", "make"]
+__all__ = ["GlmFormat", "make"]
 
-VARIANTS: tuple[str, ...] = ("glm-4.5", "glm-4.7")
 
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
@@ -56,11 +54,6 @@ KEY_CLOSE = "</arg_key>"
 VALUE_OPEN = "<arg_value>"
 VALUE_CLOSE = "</arg_value>"
 END_OF_TURN = ("<|observation|>", "<|user|>", "<|endoftext|>")
-
-DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
-    "glm-4.5": "<|assistant|>",
-    "glm-4.7": "<|assistant|><think>",
-}
 
 
 # What may follow an argument value (constants: checked once per argument).
@@ -178,15 +171,8 @@ class GlmFormat(Format):
         tools: Sequence[Mapping[str, Any]] | None = None,
         generation_prompt: str | None = None,
     ) -> None:
-        if variant not in VARIANTS:
-            raise CallerError(
-                f"unknown glm variant {variant!r}; known variants: {', '.join(VARIANTS)}"
-            )
         super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
-        prompt = generation_prompt
-        if prompt is None:
-            prompt = DEFAULT_GENERATION_PROMPTS[variant]
-        self.reasoning_open = opens_reasoning(prompt, THINK_OPEN, THINK_CLOSE)
+        self.reasoning_open = opens_reasoning(self.prompt, THINK_OPEN, THINK_CLOSE)
         self.markers = (
             THINK_OPEN,
             THINK_CLOSE,
@@ -210,7 +196,7 @@ def make(
     tools: Sequence[Mapping[str, Any]] | None = None,
     generation_prompt: str | None = None,
 ) -> GlmFormat:
-    """Build the GLM format of ``variant`` (one of :data:`VARIANTS`).
+    """Build the GLM format of ``variant`` (one of the registry's).
 
     Raises:
         CallerError: Unknown variant, or malformed ``tools``.

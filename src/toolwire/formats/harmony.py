@@ -52,14 +52,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..errors import CallerError
 from ..wire.jsonscan import ClosureScanner
 from .base import Format, FormatStream
 from .markers import MarkerSet
 
-__all__ = ["VARIANTS", "HarmonyFormat", "HarmonyStream", "make"]
+__all__ = ["HarmonyFormat", "HarmonyStream", "make"]
 
-VARIANTS: tuple[str, ...] = ("gpt-oss",)
 
 START = "<|start|>"
 END = "<|end|>"
@@ -78,8 +76,6 @@ _REASONING_MARKERS = MarkerSet((START, END, RETURN))
 # The text steps skip the marker search for a buffer without "<" (the first character
 # of every marker).
 assert all(marker.startswith("<") for marker in _MARKERS.markers)
-# The generation prompt every gpt-oss chat template appends (add_generation_prompt).
-DEFAULT_GENERATION_PROMPT = "<|start|>assistant"
 _FUNCTIONS = "functions."
 # ``to=`` must start a word, so ``auto=x`` in a role name is not a recipient.
 _RECIPIENT = re.compile(r"(?<![\w.])to=([^\s<]*)")
@@ -125,14 +121,14 @@ class HarmonyStream(FormatStream):
         self._built_in_body = False  # a message to a built-in tool, read as reasoning
         self._marker_pos = 0  # buffer index of the last marker read
         self._header_at = 0  # output offset where the current header began
-        self._prime(fmt.generation_prompt)
+        self._prime(fmt.prompt)
 
     # ---- priming with the generation prompt
 
     def _prime(self, prompt: str | None) -> None:
         # Run the prompt through the machine and forget its events: the state it leaves
         # (in a header, in a final body, between messages) is where the output starts.
-        self._feed(DEFAULT_GENERATION_PROMPT if prompt is None else prompt)
+        self._feed(prompt or "")
         self._forget_events()
         self._header_generated_from = sum(len(piece) for piece in self._header) + len(self._buf)
         if self._mode is _Mode.HEADER:
@@ -464,8 +460,4 @@ def make(
         generation_prompt: The text after the last message; ``None`` means the
             standard ``<|start|>assistant``.
     """
-    if variant not in VARIANTS:
-        raise CallerError(
-            f"unknown {HarmonyFormat.family} variant {variant!r}; known: {', '.join(VARIANTS)}"
-        )
     return HarmonyFormat(variant, tools=tools, generation_prompt=generation_prompt)

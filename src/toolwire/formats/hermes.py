@@ -52,9 +52,8 @@ from .base import Format, FormatStream
 from .callobject import CallObjectReader
 from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
-__all__ = ["VARIANTS", "HermesFormat", "HermesStream", "make"]
+__all__ = ["HermesFormat", "HermesStream", "make"]
 
-VARIANTS: tuple[str, ...] = ("qwen3", "qwen3-thinking", "qwq", "qwen2.5", "hermes")
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -201,5 +200,5 @@ def make(
     tools: Sequence[Mapping[str, Any]] | None = None,
     generation_prompt: str | None = None,
 ) -> HermesFormat:
-    """Build the Hermes format of ``variant`` (one of :data:`VARIANTS`)."""
+    """Build the Hermes format of ``variant`` (one of the registry's)."""
     return HermesFormat(variant, tools=tools, generation_prompt=generation_prompt)

@@ -54,15 +54,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..errors import CallerError
 from .base import Format, FormatStream
 from .markers import MarkerSet, opens_reasoning
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, MarkupStream, ThinkStream
 from .values import value_end
 
-__all__ = ["VARIANTS", "KimiFormat", "make"]
+__all__ = ["KimiFormat", "make"]
 
-VARIANTS: tuple[str, ...] = ("k2", "k3")
 
 # ---- K2 markers
 SECTION_BEGIN = "<|tool_calls_section_begin|>"
@@ -93,10 +91,6 @@ XTML_SEP = "<|sep|>"
 # is part of the value (a K3 string that mentions the markup).
 _AFTER_ARGUMENT = (ARG_OPEN, K3_CALL_CLOSE)
 
-DEFAULT_GENERATION_PROMPTS: Mapping[str, str] = {
-    "k2": "<|im_assistant|>assistant<|im_middle|>",
-    "k3": '<|open|>message role="assistant"<|sep|>' + K3_THINK_OPEN,
-}
 
 _K2_ID = re.compile(r"(?:functions\.)?(.+):\d+", re.DOTALL)
 _ATTR = re.compile(r'(\w+)="([^"]*)"')
@@ -352,14 +346,8 @@ class KimiFormat(Format):
         tools: Sequence[Mapping[str, Any]] | None = None,
         generation_prompt: str | None = None,
     ) -> None:
-        if variant not in VARIANTS:
-            raise CallerError(
-                f"unknown kimi variant {variant!r}; known variants: {', '.join(VARIANTS)}"
-            )
         super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
-        prompt = generation_prompt
-        if prompt is None:
-            prompt = DEFAULT_GENERATION_PROMPTS[variant]
+        prompt = self.prompt
         if variant == "k3":
             self.reasoning_open = opens_reasoning(prompt, K3_THINK_OPEN, K3_THINK_CLOSE)
             self.markers: tuple[str, ...] = _K3_MARKERS
@@ -406,7 +394,7 @@ def make(
     tools: Sequence[Mapping[str, Any]] | None = None,
     generation_prompt: str | None = None,
 ) -> KimiFormat:
-    """Build the Kimi format of ``variant`` (one of :data:`VARIANTS`).
+    """Build the Kimi format of ``variant`` (one of the registry's).
 
     Raises:
         CallerError: Unknown variant, or malformed ``tools``.

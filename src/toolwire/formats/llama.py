@@ -49,9 +49,8 @@ from .callobject import CallObjectReader
 from .coerce import json_text
 from .markers import MarkerSet, skip_whitespace
 
-__all__ = ["VARIANTS", "LlamaFormat", "LlamaJsonStream", "PythonicStream", "make"]
+__all__ = ["LlamaFormat", "LlamaJsonStream", "PythonicStream", "make"]
 
-VARIANTS: tuple[str, ...] = ("llama3-json", "llama4-pythonic", "pythonic")
 
 PYTHON_TAG = "<|python_tag|>"
 PYTHON_START = "<|python_start|>"
@@ -541,5 +540,5 @@ def make(
     tools: Sequence[Mapping[str, Any]] | None = None,
     generation_prompt: str | None = None,
 ) -> LlamaFormat:
-    """Build the Llama format of ``variant`` (one of :data:`VARIANTS`)."""
+    """Build the Llama format of ``variant`` (one of the registry's)."""
     return LlamaFormat(variant, tools=tools, generation_prompt=generation_prompt)

@@ -54,15 +54,13 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..errors import CallerError
 from ..wire.jsonscan import ClosureScanner
 from .base import Format, FormatStream
 from .ids import AlphanumericIds
 from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
-__all__ = ["VARIANTS", "MistralFormat", "MistralStream", "make"]
+__all__ = ["MistralFormat", "MistralStream", "make"]
 
-VARIANTS: tuple[str, ...] = ("v11", "v3", "v13")
 
 TOOL_CALLS = "[TOOL_CALLS]"
 ARGS = "[ARGS]"
@@ -413,8 +411,4 @@ def make(
         generation_prompt: The text after the last message; one ending inside
             ``[THINK]`` starts the output in reasoning.
     """
-    if variant not in VARIANTS:
-        raise CallerError(
-            f"unknown {MistralFormat.family} variant {variant!r}; known: {', '.join(VARIANTS)}"
-        )
     return MistralFormat(variant, tools=tools, generation_prompt=generation_prompt)

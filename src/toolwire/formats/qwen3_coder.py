@@ -37,9 +37,8 @@ from .base import Format, FormatStream
 from .coerce import json_string, schema_types, value_to_json
 from .markers import MarkerSet, continues, opens_reasoning, skip_whitespace
 
-__all__ = ["VARIANTS", "Qwen3CoderFormat", "Qwen3CoderStream", "make"]
+__all__ = ["Qwen3CoderFormat", "Qwen3CoderStream", "make"]
 
-VARIANTS: tuple[str, ...] = ("qwen3-coder", "qwen3.5")
 
 THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
@@ -349,5 +348,5 @@ def make(
     tools: Sequence[Mapping[str, Any]] | None = None,
     generation_prompt: str | None = None,
 ) -> Qwen3CoderFormat:
-    """Build the Qwen3-Coder format of ``variant`` (one of :data:`VARIANTS`)."""
+    """Build the Qwen3-Coder format of ``variant`` (one of the registry's)."""
     return Qwen3CoderFormat(variant, tools=tools, generation_prompt=generation_prompt)

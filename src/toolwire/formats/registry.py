@@ -2,7 +2,8 @@
 
 Everything that decides which parser a model gets lives here, as data (h11 keeps its
 state machine in one table the same way): :data:`FAMILIES` lists each family's module,
-variants and default variant; :data:`MODEL_RULES` maps Hugging Face model ids to a
+variants (the first is the default) and the generation prompt each variant's chat
+template appends when the caller gives none; :data:`MODEL_RULES` maps Hugging Face model ids to a
 (family, variant), first match wins, so specific rules (``qwen3-coder``) come before
 general ones (``qwen3``).
 
@@ -10,8 +11,9 @@ A model id is normalised before matching: lower-cased, with the organisation (or
 path) dropped, so ``"Qwen/Qwen3-8B"``, ``"qwen3-8b"`` and ``"/models/Qwen3-8B-AWQ"``
 resolve alike. Family modules are imported only when first used, so importing
 ``toolwire.formats`` stays cheap; each module ``toolwire.formats.<module>`` exposes
-``VARIANTS: tuple[str, ...]`` and
-``make(variant, *, tools, generation_prompt) -> Format``.
+``make(variant, *, tools, generation_prompt) -> Format``. A family reads its variants
+and default prompts from here (:class:`~toolwire.formats.base.Format` checks the
+variant), never from a copy of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CallerError
@@ -49,17 +51,33 @@ class FamilyInfo:
         module: The module under ``toolwire.formats`` that implements it.
         variants: The variants it supports; the first is the default.
         description: One line for ``toolwire formats``.
+        prompts: The generation prompt each variant's official chat template appends
+            (``add_generation_prompt=True``), assumed when the caller passes none; a
+            variant absent here needs none (its output starts the same either way).
     """
 
     name: str
     module: str
     variants: tuple[str, ...]
     description: str
+    prompts: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def default_variant(self) -> str:
         """The variant used when none is given."""
         return self.variants[0]
+
+    def check_variant(self, variant: str) -> None:
+        """Raise :class:`CallerError` unless ``variant`` is one of :attr:`variants`."""
+        if variant not in self.variants:
+            raise CallerError(
+                f"unknown variant {variant!r} of format family {self.name!r}; "
+                f"known variants: {', '.join(self.variants)}"
+            )
+
+    def default_prompt(self, variant: str) -> str | None:
+        """The generation prompt assumed for ``variant`` (``None``: it needs none)."""
+        return self.prompts.get(variant)
 
     @property
     def model_patterns(self) -> tuple[str, ...]:
@@ -81,6 +99,9 @@ class ModelRule:
     family: str
     variant: str
 
+
+# DeepSeek's assistant marker, written with full-width vertical lines (U+FF5C).
+_DEEPSEEK_ASSISTANT = "<\uff5cAssistant\uff5c>"
 
 FAMILIES: tuple[FamilyInfo, ...] = (
     FamilyInfo(
@@ -115,24 +136,37 @@ FAMILIES: tuple[FamilyInfo, ...] = (
         "deepseek",
         ("v3.1", "v3", "r1", "v3.2", "v4"),
         "DeepSeek full-width tool-call markers (V3, R1, V3.1) and DSML (V3.2, V4)",
+        {
+            "v3": _DEEPSEEK_ASSISTANT,
+            "r1": _DEEPSEEK_ASSISTANT + "<think>\n",
+            "v3.1": _DEEPSEEK_ASSISTANT + "</think>",
+            "v3.2": _DEEPSEEK_ASSISTANT + "</think>",
+            "v4": _DEEPSEEK_ASSISTANT + "</think>",
+        },
     ),
     FamilyInfo(
         "glm",
         "glm",
         ("glm-4.5", "glm-4.7"),
         "GLM <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value></tool_call>",
+        {"glm-4.5": "<|assistant|>", "glm-4.7": "<|assistant|><think>"},
     ),
     FamilyInfo(
         "kimi",
         "kimi",
         ("k2", "k3"),
         "Kimi <|tool_calls_section_begin|> ... functions.NAME:IDX ... (K2, K3)",
+        {
+            "k2": "<|im_assistant|>assistant<|im_middle|>",
+            "k3": '<|open|>message role="assistant"<|sep|><|open|>think<|sep|>',
+        },
     ),
     FamilyInfo(
         "harmony",
         "harmony",
         ("gpt-oss",),
         "OpenAI Harmony channels analysis/commentary/final, to=functions.NAME (gpt-oss)",
+        {"gpt-oss": "<|start|>assistant"},
     ),
     FamilyInfo(
         "gemma",
@@ -243,14 +277,9 @@ def make_format(
         CallerError: Unknown family or variant, or a family module not installed.
     """
     info = family_info(family)
-    module = _load(info)
     chosen = info.default_variant if variant is None else variant
-    supported: tuple[str, ...] = getattr(module, "VARIANTS", info.variants)
-    if chosen not in supported:
-        raise CallerError(
-            f"unknown variant {chosen!r} of format family {info.name!r}; "
-            f"known variants: {', '.join(supported)}"
-        )
+    info.check_variant(chosen)
+    module = _load(info)
     fmt: Format = module.make(chosen, tools=tools, generation_prompt=generation_prompt)
     return fmt
 

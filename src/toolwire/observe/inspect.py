@@ -32,6 +32,8 @@ FAILURE_HINTS = {
     "offered and the system prompt",
     "empty_call": "a call without a name or arguments: the provider or format parser "
     "may be at fault",
+    "denied": "the permission gate refused the call: check the Permissions rules and "
+    "the approver, or tell the model which tools it may not use",
 }
 """What to look at first, per failure class."""
 

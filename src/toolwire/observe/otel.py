@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CallerError
+from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
     ObservedEvent,
@@ -32,9 +33,8 @@ from ..run.events import (
     RunStarted,
     ToolResultReady,
 )
-from ..run.execute import CallRecord
 from ..run.observers import RunListener
-from .record import failure_class
+from ..tools.outcomes import failure_class
 
 __all__ = ["Instrumentation"]
 
@@ -171,7 +171,8 @@ class _RunSpans:
         result = event.result
         status = result.status.value
         span, ended = self._tool_span(result.name, result.call_id, event.round, event.call, status)
-        kind = failure_class(event.call.validation_kind if event.call else None, result.status)
+        call = event.call
+        kind = call.failure_class if call is not None else failure_class(None, result.status)
         if kind is not None:
             span.set_attribute("error.type", kind)
             span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, result.content[:200]))

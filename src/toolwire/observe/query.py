@@ -45,7 +45,8 @@ def list_runs(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, Any]]
                (SELECT COUNT(*) FROM calls c WHERE c.run_id = r.run_id
                     AND c.failure_class IS NOT NULL) AS failures,
                (SELECT COUNT(*) FROM requests q WHERE q.run_id = r.run_id
-                    AND q.tool_calls != '[]') AS tool_rounds
+                    AND q.tool_calls != '[]') AS tool_rounds,
+               (SELECT COUNT(*) FROM requests q WHERE q.run_id = r.run_id) AS requests
         FROM runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?
         """,
         (limit,),
@@ -59,6 +60,7 @@ def list_runs(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, Any]]
             "model": row[3],
             "outcome": _outcome(row[4], row[5]),
             "rounds": max(row[6], row[12]),
+            "requests": row[13],
             "calls": row[10],
             "failures": row[11],
             "input_tokens": row[7],

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AuditLogError
 from ..history.tool_defs import chat_tool
-from ..messages import Message, ToolResult, ToolStatus, UserMessage
+from ..messages import Message, ToolResult, UserMessage
+from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
     ObservedEvent,
@@ -37,26 +38,19 @@ from ..run.events import (
     RunStarted,
     ToolResultReady,
 )
-from ..run.execute import CallRecord
+from ..tools.outcomes import failure_class
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
 
 if TYPE_CHECKING:
     from .store import AuditLog, Row
 
-__all__ = ["RunRecorder", "failure_class", "message_json"]
+__all__ = ["RunRecorder", "message_json"]
 
 _INSERT_CALL = (
     "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
     " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
-
-_STATUS_FAILURE = {ToolStatus.ERROR: "tool_error", ToolStatus.TIMEOUT: "timeout"}
-
-
-def failure_class(validation_kind: str | None, status: ToolStatus) -> str | None:
-    """The failure class of a call (as ``RunDiagnostics`` counts them), or ``None``."""
-    return validation_kind or _STATUS_FAILURE.get(status)
 
 
 SETTLE_TIMEOUT = 30.0
@@ -247,7 +241,7 @@ class RunRecorder:
         self._insert_call(
             event.round, call.index, call.call_id, call.name, status.value,
             call=call, text=call.full_result or result.content,
-            failure=failure_class(call.validation_kind, status),
+            failure=call.failure_class,
         )  # fmt: skip
 
     def _discarded(self, event: CallDiscarded) -> None:

@@ -10,15 +10,15 @@ result it got then). :func:`assert_replays` turns a logged run into a regression
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ..errors import ReplayedToolError, ReplayMismatchError, ToolwireError
+from ..errors import CallerError, ReplayedToolError, ReplayMismatchError, ToolwireError
 from ..messages import (
-    TOOL_ERROR_PREFIX,
     AssistantMessage,
     Message,
     Part,
@@ -34,8 +34,8 @@ from ..messages import (
 )
 from ..policies.loops import call_signature
 from ..run.agent import Agent, RunResult
+from ..run.events import ToolResultReady
 from ..run.model import ModelEvent, ModelRequest, TurnDone
-from ..tools.error_results import FAILURE_ADVICE
 from ..tools.tool import Tool
 from ..wire.openai_chat import OpenAIChatStream
 from .query import load_run
@@ -105,8 +105,9 @@ class ReplayModel:
         """The logged run's tools, answering each call with its logged result.
 
         Calls are matched by tool and arguments, in the order they were logged; a
-        call that failed fails again with the same text. A call the log has no
-        answer for raises :class:`ReplayedToolError`.
+        call that ran and failed (failure class ``tool_error`` or ``timeout``) fails
+        again with the same text and status. A call the log has no answer for raises
+        :class:`ReplayedToolError`.
 
         Raises:
             SchemaExtraMissingError: ``jsonschema`` is not installed (``toolwire[schema]``).
@@ -114,7 +115,7 @@ class ReplayModel:
         answers: dict[str, deque[tuple[str, str]]] = defaultdict(deque)
         custom = self._custom_tools()
         for call in self.run["calls"]:
-            if call["status"] in ("ok", "error", "timeout"):
+            if _ran(call):
                 key = _signature(call["tool"], call["arguments"], raw=call["tool"] in custom)
                 answers[key].append((call["status"], call["result"]))
         tools = []
@@ -173,6 +174,16 @@ class ReplayModel:
         yield TurnDone(turn)
 
 
+def _ran(call: dict[str, Any]) -> bool:
+    """Whether a logged call reached its tool and ended: ``ok``, or failed in the tool."""
+    if call["status"] == "ok":
+        return True
+    return call["status"] in ("error", "timeout") and call["failure_class"] in (
+        "tool_error",
+        "timeout",
+    )
+
+
 def _signature(tool: str, arguments: str, *, raw: bool = False) -> str:
     """The logged call's signature, as the replayed call will have it: a free-form
     tool (``raw``) gets its input text as is, even when that text parses as JSON."""
@@ -197,31 +208,16 @@ def _answerer(
             )
         status, text = queue.popleft()
         if status != "ok":
-            raise _logged_failure(name, text)
+            # The executor answers it with the logged text and status, word for word
+            # (toolwire.tools.outcomes): nothing is read back out of the text.
+            raise ReplayedToolError(
+                f"the logged call {call_signature(name, arguments)} failed ({status})",
+                result=text,
+                timed_out=status == "timeout",
+            )
         return text
 
     return answer
-
-
-def _logged_failure(name: str, text: str) -> Exception:
-    """An exception that the executor turns into the logged error text again.
-
-    The executor writes ``Tool error: the call to `NAME` failed: TYPE: MESSAGE`` (then
-    the schema and advice); raising an exception of a class named ``TYPE`` with
-    ``MESSAGE`` reproduces it exactly.
-    """
-    reason = text.removeprefix(f"{TOOL_ERROR_PREFIX}the call to `{name}` failed: ")
-    for marker in (
-        "\nExpected arguments (JSON Schema): ",
-        "\nCorrect the call and try again",
-        "\n" + FAILURE_ADVICE,
-    ):
-        reason = reason.split(marker, 1)[0]
-    kind, colon, message = reason.partition(": ")
-    if not colon or not kind.isidentifier() or reason == text:
-        return ReplayedToolError(text)
-    failure: Exception = type(kind, (Exception,), {})(message)
-    return failure
 
 
 def turn_chunks(
@@ -325,8 +321,9 @@ def assert_replays(
 
     The model's turns come from the log; the tools are ``tools`` (run live) or, when
     omitted, the logged results. The replay must make the same calls (tool and
-    arguments, in order), each with the same status, and end with the same output; with
-    logged tools the results must match too. Use it as a pytest test body.
+    arguments, in order), each with the same status and failure class, and end with the
+    same output; with logged tools the results must match too. Use it as a pytest test
+    body.
 
     Args:
         path: The audit log.
@@ -342,24 +339,22 @@ def assert_replays(
     """
     model = ReplayModel.from_log(path, run_id)
     agent = Agent(model, model.tools() if tools is None else tools, **agent_options)
+    _outside_event_loop()
     try:
-        result = agent.run_sync(history=model.history())
+        result, classes = asyncio.run(_replayed(agent, model.history()))
     except ToolwireError as exc:
         raise AssertionError(
             f"replay of run {model.run['run_id']} stopped ({model.run['outcome']} when logged): {exc}"
         ) from exc
     logged = [c for c in model.run["calls"] if c["status"] != "discarded"]
-    replayed = [m for m in result.messages[len(model.history()) :] if isinstance(m, ToolResult)]
-    calls = {
-        c.id: c for m in result.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
-    }
+    replayed = _paired(result.messages[len(model.history()) :])
     differences = []
-    for position, (then, now) in enumerate(zip(logged, replayed, strict=False)):
-        call = calls[now.call_id]
+    for position, (then, (now, call)) in enumerate(zip(logged, replayed, strict=False)):
         pairs = [
             ("tool", then["tool"], now.name),
             ("arguments", then["arguments"], call.arguments),
             ("status", then["status"], now.status.value),
+            ("failure class", then["failure_class"], classes.get(id(now))),
         ]
         if tools is None and now.status is ToolStatus.OK:
             pairs.append(("result", then["result"], now.content))
@@ -378,3 +373,47 @@ def assert_replays(
             + "\n  ".join(differences)
         )
     return result
+
+
+def _outside_event_loop() -> None:
+    """``assert_replays`` runs its own event loop, so it cannot run inside one.
+
+    Raises:
+        CallerError: Called from inside a running event loop.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise CallerError(
+        "assert_replays() was called inside a running event loop",
+        hint="call it from a synchronous test",
+    )
+
+
+async def _replayed(
+    agent: Agent, history: list[Message]
+) -> tuple[RunResult, dict[int, str | None]]:
+    """Run the replay; also the failure class of each result (by ``id`` of the result),
+    as the executor's call records give it."""
+    classes: dict[int, str | None] = {}
+    async with agent.run_stream(history=history) as stream:
+        async for event in stream:
+            if isinstance(event, ToolResultReady) and event.call is not None:
+                classes[id(event.result)] = event.call.failure_class
+    return stream.result, classes
+
+
+def _paired(messages: Sequence[Message]) -> list[tuple[ToolResult, ToolCall]]:
+    """Each tool result with its call: by position in the assistant message before it,
+    never by id alone (ids repeat across turns, and within one on some servers)."""
+    pairs: list[tuple[ToolResult, ToolCall]] = []
+    waiting: list[ToolCall] = []
+    for message in messages:
+        if isinstance(message, AssistantMessage):
+            waiting = list(message.tool_calls)
+        elif isinstance(message, ToolResult):
+            index = next((i for i, c in enumerate(waiting) if c.id == message.call_id), None)
+            if index is not None:
+                pairs.append((message, waiting.pop(index)))
+    return pairs

@@ -92,6 +92,13 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE requests ADD COLUMN refusal TEXT NOT NULL DEFAULT '';
     ALTER TABLE requests ADD COLUMN refused INTEGER NOT NULL DEFAULT 0;
     """,
+    # 4: a denied call's failure class is ``denied`` (toolwire.tools.outcomes), as
+    # RunDiagnostics counted it; logs written before had none, so ``toolwire log`` did
+    # not count such calls as failed. (Statuses and run outcomes: tools/outcomes.py;
+    # a call's status may also be ``denied``, a run's outcome ``length``.)
+    """
+    UPDATE calls SET failure_class = 'denied' WHERE status = 'denied' AND failure_class IS NULL;
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

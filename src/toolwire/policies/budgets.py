@@ -1,7 +1,7 @@
 """Retry budgets: how many failed calls a run tolerates before it stops.
 
 An invalid or failed call is never a crash: it becomes that call's error
-:class:`~toolwire.messages.ToolResult` (:mod:`toolwire.tools.error_results`), and the
+:class:`~toolwire.messages.ToolResult` (:mod:`toolwire.tools.outcomes`), and the
 model gets another turn. How many turns is bounded two ways, both pure and synchronous
 for the agent loop to call:
 

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import CallerError, UnknownModelSpecError
 from ..run.model import Model
 
-__all__ = ["DEFAULT_SPEC", "PROVIDERS", "resolve"]
+__all__ = ["DEFAULT_SPEC", "PROVIDERS", "SPECS", "key_env", "resolve"]
 
 DEFAULT_SPEC = "local"
 
@@ -37,6 +37,19 @@ PROVIDERS: dict[str, tuple[str, str]] = {
     "anthropic": ("anthropic", "AnthropicModel"),
     "completions": ("completions", "CompletionsModel"),
 }
+
+SPECS: tuple[tuple[str, str], ...] = (
+    ("local", "Qwen2.5-Coder-0.5B-Instruct, in-process (the default)"),
+    ("local:smollm2", "SmolLM2-135M-Instruct, in-process (smaller, weaker)"),
+    ("local:PATH.gguf", "any GGUF file, in-process"),
+    ("local:ORG/REPO[:GLOB]", "a GGUF from the Hugging Face Hub, in-process"),
+    ("openai:NAME", "Chat Completions (--base-url for vLLM, Ollama, llama.cpp...)"),
+    ("responses:NAME", "the OpenAI Responses API"),
+    ("anthropic:NAME", "Anthropic Messages"),
+    ("completions:NAME", "raw text completions parsed by toolwire (a served model)"),
+)
+"""The spec forms and what each names, in the order ``toolwire models`` lists them
+(the table of the module docstring)."""
 
 _GUESSES = (
     ("gpt", "openai"),
@@ -84,6 +97,12 @@ def resolve(spec: str | Model | None = None, base_url: str | None = None, **opti
             f"model spec {spec!r} names no model", hint=f"write {prefix}:MODEL_NAME"
         )
     return _provider(prefix)(name, base_url=base_url, **options)  # type: ignore[no-any-return]
+
+
+def key_env(prefix: str) -> str:
+    """The environment variable holding the key of a provider prefix (``""``: none, as
+    for ``local``). Imports that provider's module, nothing more."""
+    return str(getattr(_provider(prefix), "key_env", ""))
 
 
 def _provider(prefix: str) -> Any:

@@ -2,7 +2,9 @@
 
 * :mod:`.plan` — pure batch planning (which calls may run together).
 * :mod:`.execute` — the executor: batches, worker threads, timeouts, retries, early
-  execution, exactly one result per call.
+  execution, exactly one result per call; :mod:`.early` (which calls start while the
+  turn streams), :mod:`.runner` (one call to its result), :mod:`.calls` (a call's state).
+* :mod:`.options` — ``Agent``'s options in groups (request, stop, safety, observe).
 * :mod:`.results` — tool return values → deterministic result text.
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
 * :mod:`.resume` — answering the calls a saved history left open.
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 from .agent import Agent, AgentStream, RunResult, resolve_model
+from .calls import CallRecord, Discarded
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -30,9 +33,10 @@ from .events import (
     ToolCallRunning,
     ToolResultReady,
 )
-from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun, default_retryable
+from .execute import ExecutionOptions, Executor, TurnRun, default_retryable
 from .model import Model, ModelEvent, ModelRequest, TurnDone
 from .observers import RunHook, RunListener
+from .options import ObserveOptions, RequestOptions, SafetyOptions, StopOptions
 from .plan import Batch, plan_batches
 from .results import render_content
 from .resume import answer_missing, not_executed_result
@@ -50,7 +54,9 @@ __all__ = [
     "Model",
     "ModelEvent",
     "ModelRequest",
+    "ObserveOptions",
     "ObservedEvent",
+    "RequestOptions",
     "RequestStarted",
     "ResponseDone",
     "RoundEnd",
@@ -61,6 +67,8 @@ __all__ = [
     "RunListener",
     "RunResult",
     "RunStarted",
+    "SafetyOptions",
+    "StopOptions",
     "ToolCallRunning",
     "ToolResultReady",
     "TurnDone",

@@ -33,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any
 
 from ..checks import check_int
 from ..context import ContextPolicy, RunContext, read_result_tool
@@ -52,12 +52,15 @@ from ..policies.diagnostics import RunDiagnostics
 from ..policies.limits import UsageLimits
 from ..policies.loops import LoopDetector, LoopPolicy, LoopVerdict
 from ..tooldef import ToolChoice
+from ..tools import outcomes
+from ..tools.outcomes import RunOutcome
 from ..tools.tool import Tool, Toolset
 from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
 from ._upward import upward
 from .answers import answer_owed, owed_handlers
+from .calls import CallRecord, Discarded
 from .events import (
     CallDiscarded,
     LoopWarning,
@@ -69,10 +72,11 @@ from .events import (
     ToolCallRunning,
     ToolResultReady,
 )
-from .execute import CallRecord, Discarded, ExecutionOptions, Executor, TurnRun
+from .execute import ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
 from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
+from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
 from .resume import answer_missing
 from .sources import RunTools, ToolSource, run_tools, split_tools
 
@@ -83,7 +87,6 @@ __all__ = [
     "resolve_model",
 ]
 
-OnMaxRounds = Literal["final_answer", "raise"]
 Emit = Callable[[RunEvent], None]
 
 _FORCED_REASON = "tool calls are not allowed in the final answer (max_rounds was reached)"
@@ -136,6 +139,9 @@ class RunResult:
             text of a truncated result).
         refused: Whether the run ended because the model refused (``Turn.refused``);
             ``refusal`` is then its refusal text, if it gave one.
+        truncated: Whether the last turn was cut at the token limit (finish reason
+            ``length``): the run ends there, ``output`` is what the model wrote before
+            the cut, and the run's outcome is ``length`` (no exception).
     """
 
     output: str
@@ -151,6 +157,12 @@ class RunResult:
     context: RunContext | None = None
     refused: bool = False
     refusal: str = ""
+    truncated: bool = False
+
+    @property
+    def outcome(self) -> RunOutcome:
+        """``length`` when the last turn was cut at the token limit, else ``ok``."""
+        return "length" if self.truncated else "ok"
 
 
 class Agent:
@@ -204,9 +216,20 @@ class Agent:
             (needs ``toolwire[otel]``).
         context: Context-window budgets: result truncation, tool routing, history
             compression, prompt caching (``None``: ``ContextPolicy()``'s defaults).
+        request: The request options as one group (:class:`~toolwire.run.options.RequestOptions`:
+            ``tool_choice``, ``reset_tool_choice``, ``parallel_tool_calls``, ``settings``).
+        stop: The stopping rules as one group (:class:`~toolwire.run.options.StopOptions`:
+            ``max_rounds``, ``on_max_rounds``, ``retry_policy``, ``loop_policy``, ``limits``).
+        safety: Permissions and approvals as one group
+            (:class:`~toolwire.run.options.SafetyOptions`: ``permissions``, ``approve``,
+            ``approve_mcp``, ``builtin_handlers``).
+        observe: Recording as one group (:class:`~toolwire.run.options.ObserveOptions`:
+            ``log``, ``instrument``). An option given both as a keyword and in its
+            group must have the same value there.
 
     Raises:
-        CallerError: An argument is invalid (unknown ``tool_choice`` name, ...).
+        CallerError: An argument is invalid (unknown ``tool_choice`` name, an option
+            given twice with different values, ...).
     """
 
     def __init__(  # noqa: PLR0913 — the agent's documented keyword-only options
@@ -233,7 +256,30 @@ class Agent:
         log: RunHook | str | os.PathLike[str] | None = None,
         instrument: bool = False,
         context: ContextPolicy | None = None,
+        request: RequestOptions | None = None,
+        stop: StopOptions | None = None,
+        safety: SafetyOptions | None = None,
+        observe: ObserveOptions | None = None,
     ) -> None:
+        # The grouped options (run/options.py) fill in the keywords they set.
+        RequestOptions.check(request, "request")
+        StopOptions.check(stop, "stop")
+        SafetyOptions.check(safety, "safety")
+        ObserveOptions.check(observe, "observe")
+        if request is not None:
+            tool_choice, reset_tool_choice, parallel_tool_calls, settings = request.merge(
+                tool_choice, reset_tool_choice, parallel_tool_calls, settings
+            )
+        if stop is not None:
+            max_rounds, on_max_rounds, retry_policy, loop_policy, limits = stop.merge(
+                max_rounds, on_max_rounds, retry_policy, loop_policy, limits
+            )
+        if safety is not None:
+            permissions, approve, approve_mcp, builtin_handlers = safety.merge(
+                permissions, approve, approve_mcp, builtin_handlers
+            )
+        if observe is not None:
+            log, instrument = observe.merge(log, instrument)
         self.model = resolve_model(model)
         self.permissions = permissions
         self.approve = approve  # kept for run_many on Ray, which asks it from the driver
@@ -532,6 +578,8 @@ class _Run:
             # client runs) are answered in the next request: a round of its own when the
             # turn made no call. Never left hanging, never approved by default.
             answered = await answer_owed(turn.message, self.owed_handlers, final=forced)
+            if turn.finish_reason == "length":  # cut at the token limit: the run ends here
+                return self._finish(turn, forced)
             if answered and not turn.tool_calls and not forced:
                 self.rounds += 1
                 continue
@@ -590,6 +638,7 @@ class _Run:
             context=self.context,
             refused=turn.refused,
             refusal=turn.refusal,
+            truncated=turn.finish_reason == "length",
         )
         self.emit(RunFinished(result))
         return result
@@ -781,7 +830,7 @@ class _Run:
             self.diagnostics.record_validation(
                 validation, call_id=result.call_id, round=self.requests
             )
-            kind = _failure_kind(validation.kind, result.status)
+            kind = outcomes.failure_class(validation.kind, result.status)
             if kind is None:
                 if result.status is ToolStatus.OK:
                     self.budget.record_success(result.name)
@@ -872,19 +921,6 @@ def _with_reader(
     extended = Toolset(list(toolset), repair_policy=toolset.repair_policy)
     extended.add(read_result_tool())
     return extended
-
-
-def _failure_kind(validation_kind: str | None, status: ToolStatus) -> str | None:
-    """The failure class of a call: its validation failure, or how it ran."""
-    if validation_kind is not None:
-        return validation_kind
-    if status is ToolStatus.ERROR:
-        return "tool_error"
-    if status is ToolStatus.TIMEOUT:
-        return "timeout"
-    if status is ToolStatus.DENIED:
-        return "denied"
-    return None
 
 
 def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> CallGate | None:

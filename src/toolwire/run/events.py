@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from ..messages import Message, ToolResult, Usage
 from ..tooldef import ToolDef
+from ..tools.outcomes import RunOutcome
 from ..turn import Turn
 from ..wire.events import Event
-from .execute import CallRecord
+from .calls import CallRecord
 from .model import ModelRequest
 
 if TYPE_CHECKING:
@@ -217,8 +218,9 @@ class RunEnded:
 
     Attributes:
         run_id: The run's id.
-        outcome: ``ok``, ``error`` (an exception stopped it) or ``cancelled``
-            (cancellation, ``KeyboardInterrupt`` or ``SystemExit``).
+        outcome: ``ok``, ``length`` (it finished, its last turn cut at the token
+            limit), ``error`` (an exception stopped it) or ``cancelled`` (cancellation,
+            ``KeyboardInterrupt`` or ``SystemExit``); see :data:`~toolwire.tools.outcomes.RunOutcome`.
         at: When it ended.
         result: The result of a run that finished.
         error: The exception that stopped it (``None`` for ``ok``).
@@ -228,7 +230,7 @@ class RunEnded:
     """
 
     run_id: str
-    outcome: Literal["ok", "error", "cancelled"]
+    outcome: RunOutcome
     at: float
     result: RunResult | None
     error: BaseException | None

@@ -10,9 +10,9 @@ finished (arguments sent twice, a name fragment after the arguments), so a call 
 running would matter if the final turn replaced it waits for the end of the stream;
 ``side_effects`` defaults to ``True``, so read-only tools declare ``side_effects=False``
 to start early. A call that ran and was then replaced is recorded in ``discarded``
-with ``ran=True``, and its replacement's result says so. The first unsafe call closes the gate:
-it and every call after it wait for the end of the stream and for the calls before
-them. At the end of the stream :meth:`TurnRun.finish` reconciles the final turn with
+with ``ran=True``, and its replacement's result says so. The first unsafe call ends
+early starts: it and every call after it wait for the end of the stream and for the
+calls before them (:mod:`toolwire.run.early` decides which calls start early). At the end of the stream :meth:`TurnRun.finish` reconciles the final turn with
 what started — a started call whose final request differs (a provider that corrected
 the arguments at the end) is cancelled, recorded in ``discarded``, and planned again —
 then plans the rest with :func:`~toolwire.run.plan.plan_batches` and runs batch after
@@ -20,7 +20,9 @@ batch. If the stream fails instead, leaving the ``async with`` cancels whatever 
 and records it in ``discarded``.
 
 Exactly one result per call, whatever happens. Every call runs inside a wrapper that
-turns its outcome into a :class:`~toolwire.messages.ToolResult`:
+turns its outcome into a :class:`~toolwire.messages.ToolResult` (each built by
+:mod:`toolwire.tools.outcomes`; one call is run by :class:`~toolwire.run.runner.CallRunner`,
+and is always in one :class:`~toolwire.run.calls.CallState`):
 
 =========================================  ==========================================
 outcome                                    status
@@ -66,35 +68,31 @@ to itself, and the results that did arrive are never thrown away.
 from __future__ import annotations
 
 import asyncio
-import bisect
-import dataclasses
-import functools
 import random
-import time
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from ..checks import check_int, check_number
 from ..errors import CallerError, ResultError
-from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
-from ..tools.error_results import error_result, failure_result
+from ..messages import ToolResult
+from ..tools import outcomes
 from ..tools.tool import Tool, Toolset
 from ..tools.validate import Validation
 from ..turn import ToolRequest
 from ..wire.events import ToolCallReady, ToolCallStarted
-from ._scope import TaskScope, deadline
+from ._scope import TaskScope
 from ._threads import Job, WorkerPool, shared_pool
 from .backend import ExecutionBackend
+from .calls import CallRecord, CallState, Discarded, TurnCall, is_safe
+from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
-from .results import render_content
+from .runner import CallRunner, ResultShaper, StartCallback, describe
 
 __all__ = [
-    "CallRecord",
-    "Discarded",
     "ExecutionOptions",
     "Executor",
     "TurnRun",
@@ -102,10 +100,7 @@ __all__ = [
 ]
 
 ResultCallback = Callable[[int, ToolResult], None]
-CallCallback = Callable[["CallRecord", ToolResult], None]
-ResultShaper = Callable[[str, Tool, str], str]
-"""``(call id, tool, content) -> content``: the context policy's result truncation."""
-StartCallback = Callable[[int], None]
+CallCallback = Callable[[CallRecord, ToolResult], None]
 Sleep = Callable[[float], Awaitable[None]]
 
 OFF_LOOP_ARGUMENTS = 64 * 1024
@@ -165,67 +160,6 @@ class ExecutionOptions:
             check_number(f"ExecutionOptions.{name}", getattr(self, name), positive=False)
         if not callable(self.retry_on):
             raise CallerError("ExecutionOptions.retry_on must be a function of the exception")
-
-
-@dataclass(slots=True)  # not frozen: a frozen __init__ costs ~1 µs more per call
-class CallRecord:
-    """How one call went, for observers (the audit log, tracing): what the model sent,
-    what was done with it, and when.
-
-    Attributes:
-        index: The provider's index of the call.
-        call_id: Its id.
-        name: Its tool name.
-        arguments: The arguments text exactly as the model sent it.
-        repaired: Whether the arguments were malformed JSON that repair recovered.
-        validation_kind: The validation failure class (``None``: the call was valid).
-        early: Whether it started while the model was still streaming.
-        started_at: When it started (``time.time()``; ``None``: it never ran).
-        ended_at: When it got its result (or was discarded).
-        attempts: How many times the tool ran (retries included; 0: never).
-        full_result: The whole result text when the model got a cut one (``None``:
-            the model saw it all).
-    """
-
-    index: int
-    call_id: str
-    name: str
-    arguments: str
-    repaired: bool
-    validation_kind: str | None
-    early: bool
-    started_at: float | None
-    ended_at: float
-    attempts: int
-    full_result: str | None = None
-
-    @property
-    def latency_ms(self) -> float | None:
-        """Milliseconds from start to result (``None``: it never started)."""
-        if self.started_at is None:
-            return None
-        return (self.ended_at - self.started_at) * 1000.0
-
-
-@dataclass(frozen=True, slots=True)
-class Discarded:
-    """A call that started early and was then cancelled because the turn changed.
-
-    Attributes:
-        index: The provider's index of the call.
-        call_id: Its id.
-        name: Its tool name.
-        reason: Why it was cancelled.
-        ran: Whether its tool had already started (or finished) when it was discarded.
-        call: How it ran until then.
-    """
-
-    index: int
-    call_id: str
-    name: str
-    reason: str
-    ran: bool = False
-    call: CallRecord | None = field(default=None, compare=False)
 
 
 class Executor:
@@ -344,80 +278,6 @@ class Executor:
         return limit
 
 
-class _Call:
-    """Execution state of one call."""
-
-    __slots__ = (
-        "attempts",
-        "budget_cut",
-        "denial",
-        "early",
-        "full_result",
-        "gated",
-        "harmless",
-        "index",
-        "notified_start",
-        "request",
-        "result",
-        "safe",
-        "started",
-        "started_at",
-        "task",
-        "tool",
-        "validation",
-    )
-
-    def __init__(self, request: ToolRequest, validation: Validation, tool: Tool | None) -> None:
-        self.index = request.index
-        self.request = request
-        self.validation = validation
-        self.tool = tool
-        self.safe = False
-        # Running it and then discarding it is harmless: no side effects, or idempotent.
-        self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
-        self.result: ToolResult | None = None
-        self.started = False  # the tool function began (so stopping it is "cancelled")
-        self.notified_start = False  # on_start was called for it
-        self.task: asyncio.Task[None] | None = None
-        self.budget_cut = False  # cancelled by the batch budget, to run again serially
-        self.gated = False  # the permission gate answered (asked once, even if re-run)
-        self.denial: str | None = None
-        # For observers (CallRecord): set when the call is launched and run.
-        self.early = False
-        self.started_at: float | None = None
-        self.attempts = 0
-        self.full_result: str | None = None
-
-    def record(self) -> CallRecord:
-        """How the call went so far (ended now)."""
-        request, validation = self.request, self.validation
-        return CallRecord(
-            index=self.index,
-            call_id=request.id,
-            name=request.name,
-            arguments=request.raw_arguments,
-            repaired=validation.repaired,
-            validation_kind=validation.kind,
-            early=self.early,
-            started_at=self.started_at,
-            ended_at=time.time(),
-            attempts=self.attempts,
-            full_result=self.full_result,
-        )
-
-    @property
-    def runnable(self) -> bool:
-        return self.validation.ok and self.tool is not None
-
-    def same_request(self, other: ToolRequest) -> bool:
-        mine = self.request
-        return (mine.id, mine.name, mine.raw_arguments) == (
-            other.id,
-            other.name,
-            other.raw_arguments,
-        )
-
-
 class TurnRun:
     """Executes one turn's calls; see the module docstring. Use as ``async with``.
 
@@ -425,6 +285,11 @@ class TurnRun:
     :meth:`bind` with the turn's requests and await :meth:`finish` (or pass the
     requests to ``finish``); after the ``async with`` block (or in a ``finally``),
     :meth:`results` gives exactly one result per request.
+
+    It holds the turn's calls (each in one :class:`~toolwire.run.calls.CallState`) and
+    their one result each; :class:`~toolwire.run.early.EarlyStarts` decides which
+    calls start while the turn streams, and :class:`~toolwire.run.runner.CallRunner`
+    runs each call to its result.
 
     Attributes:
         discarded: Early-started calls cancelled because the turn changed or failed.
@@ -443,26 +308,33 @@ class TurnRun:
         shape_result: ResultShaper | None = None,
     ) -> None:
         self._executor = executor
-        self._shape_result = shape_result
-        self._early = early
+        self._runner = CallRunner(
+            executor, shape_result=shape_result, keep_full=on_call is not None
+        )
         self._allowed = allowed
         self._on_result = on_result
         self._on_call = on_call
         self._scope = TaskScope()
-        self._by_index: dict[int, _Call] = {}
+        self._by_index: dict[int, TurnCall] = {}  # the calls that closed while streaming
         self._off_loop: dict[int, Validation] = {}  # by id(request): see _validate_off_loop
-        self._known: list[int] = []  # indices seen while streaming, ascending
-        self._frontier = 0  # how many of _known the early gate has passed
-        self._gate_open = early
+        self._early = EarlyStarts(early)
         self._launched = 0
-        self._executed = 0
-        self._order: list[_Call] | None = None  # the final calls, once finish() ran
+        self._order: list[TurnCall] | None = None  # the final calls, once bind() ran
         self._stop_reason = "the run stopped before this call ran"
         self._interrupt: BaseException | None = None
+        self._cut: set[TurnCall] = set()  # cancelled by the batch budget, to run again
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
-        self.on_start: StartCallback | None = None  # see Executor.turn
+
+    @property
+    def on_start(self) -> StartCallback | None:
+        """Called with the provider index when a call's tool function begins."""
+        return self._runner.on_start
+
+    @on_start.setter
+    def on_start(self, callback: StartCallback | None) -> None:
+        self._runner.on_start = callback
 
     # -- context -------------------------------------------------------------------
 
@@ -479,26 +351,25 @@ class TurnRun:
         if exc_type is not None:
             self._stop_reason = _stop_reason(exc)
             if self._order is None:
-                self._discard_all(f"the turn failed before it finished: {_describe(exc)}")
+                self._discard_all(f"the turn failed before it finished: {describe(exc)}")
         await self._scope.__aexit__(exc_type, exc, tb)
 
     # -- streaming phase -------------------------------------------------------------
 
     def started(self, event: ToolCallStarted) -> None:
-        """A call appeared in the stream (its index orders the early gate)."""
-        self._know(event.index)
+        """A call appeared in the stream (its index orders early starts)."""
+        self._early.know(event.index, self._by_index)
 
     def ready(self, event: ToolCallReady, validation: Validation | None = None) -> None:
-        """A call's arguments closed: validate it, and start it if the gate allows.
+        """A call's arguments closed: validate it, and start it early if it may.
 
         ``validation``: the request's validation, when the caller already made it
         (:meth:`ready_off_loop`).
         """
-        self._know(event.index)
+        self._early.know(event.index, self._by_index)
         if event.index not in self._by_index:
             self._by_index[event.index] = self._prepare(event.request, validation)
-        if self._gate_open:
-            self._advance()
+        self._early.advance(self._by_index, self._may_launch, self._launch)
 
     async def ready_off_loop(self, event: ToolCallReady) -> None:
         """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
@@ -523,28 +394,6 @@ class TurnRun:
         if call is not None:
             self._discard(call, f"the model's output retracted the call: {reason}")
 
-    def _know(self, index: int) -> None:
-        if index in self._by_index or _contains(self._known, index):
-            return
-        position = bisect.bisect(self._known, index)
-        if position < self._frontier:  # a call appeared before one already passed
-            self._gate_open = False
-        self._known.insert(position, index)
-
-    def _advance(self) -> None:
-        """Move the early gate over ready calls, starting the valid, safe ones."""
-        while self._frontier < len(self._known):
-            call = self._by_index.get(self._known[self._frontier])
-            if call is None:
-                return  # an earlier call is still streaming
-            if call.runnable:
-                if not call.safe or not self._may_launch():
-                    self._gate_open = False
-                    return
-                if call.harmless:  # else it starts with its batch, once the turn is final
-                    self._launch(call)
-            self._frontier += 1
-
     def _may_launch(self) -> bool:
         return self._allowed is None or self._launched < self._allowed
 
@@ -558,7 +407,7 @@ class TurnRun:
     @property
     def executed(self) -> int:
         """How many calls were handed to their tool (retries not counted)."""
-        return self._executed
+        return self._runner.executed
 
     def bind(self, requests: Sequence[ToolRequest]) -> None:
         """Fix the turn's final calls, reusing what was validated or started early.
@@ -630,10 +479,10 @@ class TurnRun:
             raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
         for call in self._order:
             if call.result is None:
-                self._settle(call, self._unfinished(call, self._stop_reason))
+                self._settle(call, call.unfinished(self._stop_reason))
         return [c.result for c in self._order if c.result is not None]
 
-    def _reconcile(self, requests: Sequence[ToolRequest]) -> list[_Call]:
+    def _reconcile(self, requests: Sequence[ToolRequest]) -> list[TurnCall]:
         """The final calls, reusing what was validated or started while streaming."""
         final_indices = {r.index for r in requests}
         if len(final_indices) != len(requests):  # indices must tell calls apart to match
@@ -642,7 +491,7 @@ class TurnRun:
         for index, call in list(self._by_index.items()):
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
-        order: list[_Call] = []
+        order: list[TurnCall] = []
         for request in requests:
             early = self._by_index.get(request.index)
             if early is not None and early.same_request(request):
@@ -653,15 +502,15 @@ class TurnRun:
             order.append(self._prepare(request))
         return order
 
-    def _skip(self, runnable: list[_Call], reason: str) -> None:
+    def _skip(self, runnable: list[TurnCall], reason: str) -> None:
         for call in runnable:
             if call.task is not None:
                 call.task.cancel()
-            self._settle(call, self._unfinished(call, reason))
+            self._settle(call, call.unfinished(reason))
 
     # -- batches -------------------------------------------------------------------------
 
-    async def _run_batch(self, batch: list[_Call]) -> None:
+    async def _run_batch(self, batch: list[TurnCall]) -> None:
         if len(batch) == 1 and batch[0].task is None:
             await self._guarded(batch[0])  # a lone call needs no task
             return
@@ -674,10 +523,9 @@ class TurnRun:
         if pending:
             await self._degrade_to_serial([c for c in batch if c.task in pending])
 
-    async def _degrade_to_serial(self, stragglers: list[_Call]) -> None:
+    async def _degrade_to_serial(self, stragglers: list[TurnCall]) -> None:
         """The batch budget ran out: cancel the stragglers, run them again one by one."""
-        for call in stragglers:
-            call.budget_cut = True
+        self._cut.update(stragglers)
         await self._scope.cancel([c.task for c in stragglers if c.task is not None])
         budget = self._executor.options.batch_budget
         for call in stragglers:
@@ -685,9 +533,9 @@ class TurnRun:
                 return
             tool = call.tool
             assert tool is not None
-            call.budget_cut = False
+            self._cut.discard(call)
             if call.started and tool.side_effects and not tool.idempotent:
-                self._settle(call, _budget_result(call, tool, budget))
+                self._settle(call, outcomes.budget_result(call.request.id, tool.name, budget))
             else:
                 await self._guarded(call)
 
@@ -703,38 +551,35 @@ class TurnRun:
                 validate = self._executor.toolset.validate
                 self._off_loop[id(request)] = await asyncio.to_thread(validate, request)
 
-    def _prepare(self, request: ToolRequest, validation: Validation | None = None) -> _Call:
+    def _prepare(self, request: ToolRequest, validation: Validation | None = None) -> TurnCall:
         toolset = self._executor.toolset
         if validation is None:
             validation = self._off_loop.pop(id(request), None)
         if validation is None:
             validation = toolset.validate(request)
         tool = toolset.get(request.name)
-        call = _Call(request, validation, tool)
+        call = TurnCall(request, validation, tool)
         if not call.runnable:
-            self._settle(call, error_result(request.id, validation))
+            self._settle(call, outcomes.error_result(request.id, validation))
         else:
-            call.safe = _is_safe(tool, validation.input)
+            call.safe = is_safe(tool, validation.input)
         return call
 
-    def _launch(self, call: _Call) -> None:
+    def _launch(self, call: TurnCall) -> None:
         self._launched += 1
         call.early = self._order is None  # launched while the turn still streams
         call.task = self._scope.start(self._guarded(call))
 
-    async def _guarded(self, call: _Call) -> None:
+    async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
-        if call.started_at is None:
-            call.started_at = time.time()
         try:
-            denial = await self._permit(call)
-            result = await self._attempts(call) if denial is None else _denied(call, denial)
+            result = await self._runner.run(call)
         except asyncio.CancelledError:
-            if not call.budget_cut:
-                self._settle(call, self._unfinished(call, self._stop_reason))
+            if call not in self._cut:
+                self._settle(call, call.unfinished(self._stop_reason))
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # deferred, see the module docstring
-            self._settle(call, self._unfinished(call, f"the tool raised {type(exc).__name__}"))
+            self._settle(call, call.unfinished(f"the tool raised {type(exc).__name__}"))
             if self._interrupt is None:
                 self._interrupt = exc
                 self._stop_reason = f"a sibling call raised {type(exc).__name__}"
@@ -742,136 +587,31 @@ class TurnRun:
         else:
             self._settle(call, result)
 
-    async def _permit(self, call: _Call) -> str | None:
-        """Ask the executor's gate (once per call) whether the call may run.
-
-        Inside the call's own task, so an approval wait never holds up its siblings.
-        A gate that raises denies: a broken permission check must not let calls through.
-        """
-        gate = self._executor.gate
-        if gate is None or call.gated:
-            return call.denial
-        tool = call.tool
-        assert tool is not None
-        try:
-            denial = await gate(_as_validated(call), tool)
-        except Exception as exc:
-            denial = f"the permission check failed ({_describe(exc)})"
-        call.gated, call.denial = True, denial
-        return denial
-
-    async def _attempts(self, call: _Call) -> ToolResult:
-        """Run the call, retrying retryable failures of idempotent tools."""
-        tool = call.tool
-        assert tool is not None
-        executor = self._executor
-        if await executor.wait_for_overruns(unsafe=not call.safe) is not None:
-            return self._unfinished(call, _overlap_reason(executor.options.overrun_grace))
-        attempts = 1 + (tool.retries if tool.idempotent else 0)
-        self._executed += 1
-        for attempt in range(attempts):
-            call.attempts += 1
-            try:
-                value = await self._once(call, tool)
-            except TimeoutError as exc:
-                failure: Exception = exc
-                status = ToolStatus.TIMEOUT
-            except Exception as exc:
-                failure = exc
-                status = ToolStatus.ERROR
-            else:
-                return self._success(call, tool, value)
-            if attempt + 1 == attempts or not executor.options.retry_on(failure):
-                break
-            await executor.sleep(executor.backoff(attempt))
-        return failure_result(call.request.id, tool.name, failure, tool=tool, status=status)
-
-    async def _once(self, call: _Call, tool: Tool) -> Any:
-        backend = self._executor.options.backend
-        if backend is not None and backend.accepts(tool):
-            return await self._on_backend(call, tool, backend)
-        if not tool.is_async:
-            return await self._in_thread(call, tool)
-        call.started = True
-        self._notify_start(call)
-        if tool.timeout is None:
-            return await tool.invoke(call.validation.input)
-        async with deadline(tool.timeout):
-            return await tool.invoke(call.validation.input)
-
-    @staticmethod
-    async def _on_backend(call: _Call, tool: Tool, backend: ExecutionBackend) -> Any:
-        """Run the call on the backend; the deadline's cancellation reaches the remote call."""
-        call.started = True
-        async with deadline(tool.timeout):
-            return await backend.invoke(tool, call.validation.input)
-
-    async def _in_thread(self, call: _Call, tool: Tool) -> Any:
-        """Run a sync tool in a worker thread, under the loop's thread cap."""
-        limit = self._executor.thread_limit()
-        async with limit:
-            self._notify_start(call)
-            job = self._executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
-            try:
-                if tool.timeout is None:
-                    return await job.future
-                async with deadline(tool.timeout):
-                    return await job.future
-            finally:
-                if _release(call, job):
-                    self._executor.overran(job, unsafe=not call.safe)
-
-    def _notify_start(self, call: _Call) -> None:
-        """Tell ``on_start`` the call's tool begins (once per call, retries included)."""
-        if self.on_start is not None and not call.notified_start:
-            call.notified_start = True
-            self.on_start(call.index)
-
-    def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
-        try:
-            content = render_content(value)
-        except ResultError as exc:
-            return failure_result(call.request.id, tool.name, exc.message, tool=None)
-        if self._shape_result is not None:
-            full = content
-            content = self._shape_result(call.request.id, tool, content)
-            if content is not full and self._on_call is not None:
-                call.full_result = full  # the model sees the cut text; the log keeps it all
-        return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
-
-    def _settle(self, call: _Call, result: ToolResult) -> None:
+    def _settle(self, call: TurnCall, result: ToolResult) -> None:
         """Record a call's one result; the first one wins."""
-        if call.result is not None:
+        if call.result is not None:  # answered (or discarded with its result)
             return
         earlier = self._ran_before.pop(call.index, None)
         if earlier is not None:
-            result = _with_earlier_run(result, earlier)
-        call.result = result
+            result = outcomes.with_earlier_run(result, earlier.name, earlier.reason)
+        call.answer(result)
         if self._on_result is not None:
             self._on_result(call.index, result)
         if self._on_call is not None:
-            self._on_call(call.record(), result)
-
-    @staticmethod
-    def _unfinished(call: _Call, reason: str) -> ToolResult:
-        request = call.request
-        if call.started:
-            text = f"{TOOL_ERROR_PREFIX}the call to `{request.name}` was cancelled before it finished: {reason}."
-            return ToolResult(request.id, request.name, text, ToolStatus.CANCELLED)
-        text = f"{TOOL_ERROR_PREFIX}the call to `{request.name}` was not executed: {reason}."
-        return ToolResult(request.id, request.name, text, ToolStatus.NOT_EXECUTED)
+            self._on_call(call.record(result), result)
 
     # -- discarding early starts -------------------------------------------------------------
 
-    def _discard(self, call: _Call, reason: str) -> None:
+    def _discard(self, call: TurnCall, reason: str) -> None:
         """Cancel an early start; its (cancelled) result stays out of the turn's results."""
-        if call.task is None:
+        if call.task is None or call.state is CallState.DISCARDED:
             return
         request = call.request
-        ran = call.started or call.result is not None
+        ran = call.started or call.answered
         # Set directly, not through _settle: no result event for a call that is replaced.
         if call.result is None:
-            call.result = self._unfinished(call, reason)
+            call.result = call.unfinished(reason)
+        call.advance(CallState.DISCARDED)
         call.task.cancel()
         item = Discarded(call.index, request.id, request.name, reason, ran, call=call.record())
         self.discarded.append(item)
@@ -883,86 +623,9 @@ class TurnRun:
             self._discard(call, reason)
 
 
-def _release(call: _Call, job: Job) -> bool:
-    """After waiting on a thread job: note whether it ran, abandon it if unfinished.
-
-    Returns whether it was abandoned (its thread may still be running it).
-    """
-    if not job.future.done() or job.future.cancelled():
-        taken = job.abandon()  # atomic with the thread's claim: no job starts after this
-        call.started = call.started or taken
-        return taken
-    call.started = call.started or job.started
-    return False
-
-
-def _with_earlier_run(result: ToolResult, earlier: Discarded) -> ToolResult:
-    """Say in the replacing call's result that an earlier reading of it ran: the history
-    must not claim that nothing happened."""
-    note = (
-        f" (Before the turn ended, an earlier reading of this call, `{earlier.name}`, had "
-        f"already started and was then discarded: {earlier.reason}.)"
-    )
-    return dataclasses.replace(result, content=result.content + note)
-
-
-def _overlap_reason(grace: float) -> str:
-    return (
-        "an earlier call that ran past its timeout is still running in its thread after a "
-        f"{grace:g} s grace period, and this call may not run alongside it; try again later"
-    )
-
-
-def _as_validated(call: _Call) -> ToolRequest:
-    """The request the gate judges: the validated input the tool will run with, and
-    ``repaired`` set when repair recovered it (the approver never sees ``None`` where a
-    repaired call would then run)."""
-    request, validation = call.request, call.validation
-    if validation.input is request.input and not validation.repaired:
-        return request
-    repaired = request.repaired or validation.repaired
-    return dataclasses.replace(request, input=validation.input, repaired=repaired)
-
-
-def _denied(call: _Call, reason: str) -> ToolResult:
-    request = call.request
-    text = f"{TOOL_ERROR_PREFIX}the call to `{request.name}` was denied and did not run: {reason}"
-    return ToolResult(request.id, request.name, text, ToolStatus.DENIED)
-
-
-def _budget_result(call: _Call, tool: Tool, budget: float | None) -> ToolResult:
-    reason = (
-        f"the parallel batch's time budget ({budget:g} s) ran out before it finished, and "
-        "the tool may not run twice (it has side effects and is not idempotent)"
-    )
-    return failure_result(call.request.id, tool.name, reason, status=ToolStatus.TIMEOUT)
-
-
-def _is_safe(tool: Tool | None, value: Any) -> bool:
-    """Evaluate the concurrency policy; a policy that raises means "not safe"."""
-    if tool is None:
-        return False
-    try:
-        return tool.is_concurrency_safe(value)
-    except Exception:  # the user's policy function failed: run the call alone
-        return False
-
-
-def _contains(sorted_list: list[int], value: int) -> bool:
-    position = bisect.bisect_left(sorted_list, value)
-    return position < len(sorted_list) and sorted_list[position] == value
-
-
 def _stop_reason(exc: BaseException | None) -> str:
     if isinstance(exc, asyncio.CancelledError):
         return "the run was cancelled"
     if isinstance(exc, (KeyboardInterrupt, SystemExit)):
         return f"the run was interrupted ({type(exc).__name__})"
-    return f"the run stopped: {_describe(exc)}"
-
-
-def _describe(exc: BaseException | None) -> str:
-    if exc is None:
-        return "unknown reason"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    return f"the run stopped: {describe(exc)}"

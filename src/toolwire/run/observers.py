@@ -23,11 +23,12 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import CallerError
 from ..messages import Message, Usage
 from ..tooldef import ToolDef
+from ..tools.outcomes import RunOutcome
 from ._upward import upward
 from .events import ObservedEvent, RunEnded, RunEvent, RunStarted
 
@@ -131,9 +132,9 @@ class Observation:
         usage: Usage,
     ) -> None:
         """Tell the listeners how the run ended."""
-        outcome: Literal["ok", "error", "cancelled"]
+        outcome: RunOutcome
         if error is None:
-            outcome = "ok"
+            outcome = "ok" if result is None else result.outcome  # ok, or length
         elif isinstance(error, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
             outcome = "cancelled"
         else:

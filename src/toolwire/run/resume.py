@@ -13,14 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..history.check import unanswered_by_turn
-from ..messages import (
-    TOOL_ERROR_PREFIX,
-    AssistantMessage,
-    Message,
-    ToolCall,
-    ToolResult,
-    ToolStatus,
-)
+from ..messages import AssistantMessage, Message, ToolCall, ToolResult
+from ..tools import outcomes
 
 __all__ = ["answer_missing", "not_executed_result"]
 
@@ -29,8 +23,7 @@ RESUME_REASON = "the run was interrupted before this call ran; call it again if 
 
 def not_executed_result(call: ToolCall, reason: str = RESUME_REASON) -> ToolResult:
     """The ``not_executed`` result for a call that was never run."""
-    text = f"{TOOL_ERROR_PREFIX}the call to `{call.name}` was not executed: {reason}."
-    return ToolResult(call.id, call.name, text, ToolStatus.NOT_EXECUTED)
+    return outcomes.not_executed_result(call.id, call.name, reason)
 
 
 def answer_missing(messages: Sequence[Message]) -> list[Message]:

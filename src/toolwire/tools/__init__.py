@@ -9,7 +9,7 @@ executor (``toolwire.run``) builds on :class:`Tool`, :class:`Toolset` and
 from __future__ import annotations
 
 from .docstrings import DocInfo, parse_docstring
-from .error_results import error_result, failure_content, failure_result
+from .outcomes import error_result, failure_content, failure_result
 from .repair import loads_lenient, repair_json
 from .schema import strict_schema
 from .tool import ConcurrencyPolicy, Tool, Toolset, tool

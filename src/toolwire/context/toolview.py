@@ -1,0 +1,125 @@
+"""One tool set's definitions, their token counts and its routing index, built once.
+
+Every run of every agent that offers the same tools (the same ``Tool`` objects, in the
+same order; toolwire's own ``read_result`` is one object for all) shares one
+:class:`ToolView`: the definitions are computed once (so the
+serialised tool list is byte-identical request after request), each definition's
+estimated tokens are counted once, and the routing index is built the first time a
+run routes. A run whose tool set changes (an MCP server's ``list_changed``) gets the
+view of its new set.
+
+The views are kept in a small cache (the most recent :data:`MAX_VIEWS` tool sets);
+a view holds its tools, so a cached key's object ids cannot be reused by others.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..tooldef import ToolDef
+from .routing import ToolRouter
+from .tokens import definition_tokens, estimate_text_tokens
+from .truncate import is_read_result
+
+__all__ = ["MAX_VIEWS", "ToolView", "tool_view"]
+
+MAX_VIEWS = 64
+"""Tool sets whose views are kept (least recently used dropped first)."""
+
+_views: OrderedDict[tuple[int, ...], ToolView] = OrderedDict()
+_lock = threading.Lock()  # runs may start in several threads (run_sync, workers)
+
+
+class ToolView:
+    """The definitions, token counts and routing index of one tool set.
+
+    Attributes:
+        tools: The tools, in registration order.
+        definitions: Tool name -> its definition (shared: never mutate), toolwire's
+            ``read_result`` included.
+        names: The names of the tools routing may choose from (all but ``read_result``),
+            in registration order.
+        reader: The name of toolwire's ``read_result`` tool, if the set has it.
+    """
+
+    __slots__ = (
+        "_cuts",
+        "_estimates",
+        "_exact",
+        "_routable",
+        "_routers",
+        "definitions",
+        "names",
+        "reader",
+        "tools",
+    )
+
+    def __init__(self, tools: Sequence[Any]) -> None:
+        self.tools = tuple(tools)
+        self._routable = tuple(t for t in tools if not is_read_result(t))
+        reader = next((t for t in tools if is_read_result(t)), None)
+        self.reader: str | None = None if reader is None else reader.name
+        self.definitions: dict[str, ToolDef] = {t.name: t.definition() for t in tools}
+        self.names = tuple(t.name for t in self._routable)
+        self._estimates: dict[str, int] | None = None
+        self._exact: dict[int, tuple[object, dict[str, int]]] = {}  # id(model) -> counts
+        self._routers: dict[str, ToolRouter] = {}
+        self._cuts = _cuts(self._routable)
+
+    def can_cut(self, default: int | None) -> bool:
+        """Whether a result of some tool can be cut under a policy cap of ``default``."""
+        own, default_applies = self._cuts
+        return own or (default is not None and default_applies)
+
+    def tokens(self, count: Callable[[str], int], model: object = None) -> dict[str, int]:
+        """Tool name -> its definition's tokens, counted once per tool set: once ever for
+        the estimate, once per model for a model's own tokenizer."""
+        if getattr(count, "exact", False):
+            found = self._exact.get(id(model))
+            if found is None or found[0] is not model:
+                tokens = {n: definition_tokens(d, count) for n, d in self.definitions.items()}
+                found = self._exact[id(model)] = (model, tokens)
+            return found[1]
+        if self._estimates is None:
+            self._estimates = {
+                n: definition_tokens(d, estimate_text_tokens) for n, d in self.definitions.items()
+            }
+        return self._estimates
+
+    def total_tokens(self, count: Callable[[str], int], model: object = None) -> int:
+        """The routable definitions' tokens together."""
+        tokens = self.tokens(count, model)
+        return sum(tokens[n] for n in self.names)
+
+    def router(self, method: str) -> ToolRouter:
+        """The routing index of this tool set for ``method``, built on first use."""
+        router = self._routers.get(method)
+        if router is None:
+            router = self._routers[method] = ToolRouter(self._routable, method=method)
+        return router
+
+
+def _cuts(tools: Sequence[Any]) -> tuple[bool, bool]:
+    """(some tool has a cap of its own, some tool takes the policy's cap)."""
+    caps = [getattr(t, "max_result_tokens", None) for t in tools]
+    own = any(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in caps)
+    return own, any(c is not False and not (isinstance(c, int) and c > 0) for c in caps)
+
+
+def tool_view(tools: Sequence[Any]) -> ToolView:
+    """The (shared) view of ``tools``."""
+    key = tuple(map(id, tools))
+    with _lock:
+        view = _views.get(key)
+        if view is not None:
+            _views.move_to_end(key)
+            return view
+    view = ToolView(tools)
+    with _lock:
+        _views[key] = view
+        while len(_views) > MAX_VIEWS:
+            _views.popitem(last=False)
+    return view

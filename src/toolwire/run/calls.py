@@ -1,0 +1,247 @@
+"""One call of a turn as the executor holds it: one explicit state, and how it went.
+
+A :class:`TurnCall` is always in exactly one :class:`CallState`, and moves only along
+:data:`TRANSITIONS` (one table, as h11 keeps a connection's states): a flag per fact
+would let a call be, say, both answered and about to run. What a call *is* (its
+request, validation, tool, whether it is concurrency-safe) does not change and is not
+state; how it went (when it started, how many attempts, the full result text) is what
+:class:`CallRecord` reports to observers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..messages import ToolResult
+from ..tools import outcomes
+from ..tools.outcomes import FailureClass
+from ..tools.tool import Tool
+from ..tools.validate import Validation
+from ..turn import ToolRequest
+
+__all__ = ["TRANSITIONS", "CallRecord", "CallState", "Discarded", "TurnCall"]
+
+
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs ~1 µs more per call
+class CallRecord:
+    """How one call went, for observers (the audit log, tracing): what the model sent,
+    what was done with it, and when.
+
+    Attributes:
+        index: The provider's index of the call.
+        call_id: Its id.
+        name: Its tool name.
+        arguments: The arguments text exactly as the model sent it.
+        repaired: Whether the arguments were malformed JSON that repair recovered.
+        validation_kind: The validation failure class (``None``: the call was valid).
+        early: Whether it started while the model was still streaming.
+        started_at: When it started (``time.time()``; ``None``: it never ran).
+        ended_at: When it got its result (or was discarded).
+        attempts: How many times the tool ran (retries included; 0: never).
+        full_result: The whole result text when the model got a cut one (``None``:
+            the model saw it all).
+        failure_class: Why it failed (:func:`toolwire.tools.outcomes.failure_class`;
+            ``None``: it did not fail, or it was stopped).
+    """
+
+    index: int
+    call_id: str
+    name: str
+    arguments: str
+    repaired: bool
+    validation_kind: str | None
+    early: bool
+    started_at: float | None
+    ended_at: float
+    attempts: int
+    full_result: str | None = None
+    failure_class: FailureClass | None = None
+
+    @property
+    def latency_ms(self) -> float | None:
+        """Milliseconds from start to result (``None``: it never started)."""
+        if self.started_at is None:
+            return None
+        return (self.ended_at - self.started_at) * 1000.0
+
+
+@dataclass(frozen=True, slots=True)
+class Discarded:
+    """A call that started early and was then cancelled because the turn changed.
+
+    Attributes:
+        index: The provider's index of the call.
+        call_id: Its id.
+        name: Its tool name.
+        reason: Why it was cancelled.
+        ran: Whether its tool had already started (or finished) when it was discarded.
+        call: How it ran until then.
+    """
+
+    index: int
+    call_id: str
+    name: str
+    reason: str
+    ran: bool = False
+    call: CallRecord | None = field(default=None, compare=False)
+
+
+class CallState(enum.Enum):
+    """Where a call of a turn is."""
+
+    WAITING = "waiting"
+    """Valid; waits for an early start or for its batch. (An invalid call is answered
+    when it is prepared, and goes straight to ``DONE``.)"""
+    ASKING = "asking"
+    """The permission gate is deciding (asked again if a batch budget cut it short)."""
+    ALLOWED = "allowed"
+    """It may run (the gate allowed it, or there is none); its tool has not begun."""
+    RUNNING = "running"
+    """Its tool is known to have begun (a sync tool's once its thread took the job):
+    stopping it now answers ``cancelled``, not ``not_executed``. It stays here when a
+    batch budget cuts it and it runs again."""
+    DONE = "done"
+    """It has its one result."""
+    DISCARDED = "discarded"
+    """An early start that the final turn replaced or that the stream retracted."""
+
+    # Members are singletons compared by identity: hash them by identity too. (Enum's
+    # own __hash__ is Python code, and every transition hashes two states.)
+    __hash__ = object.__hash__
+
+
+TRANSITIONS: dict[CallState, frozenset[CallState]] = {
+    CallState.WAITING: frozenset({CallState.ASKING, CallState.ALLOWED, CallState.DONE}),
+    CallState.ASKING: frozenset({CallState.ASKING, CallState.ALLOWED, CallState.DONE}),
+    CallState.ALLOWED: frozenset({CallState.RUNNING, CallState.DONE}),
+    CallState.RUNNING: frozenset({CallState.DONE}),
+    CallState.DONE: frozenset(),
+    CallState.DISCARDED: frozenset(),
+}
+"""Where each state may go. Any state but ``DISCARDED`` may also become ``DISCARDED``
+(a started or answered early call whose reading the final turn replaced)."""
+
+
+class TurnCall:
+    """One call of a turn: what it is, its state, and what observers are told."""
+
+    __slots__ = (
+        "attempts",
+        "early",
+        "full_result",
+        "harmless",
+        "index",
+        "request",
+        "result",
+        "safe",
+        "started_at",
+        "state",
+        "task",
+        "tool",
+        "validation",
+    )
+
+    def __init__(self, request: ToolRequest, validation: Validation, tool: Tool | None) -> None:
+        self.index = request.index
+        self.request = request
+        self.validation = validation
+        self.tool = tool
+        self.state = CallState.WAITING
+        self.result: ToolResult | None = None  # set on DONE (or DISCARDED)
+        self.safe = False  # concurrency-safe: may share a batch (set by the turn)
+        # Running it and then discarding it is harmless: no side effects, or idempotent.
+        self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
+        self.task: asyncio.Task[None] | None = None
+        # For observers (CallRecord): set when the call is launched and run.
+        self.early = False
+        self.started_at: float | None = None
+        self.attempts = 0
+        self.full_result: str | None = None
+
+    def advance(self, state: CallState) -> None:
+        """Move to ``state``, along :data:`TRANSITIONS` only.
+
+        Raises:
+            AssertionError: The move is not in the table (a bug in the executor).
+        """
+        if state is not CallState.DISCARDED or self.state is CallState.DISCARDED:
+            assert state in TRANSITIONS[self.state], f"call {self.state} -> {state}"
+        self.state = state
+
+    def answer(self, result: ToolResult) -> None:
+        """Its one result: ``DONE``."""
+        self.advance(CallState.DONE)
+        self.result = result
+
+    def began(self) -> None:
+        """Its tool is known to have begun (no change unless it was ``ALLOWED``)."""
+        if self.state is CallState.ALLOWED:
+            self.advance(CallState.RUNNING)
+
+    @property
+    def answered(self) -> bool:
+        """Whether it has its result (answered, or discarded with one)."""
+        return self.result is not None
+
+    @property
+    def started(self) -> bool:
+        """Whether its tool began (so that stopping it is ``cancelled``)."""
+        return self.state is CallState.RUNNING
+
+    @property
+    def needs_permission(self) -> bool:
+        """Whether the permission gate has yet to allow it."""
+        return self.state in (CallState.WAITING, CallState.ASKING)
+
+    @property
+    def runnable(self) -> bool:
+        """Valid and naming a known tool: it may be executed."""
+        return self.validation.ok and self.tool is not None
+
+    def same_request(self, other: ToolRequest) -> bool:
+        """Whether ``other`` is the same call (id, name and arguments text)."""
+        mine = self.request
+        return (mine.id, mine.name, mine.raw_arguments) == (
+            other.id,
+            other.name,
+            other.raw_arguments,
+        )
+
+    def record(self, result: ToolResult | None = None) -> CallRecord:
+        """How the call went so far (ended now, with ``result`` when it has one)."""
+        request, validation = self.request, self.validation
+        return CallRecord(
+            index=self.index,
+            call_id=request.id,
+            name=request.name,
+            arguments=request.raw_arguments,
+            repaired=validation.repaired,
+            validation_kind=validation.kind,
+            early=self.early,
+            started_at=self.started_at,
+            ended_at=time.time(),
+            attempts=self.attempts,
+            full_result=self.full_result,
+            failure_class=None
+            if result is None
+            else outcomes.failure_class(validation.kind, result.status),
+        )
+
+    def unfinished(self, reason: str) -> ToolResult:
+        """Its result if stopped now: ``cancelled`` if its tool began, else ``not_executed``."""
+        request = self.request
+        return outcomes.unfinished_result(request.id, request.name, reason, started=self.started)
+
+
+def is_safe(tool: Tool | None, value: Any) -> bool:
+    """Evaluate the concurrency policy; a policy that raises means "not safe"."""
+    if tool is None:
+        return False
+    try:
+        return tool.is_concurrency_safe(value)
+    except Exception:  # the user's policy function failed: run the call alone
+        return False

@@ -1,0 +1,79 @@
+"""Early starts: which calls may begin while the turn still streams. Pure and synchronous.
+
+The calls of a turn appear in the stream one by one (their indices order them). A call
+that is valid, concurrency-safe and *harmless to discard* (no side effects, or
+idempotent) starts at once when every earlier call of the turn is known, and is
+valid-and-safe or invalid (an invalid call never runs, so it orders nothing). The
+first unsafe call, or a call that would pass the turn's call limit, *closes* early
+starts for the rest of the stream: it and every call after it wait for the end of the
+stream and for the calls before them. So does a call that appears before one already
+passed (its place in the order was taken).
+
+This decides only *which* calls start; the turn (:class:`~toolwire.run.execute.TurnRun`)
+starts them. (Whether a call may run at all is the permission gate's question, asked
+when it runs: :mod:`toolwire.run.gate`.)
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Mapping
+
+from .calls import TurnCall
+
+__all__ = ["EarlyStarts"]
+
+
+class EarlyStarts:
+    """The stream order of a turn's calls and how far early starts have reached.
+
+    Args:
+        enabled: Whether early starts are on at all.
+    """
+
+    __slots__ = ("_frontier", "_known", "open")
+
+    def __init__(self, enabled: bool) -> None:
+        self._known: list[int] = []  # indices seen while streaming, ascending
+        self._frontier = 0  # how many of _known have been passed
+        self.open = enabled  # closed for good by the first call that must wait
+
+    def know(self, index: int, ready: Mapping[int, TurnCall]) -> None:
+        """A call with ``index`` appeared in the stream (started, or ready)."""
+        if index in ready or _contains(self._known, index):
+            return
+        position = bisect.bisect(self._known, index)
+        if position < self._frontier:  # a call appeared before one already passed
+            self.open = False
+        self._known.insert(position, index)
+
+    def advance(
+        self,
+        ready: Mapping[int, TurnCall],
+        may_launch: Callable[[], bool],
+        launch: Callable[[TurnCall], None],
+    ) -> None:
+        """Move over the ready calls in stream order, starting the ones that may start.
+
+        Args:
+            ready: The calls whose arguments closed, by index.
+            may_launch: Whether one more call may start (the turn's call limit); asked
+                before each valid, safe call.
+            launch: Starts a call (at once, before the next one is considered).
+        """
+        while self.open and self._frontier < len(self._known):
+            call = ready.get(self._known[self._frontier])
+            if call is None:
+                return  # an earlier call is still streaming
+            if call.runnable:
+                if not call.safe or not may_launch():
+                    self.open = False
+                    return
+                if call.harmless:  # else it starts with its batch, once the turn is final
+                    launch(call)
+            self._frontier += 1
+
+
+def _contains(sorted_list: list[int], value: int) -> bool:
+    position = bisect.bisect_left(sorted_list, value)
+    return position < len(sorted_list) and sorted_list[position] == value

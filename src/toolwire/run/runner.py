@@ -1,0 +1,214 @@
+"""Running one call to its result: permission, retries, thread or backend, timeout, text.
+
+:class:`CallRunner` takes a valid call of a turn and returns its one
+:class:`~toolwire.messages.ToolResult`: it asks the permission gate (once per call, even
+when a batch budget makes the call run again), waits for any abandoned sync call this
+one may not overlap, runs the tool (on the event loop, in a worker thread under the
+thread cap, or on the execution backend) under its timeout, retries an idempotent
+tool's retryable failures after a backoff, and turns the value into text (cut by the
+context policy, the one place results are cut). Every result is built by :mod:`toolwire.tools.outcomes`.
+
+It raises only cancellation (and what a tool raised that is not an ``Exception``);
+:class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ResultError
+from ..messages import ToolResult, ToolStatus
+from ..tools import outcomes
+from ..tools.tool import Tool
+from ..turn import ToolRequest
+from ._scope import deadline
+from ._threads import Job
+from .backend import ExecutionBackend
+from .calls import CallState, TurnCall
+from .results import render_content
+
+if TYPE_CHECKING:
+    from .execute import Executor
+
+__all__ = ["CallRunner", "ResultShaper", "StartCallback"]
+
+ResultShaper = Callable[[ToolRequest, Tool, str], str]
+"""``(request, tool, content) -> content``: the context policy's result truncation."""
+StartCallback = Callable[[int], None]
+
+
+class CallRunner:
+    """Runs a turn's valid calls, one :meth:`run` per call (see the module docstring).
+
+    Args:
+        executor: The executor (tools, options, permission gate, threads, backoff).
+        shape_result: Cuts each successful result's text (the context policy).
+        keep_full: Keep the whole text of a cut result on the call (someone observes).
+    """
+
+    def __init__(
+        self, executor: Executor, *, shape_result: ResultShaper | None, keep_full: bool
+    ) -> None:
+        self._executor = executor
+        self._shape_result = shape_result
+        self._keep_full = keep_full
+        self._told: set[TurnCall] = set()  # calls on_start was called for
+        self.on_start: StartCallback | None = None
+        self.executed = 0  # calls handed to their tool (retries not counted)
+
+    async def run(self, call: TurnCall) -> ToolResult:
+        """The call's result: ``denied``, or how its tool ran."""
+        if call.started_at is None:
+            call.started_at = time.time()
+        if call.state is CallState.WAITING and self._executor.gate is None:
+            call.advance(CallState.ALLOWED)  # nothing to ask (the common case: no await)
+            denial = None
+        else:
+            denial = await self._permit(call)
+        if denial is not None:
+            return outcomes.denied_result(call.request.id, call.request.name, denial)
+        return await self._attempts(call)
+
+    async def _permit(self, call: TurnCall) -> str | None:
+        """Ask the executor's permission gate (once per call) whether the call may run.
+
+        Inside the call's own task, so an approval wait never holds up its siblings.
+        A gate that raises denies: a broken permission check must not let calls through.
+        """
+        if not call.needs_permission:
+            return None
+        gate = self._executor.gate
+        if gate is None:
+            call.advance(CallState.ALLOWED)
+            return None
+        tool = call.tool
+        assert tool is not None
+        call.advance(CallState.ASKING)
+        try:
+            denial = await gate(_as_validated(call), tool)
+        except Exception as exc:
+            denial = f"the permission check failed ({describe(exc)})"
+        if denial is None:
+            call.advance(CallState.ALLOWED)
+        return denial
+
+    async def _attempts(self, call: TurnCall) -> ToolResult:
+        """Run the call, retrying retryable failures of idempotent tools."""
+        tool = call.tool
+        assert tool is not None
+        executor = self._executor
+        if await executor.wait_for_overruns(unsafe=not call.safe) is not None:
+            return call.unfinished(overlap_reason(executor.options.overrun_grace))
+        attempts = 1 + (tool.retries if tool.idempotent else 0)
+        self.executed += 1
+        for attempt in range(attempts):
+            call.attempts += 1
+            try:
+                value = await self._once(call, tool)
+            except Exception as exc:
+                failure: Exception = exc
+            else:
+                return self._success(call, tool, value)
+            if attempt + 1 == attempts or not executor.options.retry_on(failure):
+                break
+            await executor.sleep(executor.backoff(attempt))
+        return outcomes.raised_result(call.request.id, tool, failure)
+
+    async def _once(self, call: TurnCall, tool: Tool) -> Any:
+        backend = self._executor.options.backend
+        if backend is not None and backend.accepts(tool):
+            return await self._on_backend(call, tool, backend)
+        if not tool.is_async:
+            return await self._in_thread(call, tool)
+        call.began()
+        self._notify_start(call)
+        if tool.timeout is None:
+            return await tool.invoke(call.validation.input)
+        async with deadline(tool.timeout):
+            return await tool.invoke(call.validation.input)
+
+    @staticmethod
+    async def _on_backend(call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
+        """Run the call on the backend; the deadline's cancellation reaches the remote call."""
+        call.began()
+        async with deadline(tool.timeout):
+            return await backend.invoke(tool, call.validation.input)
+
+    async def _in_thread(self, call: TurnCall, tool: Tool) -> Any:
+        """Run a sync tool in a worker thread, under the loop's thread cap."""
+        executor = self._executor
+        async with executor.thread_limit():
+            self._notify_start(call)
+            job = executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
+            try:
+                if tool.timeout is None:
+                    return await job.future
+                async with deadline(tool.timeout):
+                    return await job.future
+            finally:
+                if _release(call, job):
+                    executor.overran(job, unsafe=not call.safe)
+
+    def _notify_start(self, call: TurnCall) -> None:
+        """Tell ``on_start`` the call's tool begins (once per call, retries included)."""
+        if self.on_start is not None and call not in self._told:
+            self._told.add(call)
+            self.on_start(call.index)
+
+    def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
+        try:
+            content = render_content(value)
+        except ResultError as exc:
+            return outcomes.failure_result(call.request.id, tool.name, exc.message)
+        if self._shape_result is not None:
+            full = content
+            content = self._shape_result(call.request, tool, content)
+            if content is not full and self._keep_full:
+                call.full_result = full  # the model sees the cut text; the log keeps it all
+        return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+
+
+def _release(call: TurnCall, job: Job) -> bool:
+    """After waiting on a thread job: note whether it ran, abandon it if unfinished.
+
+    Returns whether it was abandoned (its thread may still be running it).
+    """
+    if not job.future.done() or job.future.cancelled():
+        taken = job.abandon()  # atomic with the thread's claim: no job starts after this
+        if taken:
+            call.began()
+        return taken
+    if job.started:
+        call.began()
+    return False
+
+
+def _as_validated(call: TurnCall) -> ToolRequest:
+    """The request the gate judges: the validated input the tool will run with, and
+    ``repaired`` set when repair recovered it (the approver never sees ``None`` where a
+    repaired call would then run)."""
+    request, validation = call.request, call.validation
+    if validation.input is request.input and not validation.repaired:
+        return request
+    repaired = request.repaired or validation.repaired
+    return dataclasses.replace(request, input=validation.input, repaired=repaired)
+
+
+def overlap_reason(grace: float) -> str:
+    """Why a call was not run: an abandoned call it may not overlap is still running."""
+    return (
+        "an earlier call that ran past its timeout is still running in its thread after a "
+        f"{grace:g} s grace period, and this call may not run alongside it; try again later"
+    )
+
+
+def describe(exc: BaseException | None) -> str:
+    """An exception in a few words: its class and message."""
+    if exc is None:
+        return "unknown reason"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
