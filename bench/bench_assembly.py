@@ -27,6 +27,13 @@ Two benchmarks over the same nine workloads (1, 4, 16 parallel calls x ~100 B, ~
 2. **Raw SSE bytes.** The OpenAI stream serialised as SSE and read in 64-4096-byte
    pieces: toolwire ``feed_bytes`` against a floor that splits lines and calls
    ``json.loads`` per data line before the same dict-by-index assembly.
+3. **Non-streaming bodies** (``--only bodies``; also after a full run). The same calls
+   as one response body per provider (OpenAI Chat, Anthropic, OpenAI Responses),
+   decoded by ``toolwire.wire``'s ``decode_*_response`` (the body decoders, compiled
+   with the stream decoders) against a floor that reads each call's id, name and
+   arguments and calls ``json.loads`` once per call (Anthropic's, whose body holds
+   the parsed input: ``json.dumps`` and ``json.loads``, as a Turn keeps the text and
+   its parse). One row per provider and workload.
 
 Ratios are time / floor time of the same workload. Targets (issue 2): toolwire within
 2x the floor on decoded chunks (median over the workloads, no workload above 3x), and
@@ -58,11 +65,14 @@ from workloads import (
     ASSEMBLY_SIZES,
     Measurement,
     ToolWorkload,
+    body_floor,
     build_name,
     build_tool_workload,
+    format_ns,
     format_ratio,
     measure,
     median_ratio,
+    response_bodies,
     sse_reads,
     sse_stream,
 )
@@ -100,7 +110,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--quick", action="store_true", help="fewer repeats and a lower cap for slow peers"
     )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    ap.add_argument("--only", choices=("chunks", "sse"), help="run one of the two benchmarks")
+    ap.add_argument(
+        "--only", choices=("chunks", "sse", "bodies"), help="run one of the three benchmarks"
+    )
     ap.add_argument(
         "--calls",
         type=int,
@@ -404,11 +416,78 @@ def warm_up(args: argparse.Namespace) -> None:
     peers.toolwire_sse(reads)(10**9)
 
 
+# -- non-streaming bodies ---------------------------------------------------------------
+
+
+def _best_ns(run: Callable[[], object], repeats: int, min_sample_ns: int) -> float:
+    """Best time per call over ``repeats`` samples of at least ``min_sample_ns`` each."""
+    number, elapsed = 1, 0
+    while True:  # calibrate the loop count
+        start = time.perf_counter_ns()
+        for _ in range(number):
+            run()
+        elapsed = time.perf_counter_ns() - start
+        if elapsed >= min_sample_ns:
+            break
+        number *= 2
+    best = elapsed / number
+    for _ in range(repeats - 1):
+        start = time.perf_counter_ns()
+        for _ in range(number):
+            run()
+        best = min(best, (time.perf_counter_ns() - start) / number)
+    return best
+
+
+def run_bodies(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Time the body decoders against the floor; print one Markdown row per provider."""
+    from toolwire.wire import (
+        COMPILED,
+        decode_anthropic_response,
+        decode_openai_chat_response,
+        decode_responses_response,
+    )
+
+    decoders: dict[str, Callable[[Any], Any]] = {
+        "OpenAI Chat": decode_openai_chat_response,
+        "Anthropic": decode_anthropic_response,
+        "OpenAI Responses": decode_responses_response,
+    }
+    build = "compiled" if COMPILED else "pure Python"
+    print(f"\n### Non-streaming bodies ({build} wire layer)\n")
+    print("| provider | workload | toolwire | floor | ratio |")
+    print("|---|---|---:|---:|---:|")
+    rows: list[dict[str, Any]] = []
+    for calls in args.calls:
+        for size in args.sizes:
+            w = build_tool_workload(calls, size)
+            for provider, body in response_bodies(w).items():
+                decode = decoders[provider]
+                turn = decode(body)
+                got = [(c.id, c.name, json.loads(c.arguments or "{}")) for c in turn.tool_calls]
+                if got != w.expected() or body_floor(provider, body) != w.expected():
+                    raise SystemExit(f"{provider} {w.name}: wrong calls decoded")
+                ns = _best_ns(lambda d=decode, b=body: d(b), args.repeats, args.min_sample_ns)
+                floor = _best_ns(
+                    lambda p=provider, b=body: body_floor(p, b), args.repeats, args.min_sample_ns
+                )
+                rows.append({"provider": provider, "workload": w.name, "ns": ns, "floor_ns": floor})
+                print(
+                    f"| {provider} | {w.name} | {format_ns(ns)} | {format_ns(floor)} "
+                    f"| {ns / floor:.2f}x |",
+                    flush=True,
+                )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print Markdown; optionally write JSON."""
     args = parse_args(argv)
     if args.profile:
         profile(args.profile)
+        return 0
+    if args.only == "bodies":
+        run_bodies(args)
         return 0
     rows: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -436,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
             del w
             gc.collect()
     summary = report(rows, args)
+    if args.only is None:
+        summary["bodies"] = run_bodies(args)
     if args.json:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,7 @@ repeats is the count of one turn (start-up and imports cancel out)::
     python bench/count_assembly.py                     # the build on the path
     PYTHONPATH=build/compiled python bench/count_assembly.py
     python bench/count_assembly.py --no-deltas         # decoders with deltas=False
+    python bench/count_assembly.py --bodies            # the non-streaming body decoders
 
 It needs ``valgrind`` (``apt-get install valgrind``) and prints a Markdown table.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -26,10 +28,34 @@ from callgrind import instructions
 
 WORKLOADS = [(1, 100), (1, 2000), (4, 100), (4, 2000)]
 PROVIDERS = ("openai", "anthropic")
+BODIES = {"openai": "OpenAI Chat", "anthropic": "Anthropic", "responses": "OpenAI Responses"}
+
+
+def _body_run(provider: str, who: str, calls: int, size: int) -> Callable[[], object]:
+    """One body decode (``decode_*_response``) or its floor, for ``--bodies``."""
+    from toolwire import wire
+    from workloads import body_floor, build_tool_workload, response_bodies
+
+    name = BODIES[provider]
+    body = response_bodies(build_tool_workload(calls, size))[name]
+    if who == "floor":
+        return lambda: body_floor(name, body)
+    decode = {
+        "openai": wire.decode_openai_chat_response,
+        "anthropic": wire.decode_anthropic_response,
+        "responses": wire.decode_responses_response,
+    }[provider]
+    return lambda: decode(body)
 
 
 def _inner(provider: str, who: str, calls: int, size: int, repeats: int) -> None:
     """Run one contestant ``repeats`` times (the process callgrind counts)."""
+    if who.endswith("_body"):
+        body_run = _body_run(provider, who.removesuffix("_body"), calls, size)
+        body_run()  # warm, as below
+        for _ in range(repeats):
+            body_run()
+        return
     import peers
     from workloads import build_tool_workload
 
@@ -62,6 +88,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="toolwire's decoders with deltas=False (no ToolCallDelta per fragment)",
     )
+    ap.add_argument(
+        "--bodies",
+        action="store_true",
+        help="the non-streaming body decoders (decode_*_response), one row per provider",
+    )
     ap.add_argument("--inner", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.inner:
@@ -76,12 +107,15 @@ def main(argv: list[str] | None = None) -> int:
     build = "compiled" if toolwire.wire.COMPILED else "pure"
     who = "toolwire_nodeltas" if args.no_deltas else "toolwire"
     mode = ", deltas=False" if args.no_deltas else ""
+    floor_who, providers = "floor", list(args.providers)
+    if args.bodies:
+        who, floor_who, providers, mode = "toolwire_body", "floor_body", list(BODIES), ", bodies"
     print(f"toolwire {build} build{mode}, Python {sys.version.split()[0]}, instructions per turn\n")
     print("| provider | workload | floor | toolwire | ratio |")
     print("|---|---|---:|---:|---:|")
-    for provider in args.providers:
+    for provider in providers:
         for calls, size in WORKLOADS:
-            floor = per_turn(provider, "floor", calls, size, args.repeats)
+            floor = per_turn(provider, floor_who, calls, size, args.repeats)
             tw = per_turn(provider, who, calls, size, args.repeats)
             label = f"{calls} × {size // 1000}KB" if size >= 1000 else f"{calls} × {size}B"
             print(

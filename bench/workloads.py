@@ -565,3 +565,70 @@ def growth_exponent(sizes: Sequence[float], times: Sequence[float]) -> float:
 def now_ns() -> int:
     """The benchmark clock (``time.perf_counter_ns``)."""
     return time.perf_counter_ns()
+
+
+# -- non-streaming response bodies (bench_assembly.py --only bodies, count_assembly.py --bodies)
+
+
+def response_bodies(w: ToolWorkload) -> dict[str, dict[str, Any]]:
+    """The workload's calls as one non-streaming response body per provider."""
+    calls = w.calls
+    return {
+        "OpenAI Chat": {
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "tool_calls",
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "tool_calls": [
+                            {
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments},
+                            }
+                            for c in calls
+                        ],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+        },
+        "Anthropic": {
+            "content": [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.input} for c in calls
+            ],
+            "stop_reason": "tool_use",
+            "usage": {"input_tokens": 10, "output_tokens": 20},
+        },
+        "OpenAI Responses": {
+            "status": "completed",
+            "output": [
+                {
+                    "type": "function_call",
+                    "call_id": c.id,
+                    "name": c.name,
+                    "arguments": c.arguments,
+                }
+                for c in calls
+            ],
+            "usage": {"input_tokens": 10, "output_tokens": 20, "total_tokens": 30},
+        },
+    }
+
+
+def body_floor(provider: str, body: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """The unavoidable work: each call's id, name and parsed arguments, unchecked."""
+    if provider == "OpenAI Chat":
+        calls = body["choices"][0]["message"]["tool_calls"]
+        return [
+            (c["id"], c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls
+        ]
+    if provider == "Anthropic":  # the parsed input is there; a Turn holds it as text
+        dumps = json.dumps
+        return [
+            (b["id"], b["name"], json.loads(dumps(b["input"], ensure_ascii=False)))
+            for b in body["content"]
+        ]
+    return [(i["call_id"], i["name"], json.loads(i["arguments"])) for i in body["output"]]

@@ -31,7 +31,8 @@ from typing import Any
 
 import pytest
 
-from toolwire.history.openai_responses import from_responses_input, to_responses_input
+from toolwire.history.openai_responses import to_responses_input
+from toolwire.history.openai_responses_decode import from_responses_input
 from toolwire.messages import AssistantMessage, ProviderPart, UserMessage
 from toolwire.wire import decode_responses_response
 

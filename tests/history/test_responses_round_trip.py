@@ -29,13 +29,13 @@ from typing import Any
 
 import pytest
 
-from toolwire.history.openai_responses import (
+from toolwire.history.openai_responses import to_responses_input
+from toolwire.history.openai_responses_decode import from_responses_input
+from toolwire.history.openai_responses_owed import (
     CLIENT_CALL_OUTPUTS,
     NOT_EXECUTED,
     UNANSWERED_APPROVAL_REASON,
     UNANSWERED_CALL_REASON,
-    from_responses_input,
-    to_responses_input,
 )
 from toolwire.history.responses_mcp import approval_response, mcp_approval_requests
 from toolwire.messages import ProviderPart, ToolResult, ToolStatus, UserMessage

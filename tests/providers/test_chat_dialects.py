@@ -24,7 +24,7 @@ import pytest
 from toolwire import Agent
 from toolwire.errors import CallerError
 from toolwire.history import ChatDialect
-from toolwire.messages import AssistantMessage, ToolCall, UserMessage
+from toolwire.messages import AssistantMessage, ToolCall, ToolResult, UserMessage
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.run.model import ModelRequest
 
@@ -107,8 +107,9 @@ def test_other_servers_get_all_reasoning_back(no_keys: None) -> None:
 
 
 def _history() -> list[Any]:
+    # A request is a checked history (ModelRequest): the call has its result.
     call = ToolCall("call_1", "weather", '{"location": "Paris"}')
-    return [UserMessage("q"), AssistantMessage([call])]
+    return [UserMessage("q"), AssistantMessage([call]), ToolResult("call_1", "weather", "sunny")]
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def _history() -> list[Any]:
 def test_the_dialect_follows_the_endpoint(no_keys: None, base_url: str, dialect: str) -> None:
     model = OpenAIChatModel("deepseek-reasoner", base_url=base_url, api_key="k")
     assert model.dialect.name == dialect
-    (_, assistant) = model.build_request(ModelRequest(_history())).body["messages"]
+    (_, assistant, _) = model.build_request(ModelRequest(_history())).body["messages"]
     # DeepSeek: a tool-call message without reasoning still sends the field, empty.
     assert assistant.get("reasoning_content") == ("" if dialect == "deepseek" else None)
 

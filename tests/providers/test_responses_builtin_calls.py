@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, BuiltinCall, CallerError, ShellOutput
-from toolwire.history.openai_responses import NOT_EXECUTED
+from toolwire.history.openai_responses_owed import NOT_EXECUTED
 from toolwire.providers.openai_responses import OpenAIResponsesModel
 
 from .faultserver import FaultServer, sse

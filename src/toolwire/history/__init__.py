@@ -1,7 +1,8 @@
 """The neutral history, checked and mapped to and from each provider.
 
 * :mod:`.check` — the one-result-per-call rule, run before every request.
-* :mod:`.openai_chat`, :mod:`.openai_responses`, :mod:`.anthropic` — pure encoders
+* :mod:`.openai_chat`, :mod:`.openai_responses` (with :mod:`.openai_responses_decode`
+  and :mod:`.openai_responses_owed`), :mod:`.anthropic` — pure encoders
   from the neutral model (``toolwire.messages``) to each provider's request shape,
   and decoders back. Each module's docstring holds its mapping table and says what a
   round trip keeps. (A provider's non-streaming response body is decoded into a
@@ -30,10 +31,10 @@ from .openai_chat import (
 )
 from .openai_responses import (
     RESPONSES_INCOMPLETE_REASONS,
-    from_responses_input,
     to_responses_input,
     usage_from_responses,
 )
+from .openai_responses_decode import from_responses_input
 from .tool_defs import (
     to_anthropic_tool_choice,
     to_anthropic_tools,

@@ -1,4 +1,10 @@
-"""Neutral history <-> OpenAI Responses API input items.
+"""Neutral history -> OpenAI Responses API input items (the encoder).
+
+The history is one job split over three modules: this one encodes;
+:mod:`.openai_responses_decode` decodes input items back (``from_responses_input``);
+:mod:`.openai_responses_owed` answers what a request owes (approval requests and
+client-run calls nobody answered). A response body is decoded in
+:mod:`toolwire.wire.openai_responses_body`.
 
 Mapping (``to_responses_input``; ``from_responses_input`` reverses it):
 
@@ -30,13 +36,9 @@ ProviderPart         its ``data``, verbatim (``openai_responses`` parts only; a
                      openai-python's type does, is sent with ``call_id``)
 ===================  ===========================================================
 
-Every ``mcp_approval_request`` item is answered in the same request: a history
-without an ``mcp_approval_response`` for it (a part the agent adds, see
-:mod:`toolwire.history.responses_mcp`) gets one that denies it, with a reason, right after
-it, so a request never leaves an approval unanswered and never approves by default.
-In the same way every ``local_shell_call``, ``shell_call`` and ``apply_patch_call``
-(run by the client, see :mod:`toolwire.history.responses_builtin`) without its output item
-gets one that says it was not executed (``answer_client_calls``).
+The encoder answers every ``mcp_approval_request`` and client-run call that nothing in
+the history answers (:mod:`.openai_responses_owed`), so a request never leaves one
+hanging.
 
 Instructions go in ``instructions`` rather than a system item because that is where
 the API documents them; later system messages keep their place. Consecutive
@@ -54,11 +56,10 @@ A reasoning item's several summary parts decode joined by a blank line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..messages import (
-    TOOL_ERROR_PREFIX,
     AssistantMessage,
     Message,
     Part,
@@ -71,37 +72,19 @@ from ..messages import (
     ToolResult,
     UserMessage,
 )
-from ..wire.fields import (
-    as_list,
-    as_object,
-    history_error,
-    req_str,
-    to_plain,
-)
-from ..wire.openai_responses import CLIENT_ITEMS, PROVIDER, SERVER_ITEMS
-from ..wire.openai_responses_body import decode_part, message_parts, texts_of
+from ..wire.fields import history_error
+from ..wire.openai_responses import PROVIDER
 from ..wire.usage import RESPONSES_INCOMPLETE_REASONS
 from ..wire.usage import responses_usage as usage_from_responses
-from .openai_chat import status_from_text
+from .openai_responses_owed import answer_approvals, answer_client_calls, keyed_by_call_id
 
 __all__ = [
     "RESPONSES_INCOMPLETE_REASONS",
-    "CLIENT_CALL_OUTPUTS",
-    "NOT_EXECUTED",
-    "UNANSWERED_APPROVAL_REASON",
-    "UNANSWERED_CALL_REASON",
-    "answer_approvals",
-    "answer_client_calls",
-    "from_responses_input",
-    "not_executed_item",
     "to_responses_input",
     "usage_from_responses",
 ]
 
 JSONDict = dict[str, Any]
-
-
-# -- neutral -> Responses --------------------------------------------------------------
 
 
 def to_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[JSONDict]]:
@@ -129,118 +112,6 @@ def to_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[JS
             custom.update(p.id for p in message.parts if isinstance(p, ToolCall) and p.freeform)
         items.extend(_encode(position, message, custom))
     return instructions, answer_client_calls(answer_approvals(items))
-
-
-def answer_approvals(items: list[JSONDict]) -> list[JSONDict]:
-    """``items`` with a denying ``mcp_approval_response`` after each unanswered request.
-
-    An ``mcp_approval_request`` that no ``mcp_approval_response`` of ``items`` answers
-    would be left hanging; toolwire never approves on anyone's behalf, so it denies it,
-    saying why. ``items`` itself is returned when every request is answered.
-    """
-    answered = {
-        str(item.get("approval_request_id"))
-        for item in items
-        if item.get("type") == "mcp_approval_response"
-    }
-    pending = [
-        item
-        for item in items
-        if item.get("type") == "mcp_approval_request" and str(item.get("id")) not in answered
-    ]
-    if not pending:
-        return items
-    out: list[JSONDict] = []
-    for item in items:
-        out.append(item)
-        if any(item is request for request in pending):
-            out.append(
-                {
-                    "type": "mcp_approval_response",
-                    "approval_request_id": item.get("id"),
-                    "approve": False,
-                    "reason": UNANSWERED_APPROVAL_REASON,
-                }
-            )
-    return out
-
-
-CLIENT_CALL_OUTPUTS = {
-    "local_shell_call": "local_shell_call_output",
-    "shell_call": "shell_call_output",
-    "apply_patch_call": "apply_patch_call_output",
-}
-"""Client-executed built-in call item -> the type of the output item that answers it."""
-
-NOT_EXECUTED = f"{TOOL_ERROR_PREFIX}toolwire did not execute this call"
-"""The start of the text of every output that answers a call nobody executed."""
-
-UNANSWERED_CALL_REASON = "nothing answered it before the next request"
-"""Why the encoder answers a shell or apply_patch call itself (see ``answer_client_calls``)."""
-
-_CANNOT_EXECUTE = 126  # a shell's exit status for a command that could not be run
-
-
-def answer_client_calls(items: list[JSONDict]) -> list[JSONDict]:
-    """``items`` with a not-executed output after each unanswered shell or patch call.
-
-    A ``local_shell_call``, ``shell_call`` or ``apply_patch_call`` is run by the client;
-    the API rejects a request that carries one without its output. One that no output
-    item of ``items`` answers (by ``call_id``) gets :func:`not_executed_item` right
-    after it. ``items`` itself is returned when every call is answered.
-    """
-    outputs = set(CLIENT_CALL_OUTPUTS.values())
-    answered = {str(item.get("call_id")) for item in items if _kind(item) in outputs}
-    if not any(
-        _kind(item) in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered
-        for item in items
-    ):
-        return items
-    out: list[JSONDict] = []
-    for item in items:
-        out.append(item)
-        if _kind(item) in CLIENT_CALL_OUTPUTS and str(item.get("call_id")) not in answered:
-            answered.add(str(item.get("call_id")))  # one output per call, even if repeated
-            out.append(not_executed_item(item, UNANSWERED_CALL_REASON))
-    return out
-
-
-def _kind(item: Mapping[str, Any]) -> str:
-    """An item's ``type`` ("" when it is not a string: a kept item may hold anything)."""
-    kind = item.get("type")
-    return kind if isinstance(kind, str) else ""
-
-
-def not_executed_item(call: Mapping[str, Any], why: str) -> JSONDict:
-    """The output item that answers a shell or apply_patch ``call`` item as not run.
-
-    ``apply_patch_call_output`` has status ``failed``; a ``shell_call_output`` has one
-    entry per command with exit code 126 ("cannot execute") and the text on stderr; a
-    ``local_shell_call_output`` has the text as its output. The text is
-    :data:`NOT_EXECUTED` followed by ``why``.
-    """
-    kind = str(call.get("type"))
-    answer: JSONDict = {"type": CLIENT_CALL_OUTPUTS[kind], "call_id": call.get("call_id")}
-    text = f"{NOT_EXECUTED}: {why}"
-    if kind == "apply_patch_call":
-        answer.update(status="failed", output=text)
-    elif kind == "shell_call":
-        action = call.get("action")
-        commands = action.get("commands") if isinstance(action, Mapping) else None
-        count = len(commands) if isinstance(commands, list) and commands else 1
-        outcome = {"type": "exit", "exit_code": _CANNOT_EXECUTE}
-        answer["output"] = [
-            {"stdout": "", "stderr": text, "outcome": dict(outcome)} for _ in range(count)
-        ]
-    else:
-        answer["output"] = text
-    return answer
-
-
-UNANSWERED_APPROVAL_REASON = (
-    "no one approved this MCP tool call (toolwire denies approval requests nobody answered)"
-)
-"""The ``reason`` of the denial sent for an approval request nobody answered."""
 
 
 def _encode(position: int, message: Message, custom: set[str]) -> list[JSONDict]:
@@ -280,24 +151,8 @@ def _encode_part(part: Part) -> JSONDict | None:
             "arguments": part.arguments,
         }
     if isinstance(part, ProviderPart):  # a built-in tool item: back verbatim, to Responses only
-        return _keyed_by_call_id(dict(part.data)) if part.provider == PROVIDER else None
+        return keyed_by_call_id(dict(part.data)) if part.provider == PROVIDER else None
     return _encode_reasoning(part)
-
-
-def _keyed_by_call_id(item: JSONDict) -> JSONDict:
-    """A ``local_shell_call_output`` that names its call ``id`` sent with ``call_id``.
-
-    The API matches an output to its call by ``call_id``: the OpenAPI spec's
-    ``LocalShellToolCallOutput`` requires it (openai-python, ``api_reference/
-    openapi.transformed.yml``), and with ``id`` alone the API answers 400 "No tool output
-    found for local shell call". openai-python's ``LocalShellCallOutput`` type, made
-    from the spec's properties, has only ``id`` ("the unique ID of the local shell tool
-    call"), so an item written to that type carries the call's id there: it moves to
-    ``call_id``. An item with a ``call_id`` goes back as it is.
-    """
-    if item.get("type") != "local_shell_call_output" or "call_id" in item or "id" not in item:
-        return item
-    return {("call_id" if key == "id" else key): value for key, value in item.items()}
 
 
 def _encode_refusal(part: RefusalPart) -> JSONDict:
@@ -321,104 +176,3 @@ def _encode_reasoning(part: ReasoningPart) -> JSONDict | None:
     if part.redacted is not None:
         item["encrypted_content"] = part.redacted
     return item
-
-
-# -- Responses -> neutral --------------------------------------------------------------
-
-
-def from_responses_input(instructions: str | None, items: Sequence[Any]) -> list[Message]:
-    """Decode Responses ``instructions`` and ``input`` items into a neutral history.
-
-    Args:
-        instructions: The request's ``instructions``, or ``None``.
-        items: The input items as dicts (or SDK objects); a response's ``output``
-            items decode too.
-
-    Returns:
-        The neutral history (see the module's table).
-
-    Raises:
-        HistoryError: an item is malformed, of a type toolwire does not model (item
-            references, images, an unknown kind), or a function output answers a call
-            no earlier item made. Built-in tool items, shell and patch calls and MCP
-            approval requests and responses decode as ``ProviderPart``.
-    """
-    decoder = _InputDecoder()
-    if instructions is not None:
-        if not isinstance(instructions, str):
-            raise history_error("instructions must be a string or None", "instructions")
-        decoder.messages.append(SystemMessage(instructions))
-    for position, raw in enumerate(as_list(to_plain(items), "input", history_error)):
-        where = f"input[{position}]"
-        decoder.item(as_object(to_plain(raw), where, history_error), where)
-    return decoder.messages
-
-
-class _InputDecoder:
-    """Collects consecutive assistant-side items into one AssistantMessage."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.names: dict[str, str] = {}  # call id -> tool name, to name the outputs
-        self.assistant: AssistantMessage | None = None
-
-    def item(self, item: Mapping[str, Any], where: str) -> None:
-        kind = item.get("type", "message")
-        if kind == "message":
-            self._message(item, where)
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            self._output(item, where)
-        elif kind in ("reasoning", "function_call", "custom_tool_call"):
-            self._part(decode_part(item, where, history_error))
-        elif isinstance(kind, str) and kind in _KEPT_INPUT_ITEMS:
-            self._part(ProviderPart(PROVIDER, str(kind), _keyed_by_call_id(dict(item))))
-        else:
-            raise history_error(f"input item type {kind!r} is not supported", where)
-
-    def _message(self, item: Mapping[str, Any], where: str) -> None:
-        role = item.get("role")
-        if role == "assistant":
-            for part in message_parts(item, f"{where}.content", history_error):
-                self._part(part)
-            return
-        text = "".join(texts_of(item.get("content"), f"{where}.content", history_error))
-        if role in ("system", "developer"):
-            self._append(SystemMessage(text))
-        elif role == "user":
-            self._append(UserMessage(text))
-        else:
-            raise history_error(
-                f"message role {role!r} is not one of system, developer, user, assistant", where
-            )
-
-    def _output(self, item: Mapping[str, Any], where: str) -> None:
-        call_id = req_str(item, "call_id", where, history_error)
-        name = self.names.get(call_id)
-        if name is None:
-            raise history_error(
-                f"function_call_output answers call {call_id!r}, which no earlier item made", where
-            )
-        content = "".join(texts_of(item.get("output"), f"{where}.output", history_error))
-        self._append(ToolResult(call_id, name, content, status_from_text(content)))
-
-    def _part(self, part: Part) -> None:
-        if self.assistant is None:
-            self.assistant = AssistantMessage()
-            self.messages.append(self.assistant)
-        self.assistant.parts.append(part)
-        if isinstance(part, ToolCall):
-            self.names[part.id] = part.name
-
-    def _append(self, message: Message) -> None:
-        self.assistant = None
-        self.messages.append(message)
-
-
-# Assistant-side items kept verbatim when a history is decoded: the built-in tools'
-# items, shell and patch calls, and the MCP approval request with its answer.
-_KEPT_INPUT_ITEMS = (
-    SERVER_ITEMS
-    | CLIENT_ITEMS
-    | {"mcp_approval_response"}
-    | {f"{kind}_output" for kind in CLIENT_ITEMS}
-)

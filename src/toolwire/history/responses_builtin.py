@@ -25,7 +25,7 @@ gets exactly one output: without a handler for its kind, when the handler raises
 returns something it should not, the output says the call was **not executed**
 (:data:`NOT_EXECUTED`; apply_patch: status ``failed``; shell: exit code 126, "cannot
 execute", per command). A history that reaches the encoder with a call still
-unanswered gets the same answer there (``toolwire.history.openai_responses``).
+unanswered gets the same answer there (``toolwire.history.openai_responses_owed``).
 
 Safety: a handler runs what the model wrote on the caller's machine. toolwire does not
 pass it through ``permissions=`` (those judge toolwire tools); a shell handler should
@@ -43,7 +43,7 @@ from typing import Any, Literal, TypeAlias
 from ..messages import AssistantMessage, Message, ProviderPart
 from ..turn import Turn
 from ..wire.openai_responses import PROVIDER
-from .openai_responses import NOT_EXECUTED, not_executed_item
+from .openai_responses_owed import NOT_EXECUTED, not_executed_item
 from .responses_mcp import responses_items
 
 __all__ = [
@@ -140,7 +140,7 @@ def _answered_call_id(output: ProviderPart) -> str:
     """The call an output item answers: ``call_id``, or ``id`` on a local shell output.
 
     openai-python's ``LocalShellCallOutput`` type names the call ``id`` (the encoder sends
-    it as ``call_id``, see ``history.openai_responses``); such an output still answers
+    it as ``call_id``, see ``history.openai_responses_owed``); such an output still answers
     its call, so the agent must not answer it a second time.
     """
     data = output.data

@@ -16,7 +16,7 @@ deny; sync or async) and appends the answer to the same assistant message as ano
 ``ProviderPart``, so the Responses encoder sends request and answer in order. Without a callback, or when it raises or
 answers anything else, the request is denied with a reason: a call on someone's MCP
 server never runs unapproved. A history that reaches the encoder with a request still
-unanswered gets a denial there too (``toolwire.history.openai_responses``).
+unanswered gets a denial there too (``toolwire.history.openai_responses_owed``).
 """
 
 from __future__ import annotations
