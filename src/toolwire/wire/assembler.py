@@ -289,9 +289,17 @@ class Assembler:
         # only want whole calls and the turn turn it off: per fragment, the event and
         # its list are a third of the pure build's cost (bench/README.md).
         self.deltas = deltas
-        # The calls by provider index. Stream decoders append arguments fragments to
-        # these directly on their hot path (see ``arguments``) and call ``scan``.
+        # The calls by provider index: the call opened there last (a server that puts
+        # parallel calls all on one index opens several there, see ``_split``). Stream
+        # decoders append arguments fragments to these directly on their hot path (see
+        # ``arguments``) and call ``scan``.
         self.calls: dict[int, _Call] = {}
+        # Every call, in the order opened, and the indexes they were given: a call's
+        # own ``index`` (events, ToolRequest.index, the log) is its provider index
+        # unless another call has it already; then it is the next free one.
+        self._calls: list[_Call] = []
+        self._taken: set[int] = set()
+        self._remapped = False  # some call's index differs from its provider index
         self._order: list[_Segment | _Call | ProviderPart] = []
         self._finish: str | None = None
         self._usage: Usage | None = None  # built when reported, or at the end
@@ -490,10 +498,12 @@ class Assembler:
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
             self.events.append(ToolCallStarted(call.index, id, name))
-        if id:
-            self._set_id(call, id)
-        if name:
-            call.name += name
+        elif id and name and call.id is not None and id != call.id:
+            call = self._split(index, call, id, name)  # type: ignore[arg-type]  # a call at None was never split
+        # The fragment repeats the call's id: it may repeat the name and arguments too.
+        resent = self._identify(call, id, name) if id or name else False
+        if arguments and resent and call.parts:
+            arguments = self._resent_arguments(call, arguments)
         if arguments:
             call.parts.append(arguments)
             if self.deltas:
@@ -502,6 +512,83 @@ class Assembler:
                 self.scan(call)
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
+
+    def _identify(self, call: _Call, id: str | None, name: str | None) -> bool:
+        """Apply a fragment's id and name; True when it repeated the call's id."""
+        resent = False
+        if id:
+            if call.id is None:
+                call.id = id
+            elif call.id == id:
+                resent = True
+            else:
+                self._id_changed(call, id)
+        if name:
+            if resent and name == call.name:
+                self._repeated(call, "name", "its whole name")
+            else:
+                call.name += name
+        return resent
+
+    def _split(self, index: int, call: _Call, id: str, name: str) -> _Call:
+        """A fragment with a new id and a name on an index whose call has an id: a new
+        call (servers that put parallel calls all on ``index: 0``), opened at the next
+        free index; later fragments without an id on this provider index extend it."""
+        new = self._open(index, split=True)
+        self._notice(
+            "call_split",
+            f"a fragment with a new id {id!r} arrived on the index of tool call {call.id!r}; "
+            f"started a new call at index {new.index}",
+            new.index,
+        )
+        self.events.append(ToolCallStarted(new.index, id, name))
+        return new
+
+    def _repeated(self, call: _Call, what: str, whole: str) -> None:
+        """A fragment re-sent ``what`` whole (Novita/OpenRouter re-send the name with
+        every fragment): kept once, said once per call."""
+        kind = f"{what}_repeated"
+        if not any(n.kind == kind and n.index == call.index for n in self._notices):
+            self._notice(
+                kind,
+                f"tool call {call.id} re-sent {whole} with the same id; kept it once",
+                call.index,
+            )
+
+    def _resent_arguments(self, call: _Call, arguments: str) -> str:
+        """What is new in ``arguments`` of a fragment that repeated the call's id.
+
+        A server that re-sends the arguments whole (cumulative) rather than as deltas
+        can be told only where the fragment starts with everything so far: while the
+        call has one part (each cumulative fragment leaves it so), or right after it
+        was reported ready (a closed object cannot be continued). Both tests are
+        bounded by the fragment's own length, so the work stays linear.
+        """
+        parts = call.parts
+        if len(parts) == 1:
+            so_far = parts[0]
+            if not arguments.startswith(so_far):
+                return arguments
+        elif call.ready and len(parts) == call.ready_parts and arguments.startswith(parts[0]):
+            so_far = "".join(parts)
+            if not arguments.startswith(so_far):
+                return arguments
+        else:
+            return arguments
+        self._repeated(call, "arguments", "its arguments so far")
+        new = arguments[len(so_far) :]
+        if not new or call.ready:
+            return new  # a repetition; or text after a closed object, added as sent
+        # Kept as one part, so that the next whole re-send is told the same way; the
+        # closure scan starts again on the whole text (no longer than this fragment).
+        call.parts = [arguments]
+        call.scanner = None
+        call.scanned = 0
+        if self.deltas:
+            self.events.append(ToolCallDelta(call.index, new))
+        if "}" in new and new.rstrip()[-1] == "}":
+            self.scan(call)
+        return ""
 
     def custom_call(
         self, index: int, id: str | None, name: str | None, input: str | None = None
@@ -582,15 +669,25 @@ class Assembler:
         if not call.ready:
             self._emit_ready(call)
 
-    def _open(self, index: int) -> _Call:
-        call = _Call(index)
+    def _open(self, index: int, *, split: bool = False) -> _Call:
+        """Open a call at provider ``index``; its own index is that one unless taken
+        (or ``split``: another call was opened there, or negative: a call read from
+        content, ``content_calls.py``), then the next free one."""
+        taken = self._taken
+        own = index
+        if split or own in taken or own < 0:
+            own = max(taken, default=-1) + 1
+            self._remapped = True
+        call = _Call(own)
+        taken.add(own)
         self.calls[index] = call
+        self._calls.append(call)
         self._order.append(call)
         return call
 
     def _unindexed(self, id: str | None, name: str | None) -> _Call:
         """A fragment without an index: merge into the one open call, or start a new one."""
-        open_calls = [c for c in self.calls.values() if not c.ready]
+        open_calls = [c for c in self._calls if not c.ready]
         if len(open_calls) == 1 and not (id and open_calls[0].id and id != open_calls[0].id):
             call = open_calls[0]
             self._notice(
@@ -600,7 +697,7 @@ class Assembler:
             )
             return call
         if not open_calls and (id or name):
-            index = max(self.calls, default=-1) + 1
+            index = max(self._taken, default=-1) + 1
             self._notice(
                 "missing_index", "a tool-call fragment had no index; started a new call", index
             )
@@ -613,15 +710,13 @@ class Assembler:
             problem="missing_index",
         )
 
-    def _set_id(self, call: _Call, id: str) -> None:
-        if call.id is None:
-            call.id = id
-        elif call.id != id:
-            self._notice(
-                "id_changed",
-                f"tool call id changed from {call.id!r} to {id!r}; keeping the first",
-                call.index,
-            )
+    def _id_changed(self, call: _Call, id: str) -> None:
+        """A new id without a name for an open call: kept the first, said so."""
+        self._notice(
+            "id_changed",
+            f"tool call id changed from {call.id!r} to {id!r}; keeping the first",
+            call.index,
+        )
 
     def scan(self, call: _Call) -> None:
         """The last fragment of ``call`` ends in ``}``: scan what is new since the last scan
@@ -722,8 +817,8 @@ class Assembler:
         self.events.append(UsageReported(usage))
 
     def call_indexes(self) -> list[int]:
-        """The indexes of the tool calls seen so far."""
-        return list(self.calls)
+        """The indexes of the tool calls seen so far (each call's own, in order opened)."""
+        return [call.index for call in self._calls]
 
     @property
     def finish_reason(self) -> str | None:
@@ -767,8 +862,11 @@ class Assembler:
         """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
         parts: list[Part] = []
         requests: list[ToolRequest] = []
-        by_index = self.calls
-        calls = list(map(by_index.__getitem__, sorted(by_index)))  # no comprehension frame
+        if self._remapped:  # calls split from one provider index: by their own index
+            calls = sorted(self._calls, key=_own_index)
+        else:
+            by_index = self.calls
+            calls = list(map(by_index.__getitem__, sorted(by_index)))  # no comprehension frame
         self._check_calls(calls)
         call_iter = iter(calls)
         for item in self._order:
@@ -863,6 +961,10 @@ class Assembler:
 def _wrong(what: str, value: Any, expected: str = "a string") -> None:
     kind = "null" if value is None else type(value).__name__
     raise ProtocolError(f"{what} must be {expected}, got {kind} {str(value)[:20]!r}")
+
+
+def _own_index(call: _Call) -> int:
+    return call.index
 
 
 def _segment_part(seg: _Segment) -> Part:
