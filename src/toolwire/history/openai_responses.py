@@ -54,7 +54,7 @@ A reasoning item's several summary parts decode joined by a blank line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, NoReturn
 
 from ..errors import ProviderAPIError
@@ -80,7 +80,9 @@ from ..wire.openai_responses import (
     REASONING_SUMMARY_JOIN,
     SERVER_ITEMS,
     is_client_item,
+    is_server_call,
     is_server_item,
+    server_call_notice,
 )
 from ..wire.usage import RESPONSES_INCOMPLETE_REASONS
 from ..wire.usage import responses_usage as usage_from_responses
@@ -525,7 +527,9 @@ def _part_texts(content: Any, where: str, err: ErrorFactory, kinds: tuple[str, .
 # -- non-streaming response -> Turn ----------------------------------------------------
 
 
-def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> Turn:
+def decode_responses_response(
+    response: Any, *, keep_logprobs: bool = False, offered_tools: Collection[str] | None = None
+) -> Turn:
     """Decode a non-streaming Responses API response into a Turn.
 
     Output items go, in order, through the same
@@ -542,6 +546,9 @@ def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> 
         response: The response body as a dict, or the SDK's ``Response``.
         keep_logprobs: Keep the output text parts' ``logprobs`` on
             ``Turn.logprobs["content"]``.
+        offered_tools: The names of the tools the request offered: a
+            ``custom_tool_call`` of another name was run by the server (xAI) and is
+            kept as a ``ProviderPart`` (``is_server_call``).
 
     Returns:
         The Turn, finish reason from :func:`responses_finish_reason`, usage from
@@ -559,7 +566,15 @@ def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> 
     has_calls = False
     for index, raw in enumerate(output):
         where = f"response.output[{index}]"
-        has_calls |= _feed_item(assembler, index, as_mapping(raw, where, protocol_error), where)
+        item = as_mapping(raw, where, protocol_error)
+        if item.get("type") == "custom_tool_call" and is_server_call(
+            item.get("name"), offered_tools
+        ):
+            assembler.part_break()
+            assembler.provider_part(PROVIDER, dict(item))
+            server_call_notice(assembler, dict(item), index)
+            continue
+        has_calls |= _feed_item(assembler, index, item, where)
     if keep_logprobs:
         _keep_logprobs(assembler, output)
     finish = responses_finish_reason(body, has_tool_calls=has_calls)

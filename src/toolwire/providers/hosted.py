@@ -13,7 +13,7 @@ that rejects it).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CallerError
@@ -25,7 +25,7 @@ from .redact import redact_url
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HTTPModel", "NEUTRAL_SETTINGS", "chat_tool_choice"]
+__all__ = ["HTTPModel", "NEUTRAL_SETTINGS", "chat_tool_choice", "offered_tool_names"]
 
 NEUTRAL_SETTINGS = ("max_tokens", "reasoning_effort", "stream")
 """Settings every provider understands and maps to its own request field."""
@@ -136,6 +136,20 @@ class HTTPModel(ABC):
     def wire_for(self, request: ModelRequest) -> Wire:
         """The decoders for one request (a provider may keep more when its settings ask)."""
         return self.wire()
+
+
+def offered_tool_names(tools: Iterable[Any]) -> frozenset[str]:
+    """The names of the tools a request offers (Chat definitions, or objects with a
+    ``name``): what a decoder needs to tell the server's own calls from the client's."""
+    names: set[str] = set()
+    for tool in tools:
+        name = getattr(tool, "name", None)
+        if not isinstance(name, str) and isinstance(tool, Mapping):
+            section = tool.get(str(tool.get("type") or "function"))
+            name = section.get("name") if isinstance(section, Mapping) else tool.get("name")
+        if isinstance(name, str):
+            names.add(name)
+    return frozenset(names)
 
 
 def finish_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from ..history.openai_responses import decode_responses_response, to_responses_i
 from ..history.tool_defs import custom_tool_names, to_responses_tool_choice, to_responses_tools
 from ..run.model import ModelRequest
 from ..wire.openai_responses import OpenAIResponsesStream
-from .hosted import HTTPModel, chat_tool_choice, finish_body
+from .hosted import HTTPModel, chat_tool_choice, finish_body, offered_tool_names
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers
 
@@ -84,13 +84,15 @@ class OpenAIResponsesModel(HTTPModel):
         return Wire(OpenAIResponsesStream, decode_responses_response)
 
     def wire_for(self, request: ModelRequest) -> Wire:
-        """The decoders, keeping logprobs when the request's ``include`` asks for them."""
+        """The decoders for one request: told the offered tools' names (a custom call of
+        another name is the server's own, xAI), keeping logprobs when the request's
+        ``include`` asks for them."""
         include = self.merged_settings(request).get("include")
-        if not isinstance(include, (list, tuple)) or LOGPROBS_INCLUDE not in include:
-            return self.wire()
+        keep = isinstance(include, (list, tuple)) and LOGPROBS_INCLUDE in include
+        offered = offered_tool_names(request.tools)
         return Wire(
-            partial(OpenAIResponsesStream, keep_logprobs=True),
-            partial(decode_responses_response, keep_logprobs=True),
+            partial(OpenAIResponsesStream, keep_logprobs=keep, offered_tools=offered),
+            partial(decode_responses_response, keep_logprobs=keep, offered_tools=offered),
         )
 
 
