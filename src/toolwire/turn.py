@@ -62,7 +62,8 @@ class Turn:
     provider's token log probabilities when the decoder was asked to keep them
     (``keep_logprobs=True``), in OpenAI Chat's shape ``{"content": [...],
     "refusal": [...]}`` (each list the provider's token entries, verbatim); ``None``
-    otherwise.
+    otherwise. ``continuations`` counts the extra requests a model made to finish the
+    turn itself (Anthropic's ``pause_turn``): usage limits count them as requests.
     """
 
     message: AssistantMessage
@@ -72,6 +73,7 @@ class Turn:
     notices: list[Notice] = field(default_factory=list)
     refused: bool = False
     logprobs: dict[str, list[Any]] | None = None
+    continuations: int = 0
 
     @property
     def tool_calls(self) -> list[ToolCall]:
