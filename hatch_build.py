@@ -31,6 +31,7 @@ COMPILED = [
     "toolwire/wire/usage.py",
     "toolwire/wire/stream.py",
     "toolwire/wire/openai_chat.py",
+    "toolwire/wire/content_calls.py",
     "toolwire/wire/openai_responses.py",
     "toolwire/wire/anthropic.py",
 ]

@@ -56,8 +56,9 @@ from ..messages import (
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
+from ..wire.content_calls import ContentCalls
+from ..wire.openai_chat import chat_citations, thinking_text
 from ..wire.openai_chat import keep_logprobs as _keep_logprobs
-from ..wire.openai_chat import thinking_text
 from ..wire.usage import openai_usage as usage_from_openai_chat
 from ._common import (
     TOOL_ERROR_PREFIX,
@@ -310,7 +311,9 @@ def _text_of(content: Any, where: str, err: ErrorFactory, *, allow_none: bool = 
 # -- non-streaming response -> Turn ----------------------------------------------------
 
 
-def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -> Turn:
+def decode_openai_chat_response(
+    response: Any, *, keep_logprobs: bool = False, content_calls: ContentCalls | None = None
+) -> Turn:
     """Decode a non-streaming Chat Completions response into a Turn.
 
     The message goes through the same :class:`~toolwire.wire.assembler.Assembler` as a
@@ -322,6 +325,8 @@ def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -
     Args:
         response: The response body as a dict, or the SDK's ``ChatCompletion``.
         keep_logprobs: Keep the choice's ``logprobs`` on ``Turn.logprobs``.
+        content_calls: Read ``content`` with a model family's call markup, as the
+            stream decoder does (``toolwire.wire.content_calls``).
 
     Returns:
         The Turn, with ``finish_reason`` as the provider sent it and usage mapped by
@@ -340,10 +345,13 @@ def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -
     choice = as_mapping(choices[0], "response.choices[0]", protocol_error)
     message = as_mapping(choice.get("message"), "response.choices[0].message", protocol_error)
     assembler = Assembler()
-    _feed_message(assembler, message, "response.choices[0].message")
+    _feed_message(assembler, message, "response.choices[0].message", content_calls)
+    chat_citations(assembler, {**body, "annotations": message.get("annotations")})
     if keep_logprobs:
         _keep_logprobs(assembler, choice.get("logprobs"), "response.choices[0].logprobs")
     finish = opt_str(choice, "finish_reason", "response.choices[0]", protocol_error)
+    if content_calls is not None:
+        finish = content_calls.finish_reason(assembler, finish)
     if finish is not None:
         assembler.finish(finish)
     usage = body.get("usage")
@@ -352,7 +360,12 @@ def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -
     return assembler.close()
 
 
-def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) -> None:
+def _feed_message(
+    assembler: Assembler,
+    message: Mapping[str, Any],
+    where: str,
+    content_calls: ContentCalls | None = None,
+) -> None:
     if _is_placeholder(message.get("function_call")):
         # Some servers send an empty legacy function_call next to (or instead of) real
         # tool_calls; it carries nothing, so it is dropped, and said so.
@@ -364,6 +377,8 @@ def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) 
     for part in _response_parts(message, where):
         if isinstance(part, ReasoningPart):
             assembler.reasoning(part.text)
+        elif isinstance(part, TextPart) and content_calls is not None:
+            content_calls.text(assembler, part.text)
         elif isinstance(part, TextPart):
             assembler.text(part.text)
         elif isinstance(part, ToolCall) and part.freeform:

@@ -17,6 +17,17 @@ What the history sends back follows the server's dialect
 (:mod:`toolwire.history.chat_dialects`): ``dialect="deepseek"`` (the default for
 ``https://api.deepseek.com``) sends reasoning back as DeepSeek's thinking mode requires,
 ``dialect="deepseek-r1"`` never sends it; every other server gets ``openai``.
+
+Calls left in the answer text (``text_calls``): a served open-weight model whose server
+did not parse its tool calls (vLLM without ``--enable-auto-tool-choice``, a failed
+Ollama or llama.cpp parser) returns its own call markup as ``content``. With
+``text_calls="auto"`` (the default) and a model name whose family
+:func:`toolwire.formats.for_model` knows, the content is read with that family's
+parser (:mod:`toolwire.wire.content_calls`): when tools were offered (and
+``tool_choice`` is not ``none``) the markup becomes tool calls, with a
+``calls_from_content`` notice; otherwise the content stays as it came, with a
+``calls_in_content`` notice when it held markup. A family name (``"hermes"``,
+``"qwen3_coder"``, ``"family:variant"``) forces one; ``False`` turns it off.
 """
 
 from __future__ import annotations
@@ -26,10 +37,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
+from ..errors import CallerError
 from ..history.chat_dialects import ChatDialect, chat_dialect
 from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
 from ..history.tool_defs import custom_tool_names, to_openai_chat_tools
 from ..run.model import ModelRequest
+from ..wire.content_calls import ContentCalls
 from ..wire.openai_chat import OpenAIChatStream
 from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Retries, Timeouts, Wire
@@ -37,7 +50,9 @@ from .http import HTTPRequest, Retries, Timeouts, Wire
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["DIALECT_HOSTS", "OpenAIChatModel", "bearer_headers"]
+    from ..turn import Turn
+
+__all__ = ["DIALECT_HOSTS", "OpenAIChatModel", "bearer_headers", "text_family"]
 
 DIALECT_HOSTS = {"api.deepseek.com": "deepseek"}
 """The dialect of a known endpoint's host, used when the model is given none."""
@@ -66,11 +81,17 @@ class OpenAIChatModel(HTTPModel):
         dialect: The server's Chat dialect, by name (``openai``, ``deepseek``,
             ``deepseek-r1``) or as a ``ChatDialect``; ``None``: the dialect of the
             endpoint's host (:data:`DIALECT_HOSTS`), else ``openai``.
+        text_calls: Tool calls the model left in its answer text: ``"auto"`` reads
+            them with the family :func:`toolwire.formats.for_model` finds for
+            ``model`` (none found: off); a family name, optionally with its variant
+            (``"hermes"``, ``"qwen3_coder"``, ``"llama:llama3-json"``), forces one;
+            ``False`` turns it off.
         base_url, api_key, headers, settings, timeouts, retries, client: As for
             :class:`~toolwire.providers.hosted.HTTPModel`.
 
     Raises:
-        CallerError: ``dialect`` names no known dialect.
+        CallerError: ``dialect`` names no known dialect, or ``text_calls`` no known
+            format family or variant.
     """
 
     prefix: ClassVar[str] = "openai"
@@ -83,6 +104,7 @@ class OpenAIChatModel(HTTPModel):
         model: str,
         *,
         dialect: str | ChatDialect | None = None,
+        text_calls: str | bool = "auto",
         base_url: str | None = None,
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -103,6 +125,8 @@ class OpenAIChatModel(HTTPModel):
         )
         host = urlsplit(self.base_url).hostname or ""
         self.dialect = chat_dialect(dialect or DIALECT_HOSTS.get(host, "openai"))
+        self.text_calls = text_calls
+        self._text_family = text_family(model, text_calls)
 
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/chat/completions`` request for one turn."""
@@ -139,10 +163,57 @@ class OpenAIChatModel(HTTPModel):
         return Wire(OpenAIChatStream, decode_openai_chat_response)
 
     def wire_for(self, request: ModelRequest) -> Wire:
-        """The decoders, keeping logprobs when the request's settings ask for them."""
-        if not self.merged_settings(request).get("logprobs"):
-            return self.wire()
-        return Wire(
-            partial(OpenAIChatStream, keep_logprobs=True),
-            partial(decode_openai_chat_response, keep_logprobs=True),
+        """The decoders, keeping logprobs when the request's settings ask for them, and
+        reading calls left in the answer text (``text_calls``)."""
+        keep = bool(self.merged_settings(request).get("logprobs"))
+        if self._text_family is None:
+            if not keep:
+                return self.wire()
+            return Wire(
+                partial(OpenAIChatStream, keep_logprobs=True),
+                partial(decode_openai_chat_response, keep_logprobs=True),
+            )
+        from .. import formats
+
+        fmt = formats.get(*self._text_family, tools=request.tools)
+        apply = bool(request.tools) and request.tool_choice != "none"
+
+        def stream() -> OpenAIChatStream:
+            return OpenAIChatStream(
+                keep_logprobs=keep, content_calls=ContentCalls(fmt, apply=apply)
+            )
+
+        def body(response: Any) -> Turn:
+            calls = ContentCalls(fmt, apply=apply)
+            return decode_openai_chat_response(response, keep_logprobs=keep, content_calls=calls)
+
+        return Wire(stream, body)
+
+
+def text_family(model: str, text_calls: str | bool) -> tuple[str, str | None] | None:
+    """The (family, variant) whose call markup is read from content, or None (off).
+
+    Raises:
+        CallerError: ``text_calls`` is not ``"auto"``, ``False`` or a known family.
+    """
+    from ..formats.registry import family_info, resolve_model
+
+    if text_calls is False:
+        return None
+    if text_calls == "auto":
+        try:
+            return resolve_model(model)
+        except CallerError:
+            return None  # a model no format family knows: nothing to read
+    if not isinstance(text_calls, str) or not text_calls:
+        raise CallerError(
+            f"text_calls must be 'auto', False or a format family name, got {text_calls!r}",
+            hint="e.g. text_calls='hermes' or 'llama:llama3-json'; toolwire formats lists them",
         )
+    family, _, variant = text_calls.partition(":")
+    info = family_info(family)  # CallerError naming the known families
+    if variant and variant not in info.variants:
+        raise CallerError(
+            f"text_calls: {family} has no variant {variant!r}; it has {', '.join(info.variants)}"
+        )
+    return info.name, variant or None
