@@ -263,3 +263,38 @@ def test_perplexity_citations_become_text_citations() -> None:
         chat = OpenAIChatModel("sonar", base_url=f"{server.url}/v1", settings={"stream": False})
         decoded = run(chat, demo_request())[1]
     assert [c["url"] for c in _citations(decoded)] == body["citations"]
+
+
+# -- (c) on the Responses endpoint ----------------------------------------------------------
+
+
+def _responses_text_stream(text: str) -> bytes:
+    """A Responses stream whose output text is ``text`` (vLLM's ``/v1/responses`` shape)."""
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "content": []}
+    done = {**message, "content": [{"type": "output_text", "text": text, "annotations": []}]}
+    response = {"id": "resp_1", "object": "response", "status": "completed", "output": [done]}
+    events = [
+        {"type": "response.output_item.added", "output_index": 0, "item": message},
+        *(
+            {"type": "response.output_text.delta", "output_index": 0, "delta": text[i : i + 9]}
+            for i in range(0, len(text), 9)
+        ),
+        {"type": "response.output_item.done", "output_index": 0, "item": done},
+        {"type": "response.completed", "response": response},
+    ]
+    return "".join(f"data: {json.dumps(e)}\n\n" for e in events).encode()
+
+
+def test_the_responses_model_reads_calls_left_in_its_text_too() -> None:
+    text = _body("chat-vllm-hermes-in-content.json")["choices"][0]["message"]["content"]
+    with FaultServer(sse(_responses_text_stream(text))) as server:
+        model = OpenAIResponsesModel("Qwen/Qwen3-8B", base_url=f"{server.url}/v1")
+        _, turn = run(model, demo_request())
+        _, untouched = run(
+            OpenAIResponsesModel("Qwen/Qwen3-8B", base_url=f"{server.url}/v1", text_calls=False),
+            demo_request(),
+        )
+    assert [r.input for r in turn.requests] == [{"city": "Paris"}, {"city": "Rome"}]
+    assert turn.finish_reason == "tool_calls"
+    assert [n.kind for n in turn.notices] == ["calls_from_content"]
+    assert untouched.text == text and untouched.tool_calls == []

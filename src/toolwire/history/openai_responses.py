@@ -74,6 +74,7 @@ from ..messages import (
 )
 from ..turn import Turn
 from ..wire.assembler import Assembler
+from ..wire.content_calls import ContentCalls
 from ..wire.openai_responses import (
     CLIENT_ITEMS,
     PROVIDER,
@@ -528,7 +529,11 @@ def _part_texts(content: Any, where: str, err: ErrorFactory, kinds: tuple[str, .
 
 
 def decode_responses_response(
-    response: Any, *, keep_logprobs: bool = False, offered_tools: Collection[str] | None = None
+    response: Any,
+    *,
+    keep_logprobs: bool = False,
+    offered_tools: Collection[str] | None = None,
+    content_calls: ContentCalls | None = None,
 ) -> Turn:
     """Decode a non-streaming Responses API response into a Turn.
 
@@ -549,6 +554,8 @@ def decode_responses_response(
         offered_tools: The names of the tools the request offered: a
             ``custom_tool_call`` of another name was run by the server (xAI) and is
             kept as a ``ProviderPart`` (``is_server_call``).
+        content_calls: Read output text with a model family's call markup, as the
+            stream decoder does (``toolwire.wire.content_calls``).
 
     Returns:
         The Turn, finish reason from :func:`responses_finish_reason`, usage from
@@ -574,10 +581,12 @@ def decode_responses_response(
             assembler.provider_part(PROVIDER, dict(item))
             server_call_notice(assembler, dict(item), index)
             continue
-        has_calls |= _feed_item(assembler, index, item, where)
+        has_calls |= _feed_item(assembler, index, item, where, content_calls)
     if keep_logprobs:
         _keep_logprobs(assembler, output)
     finish = responses_finish_reason(body, has_tool_calls=has_calls)
+    if content_calls is not None:
+        finish = content_calls.finish_reason(assembler, finish)
     if finish is not None:
         assembler.finish(finish)
     usage = body.get("usage")
@@ -586,7 +595,13 @@ def decode_responses_response(
     return assembler.close()
 
 
-def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where: str) -> bool:
+def _feed_item(
+    assembler: Assembler,
+    index: int,
+    item: Mapping[str, Any],
+    where: str,
+    content_calls: ContentCalls | None = None,
+) -> bool:
     """Feed one output item; return True if it is a function call."""
     kind = item.get("type")
     if kind == "function_call":
@@ -606,6 +621,8 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
         for content in _message_parts(item, f"{where}.content", protocol_error):
             if isinstance(content, RefusalPart):
                 assembler.refusal(content.text, content.id)
+            elif content.text and content_calls is not None:
+                content_calls.text(assembler, content.text)
             elif content.text:  # as in a stream, where an empty text part sends no delta
                 assembler.text(content.text)
         for annotation in _annotations(item.get("content"), f"{where}.content"):

@@ -37,22 +37,21 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
-from ..errors import CallerError
 from ..history.chat_dialects import ChatDialect, chat_dialect
 from ..history.openai_chat import decode_openai_chat_response, to_openai_chat
 from ..history.tool_defs import custom_tool_names, to_openai_chat_tools
 from ..run.model import ModelRequest
-from ..wire.content_calls import ContentCalls
 from ..wire.openai_chat import OpenAIChatStream
 from .hosted import HTTPModel, chat_tool_choice, finish_body
 from .http import HTTPRequest, Retries, Timeouts, Wire
+from .text_calls import content_calls, text_family
 
 if TYPE_CHECKING:
     import httpx
 
     from ..turn import Turn
 
-__all__ = ["DIALECT_HOSTS", "OpenAIChatModel", "bearer_headers", "text_family"]
+__all__ = ["DIALECT_HOSTS", "OpenAIChatModel", "bearer_headers"]
 
 DIALECT_HOSTS = {"api.deepseek.com": "deepseek"}
 """The dialect of a known endpoint's host, used when the model is given none."""
@@ -173,47 +172,12 @@ class OpenAIChatModel(HTTPModel):
                 partial(OpenAIChatStream, keep_logprobs=True),
                 partial(decode_openai_chat_response, keep_logprobs=True),
             )
-        from .. import formats
-
-        fmt = formats.get(*self._text_family, tools=request.tools)
-        apply = bool(request.tools) and request.tool_choice != "none"
+        calls = content_calls(self._text_family, request)
 
         def stream() -> OpenAIChatStream:
-            return OpenAIChatStream(
-                keep_logprobs=keep, content_calls=ContentCalls(fmt, apply=apply)
-            )
+            return OpenAIChatStream(keep_logprobs=keep, content_calls=calls())
 
         def body(response: Any) -> Turn:
-            calls = ContentCalls(fmt, apply=apply)
-            return decode_openai_chat_response(response, keep_logprobs=keep, content_calls=calls)
+            return decode_openai_chat_response(response, keep_logprobs=keep, content_calls=calls())
 
         return Wire(stream, body)
-
-
-def text_family(model: str, text_calls: str | bool) -> tuple[str, str | None] | None:
-    """The (family, variant) whose call markup is read from content, or None (off).
-
-    Raises:
-        CallerError: ``text_calls`` is not ``"auto"``, ``False`` or a known family.
-    """
-    from ..formats.registry import family_info, resolve_model
-
-    if text_calls is False:
-        return None
-    if text_calls == "auto":
-        try:
-            return resolve_model(model)
-        except CallerError:
-            return None  # a model no format family knows: nothing to read
-    if not isinstance(text_calls, str) or not text_calls:
-        raise CallerError(
-            f"text_calls must be 'auto', False or a format family name, got {text_calls!r}",
-            hint="e.g. text_calls='hermes' or 'llama:llama3-json'; toolwire formats lists them",
-        )
-    family, _, variant = text_calls.partition(":")
-    info = family_info(family)  # CallerError naming the known families
-    if variant and variant not in info.variants:
-        raise CallerError(
-            f"text_calls: {family} has no variant {variant!r}; it has {', '.join(info.variants)}"
-        )
-    return info.name, variant or None

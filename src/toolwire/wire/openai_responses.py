@@ -40,6 +40,7 @@ from typing import Any
 from ..errors import ProviderAPIError
 from ..messages import ProviderPart
 from .assembler import Assembler
+from .content_calls import ContentCalls
 from .events import Event
 from .stream import StreamDecoder, as_index, as_list, as_object, as_text, field
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
@@ -109,13 +110,17 @@ class OpenAIResponsesStream(StreamDecoder):
         keep_logprobs: bool = False,
         deltas: bool = True,
         offered_tools: Collection[str] | None = None,
+        content_calls: ContentCalls | None = None,
     ) -> None:
         """``keep_logprobs``: keep token log probabilities on ``Turn.logprobs["content"]``.
         ``deltas=False``: no ``ToolCallDelta`` per arguments fragment (see ``Assembler``).
         ``offered_tools``: the names of the tools the request offered; a
         ``custom_tool_call`` of any other name is a server-run call (xAI's server-side
-        tools), kept as a ``ProviderPart`` (see :func:`is_server_call`)."""
+        tools), kept as a ``ProviderPart`` (see :func:`is_server_call`).
+        ``content_calls``: read output text with a model family's call markup (calls a
+        served model left in its answer, see ``wire.content_calls``); one per turn."""
         super().__init__(deltas=deltas)
+        self._content = content_calls
         self._offered: frozenset[str] | None = (
             None if offered_tools is None else frozenset(offered_tools)
         )
@@ -213,7 +218,11 @@ class OpenAIResponsesStream(StreamDecoder):
         self._assembler.tool_arguments_done(_index(item), as_text(field(item, "input"), "input"))
 
     def _on_text(self, item: dict[str, Any]) -> None:
-        self._assembler.text(as_text(field(item, "delta"), "delta"))
+        text = as_text(field(item, "delta"), "delta")
+        if self._content is not None:
+            self._content.text(self._assembler, text)
+        else:
+            self._assembler.text(text)
         if self._keep_logprobs and item.get("logprobs") is not None:
             self._assembler.logprobs("content", as_list(item["logprobs"], "logprobs"))
 
@@ -239,15 +248,19 @@ class OpenAIResponsesStream(StreamDecoder):
     def _on_completed(self, item: dict[str, Any]) -> None:
         response = as_object(field(item, "response"), "response")
         self._usage(response)
-        self._assembler.finish("tool_calls" if self._has_calls else "stop")
-        self._ended = True
+        self._finish("tool_calls" if self._has_calls else "stop")
 
     def _on_incomplete(self, item: dict[str, Any]) -> None:
         response = as_object(field(item, "response"), "response")
         self._usage(response)
         details = as_object(response.get("incomplete_details") or {}, "incomplete_details")
         reason = as_text(details.get("reason") or "length", "incomplete_details.reason")
-        self._assembler.finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
+        self._finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
+
+    def _finish(self, reason: str) -> None:
+        if self._content is not None:  # flushed first: text held back, calls in it
+            reason = self._content.finish_reason(self._assembler, reason) or reason
+        self._assembler.finish(reason)
         self._ended = True
 
     def _on_failed(self, item: dict[str, Any]) -> None:
