@@ -300,6 +300,7 @@ class Assembler:
         self._calls: list[_Call] = []
         self._taken: set[int] = set()
         self._remapped = False  # some call's index differs from its provider index
+        self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
         self._order: list[_Segment | _Call | ProviderPart] = []
         self._finish: str | None = None
         self._usage: Usage | None = None  # built when reported, or at the end
@@ -548,7 +549,11 @@ class Assembler:
         """A fragment re-sent ``what`` whole (Novita/OpenRouter re-send the name with
         every fragment): kept once, said once per call."""
         kind = f"{what}_repeated"
-        if not any(n.kind == kind and n.index == call.index for n in self._notices):
+        said = self._repeats
+        if said is None:
+            said = self._repeats = set()
+        if (kind, call.index) not in said:  # a set: a notice scan per fragment grows
+            said.add((kind, call.index))
             self._notice(
                 kind,
                 f"tool call {call.id} re-sent {whole} with the same id; kept it once",
