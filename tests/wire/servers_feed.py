@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from toolwire.turn import Turn
+from toolwire.wire.content_calls import ContentCalls
 from toolwire.wire.events import Event
 from toolwire.wire.openai_chat import OpenAIChatStream
 
@@ -40,9 +41,20 @@ def sse(chunks: list[dict[str, Any]], *, done: bool = True) -> bytes:
     return (text + ("data: [DONE]\n\n" if done else "")).encode("utf-8")
 
 
+def new_stream(options: dict[str, Any]) -> OpenAIChatStream:
+    """A decoder; ``text_format=fmt`` (and ``apply=``) give it a ``ContentCalls`` of its
+    own, with ids that do not change between feeds."""
+    options = dict(options)
+    fmt = options.pop("text_format", None)
+    if fmt is not None:
+        apply = options.pop("apply", True)
+        options["content_calls"] = ContentCalls(fmt, apply=apply, id_prefix="call_")
+    return OpenAIChatStream(**options)
+
+
 def from_dicts(chunks: list[dict[str, Any]], **options: Any) -> tuple[list[Event], Turn]:
     """Fed as dicts, ended by ``"[DONE]"``."""
-    stream = OpenAIChatStream(**options)
+    stream = new_stream(options)
     events: list[Event] = []
     for chunk in chunks:
         events += stream.feed(chunk)
@@ -52,7 +64,7 @@ def from_dicts(chunks: list[dict[str, Any]], **options: Any) -> tuple[list[Event
 
 def from_pieces(data: bytes, cuts: list[int], **options: Any) -> tuple[list[Event], Turn]:
     """Fed as SSE bytes cut at ``cuts``."""
-    stream = OpenAIChatStream(**options)
+    stream = new_stream(options)
     events: list[Event] = []
     start = 0
     for cut in [*cuts, len(data)]:
@@ -64,7 +76,7 @@ def from_pieces(data: bytes, cuts: list[int], **options: Any) -> tuple[list[Even
 def from_sdk(chunks: list[dict[str, Any]], **options: Any) -> tuple[list[Event], Turn]:
     """Fed as the SDK's chunk objects; the iterator's end is the normal end."""
     chunk_type = pytest.importorskip("openai.types.chat").ChatCompletionChunk
-    stream = OpenAIChatStream(**options)
+    stream = new_stream(options)
     events: list[Event] = []
     for chunk in chunks:
         events += stream.feed(chunk_type.model_construct(**chunk))
