@@ -20,7 +20,7 @@ calls present means ``tool_calls``); an ``error`` object in any chunk raises
 
 Sources: ``delta.annotations`` (``url_citation`` objects: OpenAI's search models,
 OpenRouter) and Perplexity's top-level ``citations`` (URLs) and ``search_results``
-(repeated in every chunk; the last seen are kept) become ``TextPart.citations``, as the
+(repeated in every chunk; those of the last chunk before the finish are kept) become ``TextPart.citations``, as the
 Responses and Anthropic ones do (:func:`chat_citations`). Perplexity sends usage in
 every chunk, so its sources are read where usage is, off the per-fragment path.
 
@@ -34,7 +34,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
-from ..turn import Turn
 from .assembler import Assembler, dump_json
 from .content_calls import ContentCalls
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
@@ -66,6 +65,7 @@ class OpenAIChatStream(StreamDecoder):
         self._other_choices = False
         self._keep_logprobs = keep_logprobs
         self._sources: dict[str, Any] | None = None  # the last chunk with top-level sources
+        self._cited = False  # they were attached (once: Perplexity repeats them)
 
     def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912, PLR0915 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
@@ -165,18 +165,6 @@ class OpenAIChatStream(StreamDecoder):
         asm.events = []
         return out
 
-    def close(self, *, source_ended: bool = False) -> Turn:
-        """End of the response (see ``StreamDecoder.close``); top-level sources
-        (Perplexity's, repeated in every chunk) are attached once, here."""
-        sources = self._sources
-        if sources is not None and not self._dead:
-            self._sources = None
-            try:
-                chat_citations(self._assembler, sources)
-            except ToolwireError as exc:
-                raise self._fail(exc) from None
-        return super().close(source_ended=source_ended)
-
     def _as_chunk(self, item: Any) -> dict[str, Any]:
         """An SDK object as a dict; the string ``"[DONE]"`` as the end marker (an empty chunk)."""
         if item == "[DONE]":
@@ -242,6 +230,8 @@ class OpenAIChatStream(StreamDecoder):
         keep_logprobs(self._assembler, choice.get("logprobs"), "choices[].logprobs")
 
     def _finish(self, reason: Any) -> None:
+        if self._sources is not None:
+            self._cite(self._sources)
         text = as_text(reason, "finish_reason")
         if self._content is not None:
             text = self._content.finish_reason(self._assembler, text) or text
@@ -258,7 +248,17 @@ class OpenAIChatStream(StreamDecoder):
         if usage:
             self._assembler.set_usage(openai_usage(as_object(usage, "usage")))
         if item.get("citations") or item.get("search_results"):
-            self._sources = item
+            if self._assembler.finish_reason is None:
+                self._sources = item  # attached when the turn finishes
+            else:
+                self._cite(item)
+
+    def _cite(self, holder: dict[str, Any]) -> None:
+        """Attach the top-level sources once, at the end of the text."""
+        self._sources = None
+        if not self._cited:
+            self._cited = True
+            chat_citations(self._assembler, holder)
 
     def _coerce_arguments(self, args: Any) -> str:
         """Some servers send arguments as an object; keep it, as JSON text, and say so."""
@@ -280,6 +280,8 @@ class OpenAIChatStream(StreamDecoder):
 
     def _on_done_marker(self) -> None:
         asm = self._assembler
+        if self._sources is not None:
+            self._cite(self._sources)
         if asm.finish_reason is None:
             if self._content is not None:
                 self._content.finish_reason(asm, None)  # flushed: the calls are known
