@@ -1,66 +1,48 @@
-"""Imports point one way (ARCHITECTURE.md): a layer never imports a layer above it."""
+"""Imports point one way (ARCHITECTURE.md): a layer imports only the layers its row of the
+package table names, and no module is only a second import path for another's names."""
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
 
-# For each layer, the toolwire modules it must not import.
-FORBIDDEN = {
-    "errors": {
-        "messages",
-        "turn",
-        "wire",
-        "formats",
-        "history",
-        "tools",
-        "run",
-        "providers",
-        "cli",
-        "demo",
-    },
-    "messages": {"turn", "wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
-    "turn": {"wire", "formats", "history", "tools", "run", "providers", "cli", "demo"},
-    "wire": {"formats", "history", "tools", "run", "providers", "cli", "demo"},
-    "formats": {"history", "tools", "run", "providers", "cli", "demo"},
-    "history": {"tools", "run", "providers", "cli", "demo"},
-    "tools": {"wire", "formats", "history", "run", "providers", "cli", "demo"},
-    "run": {"providers", "cli", "demo", "safety", "observe", "integrations"},
-    "safety": {"providers", "cli", "demo", "observe"},
-    "observe": {"providers", "cli", "demo"},
-    "integrations": {"providers", "cli", "demo"},
+# The core: every layer may import it (errors.py imports nothing of toolwire; checks.py
+# only errors.py; turn.py only messages.py).
+CORE = {"errors", "checks", "messages", "turn"}
+# For each layer, the toolwire layers it may import: the "may import" column of
+# ARCHITECTURE.md's package table, which test_the_package_table_says_the_same reads.
+MAY_IMPORT = {
+    "errors": set(),
+    "checks": {"errors"},
+    "messages": set(),
+    "turn": {"messages"},
+    "wire": CORE,
+    "formats": CORE | {"wire"},
+    "history": CORE | {"wire"},
+    "tools": CORE,
+    # context/ and policies/ are pure, side by side: neither imports the other.
+    "context": CORE | {"tools", "history"},
+    "policies": CORE | {"tools", "history", "wire"},
+    "run": CORE | {"wire", "tools", "history", "context", "policies"},
+    "observe": CORE | {"wire", "tools", "history", "context", "policies", "run"},
+    "integrations": CORE | {"tools", "run"},
+    "safety": CORE | {"tools", "run"},
+    "providers": CORE | {"wire", "formats", "history", "tools", "context", "policies", "run"},
+    "testing": CORE | {"wire", "history", "run", "observe"},
+    "demo": CORE | {"tools", "safety"},
 }
-# context/ is pure: it reads core, tools, history and wire, and nothing above it.
-FORBIDDEN["context"] = {
-    "formats",
-    "run",
-    "providers",
-    "cli",
-    "demo",
-    "observe",
-    "safety",
-    "integrations",
-}
-for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tools"):
-    FORBIDDEN[_lower] = FORBIDDEN[_lower] | {"context"}
-# checks.py (the shared argument checks) sits on errors.py and under everything else: it
-# imports only errors, which imports nothing of toolwire.
 _LAYERS = {
     p.name.removesuffix(".py")
     for p in PACKAGE.iterdir()
     if not p.name.startswith("_") and (p.is_dir() or p.suffix == ".py")
 }
-FORBIDDEN["checks"] = _LAYERS - {"errors", "checks"}
-FORBIDDEN["errors"] = FORBIDDEN["errors"] | {"checks"}
-# policies/ is pure too, beside context/: the run's rules (retry budgets, diagnostics, loop
-# detection, usage limits). run/ imports it; it imports core, tools, history and wire.
-FORBIDDEN["policies"] = FORBIDDEN["context"] | {"context"}
-for _lower in ("errors", "messages", "turn", "wire", "formats", "history", "tools", "context"):
-    FORBIDDEN[_lower] = FORBIDDEN[_lower] | {"policies"}
+MAY_IMPORT["cli"] = _LAYERS - {"cli"}
+FORBIDDEN = {layer: _LAYERS - allowed - {layer} for layer, allowed in MAY_IMPORT.items()}
 # The one upward import, done lazily inside a function: the agent resolves a model spec
 # string through the providers (run/agent.py: resolve_model).
 ALLOWED = {("run/agent.py", "toolwire.providers")}
@@ -70,15 +52,6 @@ ALLOWED |= {("run/observers.py", "toolwire.observe"), ("run/observers.py", "tool
 # Likewise ToolRouter(method="embeddings") loads its model through the providers
 # (context/routing.py: _encoder).
 ALLOWED.add(("context/routing.py", "toolwire.providers.embeddings"))
-# The names that moved from tools/ to policies/ stay importable from their old places;
-# tools/ loads them on first use (tools/__init__.py: __getattr__), and names them here
-# for type checkers only (under TYPE_CHECKING) and in the old modules' shims.
-ALLOWED |= {
-    ("tools/__init__.py", "toolwire.policies.budgets"),
-    ("tools/__init__.py", "toolwire.policies.diagnostics"),
-    ("tools/diagnostics.py", "toolwire.policies.diagnostics"),
-    ("tools/feedback.py", "toolwire.policies.budgets"),
-}
 # Third-party modules that must stay out of the sans-I/O layers.
 NO_IO = {"socket", "asyncio", "httpx", "anyio", "trio", "threading"}
 
@@ -114,6 +87,30 @@ def toolwire_imports(path: Path) -> set[tuple[str, str]]:
 SOURCES = [p for p in PACKAGE.rglob("*.py") if "demo/project" not in p.as_posix()]
 
 
+def test_every_layer_has_a_rule() -> None:
+    assert set(MAY_IMPORT) == _LAYERS
+
+
+def _table_rules() -> dict[str, set[str]]:
+    """The "may import" column of ARCHITECTURE.md's package table, by layer."""
+    text = (PACKAGE.parents[1] / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    rules = {}
+    for row in re.findall(r"^\| `([a-z_]+)(?:\.py|/)` \|.*\| ([^|]+) \|$", text, re.M):
+        layer, column = row
+        column = re.sub(r"\([^)]*\)", "", column).strip()  # remarks in parentheses
+        names = set() if column == "—" else {n.strip() for n in column.split(",")}
+        if "everything" in names:
+            names = (names - {"everything"}) | (_LAYERS - {layer})
+        if "core" in names:
+            names = (names - {"core"}) | CORE
+        rules[layer] = names
+    return rules
+
+
+def test_the_package_table_says_the_same() -> None:
+    assert _table_rules() == MAY_IMPORT
+
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_imports_point_one_way(path: Path) -> None:
     layer = layer_of(path)
@@ -131,3 +128,34 @@ def test_imports_point_one_way(path: Path) -> None:
 def test_wire_layer_is_sans_io(path: Path) -> None:
     imported = {name.split(".")[0] for _, name in toolwire_imports(path)}
     assert not imported & NO_IO, f"wire/{path.name} imports {imported & NO_IO}"
+
+
+def _is_pure_reexport(tree: ast.Module) -> bool:
+    """Whether a module only imports names and lists them (a docstring aside)."""
+    body = tree.body[1:] if ast.get_docstring(tree) is not None else tree.body
+    if not any(isinstance(node, ast.ImportFrom) and node.level for node in body):
+        return False
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == [
+            "__all__"
+        ]:
+            continue
+        return False
+    return True
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_module_is_only_a_second_path(path: Path) -> None:
+    # One import path per thing: a module that only re-exports another's names (a shim
+    # kept for an old import path) is not wanted; a package's __init__ may gather its
+    # modules' names, and loads lazily only where that keeps an import light or an
+    # optional extra optional (never to dodge an import cycle).
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    rel = path.relative_to(PACKAGE).as_posix()
+    if path.name != "__init__.py":
+        assert not _is_pure_reexport(tree), f"{rel} only re-exports names from elsewhere"
+    elif rel not in {"__init__.py", "providers/__init__.py", "integrations/__init__.py"}:
+        functions = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        assert "__getattr__" not in functions, f"{rel} loads names lazily (a second path)"

@@ -84,7 +84,7 @@ def _sandbox(tmp: Path, **options: Any) -> Callable[[], object]:
 def _settings(tmp: Path) -> list[tuple[Callable[[], object], str]]:
     from toolwire.integrations.mcp_toolset import MCPToolset
     from toolwire.integrations.ray_backend import RayBackend
-    from toolwire.run.loops import LoopPolicy
+    from toolwire.policies import LoopPolicy
     from toolwire.testing import ScriptedModel
 
     stdio = ("true", [], None, None)
@@ -164,7 +164,7 @@ def test_no_module_writes_the_prefix_by_hand() -> None:
 
 
 def test_error_results_start_with_the_prefix() -> None:
-    from toolwire.tools.feedback import failure_result
+    from toolwire.tools.error_results import failure_result
 
     result = failure_result("c1", "lookup", ValueError("no such key"))
     assert result.content.startswith(TOOL_ERROR_PREFIX)

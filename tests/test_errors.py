@@ -63,39 +63,6 @@ FAULTS = {
     "MaxRoundsExceededError": "model",
 }
 
-# old name -> (the modules it was importable from, its new name)
-ALIASES = {
-    "LoopDetected": (("toolwire.run.loops", "toolwire.run"), "LoopDetectedError"),
-    "MaxRoundsExceeded": (("toolwire.run.agent", "toolwire.run"), "MaxRoundsExceededError"),
-    "UsageLimitExceeded": (("toolwire.run.limits", "toolwire.run"), "UsageLimitExceededError"),
-    "BudgetExceeded": (("toolwire.tools.feedback", "toolwire.tools"), "BudgetExceededError"),
-    "ToolBudgetExceeded": (
-        ("toolwire.tools.feedback", "toolwire.tools"),
-        "ToolBudgetExceededError",
-    ),
-    "ReplayMismatch": (("toolwire.observe.replay",), "ReplayMismatchError"),
-    "SchemaExtraMissing": (
-        ("toolwire.tools.validate", "toolwire.tools"),
-        "SchemaExtraMissingError",
-    ),
-}
-
-# Errors that kept their name and moved: the modules they were importable from.
-MOVED = {
-    "ToolMappingError": ("toolwire.history.tools", "toolwire.history"),
-    "MissingAPIKeyError": ("toolwire.providers.http", "toolwire.providers"),
-    "ProviderConnectionError": ("toolwire.providers.http", "toolwire.providers"),
-    "ProviderTimeoutError": ("toolwire.providers.http", "toolwire.providers"),
-    "StreamInterruptedError": ("toolwire.providers.http", "toolwire.providers"),
-    "UnknownModelSpecError": ("toolwire.providers.spec", "toolwire.providers"),
-    "EmbeddedModelHashError": ("toolwire.providers.local",),
-    "ReplayedToolError": ("toolwire.observe.replay",),
-    "FormatError": ("toolwire.formats.results", "toolwire.formats"),
-    "ToolDefinitionError": ("toolwire.tools.schema", "toolwire.tools"),
-    "PartialJSONError": ("toolwire.wire.jsonscan", "toolwire.wire"),
-    "ResultError": ("toolwire.run.results", "toolwire.run"),
-}
-
 # Private exceptions that are control flow inside one module, never raised to a caller.
 CONTROL_FLOW = {
     ("providers/http.py", "_Retry"),
@@ -139,20 +106,99 @@ def test_names_follow_one_pattern() -> None:
         assert name.endswith("Error"), name
 
 
-@pytest.mark.parametrize("old", sorted(ALIASES))
-def test_old_names_are_the_same_class(old: str) -> None:
-    modules, new = ALIASES[old]
-    cls = getattr(errors, new)
-    assert getattr(errors, old) is cls
-    assert getattr(toolwire, old) is cls and getattr(toolwire, new) is cls
-    for module in modules:
-        assert getattr(importlib.import_module(module), old) is cls, module
+def test_every_error_class_has_one_name() -> None:
+    # No aliases: each public name in errors.py is the class's own name, defined there.
+    for name in errors.__all__:
+        value = getattr(errors, name)
+        if isinstance(value, type):
+            assert value.__name__ == name, f"{name} is an alias of {value.__name__}"
+            assert value.__module__ == "toolwire.errors", name
 
 
-@pytest.mark.parametrize("name", sorted(MOVED))
-def test_moved_errors_are_importable_where_they_were(name: str) -> None:
-    for module in MOVED[name]:
-        assert getattr(importlib.import_module(module), name) is getattr(errors, name), module
+def _modules() -> list[str]:
+    """Every importable module of the package (the optional extras' too)."""
+    names = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE.parent).with_suffix("")
+        if ("demo" in rel.parts and "project" in rel.parts) or rel.name == "__main__":
+            continue
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        names.append(".".join(parts))
+    return names
+
+
+def _imports_of(tree: ast.Module) -> set[str]:
+    return {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }
+
+
+def _used_names(tree: ast.Module) -> set[str]:
+    """The names a module's code uses (its imports and ``__all__`` strings aside)."""
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return used | {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
+
+
+def test_errors_are_importable_from_toolwire_and_errors_only() -> None:
+    # One import path per error: no module but errors.py (and the top-level toolwire,
+    # which loads from it) lists an error class in __all__ or imports one it never uses.
+    classes = set(error_classes())
+    stray = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel in {"errors.py", "__init__.py"} or "demo/project" in rel:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        exported = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets
+            ):
+                exported = set(ast.literal_eval(node.value))
+        stray += [f"{rel} exports {name}" for name in sorted(exported & classes)]
+        unused = (_imports_of(tree) & classes) - _used_names(tree)
+        stray += [f"{rel} re-exports {name}" for name in sorted(unused)]
+    assert not stray, "; ".join(stray)
+
+
+@pytest.mark.parametrize("module", _modules())
+def test_no_module_serves_an_error_it_does_not_define(module: str) -> None:
+    # A module may use an error class it imports, but only through errors.py: an
+    # exception class in its namespace is one from toolwire.errors (or its own private
+    # control-flow class), never a second name of it.
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as exc:  # an optional extra that is not installed here
+        if (exc.name or "toolwire").startswith("toolwire"):
+            raise
+        pytest.skip(f"{module} needs {exc.name}")
+    for name, value in vars(mod).items():
+        if isinstance(value, type) and issubclass(value, ToolwireError):
+            assert value.__name__ == name, f"{module}.{name} is another name of {value.__name__}"
+            assert value.__module__ == "toolwire.errors", f"{module}.{name}"
+
+
+def test_imports_of_errors_name_errors_py() -> None:
+    # Source, tests, benchmarks and scripts import an error class from toolwire.errors
+    # (or toolwire), never from a module that happens to import it.
+    classes = set(error_classes())
+    root = PACKAGE.parents[1]
+    bad = []
+    for folder in ("src", "tests", "bench", "scripts"):
+        for path in sorted((root / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.ImportFrom):
+                    continue
+                source = "." * node.level + (node.module or "")
+                if source.endswith("errors") or source == "toolwire":
+                    continue
+                names = {alias.name for alias in node.names} & classes
+                bad += [f"{path.relative_to(root)}:{node.lineno} {source}.{n}" for n in names]
+    assert not bad, "import errors from toolwire.errors: " + ", ".join(sorted(bad))
 
 
 def test_every_error_is_reachable_from_toolwire() -> None:

@@ -16,7 +16,6 @@ Fault = Literal["caller", "provider", "model", "tool"]
 __all__ = [
     "AuditLogError",
     "BackendError",
-    "BudgetExceeded",
     "BudgetExceededError",
     "CallerError",
     "DecoderStateError",
@@ -24,11 +23,9 @@ __all__ = [
     "Fault",
     "FormatError",
     "HistoryError",
-    "LoopDetected",
     "LoopDetectedError",
     "MCPServerError",
     "MCPToolError",
-    "MaxRoundsExceeded",
     "MaxRoundsExceededError",
     "MissingAPIKeyError",
     "ModelDownloadError",
@@ -42,16 +39,13 @@ __all__ = [
     "ProviderStreamError",
     "ProviderTimeoutError",
     "RepairError",
-    "ReplayMismatch",
     "ReplayMismatchError",
     "ReplayedToolError",
     "ResultError",
     "RunNotFoundError",
     "SandboxUnavailableError",
-    "SchemaExtraMissing",
     "SchemaExtraMissingError",
     "StreamInterruptedError",
-    "ToolBudgetExceeded",
     "ToolBudgetExceededError",
     "ToolDefinitionError",
     "ToolExecutionError",
@@ -59,7 +53,6 @@ __all__ = [
     "ToolwireError",
     "TurnError",
     "UnknownModelSpecError",
-    "UsageLimitExceeded",
     "UsageLimitExceededError",
 ]
 
@@ -304,9 +297,8 @@ class ProviderStreamError(ProviderAPIError):
         super().__init__(message, error_type=error_type, body=body)
 
 
-# -- errors that were defined beside the code raising them ------------------------------
-# Their old modules import them from here, so ``from toolwire.run.loops import
-# LoopDetected`` and the like keep working and name the same class. Payloads typed with a
+# -- errors of particular layers ---------------------------------------------------------
+# Raised by one layer each, imported from here by that layer. Payloads typed with a
 # higher layer's class (a ``Message``, an ``Event``, a ``ParseResult``) are typed ``Any``
 # here: errors.py imports nothing of toolwire, even for type checking (the import-direction
 # test reads every import).
@@ -399,10 +391,6 @@ class ReplayMismatchError(CallerError):
     )
 
 
-ReplayMismatch = ReplayMismatchError
-"""The former name, kept as an alias: the same class."""
-
-
 class ReplayedToolError(ToolExecutionError):
     """A logged call that failed, failing the same way again in a replay."""
 
@@ -444,10 +432,6 @@ class SchemaExtraMissingError(CallerError):
     default_hint = "in a toolwire checkout: pip install '.[schema]' (or pip install jsonschema)"
 
 
-SchemaExtraMissing = SchemaExtraMissingError
-"""The former name, kept as an alias: the same class."""
-
-
 class ToolDefinitionError(CallerError):
     """A function cannot become a tool: unsupported annotation, bad name or option.
 
@@ -476,7 +460,7 @@ class BudgetExceededError(ModelOutputError):
 
     Attributes:
         tool: The tool whose call failed last.
-        kind: The failure class of that call (``toolwire.tools.diagnostics.FailureKind``).
+        kind: The failure class of that call (``toolwire.policies.diagnostics.FailureKind``).
         last_message: What the model was told about that call.
         count: Failures counted (of the class, or consecutive for the tool).
         limit: The budget or breaker threshold that was passed.
@@ -517,12 +501,6 @@ class ToolBudgetExceededError(BudgetExceededError):
     fault: ClassVar[Fault] = "tool"
 
 
-BudgetExceeded = BudgetExceededError
-"""The former name, kept as an alias: the same class."""
-ToolBudgetExceeded = ToolBudgetExceededError
-"""The former name, kept as an alias: the same class."""
-
-
 class PartialJSONError(ModelOutputError):
     """The text fed to ``PartialJSON`` cannot be the start of a JSON value."""
 
@@ -551,10 +529,6 @@ class UsageLimitExceededError(ModelOutputError):
         self.used = used
         self.messages: list[Any] = []
         super().__init__(f"usage limit {limit}={value} reached (the run needs {used})")
-
-
-UsageLimitExceeded = UsageLimitExceededError
-"""The former name, kept as an alias: the same class."""
 
 
 class ResultError(ToolExecutionError):
@@ -603,10 +577,6 @@ class LoopDetectedError(ModelOutputError):
         super().__init__(f"run stopped: {what} (limit {limit})")
 
 
-LoopDetected = LoopDetectedError
-"""The former name, kept as an alias: the same class."""
-
-
 class MaxRoundsExceededError(ModelOutputError):
     """The run reached ``max_rounds`` without a final answer.
 
@@ -624,10 +594,6 @@ class MaxRoundsExceededError(ModelOutputError):
         self.max_rounds = max_rounds
         self.messages: list[Any] = []
         super().__init__(f"the run reached max_rounds={max_rounds}: {detail}", hint=hint)
-
-
-MaxRoundsExceeded = MaxRoundsExceededError
-"""The former name, kept as an alias: the same class."""
 
 
 def _first_line(text: str) -> str:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import warnings
+import asyncio
 
 import pytest
 
-from toolwire import Agent, CallerError, ContextPolicy, ExecutionOptions, ToolDefinitionError, tool
+from toolwire import Agent, ContextPolicy, ExecutionOptions, ToolDefinitionError, ToolRequest, tool
 from toolwire.context.tokens import estimate_text_tokens
 from toolwire.context.truncate import READ_RESULT, ResultStore, page, truncate_middle
+from toolwire.run import Executor
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 LOG = "".join(f"line {i:05d}: status ok, nothing to report\n" for i in range(3000))
@@ -105,13 +106,8 @@ def test_a_bad_tool_cap_is_a_definition_error() -> None:
             return ""
 
 
-def test_max_result_chars_still_works_and_warns() -> None:
-    with pytest.warns(DeprecationWarning, match="max_result_chars"):
-        options = ExecutionOptions(max_result_chars=2000)
-    model = ScriptedModel([tool_call_turn(("read_log", {})), text_turn("done")])
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        result = Agent(model, [read_log], execution=options).run_sync("go")
-    assert 400 < estimate_text_tokens(result.messages[2].content) < 700  # ~2000 chars / 4
-    with pytest.raises(CallerError, match="max_result_chars"):
-        ExecutionOptions(max_result_chars=0)
+def test_the_context_policy_is_the_one_place_results_are_cut() -> None:
+    # An executor on its own leaves a result whole; ExecutionOptions has no cap of its own.
+    [whole] = asyncio.run(Executor([read_log]).execute([ToolRequest("c1", "read_log", "{}", {})]))
+    assert whole.content == LOG
+    assert "max_result_chars" not in ExecutionOptions.__dataclass_fields__

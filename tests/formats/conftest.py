@@ -32,9 +32,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import ToolwireError
-from toolwire.formats import Format, FormatError, ParseResult
-from toolwire.formats.base import EventCollector
+from toolwire.errors import FormatError, ToolwireError
+from toolwire.formats import Format, ParseResult
+from toolwire.formats.results import EventCollector
 from toolwire.turn import Notice
 from toolwire.wire.events import (
     Event,

@@ -10,20 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import CallerError, ModelOutputError
-from toolwire.formats import FormatError, ParsedCall, ParseResult, to_openai_delta
-from toolwire.formats.base import (
-    AlphanumericIds,
-    CallObjectReader,
-    IdFactory,
-    MarkerSet,
-    ToolIndex,
-    coerce_value,
-    collect_events,
-    opens_reasoning,
-    schema_types,
-    value_to_json,
-)
+from toolwire.errors import CallerError, FormatError, ModelOutputError
+from toolwire.formats import ParsedCall, ParseResult, to_openai_delta
+from toolwire.formats.callobject import CallObjectReader
+from toolwire.formats.coerce import ToolIndex, coerce_value, schema_types, value_to_json
+from toolwire.formats.ids import AlphanumericIds, IdFactory
+from toolwire.formats.markers import MarkerSet, opens_reasoning
+from toolwire.formats.results import collect_events
 from toolwire.wire.events import (
     Finished,
     ReasoningDelta,

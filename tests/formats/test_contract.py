@@ -20,8 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import CallerError
-from toolwire.formats import Format, FormatError, get, to_openai_delta
+from toolwire.errors import CallerError, FormatError
+from toolwire.formats import Format, get, to_openai_delta
 from toolwire.formats.registry import FAMILIES
 from toolwire.turn import Notice
 from toolwire.wire.events import (

@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from toolwire import formats
-from toolwire.errors import TurnError
-from toolwire.formats import FormatError, TextTurnDecoder
+from toolwire.errors import FormatError, TurnError
+from toolwire.formats import TextTurnDecoder
 from toolwire.messages import ReasoningPart, TextPart, ToolCall
 from toolwire.wire import ToolCallReady
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import CallerError, DecoderStateError
-from toolwire.formats import FormatError, ParseResult, for_model, get
+from toolwire.errors import CallerError, DecoderStateError, FormatError
+from toolwire.formats import ParseResult, for_model, get
 from toolwire.formats.deepseek import DeepSeekFormat
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 

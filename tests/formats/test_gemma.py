@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from toolwire.formats import FormatError, ParseResult, for_model
+from toolwire.errors import FormatError
+from toolwire.formats import ParseResult, for_model
 from toolwire.formats.gemma import FUNCTIONGEMMA, GEMMA4, VARIANTS, GemmaFormat, make
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 

@@ -7,7 +7,8 @@ import json
 import pytest
 from hypothesis import given, settings
 
-from toolwire.formats import FormatError, ParseResult, get
+from toolwire.errors import FormatError
+from toolwire.formats import ParseResult, get
 from toolwire.formats.harmony import VARIANTS, HarmonyFormat, make
 from toolwire.wire.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import DecoderStateError
-from toolwire.formats import FormatError, ParseResult, get
+from toolwire.errors import DecoderStateError, FormatError
+from toolwire.formats import ParseResult, get
 from toolwire.formats.hermes import HermesFormat
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import CallerError
-from toolwire.formats import FormatError, ParseResult, for_model, get
+from toolwire.errors import CallerError, FormatError
+from toolwire.formats import ParseResult, for_model, get
 from toolwire.formats.kimi import KimiFormat
 from toolwire.wire.events import ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.formats import FormatError, ParseResult, get
+from toolwire.errors import FormatError
+from toolwire.formats import ParseResult, get
 from toolwire.formats.base import Format
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 

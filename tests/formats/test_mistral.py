@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 
-from toolwire.formats import FormatError, ParseResult, for_model, get
+from toolwire.errors import FormatError
+from toolwire.formats import ParseResult, for_model, get
 from toolwire.formats.mistral import VARIANTS, MistralFormat, make
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 

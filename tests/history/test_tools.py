@@ -6,9 +6,8 @@ from typing import Any
 
 import pytest
 
-from toolwire.errors import CallerError
+from toolwire.errors import CallerError, ToolMappingError
 from toolwire.history import (
-    ToolMappingError,
     to_anthropic_tool_choice,
     to_anthropic_tools,
     to_openai_chat_tool_choice,

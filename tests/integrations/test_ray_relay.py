@@ -13,10 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolwire.errors import ToolExecutionError
+from toolwire.errors import MaxRoundsExceededError, ToolExecutionError
 from toolwire.integrations.ray_relay import DriverSide
 from toolwire.messages import Usage
-from toolwire.run.agent import MaxRoundsExceeded
 from toolwire.run.events import ObservedEvent, RunEnded, RunStarted, ToolCallRunning
 from toolwire.run.observers import RunListener
 
@@ -75,11 +74,11 @@ def test_a_runs_error_is_rebuilt_for_the_hooks() -> None:
 
     hook = Recorder()
     driver = DriverSide((hook,), None, relay=None)
-    error = MaxRoundsExceeded(0, "no final answer")
+    error = MaxRoundsExceededError(0, "no final answer")
     failed = RunEnded("r", "error", time.time(), None, None, 0, 0, Usage())
     driver.feed([("event", 0, 0, started("r"), None), ("event", 0, 1, failed, _Failure.of(error))])
     last = hook.heard["r"][-1]
-    assert isinstance(last.error, MaxRoundsExceeded)
+    assert isinstance(last.error, MaxRoundsExceededError)
     assert str(last.error) == str(error)
     assert last.error.max_rounds == 0
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from toolwire import Agent, AuditLog, RunNotFoundError, tool
+from toolwire.errors import ReplayMismatchError
 from toolwire.messages import ToolResult
-from toolwire.observe.replay import ReplayMismatch
 from toolwire.testing import ReplayModel, ScriptedModel, assert_replays, text_turn, tool_call_turn
 
 from .helpers import search, write
@@ -106,7 +106,7 @@ def test_replay_reports_a_diverging_agent(logged: tuple[str, Any]) -> None:
     model = ReplayModel.from_log(path, "last")
     agent = Agent(model, model.tools(), max_rounds=5)
     agent.run_sync(history=model.history())
-    with pytest.raises(ReplayMismatch, match="logged 3 model turn"):
+    with pytest.raises(ReplayMismatchError, match="logged 3 model turn"):
         agent.run_sync("one more question")
 
 

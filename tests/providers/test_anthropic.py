@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.errors import CallerError
+from toolwire.errors import CallerError, MissingAPIKeyError
 from toolwire.providers.anthropic import ANTHROPIC_VERSION, AnthropicModel
-from toolwire.providers.http import MissingAPIKeyError
 
 from .conftest import demo_request, recorded_stream, run
 from .faultserver import FaultServer, sse

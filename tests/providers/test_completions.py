@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.errors import CallerError, ProtocolError
-from toolwire.formats import FormatError
+from toolwire.errors import CallerError, FormatError, ProtocolError, StreamInterruptedError
 from toolwire.messages import UserMessage
 from toolwire.providers.completions import CompletionsModel, CompletionsStream, decode_completion
-from toolwire.providers.http import StreamInterruptedError
 from toolwire.providers.prompt import Prompt
 from toolwire.run.model import ModelRequest
 from toolwire.wire.events import ToolCallReady

@@ -12,13 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from toolwire.errors import CallerError
+from toolwire.errors import CallerError, EmbeddedModelHashError
 from toolwire.messages import AssistantMessage, ToolResult, UserMessage
 from toolwire.providers.chat_template import ChatTemplate, fits_hermes
 from toolwire.providers.local import (
     EMBEDDED_PARTS,
     EMBEDDED_SHA256,
-    EmbeddedModelHashError,
     LocalModel,
     _part_paths,
     assemble,

@@ -10,13 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import ProtocolError, ProviderAPIError
-from toolwire.providers.http import (
-    MAX_ERROR_BODY,
+from toolwire.errors import (
+    ProtocolError,
+    ProviderAPIError,
     ProviderConnectionError,
     ProviderTimeoutError,
-    Retries,
     StreamInterruptedError,
+)
+from toolwire.providers.http import (
+    MAX_ERROR_BODY,
+    Retries,
     Timeouts,
     api_error,
     events_from_turn,

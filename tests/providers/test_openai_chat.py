@@ -6,9 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import HistoryError
+from toolwire.errors import HistoryError, MissingAPIKeyError
 from toolwire.messages import AssistantMessage, ToolCall, UserMessage
-from toolwire.providers.http import MissingAPIKeyError
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.run.model import ModelRequest
 

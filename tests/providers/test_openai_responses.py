@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.providers.http import MissingAPIKeyError
+from toolwire.errors import MissingAPIKeyError
 from toolwire.providers.openai_responses import OpenAIResponsesModel
 
 from .conftest import demo_request, recorded_stream, run

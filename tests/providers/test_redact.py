@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.errors import ProviderAPIError
+from toolwire.errors import ProviderAPIError, ProviderConnectionError
 from toolwire.providers.anthropic import AnthropicModel
-from toolwire.providers.http import ProviderConnectionError, Retries
+from toolwire.providers.http import Retries
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.providers.redact import redact_headers, redact_url, scrub, secrets_in
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.errors import CallerError
-from toolwire.providers import UnknownModelSpecError, resolve
+from toolwire.errors import CallerError, MissingAPIKeyError, UnknownModelSpecError
+from toolwire.providers import resolve
 from toolwire.providers.anthropic import AnthropicModel
 from toolwire.providers.completions import CompletionsModel
-from toolwire.providers.http import MissingAPIKeyError
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.providers.openai_responses import OpenAIResponsesModel
 

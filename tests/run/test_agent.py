@@ -9,25 +9,29 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import CallerError, HistoryError, TurnError
+from toolwire.errors import (
+    BudgetExceededError,
+    CallerError,
+    HistoryError,
+    LoopDetectedError,
+    MaxRoundsExceededError,
+    TurnError,
+    UsageLimitExceededError,
+)
 from toolwire.messages import AssistantMessage, ToolCall, ToolResult, ToolStatus, UserMessage
+from toolwire.policies import LoopPolicy, RetryPolicy, UsageLimits
 from toolwire.run import (
     Agent,
     CallDiscarded,
-    LoopDetected,
-    LoopPolicy,
     LoopWarning,
-    MaxRoundsExceeded,
     RequestStarted,
     RoundEnd,
     RunFinished,
     ToolResultReady,
-    UsageLimitExceeded,
-    UsageLimits,
     resolve_model,
 )
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
-from toolwire.tools import BudgetExceeded, RetryPolicy, tool
+from toolwire.tools import tool
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 
 from .helpers import GatedModel, answered_in_order, run, run_fake_clock
@@ -186,7 +190,7 @@ def test_failure_budget_stops_the_run_with_a_complete_history() -> None:
         async for _ in stream:
             pass
 
-    with pytest.raises(BudgetExceeded) as info:
+    with pytest.raises(BudgetExceededError) as info:
         run(body())
     assert info.value.kind == "unknown_tool"
     answered_in_order(stream.messages)
@@ -206,7 +210,7 @@ def test_tool_errors_count_against_the_budget() -> None:
         retry_policy=RetryPolicy(budgets={"tool_error": 1}),
         loop_policy=LoopPolicy(0, 0, 0, 0),
     )
-    with pytest.raises(BudgetExceeded) as info:
+    with pytest.raises(BudgetExceededError) as info:
         agent.run_sync("go")
     assert info.value.fault == "tool" and info.value.kind == "tool_error"
 
@@ -223,7 +227,7 @@ def test_max_rounds_forces_a_final_answer() -> None:
 
 def test_max_rounds_can_raise_instead() -> None:
     model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1}))])
-    with pytest.raises(MaxRoundsExceeded) as info:
+    with pytest.raises(MaxRoundsExceededError) as info:
         Agent(model, [add], max_rounds=1, on_max_rounds="raise").run_sync("go")
     answered_in_order(info.value.messages)
     assert len(model.requests) == 1
@@ -239,7 +243,7 @@ def test_calls_in_the_forced_final_turn_are_not_executed() -> None:
         return len(seen)
 
     model = ScriptedModel([tool_call_turn(("count", {})), tool_call_turn(("count", {}, "again"))])
-    with pytest.raises(MaxRoundsExceeded, match="tool_choice='none'") as info:
+    with pytest.raises(MaxRoundsExceededError, match="tool_choice='none'") as info:
         Agent(model, [count], max_rounds=1).run_sync("go")
     assert seen == [1]
     results = _results(info.value.messages)
@@ -312,7 +316,7 @@ def test_repeated_calls_warn_then_stop() -> None:
     async def body() -> list[Any]:
         return [event async for event in stream]
 
-    with pytest.raises(LoopDetected) as info:
+    with pytest.raises(LoopDetectedError) as info:
         run(body())
     assert info.value.kind == "repeated_call" and info.value.count == 3
     results = _results(info.value.messages)
@@ -351,7 +355,7 @@ def test_rounds_without_progress_stop_the_run() -> None:
         [weather],
         loop_policy=LoopPolicy(repeat_warn=0, repeat_stop=0, stall_warn=2, stall_stop=3),
     )
-    with pytest.raises(LoopDetected) as info:
+    with pytest.raises(LoopDetectedError) as info:
         agent.run_sync("go")
     assert info.value.kind == "no_progress" and info.value.count == 3
     contents = [r.content for r in _results(info.value.messages)]
@@ -363,7 +367,7 @@ def test_rounds_without_progress_stop_the_run() -> None:
 
 def test_request_limit() -> None:
     model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1})), text_turn("2")])
-    with pytest.raises(UsageLimitExceeded) as info:
+    with pytest.raises(UsageLimitExceededError) as info:
         Agent(model, [add], limits=UsageLimits(max_requests=1)).run_sync("go")
     assert info.value.limit == "max_requests"
     answered_in_order(info.value.messages)
@@ -376,7 +380,7 @@ def test_tool_call_limit_answers_the_turn_not_executed() -> None:
             tool_call_turn(("add", {"a": 2, "b": 2}), ("add", {"a": 3, "b": 3})),
         ]
     )
-    with pytest.raises(UsageLimitExceeded) as info:
+    with pytest.raises(UsageLimitExceededError) as info:
         Agent(model, [add], limits=UsageLimits(max_tool_calls=2)).run_sync("go")
     assert info.value.limit == "max_tool_calls" and info.value.used == 3
     assert [r.status for r in _results(info.value.messages)] == [OK, NOT_EXECUTED, NOT_EXECUTED]
@@ -387,7 +391,7 @@ def test_token_limit() -> None:
     model = ScriptedModel(
         [tool_call_turn(("add", {"a": 1, "b": 1}), usage=usage), text_turn("2", usage=usage)]
     )
-    with pytest.raises(UsageLimitExceeded) as info:
+    with pytest.raises(UsageLimitExceededError) as info:
         Agent(model, [add], limits=UsageLimits(max_total_tokens=150)).run_sync("go")
     assert info.value.limit == "max_total_tokens" and info.value.used == 240
 

@@ -6,10 +6,12 @@ from typing import Any
 
 import pytest
 
+from toolwire.errors import BudgetExceededError, MaxRoundsExceededError
 from toolwire.messages import ToolStatus
-from toolwire.run import Agent, LoopPolicy, MaxRoundsExceeded
+from toolwire.policies import FailureBudget, LoopPolicy, RetryPolicy
+from toolwire.run import Agent
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
-from toolwire.tools import BudgetExceeded, FailureBudget, RetryPolicy, tool
+from toolwire.tools import tool
 from toolwire.wire.events import Notice
 
 from .helpers import answered_in_order, run
@@ -66,7 +68,7 @@ def test_reset_can_be_turned_off_and_the_stop_says_why() -> None:
         on_max_rounds="raise",
         loop_policy=LoopPolicy(0, 0, 0, 0),
     )
-    with pytest.raises(MaxRoundsExceeded) as info:
+    with pytest.raises(MaxRoundsExceededError) as info:
         agent.run_sync("go")
     assert _choices(model) == ["required", "required"]
     assert "tool_choice='required' was sent every round" in info.value.hint
@@ -78,13 +80,13 @@ def test_max_rounds_hint_does_not_suggest_what_is_already_set() -> None:
     model = ScriptedModel(
         [tool_call_turn(("add", {"a": 1, "b": 1})), tool_call_turn(("add", {"a": 2, "b": 2}))]
     )
-    with pytest.raises(MaxRoundsExceeded) as info:
+    with pytest.raises(MaxRoundsExceededError) as info:
         Agent(model, [add], max_rounds=1, on_max_rounds="final_answer").run_sync("go")
     assert "on_max_rounds" not in info.value.hint
     assert "ignores tool_choice='none'" in info.value.hint
     # under on_max_rounds='raise' the suggestion is right, and made
     model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1}))])
-    with pytest.raises(MaxRoundsExceeded) as raised:
+    with pytest.raises(MaxRoundsExceededError) as raised:
         Agent(model, [add], max_rounds=1, on_max_rounds="raise").run_sync("go")
     assert "on_max_rounds='final_answer'" in raised.value.hint
 
@@ -114,7 +116,7 @@ def test_a_second_failing_round_spends_the_budget() -> None:
         async for _ in stream:
             pass
 
-    with pytest.raises(BudgetExceeded) as info:
+    with pytest.raises(BudgetExceededError) as info:
         run(body())
     assert info.value.kind == "unknown_tool" and info.value.count == 2
     assert len(model.requests) == 2
@@ -128,13 +130,13 @@ def test_failure_budget_counts_each_class_and_tool_once_per_round() -> None:
         budget.record("tool_error", "t", "boom")
     assert budget.used("tool_error") == 1
     budget.begin_round()
-    with pytest.raises(BudgetExceeded) as info:
+    with pytest.raises(BudgetExceededError) as info:
         budget.record("tool_error", "t", "boom")
     assert info.value.count == 2
     # without rounds, every failure counts (the budget's own contract)
     plain = FailureBudget(RetryPolicy(budgets={"tool_error": 1}))
     plain.record("tool_error", "t")
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(BudgetExceededError):
         plain.record("tool_error", "t")
 
 
@@ -207,10 +209,10 @@ def test_each_executed_call_reports_when_its_tool_begins() -> None:
 
 
 def test_a_loop_stopped_under_required_says_so() -> None:
-    from toolwire.run import LoopDetected
+    from toolwire.errors import LoopDetectedError
 
     model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1})) for _ in range(6)])
     agent = Agent(model, [add], tool_choice="required", reset_tool_choice=False)
-    with pytest.raises(LoopDetected) as info:
+    with pytest.raises(LoopDetectedError) as info:
         agent.run_sync("go")
     assert "tool_choice='required' was sent every round" in info.value.hint

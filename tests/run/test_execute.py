@@ -534,7 +534,6 @@ def test_results_and_finish_misuse() -> None:
         {"max_threads": 0},
         {"batch_budget": 0},
         {"backoff_base": -1},
-        {"max_result_chars": 1.5},
         {"retry_on": 3},
     ],
 )

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.errors import CallerError
+from toolwire.errors import CallerError, UsageLimitExceededError
 from toolwire.messages import Usage
-from toolwire.policies.limits import UsageLimitExceeded, UsageLimits
+from toolwire.policies.limits import UsageLimits
 
 
 def test_requests() -> None:
     limits = UsageLimits(max_requests=2)
     limits.check_request(0)
     limits.check_request(1)
-    with pytest.raises(UsageLimitExceeded) as info:
+    with pytest.raises(UsageLimitExceededError) as info:
         limits.check_request(2)
     assert info.value.limit == "max_requests" and info.value.used == 3
 
@@ -24,7 +24,7 @@ def test_tool_calls() -> None:
     assert limits.tool_calls_left(1) == 2
     assert limits.tool_calls_left(5) == 0
     limits.check_tool_calls(3)
-    with pytest.raises(UsageLimitExceeded):
+    with pytest.raises(UsageLimitExceededError):
         limits.check_tool_calls(4)
 
 
@@ -38,7 +38,7 @@ def test_tool_calls() -> None:
 )
 def test_tokens(limits: UsageLimits, name: str) -> None:
     limits.check_tokens(Usage(input_tokens=5, output_tokens=3))
-    with pytest.raises(UsageLimitExceeded) as info:
+    with pytest.raises(UsageLimitExceededError) as info:
         limits.check_tokens(Usage(input_tokens=11, output_tokens=5))
     assert info.value.limit == name
     assert "raise the limit" in str(info.value)

@@ -4,15 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.errors import CallerError
+from toolwire.errors import CallerError, LoopDetectedError
 from toolwire.messages import ToolResult, ToolStatus
-from toolwire.policies.loops import (
-    LoopDetected,
-    LoopDetector,
-    LoopPolicy,
-    call_signature,
-    request_signature,
-)
+from toolwire.policies.loops import LoopDetector, LoopPolicy, call_signature, request_signature
 
 from .helpers import request
 
@@ -38,7 +32,7 @@ def test_repeated_call_warns_then_stops() -> None:
     assert [(w.position, w.kind, w.count) for w in verdict.warnings] == [(0, "repeated_call", 2)]
     assert verdict.stop is None
     verdict = detector.observe([request("other"), call], [_ok("other", "new"), _ok("search")])
-    assert isinstance(verdict.stop, LoopDetected)
+    assert isinstance(verdict.stop, LoopDetectedError)
     assert verdict.stop.kind == "repeated_call" and verdict.stop.count == 3
     assert 'search({"q":"x"})' in str(verdict.stop)
 

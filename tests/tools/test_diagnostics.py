@@ -8,7 +8,8 @@ import json
 import pytest
 
 from toolwire.errors import CallerError, RepairError, ToolExecutionError
-from toolwire.tools import FAILURE_KINDS, RunDiagnostics, Validation, classify, tool
+from toolwire.policies.diagnostics import FAILURE_KINDS, RunDiagnostics, classify
+from toolwire.tools import Validation, tool
 
 
 @tool

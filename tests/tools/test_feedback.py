@@ -6,18 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.errors import CallerError
+from toolwire.errors import BudgetExceededError, CallerError, ToolBudgetExceededError
 from toolwire.messages import ToolStatus
-from toolwire.tools import (
-    DEFAULT_BUDGETS,
-    BudgetExceeded,
-    FailureBudget,
-    RetryPolicy,
-    ToolBudgetExceeded,
-    error_result,
-    failure_result,
-    tool,
-)
+from toolwire.policies.budgets import DEFAULT_BUDGETS, FailureBudget, RetryPolicy
+from toolwire.tools import error_result, failure_result, tool
 
 
 @tool(timeout=2.5)
@@ -59,7 +51,7 @@ def test_budget_allows_n_retries_then_stops():
     budget.record("invalid_json", "lookup", "first")
     budget.record("invalid_json", "lookup", "second")
     assert budget.remaining("invalid_json") == 0 and budget.used("invalid_json") == 2
-    with pytest.raises(BudgetExceeded) as info:
+    with pytest.raises(BudgetExceededError) as info:
         budget.record("invalid_json", "lookup", "Error: third\nmore")
     error = info.value
     assert (error.tool, error.kind, error.reason, error.count, error.limit) == (
@@ -76,7 +68,7 @@ def test_budget_allows_n_retries_then_stops():
 def test_unknown_tool_budget_is_one_retry():
     budget = FailureBudget()
     budget.record("unknown_tool", "serch")
-    with pytest.raises(BudgetExceeded):
+    with pytest.raises(BudgetExceededError):
         budget.record("unknown_tool", "serch")
 
 
@@ -85,9 +77,9 @@ def test_breaker_trips_on_consecutive_failures_of_one_tool():
     budget.record("schema_violation", "a")
     budget.record("missing_required", "a")
     budget.record("schema_violation", "b")
-    with pytest.raises(BudgetExceeded) as info:
+    with pytest.raises(BudgetExceededError) as info:
         budget.record("tool_error", "a", "boom")
-    assert isinstance(info.value, ToolBudgetExceeded) and info.value.fault == "tool"
+    assert isinstance(info.value, ToolBudgetExceededError) and info.value.fault == "tool"
     assert info.value.reason == "breaker" and info.value.tool == "a"
 
 

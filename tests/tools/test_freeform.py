@@ -4,14 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolwire.errors import CallerError
-from toolwire.history.tools import (
-    ToolMappingError,
-    to_anthropic_tools,
-    to_openai_chat_tools,
-    to_responses_tools,
-)
-from toolwire.tools import Tool, ToolDefinitionError, Toolset, tool
+from toolwire.errors import CallerError, ToolDefinitionError, ToolMappingError
+from toolwire.history.tool_defs import to_anthropic_tools, to_openai_chat_tools, to_responses_tools
+from toolwire.tools import Tool, Toolset, tool
 from toolwire.turn import ToolRequest
 
 SQL = {"type": "grammar", "syntax": "regex", "definition": "SELECT .+"}

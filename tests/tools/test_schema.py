@@ -10,8 +10,8 @@ import pytest
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
-from toolwire.errors import CallerError
-from toolwire.tools import ToolDefinitionError, strict_schema, tool
+from toolwire.errors import CallerError, ToolDefinitionError
+from toolwire.tools import strict_schema, tool
 
 
 class Color(enum.Enum):

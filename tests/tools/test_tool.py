@@ -9,8 +9,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel
 
-from toolwire.errors import CallerError
-from toolwire.tools import SchemaExtraMissing, Tool, ToolDefinitionError, Toolset, tool
+from toolwire.errors import CallerError, SchemaExtraMissingError, ToolDefinitionError
+from toolwire.tools import Tool, Toolset, tool
 from toolwire.turn import ToolRequest
 
 
@@ -289,7 +289,7 @@ def test_missing_jsonschema_extra(monkeypatch: pytest.MonkeyPatch):
         return real(name, *args)
 
     monkeypatch.setattr(importlib, "import_module", fake)
-    with pytest.raises(SchemaExtraMissing) as info:
+    with pytest.raises(SchemaExtraMissingError) as info:
         Tool.from_schema("x", "X.", SEND, lambda a: None)
     assert "pip install '.[schema]'" in info.value.hint
     assert isinstance(info.value, CallerError)

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.wire import ClosureScanner, PartialJSON, PartialJSONError, jsonscan
+from toolwire.errors import PartialJSONError
+from toolwire.wire import ClosureScanner, PartialJSON, jsonscan
 
 json_values = st.recursive(
     st.none()

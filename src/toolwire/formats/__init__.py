@@ -33,14 +33,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Format, FormatError, FormatStream, ParsedCall, ParseResult, to_openai_delta
+from .base import Format, FormatStream
 from .decode import TextTurnDecoder
 from .registry import FAMILIES, make_format, resolve_model
+from .results import ParsedCall, ParseResult, to_openai_delta
 
 __all__ = [
     "FamilySummary",
     "Format",
-    "FormatError",
     "FormatStream",
     "ParseResult",
     "ParsedCall",

@@ -3,8 +3,8 @@
 Open-weight models write tool calls as text with special markers. Each family module
 (``hermes``, ``llama``, ``mistral``, ...) subclasses :class:`Format` and
 :class:`FormatStream`; the shared pieces live in their own modules (markers, the JSON
-call-object reader, schema coercion, ids, results, separator trimming) and are
-re-exported here under the names they always had.
+call-object reader, schema coercion, ids, results, separator trimming), imported
+from there.
 
 * **One code path.** :meth:`Format.parse` runs the family's own stream over the whole
   text and collects its events, so the non-streaming and the streaming result can
@@ -35,7 +35,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from ..errors import CallerError, DecoderStateError
+from ..errors import CallerError, DecoderStateError, FormatError
 from ..turn import Notice
 from ..wire.events import (
     Event,
@@ -45,48 +45,14 @@ from ..wire.events import (
     ToolCallRetracted,
     ToolCallStarted,
 )
-from .callobject import CallObjectReader
-from .coerce import ToolIndex, coerce_value, schema_types, value_to_json
-from .ids import AlphanumericIds, IdFactory
-from .markers import MarkerSet, opens_reasoning, skip_whitespace
-from .results import (
-    MALFORMED,
-    REPAIRED,
-    TRUNCATED,
-    EventCollector,
-    FormatError,
-    ParsedCall,
-    ParseResult,
-    collect_events,
-    to_openai_delta,
-)
+from .coerce import ToolIndex
+from .ids import IdFactory
+from .results import MALFORMED, REPAIRED, TRUNCATED, EventCollector, ParseResult
 from .trim import SeparatorTrim
 
 _SPACE = " \t\r\n"
 
-__all__ = [
-    "MALFORMED",
-    "REPAIRED",
-    "TRUNCATED",
-    "AlphanumericIds",
-    "CallObjectReader",
-    "EventCollector",
-    "Format",
-    "FormatError",
-    "FormatStream",
-    "IdFactory",
-    "MarkerSet",
-    "ParseResult",
-    "ParsedCall",
-    "ToolIndex",
-    "coerce_value",
-    "collect_events",
-    "opens_reasoning",
-    "schema_types",
-    "skip_whitespace",
-    "to_openai_delta",
-    "value_to_json",
-]
+__all__ = ["Format", "FormatStream", "state_steps"]
 
 
 _STEPS: dict[type, dict[str, Callable[..., Any]]] = {}

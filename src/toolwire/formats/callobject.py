@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
+from ..errors import FormatError
 from ..wire.jsonscan import ClosureScanner
 from .markers import skip_whitespace
-from .results import FormatError
 
 __all__ = ["CallObjectReader"]
 

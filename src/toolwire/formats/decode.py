@@ -5,7 +5,7 @@ A text format's stream emits wire events; :class:`TextTurnDecoder` applies them 
 open-weight model ends in the same ``Turn`` (same rules for ids, names, duplicate ids and
 per-call JSON errors, same ``ToolCallReady`` the moment a call's arguments close) as an
 OpenAI or Anthropic stream. The raw-completion provider and the embedded local model
-use it too (``providers.textturn.TextTurn`` is this class).
+use it too, with ``require_end=True``.
 
 Two things a provider stream never does are handled here:
 
@@ -34,7 +34,8 @@ from ..wire.events import (
     ToolCallRetracted,
     ToolCallStarted,
 )
-from .base import REPAIRED, Format, FormatStream
+from .base import Format, FormatStream
+from .results import REPAIRED
 
 __all__ = ["TextTurnDecoder"]
 

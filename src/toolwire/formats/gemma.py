@@ -56,17 +56,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CallerError
-from .base import (
-    Format,
-    FormatStream,
-    MarkerSet,
-    coerce_value,
-    opens_reasoning,
-    schema_types,
-    skip_whitespace,
-    state_steps,
-)
-from .coerce import json_string, json_text
+from .base import Format, FormatStream, state_steps
+from .coerce import coerce_value, json_string, json_text, schema_types
+from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
 __all__ = ["VARIANTS", "GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
 

@@ -40,7 +40,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from ..errors import CallerError
-from .base import Format, FormatStream, MarkerSet, opens_reasoning
+from .base import Format, FormatStream
+from .markers import MarkerSet, opens_reasoning
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
 from .values import value_end
 

@@ -54,7 +54,8 @@ from typing import Any
 
 from ..errors import CallerError
 from ..wire.jsonscan import ClosureScanner
-from .base import Format, FormatStream, MarkerSet
+from .base import Format, FormatStream
+from .markers import MarkerSet
 
 __all__ = ["VARIANTS", "HarmonyFormat", "HarmonyStream", "make"]
 

@@ -48,14 +48,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .base import (
-    CallObjectReader,
-    Format,
-    FormatStream,
-    MarkerSet,
-    opens_reasoning,
-    skip_whitespace,
-)
+from .base import Format, FormatStream
+from .callobject import CallObjectReader
+from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
 __all__ = ["VARIANTS", "HermesFormat", "HermesStream", "make"]
 

@@ -44,14 +44,10 @@ from abc import abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .base import (
-    CallObjectReader,
-    Format,
-    FormatStream,
-    MarkerSet,
-    skip_whitespace,
-)
+from .base import Format, FormatStream
+from .callobject import CallObjectReader
 from .coerce import json_text
+from .markers import MarkerSet, skip_whitespace
 
 __all__ = ["VARIANTS", "LlamaFormat", "LlamaJsonStream", "PythonicStream", "make"]
 

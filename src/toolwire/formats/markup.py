@@ -19,15 +19,9 @@ from typing import Any, ClassVar
 from ..checks import reject_json_constant
 from ..wire.events import ToolCallDelta
 from ..wire.jsonscan import ClosureScanner
-from .base import (
-    Format,
-    FormatStream,
-    MarkerSet,
-    schema_types,
-    value_to_json,
-)
-from .coerce import json_string
-from .markers import continues
+from .base import Format, FormatStream
+from .coerce import json_string, schema_types, value_to_json
+from .markers import MarkerSet, continues
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "ArgumentWriter", "MarkupStream", "ThinkStream"]
 

@@ -56,14 +56,9 @@ from typing import Any
 
 from ..errors import CallerError
 from ..wire.jsonscan import ClosureScanner
-from .base import (
-    AlphanumericIds,
-    Format,
-    FormatStream,
-    MarkerSet,
-    opens_reasoning,
-    skip_whitespace,
-)
+from .base import Format, FormatStream
+from .ids import AlphanumericIds
+from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
 __all__ = ["VARIANTS", "MistralFormat", "MistralStream", "make"]
 

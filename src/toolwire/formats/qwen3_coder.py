@@ -33,17 +33,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .base import (
-    Format,
-    FormatStream,
-    MarkerSet,
-    opens_reasoning,
-    schema_types,
-    skip_whitespace,
-    value_to_json,
-)
-from .coerce import json_string
-from .markers import continues
+from .base import Format, FormatStream
+from .coerce import json_string, schema_types, value_to_json
+from .markers import MarkerSet, continues, opens_reasoning, skip_whitespace
 
 __all__ = ["VARIANTS", "Qwen3CoderFormat", "Qwen3CoderStream", "make"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CallerError, FormatError
+from ..errors import CallerError
 from ..turn import Notice
 from ..wire.events import (
     Event,
@@ -22,7 +22,6 @@ __all__ = [
     "REPAIRED",
     "TRUNCATED",
     "EventCollector",
-    "FormatError",
     "ParseResult",
     "ParsedCall",
     "collect_events",

@@ -40,7 +40,6 @@ from .openai_responses import (
     usage_from_responses,
 )
 from .tool_defs import (
-    ToolMappingError,
     to_anthropic_tool_choice,
     to_anthropic_tools,
     to_openai_chat_tool_choice,
@@ -56,7 +55,6 @@ __all__ = [
     "RESPONSES_INCOMPLETE_REASONS",
     "TOOL_ERROR_PREFIX",
     "ChatDialect",
-    "ToolMappingError",
     "chat_dialect",
     "check_history",
     "decode_anthropic_response",

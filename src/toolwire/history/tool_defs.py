@@ -54,7 +54,6 @@ __all__ = [
     "EMPTY_PARAMETERS",
     "ChatToolDef",
     "ToolChoice",
-    "ToolMappingError",
     "custom_tool_names",
     "to_anthropic_tool_choice",
     "to_anthropic_tools",

@@ -21,9 +21,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import MCPServerError, MCPToolError
-from ..tools import Tool, ToolDefinitionError
-from ..tools.validate import SchemaExtraMissing
+from ..errors import MCPServerError, MCPToolError, SchemaExtraMissingError, ToolDefinitionError
+from ..tools import Tool
 
 __all__ = ["build_tool", "policy_of", "result_text", "sanitize_name"]
 
@@ -78,7 +77,7 @@ def build_tool(
             retries=retries if policy["idempotent"] else 0,
             **policy,
         )
-    except SchemaExtraMissing:
+    except SchemaExtraMissingError:
         raise
     except ToolDefinitionError as exc:
         raise MCPServerError(

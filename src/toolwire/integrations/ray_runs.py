@@ -15,7 +15,7 @@ OpenTelemetry) and its ``approve`` and ``approve_mcp`` callbacks stay in this pr
 the runs reach them through a relay actor (:mod:`.ray_relay`), which the calling
 thread serves while it waits. Without a backend the runs are concurrent tasks of one local event loop.
 
-A run that raises gives its exception (the run's own: ``MaxRoundsExceeded``,
+A run that raises gives its exception (the run's own: ``MaxRoundsExceededError``,
 ``ProviderError``, ...): :func:`run_many` raises the first one in prompt order after
 every run has ended, or puts it in the list when ``return_exceptions=True``. A worker
 that dies under a run is a :class:`~toolwire.errors.ToolExecutionError` for that

@@ -16,7 +16,7 @@ from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ..errors import ReplayedToolError, ReplayMismatch, ReplayMismatchError, ToolwireError
+from ..errors import ReplayedToolError, ReplayMismatchError, ToolwireError
 from ..messages import (
     TOOL_ERROR_PREFIX,
     AssistantMessage,
@@ -42,11 +42,8 @@ from .query import load_run
 from .store import connect
 
 __all__ = [
-    "ReplayMismatch",
     "ReplayModel",
-    "ReplayedToolError",
     "assert_replays",
-    "ReplayMismatchError",
 ]
 
 
@@ -111,7 +108,7 @@ class ReplayModel:
         answer for raises :class:`ReplayedToolError`.
 
         Raises:
-            SchemaExtraMissing: ``jsonschema`` is not installed (``toolwire[schema]``).
+            SchemaExtraMissingError: ``jsonschema`` is not installed (``toolwire[schema]``).
         """
         answers: dict[str, deque[tuple[str, str]]] = defaultdict(deque)
         custom = self._custom_tools()
@@ -150,7 +147,7 @@ class ReplayModel:
         """Play the next logged turn.
 
         Raises:
-            ReplayMismatch: Every logged turn was played (raised at the first iteration).
+            ReplayMismatchError: Every logged turn was played (raised at the first iteration).
         """
         self.requests.append(request)
         number = self._next
@@ -159,7 +156,7 @@ class ReplayModel:
 
     async def _play(self, number: int) -> AsyncIterator[ModelEvent]:
         if number >= len(self._turns):
-            raise ReplayMismatch(
+            raise ReplayMismatchError(
                 f"request {number + 1} was made, but run {self.run['run_id']} logged "
                 f"{len(self._turns)} model turn(s)"
             )

@@ -5,12 +5,12 @@ what happened and acts on their verdicts, so each rule is tested without running
 model or a tool.
 
 * :mod:`.budgets` — ``RetryPolicy`` and ``FailureBudget``: retries per failure class and
-  the per-tool breaker (``BudgetExceeded``).
+  the per-tool breaker (``BudgetExceededError``).
 * :mod:`.diagnostics` — ``RunDiagnostics``: every failed call classified and counted.
 * :mod:`.loops` — ``LoopPolicy`` and ``LoopDetector``: a model that repeats itself is
-  warned, then stopped (``LoopDetected``).
+  warned, then stopped (``LoopDetectedError``).
 * :mod:`.limits` — ``UsageLimits``: caps on requests, tool calls and tokens
-  (``UsageLimitExceeded``).
+  (``UsageLimitExceededError``).
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from __future__ import annotations
 from .budgets import (
     DEFAULT_BREAKER,
     DEFAULT_BUDGETS,
-    BudgetExceeded,
     FailureBudget,
     RetryPolicy,
-    ToolBudgetExceeded,
 )
 from .diagnostics import (
     FAILURE_KINDS,
@@ -31,9 +29,8 @@ from .diagnostics import (
     RunDiagnostics,
     classify,
 )
-from .limits import UsageLimitExceeded, UsageLimits
+from .limits import UsageLimits
 from .loops import (
-    LoopDetected,
     LoopDetector,
     LoopPolicy,
     LoopVerdict,
@@ -47,19 +44,15 @@ __all__ = [
     "DEFAULT_BUDGETS",
     "FAILURE_KINDS",
     "FAILURE_LABELS",
-    "BudgetExceeded",
     "Failure",
     "FailureBudget",
     "FailureKind",
-    "LoopDetected",
     "LoopDetector",
     "LoopPolicy",
     "LoopVerdict",
     "LoopWarningNote",
     "RetryPolicy",
     "RunDiagnostics",
-    "ToolBudgetExceeded",
-    "UsageLimitExceeded",
     "UsageLimits",
     "call_signature",
     "classify",

@@ -11,7 +11,7 @@ for the agent loop to call:
 * a per-tool breaker: N consecutive failures of one tool (any class) stop the run,
   even when no single class has run out.
 
-Stopping raises :class:`BudgetExceeded`, naming the tool, the class and the last
+Stopping raises :class:`BudgetExceededError`, naming the tool, the class and the last
 message the model was sent.
 """
 
@@ -25,10 +25,8 @@ from typing import Literal
 
 from ..checks import check_int
 from ..errors import (
-    BudgetExceeded,
     BudgetExceededError,
     CallerError,
-    ToolBudgetExceeded,
     ToolBudgetExceededError,
 )
 from .diagnostics import FAILURE_KINDS, FailureKind
@@ -36,12 +34,8 @@ from .diagnostics import FAILURE_KINDS, FailureKind
 __all__ = [
     "DEFAULT_BREAKER",
     "DEFAULT_BUDGETS",
-    "BudgetExceeded",
     "FailureBudget",
     "RetryPolicy",
-    "ToolBudgetExceeded",
-    "BudgetExceededError",
-    "ToolBudgetExceededError",
 ]
 
 DEFAULT_BUDGETS: Mapping[FailureKind, int] = MappingProxyType(
@@ -132,7 +126,7 @@ class FailureBudget:
         """Count one failure; raise when its class's budget or the tool's breaker is spent.
 
         Raises:
-            BudgetExceeded: The run must stop (``ToolBudgetExceeded`` when the last
+            BudgetExceededError: The run must stop (``ToolBudgetExceededError`` when the last
                 failure was the tool's own).
             CallerError: ``kind`` is not a failure class.
         """
@@ -185,8 +179,8 @@ class FailureBudget:
         count: int,
         limit: int,
         reason: Literal["budget", "breaker"],
-    ) -> BudgetExceeded:
-        cls = ToolBudgetExceeded if kind in _TOOL_KINDS else BudgetExceeded
+    ) -> BudgetExceededError:
+        cls = ToolBudgetExceededError if kind in _TOOL_KINDS else BudgetExceededError
         return cls(
             tool=tool, kind=kind, last_message=message, count=count, limit=limit, reason=reason
         )

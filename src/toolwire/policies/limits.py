@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..checks import check_int
-from ..errors import UsageLimitExceeded, UsageLimitExceededError
+from ..errors import UsageLimitExceededError
 from ..messages import Usage
 
-__all__ = ["UsageLimitExceeded", "UsageLimits", "UsageLimitExceededError"]
+__all__ = ["UsageLimits"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class UsageLimits:
     def check_request(self, made: int) -> None:
         """Raise if one more request would pass ``max_requests``."""
         if self.max_requests is not None and made + 1 > self.max_requests:
-            raise UsageLimitExceeded("max_requests", self.max_requests, made + 1)
+            raise UsageLimitExceededError("max_requests", self.max_requests, made + 1)
 
     def tool_calls_left(self, executed: int) -> int | None:
         """How many more calls may execute (``None``: no cap)."""
@@ -61,7 +61,7 @@ class UsageLimits:
     def check_tool_calls(self, executed: int) -> None:
         """Raise if ``executed`` calls pass ``max_tool_calls``."""
         if self.max_tool_calls is not None and executed > self.max_tool_calls:
-            raise UsageLimitExceeded("max_tool_calls", self.max_tool_calls, executed)
+            raise UsageLimitExceededError("max_tool_calls", self.max_tool_calls, executed)
 
     def check_tokens(self, usage: Usage) -> None:
         """Raise if the usage so far passes a token cap."""
@@ -72,4 +72,4 @@ class UsageLimits:
         ):
             value = getattr(self, name)
             if value is not None and used > value:
-                raise UsageLimitExceeded(name, value, used)
+                raise UsageLimitExceededError(name, value, used)

@@ -13,7 +13,7 @@ Two signals, counted over a whole run:
 At ``*_warn`` the model is told so, in the text of the offending call's result (for
 no progress: the round's last result) — a warning inside a tool result is valid in
 every provider's history, where an extra user message is not. At ``*_stop`` the run
-stops with :class:`LoopDetected`. Each warning and stop is recorded in the run's
+stops with :class:`LoopDetectedError`. Each warning and stop is recorded in the run's
 :class:`~toolwire.policies.RunDiagnostics` as a ``loop`` failure. A threshold of 0 turns
 that check off.
 """
@@ -27,18 +27,16 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..checks import check_int
-from ..errors import CallerError, LoopDetected, LoopDetectedError
+from ..errors import CallerError, LoopDetectedError
 from ..messages import ToolResult, ToolStatus
 from ..turn import ToolRequest
 
 __all__ = [
-    "LoopDetected",
     "LoopDetector",
     "LoopPolicy",
     "LoopVerdict",
     "LoopWarningNote",
     "call_signature",
-    "LoopDetectedError",
 ]
 
 LoopKind = Literal["repeated_call", "no_progress"]
@@ -111,7 +109,7 @@ class LoopVerdict:
     """What one round amounts to: warnings to add, and whether to stop."""
 
     warnings: list[LoopWarningNote] = field(default_factory=list)
-    stop: LoopDetected | None = None
+    stop: LoopDetectedError | None = None
 
 
 class LoopDetector:
@@ -157,7 +155,7 @@ class LoopDetector:
             count = self._rounds_with[signature]
             tool = results[position].name if position < len(results) else signature
             if stop and count >= stop:
-                verdict.stop = LoopDetected(
+                verdict.stop = LoopDetectedError(
                     kind="repeated_call", tool=tool, signature=signature, count=count, limit=stop
                 )
                 return
@@ -174,7 +172,7 @@ class LoopDetector:
         count = self.stalled
         last = len(results) - 1
         if stop and count >= stop:
-            verdict.stop = LoopDetected(
+            verdict.stop = LoopDetectedError(
                 kind="no_progress", tool=results[last].name, signature="", count=count, limit=stop
             )
         elif warn and count >= warn:

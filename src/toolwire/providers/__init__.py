@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .spec import DEFAULT_SPEC, UnknownModelSpecError, resolve
+from .spec import DEFAULT_SPEC, resolve
 
 __all__ = [
     "DEFAULT_SPEC",
@@ -26,15 +26,10 @@ __all__ = [
     "CompletionsModel",
     "HTTPOptions",
     "LocalModel",
-    "MissingAPIKeyError",
     "OpenAIChatModel",
     "OpenAIResponsesModel",
-    "ProviderConnectionError",
-    "ProviderTimeoutError",
     "Retries",
-    "StreamInterruptedError",
     "Timeouts",
-    "UnknownModelSpecError",
     "resolve",
 ]
 
@@ -43,13 +38,9 @@ _LAZY = {
     "CompletionsModel": "completions",
     "HTTPOptions": "http",
     "LocalModel": "local",
-    "MissingAPIKeyError": "http",
     "OpenAIChatModel": "openai_chat",
     "OpenAIResponsesModel": "openai_responses",
-    "ProviderConnectionError": "http",
-    "ProviderTimeoutError": "http",
     "Retries": "http",
-    "StreamInterruptedError": "http",
     "Timeouts": "http",
 }
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CallerError, ProtocolError, ProviderAPIError
 from ..formats import Format
+from ..formats.decode import TextTurnDecoder
 from ..run.model import ModelEvent, ModelRequest
 from ..turn import Turn
 from ..wire.events import Event
@@ -30,7 +31,6 @@ from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers
 from .prompt import Prompt, PromptTemplate, chatml_hermes
-from .textturn import TextTurn
 
 if TYPE_CHECKING:
     import httpx
@@ -47,7 +47,7 @@ class CompletionsStream:
 
     def __init__(self, fmt: Format) -> None:
         self._sse = SSEDecoder()
-        self._turn = TextTurn(fmt)
+        self._turn = TextTurnDecoder(fmt, require_end=True)
         self._items = 0
 
     def feed_bytes(self, data: bytes) -> list[Event]:
@@ -80,7 +80,7 @@ class CompletionsStream:
         return _item_events(self._turn, item, f"SSE event {self._items}")
 
 
-def _item_events(turn: TextTurn, item: dict[str, Any], where: str) -> list[Event]:
+def _item_events(turn: TextTurnDecoder, item: dict[str, Any], where: str) -> list[Event]:
     if "error" in item:
         error = item["error"]
         message = error.get("message") if isinstance(error, dict) else error
@@ -112,7 +112,7 @@ def decode_completion(fmt: Format, body: Any, *, strict: bool = False) -> Turn:
     """
     if not isinstance(body, dict):
         raise ProtocolError("completion response is not a JSON object")
-    turn = TextTurn(fmt, strict=strict)
+    turn = TextTurnDecoder(fmt, strict=strict, require_end=True)
     _item_events(turn, body, "response")
     if not turn.ended:
         turn.end(None)

@@ -17,7 +17,7 @@ One turn: the history is rendered as text (ChatML with Hermes tool blocks,
 :mod:`.prompt`), llama.cpp generates under a grammar built from the offered tools'
 JSON Schemas (:mod:`.grammar`: a plain answer, or calls to offered tools with arguments
 that match their schemas), and the text streams through the Hermes format and the one
-assembler (:class:`.textturn.TextTurn`) into events and a ``Turn``.
+assembler (:class:`~toolwire.formats.decode.TextTurnDecoder`) into events and a ``Turn``.
 
 Generation is synchronous C code: each token is fetched in a worker thread
 (``anyio.to_thread``), so the event loop stays free and a cancelled run stops within
@@ -38,19 +38,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
+from ..formats.decode import TextTurnDecoder
 from ..history.check import check_history
 from ..messages import Usage
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..wire.events import Event
 from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
 from .prompt import Prompt, PromptTemplate, chatml_hermes
-from .textturn import TextTurn
 
 __all__ = [
     "DEFAULT_HF_GLOB",
     "EMBEDDED_PARTS",
     "EMBEDDED_SHA256",
-    "EmbeddedModelHashError",
     "SHIPPED_DISTRIBUTION",
     "LocalModel",
     "assemble",
@@ -444,7 +443,7 @@ class LocalModel:
         fmt = formats.get(
             "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
         )
-        turn = TextTurn(fmt)
+        turn = TextTurnDecoder(fmt, require_end=True)
         pieces = _generate(llama, lock, prompt, grammar, {**self.settings, **request.settings})
         tokens = 0
         try:
@@ -468,7 +467,7 @@ def _next_chunk(pieces: Generator[dict[str, Any], None, None]) -> dict[str, Any]
     return next(pieces, None)
 
 
-def _chunk_events(turn: TextTurn, chunk: dict[str, Any]) -> list[Event]:
+def _chunk_events(turn: TextTurnDecoder, chunk: dict[str, Any]) -> list[Event]:
     """The events of one llama.cpp completion chunk."""
     choice = chunk["choices"][0]
     events = turn.text(choice.get("text") or "")

@@ -25,7 +25,7 @@ from typing import Any
 from ..errors import CallerError, UnknownModelSpecError
 from ..run.model import Model
 
-__all__ = ["DEFAULT_SPEC", "PROVIDERS", "UnknownModelSpecError", "resolve"]
+__all__ = ["DEFAULT_SPEC", "PROVIDERS", "resolve"]
 
 DEFAULT_SPEC = "local"
 

@@ -15,12 +15,7 @@
 
 from __future__ import annotations
 
-from ..errors import LoopDetectedError, MaxRoundsExceededError, UsageLimitExceededError
-
-# Loop detection and usage limits live in toolwire.policies; exported here as before.
-from ..policies.limits import UsageLimitExceeded, UsageLimits
-from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, call_signature
-from .agent import Agent, AgentStream, MaxRoundsExceeded, RunResult, resolve_model
+from .agent import Agent, AgentStream, RunResult, resolve_model
 from .builtin_calls import BuiltinCall, BuiltinHandler, ShellOutput, builtin_calls
 from .events import (
     CallDiscarded,
@@ -41,11 +36,10 @@ from .mcp_approval import MCPApprovalRequest, MCPApprover, mcp_approval_requests
 from .model import Model, ModelEvent, ModelRequest, ToolChoice, TurnDone
 from .observers import RunHook, RunListener
 from .plan import Batch, plan_batches
-from .results import DEFAULT_MAX_CHARS, ResultError, render_content
+from .results import render_content
 from .resume import answer_missing, not_executed_result
 
 __all__ = [
-    "DEFAULT_MAX_CHARS",
     "Agent",
     "AgentStream",
     "Batch",
@@ -56,22 +50,15 @@ __all__ = [
     "Discarded",
     "ExecutionOptions",
     "Executor",
-    "LoopDetected",
-    "LoopDetectedError",
-    "LoopDetector",
-    "LoopPolicy",
     "LoopWarning",
     "MCPApprovalRequest",
     "MCPApprover",
-    "MaxRoundsExceeded",
-    "MaxRoundsExceededError",
     "Model",
     "ModelEvent",
     "ModelRequest",
     "ObservedEvent",
     "RequestStarted",
     "ResponseDone",
-    "ResultError",
     "RoundEnd",
     "RunEnded",
     "RunEvent",
@@ -86,12 +73,8 @@ __all__ = [
     "ToolResultReady",
     "TurnDone",
     "TurnRun",
-    "UsageLimitExceeded",
-    "UsageLimitExceededError",
-    "UsageLimits",
     "answer_missing",
     "builtin_calls",
-    "call_signature",
     "default_retryable",
     "mcp_approval_requests",
     "not_executed_result",

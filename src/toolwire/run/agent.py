@@ -10,13 +10,13 @@ still leaves a history every provider accepts. A turn without tool calls ends th
 Stopping rules, checked after the round's results are in the history:
 
 * invalid calls are never executed; their error result (with the tool's schema) goes
-  back to the model, and a :class:`~toolwire.tools.FailureBudget` stops the run when a
-  failure class or a tool's breaker is spent (``BudgetExceeded``);
-* loop detection (:mod:`toolwire.policies.loops`): warn the model, then ``LoopDetected``;
-* usage limits (:mod:`toolwire.policies.limits`): ``UsageLimitExceeded``;
+  back to the model, and a :class:`~toolwire.policies.FailureBudget` stops the run when a
+  failure class or a tool's breaker is spent (``BudgetExceededError``);
+* loop detection (:mod:`toolwire.policies.loops`): warn the model, then ``LoopDetectedError``;
+* usage limits (:mod:`toolwire.policies.limits`): ``UsageLimitExceededError``;
 * ``max_rounds``: after that many rounds with tool calls, one more request with
   ``tool_choice="none"`` asks for the final answer (``on_max_rounds="final_answer"``,
-  the default), or the run raises ``MaxRoundsExceeded`` (``on_max_rounds="raise"``).
+  the default), or the run raises ``MaxRoundsExceededError`` (``on_max_rounds="raise"``).
 
 The errors the loop raises itself carry ``.messages``, the history at the stop;
 ``Agent.run_stream`` exposes the live history as ``stream.messages`` whatever happens.
@@ -39,17 +39,19 @@ from ..checks import check_int
 from ..context import ContextPolicy, RunContext, read_result_tool
 from ..context.truncate import CURRENT_STORE, is_read_result
 from ..errors import (
+    BudgetExceededError,
     CallerError,
-    MaxRoundsExceeded,
+    LoopDetectedError,
     MaxRoundsExceededError,
     ProtocolError,
+    UsageLimitExceededError,
 )
 from ..history import check_history
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
-from ..policies.budgets import BudgetExceeded, FailureBudget, RetryPolicy
+from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.diagnostics import RunDiagnostics
-from ..policies.limits import UsageLimitExceeded, UsageLimits
-from ..policies.loops import LoopDetected, LoopDetector, LoopPolicy, LoopVerdict
+from ..policies.limits import UsageLimits
+from ..policies.loops import LoopDetector, LoopPolicy, LoopVerdict
 from ..tools.tool import Tool, Toolset
 from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
@@ -77,10 +79,8 @@ from .sources import RunTools, ToolSource, run_tools, split_tools
 __all__ = [
     "Agent",
     "AgentStream",
-    "MaxRoundsExceeded",
     "RunResult",
     "resolve_model",
-    "MaxRoundsExceededError",
 ]
 
 OnMaxRounds = Literal["final_answer", "raise"]
@@ -165,7 +165,7 @@ class Agent:
         system: The system prompt (``None``: none).
         max_rounds: Rounds with tool calls before the final answer is forced.
         on_max_rounds: ``"final_answer"`` (one more request with ``tool_choice="none"``)
-            or ``"raise"`` (:class:`MaxRoundsExceeded`).
+            or ``"raise"`` (:class:`MaxRoundsExceededError`).
         tool_choice: Sent with the requests up to the first round that made calls:
             ``"auto"``, ``"required"``, ``"none"`` or a tool name. After that round the
             agent sends ``"auto"`` (see ``reset_tool_choice``), so that a run under
@@ -241,7 +241,7 @@ class Agent:
             raise CallerError(f"approve_mcp must be a function, not {approve_mcp!r}")
         self.approve_mcp = approve_mcp
         self.builtin_handlers = check_builtin_handlers(builtin_handlers)
-        self.context = _context_policy(context, execution)
+        self.context = _context_policy(context)
         plain, self.tool_sources = split_tools(tools)
         self.executor = Executor(
             _with_reader(plain, self.context), execution, gate=_gate(permissions, approve)
@@ -288,10 +288,10 @@ class Agent:
             The run's result.
 
         Raises:
-            BudgetExceeded: Too many failed calls (see ``retry_policy``).
-            LoopDetected: The model kept repeating itself.
-            UsageLimitExceeded: A usage limit was reached.
-            MaxRoundsExceeded: ``max_rounds`` was reached (``on_max_rounds="raise"``, or
+            BudgetExceededError: Too many failed calls (see ``retry_policy``).
+            LoopDetectedError: The model kept repeating itself.
+            UsageLimitExceededError: A usage limit was reached.
+            MaxRoundsExceededError: ``max_rounds`` was reached (``on_max_rounds="raise"``, or
                 the model called tools in the forced final request).
             ProviderError: The model's stream failed.
         """
@@ -495,9 +495,9 @@ class _Run:
                 self.tools = tools
                 self.context.use_toolset(tools.executor.toolset)
                 return await self._loop()
-        except (LoopDetected, UsageLimitExceeded, MaxRoundsExceeded) as exc:
+        except (LoopDetectedError, UsageLimitExceededError, MaxRoundsExceededError) as exc:
             exc.messages = list(self.messages)
-            if isinstance(exc, LoopDetected) and self._tool_choice() not in ("auto", "none"):
+            if isinstance(exc, LoopDetectedError) and self._tool_choice() not in ("auto", "none"):
                 exc.hint = f"{exc.hint}; {self._required_note()}".lstrip("; ")
             raise
         finally:
@@ -508,7 +508,7 @@ class _Run:
         while True:
             forced = self.rounds >= agent.max_rounds
             if forced and agent.on_max_rounds == "raise":
-                raise MaxRoundsExceeded(
+                raise MaxRoundsExceededError(
                     agent.max_rounds,
                     "the model was still calling tools",
                     hint=self._max_rounds_hint(),
@@ -543,7 +543,7 @@ class _Run:
                 return self._finish(turn, forced)
             self.reprompted = False
             if forced:
-                raise MaxRoundsExceeded(
+                raise MaxRoundsExceededError(
                     agent.max_rounds,
                     "the model called tools even in the final request sent with tool_choice='none'",
                     hint="this model ignores tool_choice='none'; raise max_rounds, or use a "
@@ -758,7 +758,7 @@ class _Run:
         budget_error = self._account(run)
         limits = self.agent.limits
         if run.skipped_for_limit:
-            raise UsageLimitExceeded(
+            raise UsageLimitExceededError(
                 "max_tool_calls",
                 limits.max_tool_calls or 0,
                 self.tool_calls + run.skipped_for_limit,
@@ -769,9 +769,9 @@ class _Run:
             raise budget_error
         limits.check_tokens(self.usage)
 
-    def _account(self, run: TurnRun) -> BudgetExceeded | None:
+    def _account(self, run: TurnRun) -> BudgetExceededError | None:
         """Feed diagnostics and the failure budget; return the first budget stop."""
-        first: BudgetExceeded | None = None
+        first: BudgetExceededError | None = None
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
@@ -790,7 +790,7 @@ class _Run:
                 )
             try:
                 self.budget.record(kind, result.name, result.content)
-            except BudgetExceeded as exc:
+            except BudgetExceededError as exc:
                 first = first or exc
         return first
 
@@ -851,16 +851,13 @@ def _the_turn(turn: Turn | None, model: Model) -> Turn:
     return turn
 
 
-def _context_policy(policy: object, execution: ExecutionOptions | None) -> ContextPolicy:
-    """The run's ``ContextPolicy``; the deprecated ``max_result_chars`` maps onto it."""
-    if policy is not None:
-        if not isinstance(policy, ContextPolicy):
-            raise CallerError(f"context must be a ContextPolicy or None, not {policy!r}")
-        return policy
-    chars = execution.max_result_chars if execution is not None else None
-    if chars is not None:
-        return ContextPolicy(max_result_tokens=max(1, -(-chars // 4)))
-    return ContextPolicy()
+def _context_policy(policy: object) -> ContextPolicy:
+    """The run's ``ContextPolicy`` (the default one for ``None``)."""
+    if policy is None:
+        return ContextPolicy()
+    if not isinstance(policy, ContextPolicy):
+        raise CallerError(f"context must be a ContextPolicy or None, not {policy!r}")
+    return policy
 
 
 def _with_reader(

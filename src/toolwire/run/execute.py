@@ -70,9 +70,7 @@ import bisect
 import dataclasses
 import functools
 import random
-import sys
 import time
-import warnings
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -80,7 +78,7 @@ from types import TracebackType
 from typing import Any
 
 from ..checks import check_int, check_number
-from ..errors import CallerError
+from ..errors import CallerError, ResultError
 from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
 from ..tools.error_results import error_result, failure_result
 from ..tools.tool import Tool, Toolset
@@ -92,7 +90,7 @@ from ._threads import Job, WorkerPool, shared_pool
 from .backend import ExecutionBackend
 from .gate import CallGate
 from .plan import plan_batches
-from .results import DEFAULT_MAX_CHARS, ResultError, render_content
+from .results import render_content
 
 __all__ = [
     "CallRecord",
@@ -137,10 +135,6 @@ class ExecutionOptions:
             (``None``: no budget). See the module docstring.
         backoff_base: Seconds before the first retry; doubled for each further one.
         backoff_max: The longest wait between retries.
-        max_result_chars: Deprecated: use ``ContextPolicy.max_result_tokens`` (an
-            ``Agent`` turns it into that, at 4 characters per token). An executor
-            used on its own cuts result text at this many characters (100,000 when
-            ``None``).
         retry_on: Which failures of an idempotent tool are retried.
         backend: Where calls run (:mod:`toolwire.run.backend`); ``None`` runs them in
             this process. The ordering and one-result rules hold for every backend.
@@ -154,7 +148,6 @@ class ExecutionOptions:
     batch_budget: float | None = None
     backoff_base: float = 0.2
     backoff_max: float = 5.0
-    max_result_chars: int | None = None
     retry_on: Callable[[Exception], bool] = default_retryable
     backend: ExecutionBackend | None = None
     overrun_grace: float = 5.0
@@ -166,14 +159,6 @@ class ExecutionOptions:
                 hint="pass toolwire.RayBackend(...) or None",
             )
         check_int("ExecutionOptions.max_threads", self.max_threads, minimum=1)
-        if self.max_result_chars is not None:
-            check_int("ExecutionOptions.max_result_chars", self.max_result_chars, minimum=1)
-            warnings.warn(
-                "ExecutionOptions.max_result_chars is deprecated; use "
-                "toolwire.ContextPolicy(max_result_tokens=...)",
-                DeprecationWarning,
-                stacklevel=3,
-            )
         if self.batch_budget is not None:
             check_number("ExecutionOptions.batch_budget", self.batch_budget)
         for name in ("backoff_base", "backoff_max", "overrun_grace"):
@@ -296,7 +281,8 @@ class Executor:
             on_result: Called with ``(provider index, result)`` as each call ends.
             on_call: Called with ``(record, result)`` as each call ends (after
                 ``on_result``): the record says how it ran.
-            shape_result: Cuts each successful result's text (the context policy).
+            shape_result: Cuts each successful result's text (the context policy; without
+                it a result is the tool's whole text).
             on_start: Called with the provider index when a call's tool function
                 begins (after its batch, approval and a worker thread were available).
         """
@@ -842,25 +828,16 @@ class TurnRun:
             self.on_start(call.index)
 
     def _success(self, call: _Call, tool: Tool, value: Any) -> ToolResult:
-        limit = self._max_chars()
         try:
-            content = render_content(value, max_chars=limit)
+            content = render_content(value)
         except ResultError as exc:
             return failure_result(call.request.id, tool.name, exc.message, tool=None)
-        if len(content) > limit and self._on_call is not None:  # cut: observers get it all
-            call.full_result = render_content(value, max_chars=sys.maxsize)
         if self._shape_result is not None:
             full = content
             content = self._shape_result(call.request.id, tool, content)
             if content is not full and self._on_call is not None:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
-
-    def _max_chars(self) -> int:
-        """The character cap: none when the context policy cuts (in tokens)."""
-        if self._shape_result is not None:
-            return sys.maxsize
-        return self._executor.options.max_result_chars or DEFAULT_MAX_CHARS
 
     def _settle(self, call: _Call, result: ToolResult) -> None:
         """Record a call's one result; the first one wins."""

@@ -24,8 +24,9 @@ anything else                   not guessed (``repr`` often holds a memory addre
                                 result naming the type
 ==============================  ======================================================
 
-Nested values follow the same table. Circular structures are an error. Text longer
-than ``max_chars`` is cut, with a marker saying how much was dropped.
+Nested values follow the same table. Circular structures are an error. The text is
+whole: cutting a long result to fit the context is the run's ``ContextPolicy``
+(:mod:`toolwire.context.truncate`), the one place results are cut.
 """
 
 from __future__ import annotations
@@ -45,18 +46,14 @@ import pydantic
 from ..errors import ResultError
 from ..wire.assembler import sendable_text
 
-__all__ = ["DEFAULT_MAX_CHARS", "ResultError", "render_content", "truncate"]
-
-DEFAULT_MAX_CHARS = 100_000
-"""Characters of one result sent to the model before it is cut (about 25k tokens)."""
+__all__ = ["render_content"]
 
 
-def render_content(value: Any, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+def render_content(value: Any) -> str:
     """The result text for a tool's return value (see the module's table).
 
     Args:
         value: What the tool returned.
-        max_chars: Longer text is cut to this many characters plus a marker.
 
     Returns:
         The content of the tool result.
@@ -67,16 +64,8 @@ def render_content(value: Any, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
     # A lone surrogate (a path read with surrogateescape, say) cannot be sent to any
     # provider: replaced by U+FFFD here, like the model's own text at the decoder.
     if value.__class__ is str:  # the common case first
-        return truncate(sendable_text(value), max_chars)
-    return truncate(sendable_text(_to_text(value)), max_chars)
-
-
-def truncate(text: str, max_chars: int) -> str:
-    """Cut ``text`` to ``max_chars`` characters and say how much was left out."""
-    if len(text) <= max_chars:
-        return text
-    dropped = len(text) - max_chars
-    return f"{text[:max_chars]}\n…[truncated: {dropped} of {len(text)} characters left out]"
+        return sendable_text(value)
+    return sendable_text(_to_text(value))
 
 
 def _to_text(value: Any) -> str:

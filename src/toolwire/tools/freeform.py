@@ -22,7 +22,7 @@ import copy
 import re
 from typing import Any
 
-from .schema import ToolDefinitionError
+from ..errors import ToolDefinitionError
 from .validate import Validation, echo, render_message
 
 __all__ = ["TEXT_FORMAT", "FreeformSpec", "freeform_spec", "kind_mismatch"]

@@ -31,7 +31,6 @@ from ..errors import ToolDefinitionError
 __all__ = [
     "ParamSpec",
     "SignatureModel",
-    "ToolDefinitionError",
     "build_signature_model",
     "strict_schema",
 ]

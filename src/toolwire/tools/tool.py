@@ -42,16 +42,15 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, overload
 import pydantic
 
 from ..checks import check_int, check_number
-from ..errors import CallerError, RepairError
+from ..errors import CallerError, RepairError, SchemaExtraMissingError, ToolDefinitionError
 from .docstrings import parse_docstring
 from .freeform import FreeformSpec, freeform_spec, kind_mismatch
 from .repair import loads_lenient
-from .schema import SignatureModel, ToolDefinitionError, build_signature_model, strict_schema
+from .schema import SignatureModel, build_signature_model, strict_schema
 from .validate import (
     MISSING,
     Problem,
     RepairPolicy,
-    SchemaExtraMissing,
     Validation,
     echo,
     headline_for,
@@ -219,7 +218,7 @@ class Tool:
             The tool.
 
         Raises:
-            SchemaExtraMissing: ``jsonschema`` is not installed.
+            SchemaExtraMissingError: ``jsonschema`` is not installed.
             ToolDefinitionError: The name or the schema is invalid.
         """
         _check_name(name, name)
@@ -716,7 +715,7 @@ def _jsonschema_validator(name: str, parameters: dict[str, Any]) -> Any:
         # Imported here: jsonschema is the optional toolwire[schema] extra (untyped).
         jsonschema: Any = importlib.import_module("jsonschema")
     except ImportError as exc:
-        raise SchemaExtraMissing(
+        raise SchemaExtraMissingError(
             f"tool {name!r} has a raw JSON Schema, which needs the jsonschema package"
         ) from exc
     if not isinstance(parameters, dict):

@@ -23,7 +23,6 @@ from typing import Any, Literal
 
 import pydantic
 
-from ..errors import SchemaExtraMissing, SchemaExtraMissingError
 from ..messages import TOOL_ERROR_PREFIX
 
 __all__ = [
@@ -36,8 +35,6 @@ __all__ = [
     "pydantic_problems",
     "render_message",
     "schema_text",
-    "SchemaExtraMissing",
-    "SchemaExtraMissingError",
 ]
 
 ValidationKind = Literal[

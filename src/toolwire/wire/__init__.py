@@ -26,7 +26,7 @@ from .events import (
     ToolCallStarted,
     UsageReported,
 )
-from .jsonscan import ClosureScanner, PartialJSON, PartialJSONError
+from .jsonscan import ClosureScanner, PartialJSON
 from .openai_chat import OpenAIChatStream
 from .openai_responses import OpenAIResponsesStream
 from .sse import SSEDecoder, SSEEvent
@@ -46,7 +46,6 @@ __all__ = [
     "OpenAIChatStream",
     "OpenAIResponsesStream",
     "PartialJSON",
-    "PartialJSONError",
     "ReasoningDelta",
     "RefusalDelta",
     "SSEDecoder",

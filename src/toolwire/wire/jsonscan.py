@@ -36,7 +36,7 @@ from ..errors import PartialJSONError
 # The C string decoder behind json.loads: decodes one string body in one call.
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
 
-__all__ = ["ClosureScanner", "PartialJSON", "PartialJSONError"]
+__all__ = ["ClosureScanner", "PartialJSON"]
 
 # A whole string literal, or a bracket, or a lone quote (a string still open at the end).
 _STRUCT = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]"]', re.S)
