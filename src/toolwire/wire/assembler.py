@@ -294,11 +294,10 @@ class Assembler:
         # decoders append arguments fragments to these directly on their hot path (see
         # ``arguments``) and call ``scan``.
         self.calls: dict[int, _Call] = {}
-        # Every call, in the order opened, and the indexes they were given: a call's
-        # own ``index`` (events, ToolRequest.index, the log) is its provider index
-        # unless another call has it already; then it is the next free one.
-        self._calls: list[_Call] = []
-        self._taken: set[int] = set()
+        # A call's own ``index`` (events, ToolRequest.index, the log) is its provider
+        # index unless another call has it already; then it is the next free one.
+        # Until that first happens, the two are the same for every call, so nothing
+        # more is kept (every call is also in ``_order``): the common turn pays nothing.
         self._remapped = False  # some call's index differs from its provider index
         self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
         self._order: list[_Segment | _Call | ProviderPart] = []
@@ -693,21 +692,19 @@ class Assembler:
         """Open a call at provider ``index``; its own index is that one unless taken
         (or ``split``: another call was opened there, or negative: a call read from
         content, ``content_calls.py``), then the next free one."""
-        taken = self._taken
         own = index
-        if split or own in taken or own < 0:
-            own = max(taken, default=-1) + 1
+        # Without a remap, a provider index not in ``calls`` is no call's own index.
+        if split or own < 0 or (self._remapped and own in self.call_indexes()):
+            own = max(self.call_indexes(), default=-1) + 1
             self._remapped = True
         call = _Call(own)
-        taken.add(own)
         self.calls[index] = call
-        self._calls.append(call)
         self._order.append(call)
         return call
 
     def _unindexed(self, id: str | None, name: str | None) -> _Call:
         """A fragment without an index: merge into the one open call, or start a new one."""
-        open_calls = [c for c in self._calls if not c.ready]
+        open_calls = [c for c in self._all_calls() if not c.ready]
         if len(open_calls) == 1 and not (id and open_calls[0].id and id != open_calls[0].id):
             call = open_calls[0]
             self._notice(
@@ -717,7 +714,7 @@ class Assembler:
             )
             return call
         if not open_calls and (id or name):
-            index = max(self._taken, default=-1) + 1
+            index = max(self.call_indexes(), default=-1) + 1
             self._notice(
                 "missing_index", "a tool-call fragment had no index; started a new call", index
             )
@@ -838,7 +835,11 @@ class Assembler:
 
     def call_indexes(self) -> list[int]:
         """The indexes of the tool calls seen so far (each call's own, in order opened)."""
-        return [call.index for call in self._calls]
+        return [call.index for call in self._all_calls()]
+
+    def _all_calls(self) -> list[_Call]:
+        """Every call, in the order opened (``calls`` holds the last one per index)."""
+        return [item for item in self._order if item.__class__ is _Call]
 
     @property
     def finish_reason(self) -> str | None:
@@ -883,7 +884,7 @@ class Assembler:
         parts: list[Part] = []
         requests: list[ToolRequest] = []
         if self._remapped:  # calls split from one provider index: by their own index
-            calls = sorted(self._calls, key=_own_index)
+            calls = sorted(self._all_calls(), key=_own_index)
         else:
             by_index = self.calls
             calls = list(map(by_index.__getitem__, sorted(by_index)))  # no comprehension frame
