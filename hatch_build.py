@@ -33,6 +33,7 @@ COMPILED = [
     "toolwire/wire/stream.py",
     "toolwire/wire/openai_chat.py",
     "toolwire/wire/openai_chat_body.py",
+    "toolwire/wire/content_calls.py",
     "toolwire/wire/openai_responses.py",
     "toolwire/wire/openai_responses_body.py",
     "toolwire/wire/anthropic.py",

@@ -49,8 +49,9 @@ def test_every_kind_emitted_is_a_notice_kind_and_every_notice_kind_is_emitted() 
 
 def test_the_other_call_sites_pass_a_kind_on() -> None:
     # A call site that does not write its kind passes on one made elsewhere (a retry's
-    # notice with its message scrubbed, a format's notice applied to the assembler, the
-    # format stream's own helper): a new one of these needs a look.
+    # notice with its message scrubbed, a format's notice applied to the assembler, or
+    # by ContentCalls reading a served model's answer text, the format stream's own
+    # helper): a new one of these needs a look.
     _, passed_on = emitted_kinds()
     assert sorted(passed_on) == [
         "formats/base.py kind",
@@ -58,6 +59,7 @@ def test_the_other_call_sites_pass_a_kind_on() -> None:
         "wire/assembler.py event.kind",
         "wire/assembler.py kind",
         "wire/assembler.py kind",
+        "wire/content_calls.py event.kind",
     ]
 
 

@@ -16,22 +16,29 @@ __all__ = ["Notice", "NoticeKind", "ToolRequest", "Turn"]
 NoticeKind = Literal[
     # the assembler, for every provider and format
     "arguments_mismatch",
+    "arguments_repeated",
+    "call_split",
     "changed_after_ready",
     "empty_call",
     "finish_reason_mismatch",
     "id_changed",
     "lone_surrogate",
     "missing_index",
+    "name_repeated",
     # OpenAI Chat (and compatible servers)
     "arguments_not_string",
+    "calls_from_content",
+    "calls_in_content",
     "finish_reason_inferred",
     "other_choices_ignored",
     "placeholder_ignored",
     # Anthropic
+    "pause_turn_continued",
     "refusal",
     "unknown_block",
     "unknown_delta",
     # OpenAI Responses
+    "server_call_kept",
     "unsupported_item",
     # the open-weight text formats
     "malformed_call",
@@ -56,20 +63,33 @@ class Notice:
 
     * ``arguments_mismatch`` — a final arguments text differs from the streamed
       fragments; the final text is kept.
+    * ``arguments_repeated`` — a fragment with the call's id re-sent its arguments so
+      far whole (cumulative, not a delta); only the new text is added.
+    * ``call_split`` — a fragment with a new id and a name arrived on the index of a
+      call that has an id (servers that put parallel calls all on ``index: 0``); a new
+      call was started at the next free index.
     * ``changed_after_ready`` — a call changed after ``ToolCallReady`` announced it;
       the turn's call replaces the one announced (an early start is discarded).
     * ``empty_call`` — the finish reason is ``tool_calls`` but the turn has no call.
     * ``finish_reason_mismatch`` — the turn has calls but another finish reason.
-    * ``id_changed`` — a later fragment named another id for a call; the first is kept.
+    * ``id_changed`` — a later fragment named another id (and no name) for a call; the
+      first is kept.
     * ``lone_surrogate`` — a lone surrogate in text, arguments or output was replaced
       by U+FFFD (it cannot be sent back to any provider).
     * ``missing_index`` — a call fragment without an index, merged into the only open
       call or starting a new one.
+    * ``name_repeated`` — a fragment with the call's id re-sent its whole name (some
+      servers send it with every fragment); it is kept once.
 
     OpenAI Chat and compatible servers:
 
     * ``arguments_not_string`` — a call's arguments arrived as an object, kept as JSON
       text.
+    * ``calls_from_content`` — call markup a served open-weight model left in its
+      answer text (the server did not parse it) was read as tool calls
+      (``text_calls``; Chat and Responses).
+    * ``calls_in_content`` — the answer text holds call markup, kept as text because no
+      tools were offered or ``tool_choice`` was ``none``.
     * ``finish_reason_inferred`` — the stream ended with ``[DONE]`` but no finish
       reason; one was inferred.
     * ``other_choices_ignored`` — the response has more than one choice; only choice
@@ -78,6 +98,9 @@ class Notice:
 
     Anthropic:
 
+    * ``pause_turn_continued`` — the API paused a long server-tool turn
+      (``pause_turn``); toolwire continued it with another request, and the caller
+      gets one turn.
     * ``refusal`` — the model refused; the notice keeps ``stop_details``' category and
       explanation.
     * ``unknown_block`` — a content block of a type toolwire does not know, kept
@@ -87,6 +110,9 @@ class Notice:
 
     OpenAI Responses:
 
+    * ``server_call_kept`` — a ``custom_tool_call`` of a tool the request never
+      offered (xAI's server-side tools) was run by the server; kept verbatim as a
+      ``ProviderPart``, not run here.
     * ``unsupported_item`` — an output item of a type toolwire does not run, kept
       verbatim as a ``ProviderPart``.
 
@@ -148,7 +174,8 @@ class Turn:
     provider's token log probabilities when the decoder was asked to keep them
     (``keep_logprobs=True``), in OpenAI Chat's shape ``{"content": [...],
     "refusal": [...]}`` (each list the provider's token entries, verbatim); ``None``
-    otherwise.
+    otherwise. ``continuations`` counts the extra requests a model made to finish the
+    turn itself (Anthropic's ``pause_turn``): usage limits count them as requests.
     """
 
     message: AssistantMessage
@@ -158,6 +185,7 @@ class Turn:
     notices: list[Notice] = field(default_factory=list)
     refused: bool = False
     logprobs: dict[str, list[Any]] | None = None
+    continuations: int = 0
 
     @property
     def tool_calls(self) -> list[ToolCall]:

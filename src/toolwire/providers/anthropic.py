@@ -14,26 +14,47 @@ asks for one JSON response. ``thinking`` itself passes through for full control.
 
 The base URL is the API root without ``/v1`` (as Anthropic's SDK takes it); one ending
 in ``/v1`` is accepted too.
+
+A paused turn (``stop_reason: "pause_turn"``: the API paused a long server-tool turn)
+is continued here, as the API documents: the paused assistant turn is sent back as it
+is, as the last message, and the request is made again (no user message is added),
+up to :data:`MAX_PAUSE_CONTINUATIONS` times. The caller gets one turn: the parts,
+calls, usage and notices of every response joined, a ``pause_turn_continued`` notice
+(an event, and in the turn) per continuation, and ``Turn.continuations`` counting the
+extra requests, which the agent counts against its usage limits.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from ..context.cache import anthropic_breakpoints
 from ..history.anthropic import to_anthropic
 from ..history.tool_defs import anthropic_tool_fields
-from ..run.model import ModelRequest
+from ..messages import AssistantMessage
+from ..run.model import ModelEvent, ModelRequest, TurnDone
+from ..turn import Notice, Turn
 from ..wire.anthropic import AnthropicStream
 from ..wire.anthropic_body import decode_anthropic_response
 from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Wire
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicModel", "DEFAULT_MAX_TOKENS", "THINKING_BUDGETS"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "AnthropicModel",
+    "DEFAULT_MAX_TOKENS",
+    "MAX_PAUSE_CONTINUATIONS",
+    "THINKING_BUDGETS",
+]
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 24576}
+MAX_PAUSE_CONTINUATIONS = 10
+"""How many times one turn paused by the API (``pause_turn``) is continued; a turn still
+paused after that is returned as it is (finish reason ``pause_turn``)."""
 
 
 class AnthropicModel(HTTPModel):
@@ -43,6 +64,33 @@ class AnthropicModel(HTTPModel):
     provider: ClassVar[str] = "Anthropic Messages"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
     key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+        """Stream one turn (see :meth:`HTTPModel.stream`), continuing it while the API
+        pauses it (``pause_turn``): one ``TurnDone`` for the whole turn."""
+        paused: list[Turn] = []
+        current = request
+        while True:
+            turn: Turn | None = None
+            async for item in super().stream(current):
+                if isinstance(item, TurnDone):
+                    turn = item.turn
+                else:
+                    yield item
+            assert turn is not None  # HTTPModel.stream ends with one TurnDone
+            if turn.finish_reason != "pause_turn" or len(paused) == MAX_PAUSE_CONTINUATIONS:
+                yield TurnDone(_joined([*paused, turn]))
+                return
+            notice = Notice(
+                "pause_turn_continued",
+                f"the API paused a long server-tool turn; continued it with request "
+                f"{len(paused) + 2} of this turn (the paused turn sent back as it is)",
+            )
+            turn.notices.append(notice)
+            paused.append(turn)
+            yield notice
+            so_far = AssistantMessage([part for t in paused for part in t.message.parts])
+            current = replace(request, messages=[*request.messages, so_far])
 
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/v1/messages`` request for one turn."""
@@ -102,3 +150,24 @@ class AnthropicModel(HTTPModel):
     def wire(self) -> Wire:
         """Anthropic event decoder and non-streaming decoder."""
         return Wire(AnthropicStream, decode_anthropic_response)
+
+
+def _joined(turns: list[Turn]) -> Turn:
+    """One turn from a paused turn's responses, in order (the last one's finish)."""
+    if len(turns) == 1:
+        return turns[0]
+    last = turns[-1]
+    usage = turns[0].usage
+    for turn in turns[1:]:
+        usage = usage + turn.usage
+    joined = Turn(
+        AssistantMessage([part for turn in turns for part in turn.message.parts]),
+        [request for turn in turns for request in turn.requests],
+        last.finish_reason,
+        usage,
+        [notice for turn in turns for notice in turn.notices],
+        any(turn.refused for turn in turns),
+        last.logprobs,
+    )
+    joined.continuations = len(turns) - 1
+    return joined

@@ -13,11 +13,12 @@ that rejects it).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CallerError
 from ..run.model import ModelEvent, ModelRequest
+from ..tooldef import ToolDef
 from .http import (
     HTTPOptions,
     HTTPRequest,
@@ -33,7 +34,7 @@ from .redact import redact_url
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["HTTPModel", "NEUTRAL_SETTINGS"]
+__all__ = ["HTTPModel", "NEUTRAL_SETTINGS", "offered_tool_names"]
 
 NEUTRAL_SETTINGS = ("max_tokens", "reasoning_effort", "stream")
 """Settings every provider understands and maps to its own request field."""
@@ -135,6 +136,12 @@ class HTTPModel(ABC):
     def wire_for(self, request: ModelRequest) -> Wire:
         """The decoders for one request (a provider may keep more when its settings ask)."""
         return self.wire()
+
+
+def offered_tool_names(tools: Iterable[ToolDef]) -> frozenset[str]:
+    """The names of the tools a request offers (``ModelRequest.tools``): what a decoder
+    needs to tell the server's own calls from the client's."""
+    return frozenset(tool.name for tool in tools)
 
 
 def finish_body(body: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:

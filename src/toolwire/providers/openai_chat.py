@@ -17,6 +17,17 @@ What the history sends back follows the server's dialect
 (:mod:`toolwire.history.chat_dialects`): ``dialect="deepseek"`` (the default for
 ``https://api.deepseek.com``) sends reasoning back as DeepSeek's thinking mode requires,
 ``dialect="deepseek-r1"`` never sends it; every other server gets ``openai``.
+
+Calls left in the answer text (``text_calls``): a served open-weight model whose server
+did not parse its tool calls (vLLM without ``--enable-auto-tool-choice``, a failed
+Ollama or llama.cpp parser) returns its own call markup as ``content``. With
+``text_calls="auto"`` (the default) and a model name whose family
+:func:`toolwire.formats.for_model` knows, the content is read with that family's
+parser (:mod:`toolwire.wire.content_calls`): when tools were offered (and
+``tool_choice`` is not ``none``) the markup becomes tool calls, with a
+``calls_from_content`` notice; otherwise the content stays as it came, with a
+``calls_in_content`` notice when it held markup. A family name (``"hermes"``,
+``"qwen3_coder"``, ``"family:variant"``) forces one; ``False`` turns it off.
 """
 
 from __future__ import annotations
@@ -34,9 +45,12 @@ from ..wire.openai_chat import OpenAIChatStream
 from ..wire.openai_chat_body import decode_openai_chat_response
 from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Retries, Timeouts, Wire
+from .text_calls import content_calls, text_family
 
 if TYPE_CHECKING:
     import httpx
+
+    from ..turn import Turn
 
 __all__ = ["DIALECT_HOSTS", "OpenAIChatModel", "bearer_headers"]
 
@@ -67,11 +81,17 @@ class OpenAIChatModel(HTTPModel):
         dialect: The server's Chat dialect, by name (``openai``, ``deepseek``,
             ``deepseek-r1``) or as a ``ChatDialect``; ``None``: the dialect of the
             endpoint's host (:data:`DIALECT_HOSTS`), else ``openai``.
+        text_calls: Tool calls the model left in its answer text: ``"auto"`` reads
+            them with the family :func:`toolwire.formats.for_model` finds for
+            ``model`` (none found: off); a family name, optionally with its variant
+            (``"hermes"``, ``"qwen3_coder"``, ``"llama:llama3-json"``), forces one;
+            ``False`` turns it off.
         base_url, api_key, headers, settings, timeouts, retries, client: As for
             :class:`~toolwire.providers.hosted.HTTPModel`.
 
     Raises:
-        CallerError: ``dialect`` names no known dialect.
+        CallerError: ``dialect`` names no known dialect, or ``text_calls`` no known
+            format family or variant.
     """
 
     prefix: ClassVar[str] = "openai"
@@ -84,6 +104,7 @@ class OpenAIChatModel(HTTPModel):
         model: str,
         *,
         dialect: str | ChatDialect | None = None,
+        text_calls: str | bool = "auto",
         base_url: str | None = None,
         api_key: str | None = None,
         headers: Mapping[str, str] | None = None,
@@ -104,6 +125,8 @@ class OpenAIChatModel(HTTPModel):
         )
         host = urlsplit(self.base_url).hostname or ""
         self.dialect = chat_dialect(dialect or DIALECT_HOSTS.get(host, "openai"))
+        self.text_calls = text_calls
+        self._text_family = text_family(model, text_calls)
 
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/chat/completions`` request for one turn."""
@@ -138,10 +161,22 @@ class OpenAIChatModel(HTTPModel):
         return Wire(OpenAIChatStream, decode_openai_chat_response)
 
     def wire_for(self, request: ModelRequest) -> Wire:
-        """The decoders, keeping logprobs when the request's settings ask for them."""
-        if not self.merged_settings(request).get("logprobs"):
-            return self.wire()
-        return Wire(
-            partial(OpenAIChatStream, keep_logprobs=True),
-            partial(decode_openai_chat_response, keep_logprobs=True),
-        )
+        """The decoders, keeping logprobs when the request's settings ask for them, and
+        reading calls left in the answer text (``text_calls``)."""
+        keep = bool(self.merged_settings(request).get("logprobs"))
+        if self._text_family is None:
+            if not keep:
+                return self.wire()
+            return Wire(
+                partial(OpenAIChatStream, keep_logprobs=True),
+                partial(decode_openai_chat_response, keep_logprobs=True),
+            )
+        calls = content_calls(self._text_family, request)
+
+        def stream() -> OpenAIChatStream:
+            return OpenAIChatStream(keep_logprobs=keep, content_calls=calls())
+
+        def body(response: Any) -> Turn:
+            return decode_openai_chat_response(response, keep_logprobs=keep, content_calls=calls())
+
+        return Wire(stream, body)

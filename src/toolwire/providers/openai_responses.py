@@ -25,11 +25,13 @@ from ..errors import CallerError
 from ..history.openai_responses import to_responses_input
 from ..history.tool_defs import responses_tool_fields
 from ..run.model import ModelRequest
+from ..turn import Turn
 from ..wire.openai_responses import OpenAIResponsesStream
 from ..wire.openai_responses_body import decode_responses_response
-from .hosted import HTTPModel, finish_body
+from .hosted import HTTPModel, finish_body, offered_tool_names
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers
+from .text_calls import content_calls, text_family
 
 __all__ = ["OpenAIResponsesModel"]
 
@@ -82,15 +84,44 @@ class OpenAIResponsesModel(HTTPModel):
         """Responses event decoder and non-streaming decoder."""
         return Wire(OpenAIResponsesStream, decode_responses_response)
 
+    def __init__(self, model: str, *, text_calls: str | bool = "auto", **options: Any) -> None:
+        """``text_calls``: calls a served model left in its answer text, read with its
+        family's markup, as for :class:`~toolwire.providers.openai_chat.OpenAIChatModel`;
+        ``options``: as for :class:`~toolwire.providers.hosted.HTTPModel`.
+
+        Raises:
+            CallerError: ``text_calls`` names no known format family or variant.
+        """
+        super().__init__(model, **options)
+        self.text_calls = text_calls
+        self._text_family = text_family(model, text_calls)
+
     def wire_for(self, request: ModelRequest) -> Wire:
-        """The decoders, keeping logprobs when the request's ``include`` asks for them."""
+        """The decoders for one request: told the offered tools' names (a custom call of
+        another name is the server's own, xAI), keeping logprobs when the request's
+        ``include`` asks for them, reading calls left in the answer text."""
         include = self.merged_settings(request).get("include")
-        if not isinstance(include, (list, tuple)) or LOGPROBS_INCLUDE not in include:
-            return self.wire()
-        return Wire(
-            partial(OpenAIResponsesStream, keep_logprobs=True),
-            partial(decode_responses_response, keep_logprobs=True),
-        )
+        keep = isinstance(include, (list, tuple)) and LOGPROBS_INCLUDE in include
+        offered = offered_tool_names(request.tools)
+        family = self._text_family
+        if family is None:
+            return Wire(
+                partial(OpenAIResponsesStream, keep_logprobs=keep, offered_tools=offered),
+                partial(decode_responses_response, keep_logprobs=keep, offered_tools=offered),
+            )
+        calls = content_calls(family, request)
+
+        def stream() -> OpenAIResponsesStream:
+            return OpenAIResponsesStream(
+                keep_logprobs=keep, offered_tools=offered, content_calls=calls()
+            )
+
+        def body(response: Any) -> Turn:
+            return decode_responses_response(
+                response, keep_logprobs=keep, offered_tools=offered, content_calls=calls()
+            )
+
+        return Wire(stream, body)
 
 
 def _builtin_tools(value: Any) -> list[dict[str, Any]]:

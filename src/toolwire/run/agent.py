@@ -671,6 +671,9 @@ class _Run:
         try:
             async with run:
                 turn = await self._stream(request, run)
+                if turn.continuations:  # the model continued a paused turn: more requests
+                    self.requests += turn.continuations
+                    agent.limits.check_request(self.requests - 1)
                 self.emit(ResponseDone(number, turn, sent_at, self._first_event_at, time.time()))
                 self.usage = self.usage + turn.usage
                 self.context.observe(turn.message, turn.usage)

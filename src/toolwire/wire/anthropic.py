@@ -104,10 +104,10 @@ class AnthropicStream(StreamDecoder):
         ev: ToolCallDelta
         if NEW_BY_SLOTS:  # the pure build (events.py)
             ev = OBJECT_NEW(ToolCallDelta)
-            ev.index = index
+            ev.index = call.index
             ev.arguments = fragment
         else:
-            ev = ToolCallDelta(index, fragment)
+            ev = ToolCallDelta(call.index, fragment)
         out = asm.events  # empty unless an assembler method was called between feeds
         if not out:
             # The common fragment: its one event in a list of its own, and the

@@ -289,9 +289,17 @@ class Assembler:
         # only want whole calls and the turn turn it off: per fragment, the event and
         # its list are a third of the pure build's cost (bench/README.md).
         self.deltas = deltas
-        # The calls by provider index. Stream decoders append arguments fragments to
-        # these directly on their hot path (see ``arguments``) and call ``scan``.
+        # The calls by provider index: the call opened there last (a server that puts
+        # parallel calls all on one index opens several there, see ``_split``). Stream
+        # decoders append arguments fragments to these directly on their hot path (see
+        # ``arguments``) and call ``scan``.
         self.calls: dict[int, _Call] = {}
+        # A call's own ``index`` (events, ToolRequest.index, the log) is its provider
+        # index unless another call has it already; then it is the next free one.
+        # Until that first happens, the two are the same for every call, so nothing
+        # more is kept (every call is also in ``_order``): the common turn pays nothing.
+        self._remapped = False  # some call's index differs from its provider index
+        self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
         self._order: list[_Segment | _Call | ProviderPart] = []
         self._finish: str | None = None
         self._usage: Usage | None = None  # built when reported, or at the end
@@ -490,10 +498,14 @@ class Assembler:
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
             self.events.append(ToolCallStarted(call.index, id, name))
-        if id:
-            self._set_id(call, id)
-        if name:
-            call.name += name
+            # A new call's id and name, set here: a helper call per call start cost
+            # ~1% of a short turn (bench/count_assembly.py).
+            if id:
+                call.id = id
+            if name:
+                call.name = name
+        elif id or name:
+            call, arguments = self._identify(index, call, id, name, arguments)
         if arguments:
             call.parts.append(arguments)
             if self.deltas:
@@ -502,6 +514,109 @@ class Assembler:
                 self.scan(call)
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
+
+    def _identify(
+        self,
+        index: int | None,
+        call: _Call,
+        id: str | None,
+        name: str | None,
+        arguments: str | None,
+    ) -> tuple[_Call, str | None]:
+        """Apply a fragment's id and name to the open ``call`` at ``index``: the call
+        they belong to (a new one when ``_split``), and the arguments left to add (a
+        fragment that repeats the id may repeat the arguments so far)."""
+        if id and name and call.id is not None and id != call.id:
+            call = self._split(index, call, id, name)  # type: ignore[arg-type]  # a call at None was never split
+        resent = False
+        if id:
+            if call.id is None:
+                call.id = id
+            elif call.id == id:
+                resent = True
+            else:
+                self._id_changed(call, id)
+        if name:
+            if resent and name == call.name:
+                if self._first_repeat("name_repeated", call):
+                    self._notice(
+                        "name_repeated",
+                        f"tool call {call.id} re-sent its whole name with the same id; "
+                        "kept it once",
+                        call.index,
+                    )
+            else:
+                call.name += name
+        if arguments and resent and call.parts:
+            arguments = self._resent_arguments(call, arguments)
+        return call, arguments
+
+    def _split(self, index: int, call: _Call, id: str, name: str) -> _Call:
+        """A fragment with a new id and a name on an index whose call has an id: a new
+        call (servers that put parallel calls all on ``index: 0``), opened at the next
+        free index; later fragments without an id on this provider index extend it."""
+        new = self._open(index, split=True)
+        self._notice(
+            "call_split",
+            f"a fragment with a new id {id!r} arrived on the index of tool call {call.id!r}; "
+            f"started a new call at index {new.index}",
+            new.index,
+        )
+        self.events.append(ToolCallStarted(new.index, id, name))
+        return new
+
+    def _first_repeat(self, kind: NoticeKind, call: _Call) -> bool:
+        """A fragment re-sent the call's name or arguments whole (Novita/OpenRouter
+        re-send the name with every fragment): kept once, said once per call, so True
+        only the first time for ``kind`` and ``call``."""
+        said = self._repeats
+        if said is None:
+            said = self._repeats = set()
+        if (kind, call.index) in said:  # a set: a notice scan per fragment grows
+            return False
+        said.add((kind, call.index))
+        return True
+
+    def _resent_arguments(self, call: _Call, arguments: str) -> str:
+        """What is new in ``arguments`` of a fragment that repeated the call's id.
+
+        A server that re-sends the arguments whole (cumulative) rather than as deltas
+        can be told only where the fragment starts with everything so far: while the
+        call has one part (each cumulative fragment leaves it so), or right after it
+        was reported ready (a closed object cannot be continued). Both tests are
+        bounded by the fragment's own length, so the work stays linear.
+        """
+        parts = call.parts
+        if len(parts) == 1:
+            so_far = parts[0]
+            if not arguments.startswith(so_far):
+                return arguments
+        elif call.ready and len(parts) == call.ready_parts and arguments.startswith(parts[0]):
+            so_far = "".join(parts)
+            if not arguments.startswith(so_far):
+                return arguments
+        else:
+            return arguments
+        if self._first_repeat("arguments_repeated", call):
+            self._notice(
+                "arguments_repeated",
+                f"tool call {call.id} re-sent its arguments so far with the same id; "
+                "kept them once",
+                call.index,
+            )
+        new = arguments[len(so_far) :]
+        if not new or call.ready:
+            return new  # a repetition; or text after a closed object, added as sent
+        # Kept as one part, so that the next whole re-send is told the same way; the
+        # closure scan starts again on the whole text (no longer than this fragment).
+        call.parts = [arguments]
+        call.scanner = None
+        call.scanned = 0
+        if self.deltas:
+            self.events.append(ToolCallDelta(call.index, new))
+        if "}" in new and new.rstrip()[-1] == "}":
+            self.scan(call)
+        return ""
 
     def custom_call(
         self, index: int, id: str | None, name: str | None, input: str | None = None
@@ -582,15 +697,23 @@ class Assembler:
         if not call.ready:
             self._emit_ready(call)
 
-    def _open(self, index: int) -> _Call:
-        call = _Call(index)
+    def _open(self, index: int, *, split: bool = False) -> _Call:
+        """Open a call at provider ``index``; its own index is that one unless taken
+        (or ``split``: another call was opened there, or negative: a call read from
+        content, ``content_calls.py``), then the next free one."""
+        own = index
+        # Without a remap, a provider index not in ``calls`` is no call's own index.
+        if split or own < 0 or (self._remapped and own in self.call_indexes()):
+            own = max(self.call_indexes(), default=-1) + 1
+            self._remapped = True
+        call = _Call(own)
         self.calls[index] = call
         self._order.append(call)
         return call
 
     def _unindexed(self, id: str | None, name: str | None) -> _Call:
         """A fragment without an index: merge into the one open call, or start a new one."""
-        open_calls = [c for c in self.calls.values() if not c.ready]
+        open_calls = [c for c in self._all_calls() if not c.ready]
         if len(open_calls) == 1 and not (id and open_calls[0].id and id != open_calls[0].id):
             call = open_calls[0]
             self._notice(
@@ -600,7 +723,7 @@ class Assembler:
             )
             return call
         if not open_calls and (id or name):
-            index = max(self.calls, default=-1) + 1
+            index = max(self.call_indexes(), default=-1) + 1
             self._notice(
                 "missing_index", "a tool-call fragment had no index; started a new call", index
             )
@@ -613,15 +736,13 @@ class Assembler:
             problem="missing_index",
         )
 
-    def _set_id(self, call: _Call, id: str) -> None:
-        if call.id is None:
-            call.id = id
-        elif call.id != id:
-            self._notice(
-                "id_changed",
-                f"tool call id changed from {call.id!r} to {id!r}; keeping the first",
-                call.index,
-            )
+    def _id_changed(self, call: _Call, id: str) -> None:
+        """A new id without a name for an open call: kept the first, said so."""
+        self._notice(
+            "id_changed",
+            f"tool call id changed from {call.id!r} to {id!r}; keeping the first",
+            call.index,
+        )
 
     def scan(self, call: _Call) -> None:
         """The last fragment of ``call`` ends in ``}``: scan what is new since the last scan
@@ -722,8 +843,12 @@ class Assembler:
         self.events.append(UsageReported(usage))
 
     def call_indexes(self) -> list[int]:
-        """The indexes of the tool calls seen so far."""
-        return list(self.calls)
+        """The indexes of the tool calls seen so far (each call's own, in order opened)."""
+        return [call.index for call in self._all_calls()]
+
+    def _all_calls(self) -> list[_Call]:
+        """Every call, in the order opened (``calls`` holds the last one per index)."""
+        return [item for item in self._order if item.__class__ is _Call]
 
     @property
     def finish_reason(self) -> str | None:
@@ -767,8 +892,11 @@ class Assembler:
         """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
         parts: list[Part] = []
         requests: list[ToolRequest] = []
-        by_index = self.calls
-        calls = list(map(by_index.__getitem__, sorted(by_index)))  # no comprehension frame
+        if self._remapped:  # calls split from one provider index: by their own index
+            calls = sorted(self._all_calls(), key=_own_index)
+        else:
+            by_index = self.calls
+            calls = list(map(by_index.__getitem__, sorted(by_index)))  # no comprehension frame
         self._check_calls(calls)
         call_iter = iter(calls)
         for item in self._order:
@@ -863,6 +991,10 @@ class Assembler:
 def _wrong(what: str, value: Any, expected: str = "a string") -> None:
     kind = "null" if value is None else type(value).__name__
     raise ProtocolError(f"{what} must be {expected}, got {kind} {str(value)[:20]!r}")
+
+
+def _own_index(call: _Call) -> int:
+    return call.index
 
 
 def _segment_part(seg: _Segment) -> Part:

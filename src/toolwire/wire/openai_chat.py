@@ -18,6 +18,12 @@ calls present means ``tool_calls``); an ``error`` object in any chunk raises
 ``ProviderStreamError`` carrying the partial turn. ``[DONE]`` may also be fed to
 ``feed`` as the string ``"[DONE]"``.
 
+Sources: ``delta.annotations`` (``url_citation`` objects: OpenAI's search models,
+OpenRouter) and Perplexity's top-level ``citations`` (URLs) and ``search_results``
+(repeated in every chunk; those of the last chunk before the finish are kept) become ``TextPart.citations``, as the
+Responses and Anthropic ones do (:func:`chat_citations`). Perplexity sends usage in
+every chunk, so its sources are read where usage is, off the per-fragment path.
+
 ``OpenAIChatStream(keep_logprobs=True)`` keeps ``choices[0].logprobs`` (its ``content``
 and ``refusal`` token lists) on ``Turn.logprobs``. Off by default, and then nothing is
 looked at for it: the check sits on the text path, never on a call's fragment.
@@ -29,12 +35,13 @@ from typing import Any
 
 from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
 from .assembler import Assembler, dump_json
+from .content_calls import ContentCalls
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
 from .fields import as_dict, as_index, as_list, as_object, as_text, opt_text
 from .stream import StreamDecoder
 from .usage import openai_usage
 
-__all__ = ["OpenAIChatStream", "keep_logprobs", "thinking_text"]
+__all__ = ["OpenAIChatStream", "chat_citations", "keep_logprobs", "thinking_text"]
 
 
 class OpenAIChatStream(StreamDecoder):
@@ -42,13 +49,24 @@ class OpenAIChatStream(StreamDecoder):
 
     provider = "OpenAI Chat Completions"
 
-    def __init__(self, *, keep_logprobs: bool = False, deltas: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        keep_logprobs: bool = False,
+        deltas: bool = True,
+        content_calls: ContentCalls | None = None,
+    ) -> None:
         """``keep_logprobs``: keep token log probabilities on ``Turn.logprobs``.
         ``deltas=False``: no ``ToolCallDelta`` per arguments fragment, for a consumer
-        that wants only whole calls (``ToolCallReady``) and the turn, which is the same."""
+        that wants only whole calls (``ToolCallReady``) and the turn, which is the same.
+        ``content_calls``: read ``content`` with a model family's call markup (calls a
+        server left in the answer text, see ``wire.content_calls``); one per turn."""
         super().__init__(deltas=deltas)
+        self._content = content_calls
         self._other_choices = False
         self._keep_logprobs = keep_logprobs
+        self._sources: dict[str, Any] | None = None  # the last chunk with top-level sources
+        self._cited = False  # they were attached (once: Perplexity repeats them)
 
     def feed(self, item: Any) -> list[Event]:  # noqa: PLR0912, PLR0915 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one ``chat.completion.chunk`` (a dict or an SDK object); return events.
@@ -194,8 +212,13 @@ class OpenAIChatStream(StreamDecoder):
         if content:
             if content.__class__ is list:
                 _content_chunks(asm, content)
+            elif self._content is not None:
+                self._content.text(asm, as_text(content, "delta.content"))
             else:
                 asm.text(as_text(content, "delta.content"))
+        annotations = delta.get("annotations")
+        if annotations:
+            chat_citations(asm, {"annotations": annotations})
         reasoning = delta.get("reasoning_content") or delta.get("reasoning")
         if reasoning:
             asm.reasoning(as_text(reasoning, "delta.reasoning_content"))
@@ -208,7 +231,12 @@ class OpenAIChatStream(StreamDecoder):
         keep_logprobs(self._assembler, choice.get("logprobs"), "choices[].logprobs")
 
     def _finish(self, reason: Any) -> None:
-        self._assembler.finish(as_text(reason, "finish_reason"))
+        if self._sources is not None:
+            self._cite(self._sources)
+        text = as_text(reason, "finish_reason")
+        if self._content is not None:
+            text = self._content.finish_reason(self._assembler, text) or text
+        self._assembler.finish(text)
         self._ended = True
 
     def _usage_or_error(self, item: dict[str, Any]) -> None:
@@ -220,6 +248,18 @@ class OpenAIChatStream(StreamDecoder):
         usage = item.get("usage")
         if usage:
             self._assembler.set_usage(openai_usage(as_object(usage, "usage")))
+        if item.get("citations") or item.get("search_results"):
+            if self._assembler.finish_reason is None:
+                self._sources = item  # attached when the turn finishes
+            else:
+                self._cite(item)
+
+    def _cite(self, holder: dict[str, Any]) -> None:
+        """Attach the top-level sources once, at the end of the text."""
+        self._sources = None
+        if not self._cited:
+            self._cited = True
+            chat_citations(self._assembler, holder)
 
     def _coerce_arguments(self, args: Any) -> str:
         """Some servers send arguments as an object; keep it, as JSON text, and say so."""
@@ -241,7 +281,11 @@ class OpenAIChatStream(StreamDecoder):
 
     def _on_done_marker(self) -> None:
         asm = self._assembler
+        if self._sources is not None:
+            self._cite(self._sources)
         if asm.finish_reason is None:
+            if self._content is not None:
+                self._content.finish_reason(asm, None)  # flushed: the calls are known
             # [DONE] is the server's own end marker: the stream ended normally, only the
             # finish reason is missing (some OpenAI-compatible servers never send one).
             reason = "tool_calls" if asm.calls else "stop"
@@ -262,6 +306,29 @@ def keep_logprobs(asm: Assembler, logprobs: Any, name: str) -> None:
         entries = found.get(key)
         if entries is not None:
             asm.logprobs(key, as_list(entries, f"{name}.{key}"))
+
+
+def chat_citations(asm: Assembler, holder: dict[str, Any]) -> None:
+    """Attach the sources a Chat message or chunk carries to the text being built.
+
+    ``annotations`` (each kept verbatim: ``{"type": "url_citation", "url_citation":
+    {...}}``), and Perplexity's top-level ``search_results`` (each kept with ``"type":
+    "search_result"``) and ``citations`` (URLs; each one no search result names becomes
+    ``{"type": "url_citation", "url": ...}``).
+    """
+    for raw in as_list(holder.get("annotations") or [], "annotations"):
+        asm.citation(as_object(raw, "annotations[]"))
+    named: set[str] = set()
+    for raw in as_list(holder.get("search_results") or [], "search_results"):
+        result = as_object(raw, "search_results[]")
+        url = result.get("url")
+        if url.__class__ is str:
+            named.add(url)
+        asm.citation({"type": "search_result", **result})
+    for raw in as_list(holder.get("citations") or [], "citations"):
+        url = as_text(raw, "citations[]")
+        if url not in named:
+            asm.citation({"type": "url_citation", "url": url})
 
 
 def _content_chunks(asm: Assembler, chunks: list[Any]) -> None:

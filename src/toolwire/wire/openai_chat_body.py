@@ -16,6 +16,7 @@ from ..errors import ToolwireError
 from ..messages import Part, ReasoningPart, RefusalPart, TextPart, ToolCall
 from ..turn import Turn
 from .assembler import Assembler
+from .content_calls import ContentCalls
 from .fields import (
     ErrorFactory,
     as_list,
@@ -26,8 +27,8 @@ from .fields import (
     req_str,
     to_plain,
 )
+from .openai_chat import chat_citations, thinking_text
 from .openai_chat import keep_logprobs as _keep_logprobs
-from .openai_chat import thinking_text
 from .usage import openai_usage
 
 __all__ = ["assistant_parts", "decode_openai_chat_response", "text_of"]
@@ -137,7 +138,9 @@ def text_of(content: Any, where: str, err: ErrorFactory, *, allow_none: bool = F
     return "".join(pieces)
 
 
-def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -> Turn:
+def decode_openai_chat_response(
+    response: Any, *, keep_logprobs: bool = False, content_calls: ContentCalls | None = None
+) -> Turn:
     """Decode a non-streaming Chat Completions response into a Turn.
 
     The message goes through the same :class:`~toolwire.wire.assembler.Assembler` as a
@@ -149,6 +152,8 @@ def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -
     Args:
         response: The response body as a dict, or the SDK's ``ChatCompletion``.
         keep_logprobs: Keep the choice's ``logprobs`` on ``Turn.logprobs``.
+        content_calls: Read ``content`` with a model family's call markup, as the
+            stream decoder does (``toolwire.wire.content_calls``).
 
     Returns:
         The Turn, with ``finish_reason`` as the provider sent it and usage mapped by
@@ -167,10 +172,13 @@ def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -
     choice = as_object(choices[0], "response.choices[0]", protocol_error)
     message = as_object(choice.get("message"), "response.choices[0].message", protocol_error)
     assembler = Assembler()
-    _feed_message(assembler, message, "response.choices[0].message")
+    _feed_message(assembler, message, "response.choices[0].message", content_calls)
+    chat_citations(assembler, {**body, "annotations": message.get("annotations")})
     if keep_logprobs:
         _keep_logprobs(assembler, choice.get("logprobs"), "response.choices[0].logprobs")
     finish = opt_str(choice, "finish_reason", "response.choices[0]", protocol_error)
+    if content_calls is not None:
+        finish = content_calls.finish_reason(assembler, finish)
     if finish is not None:
         assembler.finish(finish)
     usage = body.get("usage")
@@ -179,7 +187,12 @@ def decode_openai_chat_response(response: Any, *, keep_logprobs: bool = False) -
     return assembler.close()
 
 
-def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) -> None:
+def _feed_message(
+    assembler: Assembler,
+    message: Mapping[str, Any],
+    where: str,
+    content_calls: ContentCalls | None = None,
+) -> None:
     if _is_placeholder(message.get("function_call")):
         # Some servers send an empty legacy function_call next to (or instead of) real
         # tool_calls; it carries nothing, so it is dropped, and said so.
@@ -191,6 +204,8 @@ def _feed_message(assembler: Assembler, message: Mapping[str, Any], where: str) 
     for part in _response_parts(message, where):
         if isinstance(part, ReasoningPart):
             assembler.reasoning(part.text)
+        elif isinstance(part, TextPart) and content_calls is not None:
+            content_calls.text(assembler, part.text)
         elif isinstance(part, TextPart):
             assembler.text(part.text)
         elif isinstance(part, ToolCall) and part.freeform:

@@ -24,14 +24,23 @@ notice: toolwire does not run it. An ``mcp_approval_request`` is kept without a 
 the next request answers it (``toolwire.history.responses_mcp``); so are the calls the
 client runs (``local_shell_call``, ``shell_call``, ``apply_patch_call``: answered by
 ``toolwire.history.responses_builtin``, or as not executed).
+
+A ``custom_tool_call`` of a tool the request never offered (xAI's server-side tools,
+``x_keyword_search``, ``view_x_video``: the server ran them and answers in the same
+response) is kept as a ``ProviderPart`` with a ``server_call_kept`` notice, not made a
+client call, when the decoder is told the offered names (``offered_tools=``; the
+model that made the request always tells it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from ..errors import ProviderAPIError
 from ..messages import ProviderPart
+from .assembler import Assembler
+from .content_calls import ContentCalls
 from .events import Event
 from .fields import as_index, as_list, as_object, as_text, field, opt_text
 from .stream import StreamDecoder
@@ -42,6 +51,7 @@ __all__ = [
     "REASONING_SUMMARY_JOIN",
     "OpenAIResponsesStream",
     "is_client_item",
+    "is_server_call",
     "is_server_item",
 ]
 
@@ -79,15 +89,42 @@ def is_client_item(kind: str) -> bool:
     return kind in CLIENT_ITEMS
 
 
+def is_server_call(name: Any, offered_tools: Collection[str] | None) -> bool:
+    """True for a ``custom_tool_call`` the server ran itself: a tool never offered.
+
+    xAI's server-side tools (``x_keyword_search``, ``view_x_video``...) arrive as
+    ``custom_tool_call`` items the server has already run, and it answers in the same
+    response; a call of a tool the request never offered cannot be the client's. Only
+    told apart when the offered names are known (``None``: every call is the client's).
+    """
+    return offered_tools is not None and name not in offered_tools
+
+
 class OpenAIResponsesStream(StreamDecoder):
     """Decodes one OpenAI Responses API streamed response into a ``Turn``."""
 
     provider = "OpenAI Responses"
 
-    def __init__(self, *, keep_logprobs: bool = False, deltas: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        keep_logprobs: bool = False,
+        deltas: bool = True,
+        offered_tools: Collection[str] | None = None,
+        content_calls: ContentCalls | None = None,
+    ) -> None:
         """``keep_logprobs``: keep token log probabilities on ``Turn.logprobs["content"]``.
-        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment (see ``Assembler``)."""
+        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment (see ``Assembler``).
+        ``offered_tools``: the names of the tools the request offered; a
+        ``custom_tool_call`` of any other name is a server-run call (xAI's server-side
+        tools), kept as a ``ProviderPart`` (see :func:`is_server_call`).
+        ``content_calls``: read output text with a model family's call markup (calls a
+        served model left in its answer, see ``wire.content_calls``); one per turn."""
         super().__init__(deltas=deltas)
+        self._content = content_calls
+        self._offered: frozenset[str] | None = (
+            None if offered_tools is None else frozenset(offered_tools)
+        )
         self._has_calls = False
         self._items_kept: dict[int, ProviderPart] = {}
         # Keep ``logprobs`` of output text deltas on Turn.logprobs["content"].
@@ -114,10 +151,12 @@ class OpenAIResponsesStream(StreamDecoder):
         out = as_object(field(item, "item"), "item")
         self._assembler.part_break()
         kind = field(out, "type")
-        if kind not in _MAPPED_ITEMS:
+        if kind not in _MAPPED_ITEMS or self._server_call(kind, out):
             name = as_text(kind, "item.type")
             self._items_kept[_index(item)] = self._assembler.provider_part(PROVIDER, dict(out))
-            if not is_server_item(name) and not is_client_item(name):
+            if kind == "custom_tool_call":
+                server_call_notice(self._assembler, out, _index(item))
+            elif not is_server_item(name) and not is_client_item(name):
                 self._assembler.notice(
                     "unsupported_item",
                     f"output item of type {name!r} kept verbatim; toolwire does not run it",
@@ -151,14 +190,14 @@ class OpenAIResponsesStream(StreamDecoder):
         elif kind == "function_call" and out.get("arguments") is not None:
             arguments = as_text(out["arguments"], "item.arguments")
             self._assembler.tool_arguments_done(_index(item), arguments)
-        elif kind == "custom_tool_call":
+        elif kind == "custom_tool_call" and not self._server_call(kind, out):
             if _index(item) not in self._assembler.calls:  # done without added
                 self._on_item_added(item)
             if out.get("input") is not None:
                 self._assembler.tool_arguments_done(
                     _index(item), as_text(out["input"], "item.input")
                 )
-        elif kind not in _MAPPED_ITEMS:
+        elif kind not in _MAPPED_ITEMS or kind == "custom_tool_call":
             kept = self._items_kept.pop(_index(item), None)
             if kept is None:  # done without added: keep it now, in arrival order
                 self._on_item_added(item)
@@ -166,14 +205,25 @@ class OpenAIResponsesStream(StreamDecoder):
                 kept.data.clear()
                 kept.data.update(out)
 
+    def _server_call(self, kind: Any, out: dict[str, Any]) -> bool:
+        return kind == "custom_tool_call" and is_server_call(out.get("name"), self._offered)
+
     def _on_custom_input(self, item: dict[str, Any]) -> None:
+        if _index(item) in self._items_kept:  # a server-run call: its item holds the input
+            return
         self._assembler.custom_input(_index(item), as_text(field(item, "delta"), "delta"))
 
     def _on_custom_input_done(self, item: dict[str, Any]) -> None:
+        if _index(item) in self._items_kept:
+            return
         self._assembler.tool_arguments_done(_index(item), as_text(field(item, "input"), "input"))
 
     def _on_text(self, item: dict[str, Any]) -> None:
-        self._assembler.text(as_text(field(item, "delta"), "delta"))
+        text = as_text(field(item, "delta"), "delta")
+        if self._content is not None:
+            self._content.text(self._assembler, text)
+        else:
+            self._assembler.text(text)
         if self._keep_logprobs and item.get("logprobs") is not None:
             self._assembler.logprobs("content", as_list(item["logprobs"], "logprobs"))
 
@@ -199,15 +249,19 @@ class OpenAIResponsesStream(StreamDecoder):
     def _on_completed(self, item: dict[str, Any]) -> None:
         response = as_object(field(item, "response"), "response")
         self._usage(response)
-        self._assembler.finish("tool_calls" if self._has_calls else "stop")
-        self._ended = True
+        self._finish("tool_calls" if self._has_calls else "stop")
 
     def _on_incomplete(self, item: dict[str, Any]) -> None:
         response = as_object(field(item, "response"), "response")
         self._usage(response)
         details = as_object(response.get("incomplete_details") or {}, "incomplete_details")
         reason = as_text(details.get("reason") or "length", "incomplete_details.reason")
-        self._assembler.finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
+        self._finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
+
+    def _finish(self, reason: str) -> None:
+        if self._content is not None:  # flushed first: text held back, calls in it
+            reason = self._content.finish_reason(self._assembler, reason) or reason
+        self._assembler.finish(reason)
         self._ended = True
 
     def _on_failed(self, item: dict[str, Any]) -> None:
@@ -229,6 +283,16 @@ class OpenAIResponsesStream(StreamDecoder):
         usage = response.get("usage")
         if usage:
             self._assembler.set_usage(responses_usage(as_object(usage, "usage")))
+
+
+def server_call_notice(asm: Assembler, item: dict[str, Any], index: int | None) -> None:
+    """Say that a call of a tool never offered was kept as the server's own item."""
+    asm.notice(
+        "server_call_kept",
+        f"custom_tool_call {item.get('name')!r} names no offered tool: the server ran it "
+        "(kept as a provider item, not run here)",
+        index,
+    )
 
 
 def _opt_code(value: Any) -> str | None:

@@ -10,13 +10,14 @@ with the caller's error instead of the provider's.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, NoReturn
 
 from ..errors import ProviderAPIError
 from ..messages import Part, ReasoningPart, RefusalPart, TextPart, ToolCall
 from ..turn import Turn
 from .assembler import Assembler
+from .content_calls import ContentCalls
 from .fields import (
     ErrorFactory,
     as_list,
@@ -27,7 +28,14 @@ from .fields import (
     req_str,
     to_plain,
 )
-from .openai_responses import PROVIDER, REASONING_SUMMARY_JOIN, is_client_item, is_server_item
+from .openai_responses import (
+    PROVIDER,
+    REASONING_SUMMARY_JOIN,
+    is_client_item,
+    is_server_call,
+    is_server_item,
+    server_call_notice,
+)
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
 __all__ = [
@@ -119,7 +127,13 @@ def _part_texts(content: Any, where: str, err: ErrorFactory, kinds: tuple[str, .
     return texts
 
 
-def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> Turn:
+def decode_responses_response(
+    response: Any,
+    *,
+    keep_logprobs: bool = False,
+    offered_tools: Collection[str] | None = None,
+    content_calls: ContentCalls | None = None,
+) -> Turn:
     """Decode a non-streaming Responses API response into a Turn.
 
     Output items go, in order, through the same
@@ -136,6 +150,11 @@ def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> 
         response: The response body as a dict, or the SDK's ``Response``.
         keep_logprobs: Keep the output text parts' ``logprobs`` on
             ``Turn.logprobs["content"]``.
+        offered_tools: The names of the tools the request offered: a
+            ``custom_tool_call`` of another name was run by the server (xAI) and is
+            kept as a ``ProviderPart`` (``is_server_call``).
+        content_calls: Read output text with a model family's call markup, as the
+            stream decoder does (``toolwire.wire.content_calls``).
 
     Returns:
         The Turn, finish reason from :func:`responses_finish_reason`, usage from
@@ -153,10 +172,20 @@ def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> 
     has_calls = False
     for index, raw in enumerate(output):
         where = f"response.output[{index}]"
-        has_calls |= _feed_item(assembler, index, as_object(raw, where, protocol_error), where)
+        item = as_object(raw, where, protocol_error)
+        if item.get("type") == "custom_tool_call" and is_server_call(
+            item.get("name"), offered_tools
+        ):
+            assembler.part_break()
+            assembler.provider_part(PROVIDER, dict(item))
+            server_call_notice(assembler, dict(item), index)
+            continue
+        has_calls |= _feed_item(assembler, index, item, where, content_calls)
     if keep_logprobs:
         _keep_logprobs(assembler, output)
     finish = responses_finish_reason(body, has_tool_calls=has_calls)
+    if content_calls is not None:
+        finish = content_calls.finish_reason(assembler, finish)
     if finish is not None:
         assembler.finish(finish)
     usage = body.get("usage")
@@ -165,7 +194,13 @@ def decode_responses_response(response: Any, *, keep_logprobs: bool = False) -> 
     return assembler.close()
 
 
-def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where: str) -> bool:
+def _feed_item(
+    assembler: Assembler,
+    index: int,
+    item: Mapping[str, Any],
+    where: str,
+    content_calls: ContentCalls | None = None,
+) -> bool:
     """Feed one output item; return True if it is a function call."""
     kind = item.get("type")
     if kind == "function_call":
@@ -185,6 +220,8 @@ def _feed_item(assembler: Assembler, index: int, item: Mapping[str, Any], where:
         for content in message_parts(item, f"{where}.content", protocol_error):
             if isinstance(content, RefusalPart):
                 assembler.refusal(content.text, content.id)
+            elif content.text and content_calls is not None:
+                content_calls.text(assembler, content.text)
             elif content.text:  # as in a stream, where an empty text part sends no delta
                 assembler.text(content.text)
         for annotation in _annotations(item.get("content"), f"{where}.content"):

@@ -75,8 +75,16 @@ class StreamDecoder(ABC):
             raise self._fail(exc) from None
         return self._feed_payloads(payloads)
 
-    def close(self) -> Turn:
-        """End of the response: return the Turn, or raise the error that broke it."""
+    def close(self, *, source_ended: bool = False) -> Turn:
+        """End of the response: return the Turn, or raise the error that broke it.
+
+        ``source_ended=True``: the source of decoded items ended normally (an SDK's
+        stream iterator finished without an exception), which is what OpenAI's
+        ``[DONE]`` says on the wire and the SDK strips; a Chat stream without a finish
+        reason is then accepted as ``[DONE]`` would have it (``finish_reason_inferred``),
+        so the SDK feed and the bytes agree. Without it, a stream with no terminal
+        signal was cut. Providers with a terminal event of their own are unaffected.
+        """
         self._check_open()
         if self._sse is not None:
             try:
@@ -84,6 +92,8 @@ class StreamDecoder(ABC):
             except ToolwireError as exc:  # a truncated UTF-8 sequence: the decoder stays failed
                 raise self._fail(exc) from None
             self._feed_payloads(payloads)
+        if source_ended and not self._ended:
+            self._on_done_marker()
         self._closed = self._dead = True
         if not self._ended:
             raise self._fail(
