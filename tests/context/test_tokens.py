@@ -206,3 +206,23 @@ def test_the_estimate_holds_on_opaque_runs_records_and_cjk(
     # Before the opaque-run class, base64 counted 47% low, hex 41% and records 17% high.
     # Chinese stays the loosest class: common characters are one token, rare ones two.
     assert abs(estimate_text_tokens(text) - exact) / exact < tolerance
+
+
+def test_lazy_tokens_cross_a_process_boundary_counted() -> None:
+    """A request's lazy count pickles as its value: the counting function holds the
+    run's live counter, which must not travel (an event relayed from a Ray worker)."""
+    import pickle
+    import threading
+
+    from toolwire.context.tokens import LazyTokens, RequestTokens
+
+    live = threading.Lock()  # stands for the run's counter: it cannot be pickled
+    counted = RequestTokens(5, 1, 2, 3, exact=False)
+
+    def count() -> RequestTokens:
+        with live:
+            return counted
+
+    lazy = LazyTokens(count)
+    copy = pickle.loads(pickle.dumps(lazy))
+    assert copy.get() == counted

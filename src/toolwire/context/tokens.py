@@ -206,6 +206,11 @@ class LazyTokens:
             self._tokens, self._count = self._count(), None
         return self._tokens
 
+    def __reduce__(self) -> tuple[type[LazyTokens], tuple[RequestTokens]]:
+        """Pickled counted: the counting function needs the run's live counter, which
+        stays in the process that made it (an event relayed from a Ray worker)."""
+        return (LazyTokens, (self.get(),))
+
 
 def account(
     messages: Sequence[Message],
