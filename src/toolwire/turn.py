@@ -120,7 +120,9 @@ class Notice:
 
     * ``malformed_call`` — a call's markup is malformed; its text from the first marker
       on is content.
-    * ``truncated_call`` — the output ended inside a call; its text is content.
+    * ``truncated_call`` — the output ended inside a call (cut off by the token limit):
+      the call is dropped and its text is not content either (an opening marker at the
+      very end included); calls completed before it stay, and so does text before it.
     * ``repaired_call`` — a call recovered from markup missing its last closing tag
       (``ToolRequest.repaired``).
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from toolwire.errors import CallerError, DecoderStateError, FormatError
 from toolwire.formats import ParseResult, for_model, get
-from toolwire.formats.deepseek import DeepSeekFormat
+from toolwire.formats.deepseek import DSML_BLOCKS, DSML_GAPS, DSML_SPELLINGS, DeepSeekFormat
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
 from .conftest import (
@@ -201,6 +201,25 @@ def test_dsml_block_names_are_read_by_both_variants(variant: str, block: str) ->
     result = assert_split_invariant(get("deepseek", variant), text, max_examples=40)
     assert [c.name for c in result.tool_calls] == ["f"]
     assert result.content is None
+
+
+@pytest.mark.parametrize("variant", ["v3.2", "v4"])
+@pytest.mark.parametrize("prefix", sorted({t + g for t in DSML_SPELLINGS for g in DSML_GAPS}))
+@pytest.mark.parametrize("block", DSML_BLOCKS)
+def test_every_dsml_spelling_in_the_table_is_read(variant: str, prefix: str, block: str) -> None:
+    # One table, every row: the token's spellings, with or without V4.1's space, and
+    # every block name; the tags inside follow the opener's spelling.
+    text = (
+        f'Hi.\n\n<{prefix}{block}>\n<{prefix}invoke name="f">\n'
+        f'<{prefix}parameter name="a" string="true">x</{prefix}parameter>\n'
+        f"</{prefix}invoke>\n</{prefix}{block}>"
+    )
+    result = assert_split_invariant(get("deepseek", variant), text, max_examples=8)
+    assert [(c.name, args(result, 0)) for c in result.tool_calls] == [("f", {"a": "x"})]
+    assert result.content == "Hi."
+    cut = get("deepseek", variant).parse(text[: text.index("x<")])
+    assert cut.content == "Hi." and cut.tool_calls == ()
+    assert [n.kind for n in cut.notices] == ["truncated_call"]
 
 
 def test_dsml_invoke_without_parameters() -> None:

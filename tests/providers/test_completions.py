@@ -95,10 +95,10 @@ def test_length_cut_inside_a_call_is_the_models_fault(no_keys: None) -> None:
             }
         ]
     }
-    # The cut-off call is data: its text is the content, a notice says why, no call.
+    # The cut-off call is dropped: no call, its text is not content, a notice says why.
     turn = decode_completion(fmt, body)
     assert turn.tool_calls == []
-    assert turn.text == '<tool_call>\n{"name": "get_weather", "argu'
+    assert turn.text == ""
     assert turn.finish_reason == "length"
     assert [n.kind for n in turn.notices] == ["truncated_call"]
     with pytest.raises(FormatError):

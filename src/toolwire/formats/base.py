@@ -19,7 +19,10 @@ from there.
   call cut off or malformed), the stream retracts the calls it announced since the
   call began (``ToolCallRetracted``), emits a ``Notice`` saying what and where, and
   passes the raw text from the call's first marker to the end of the output through
-  as content. ``strict=True`` raises instead. Calls completed before stay.
+  as content. A call cut off by the end of the output (``truncated_call``) is dropped
+  the same way, but its text is not content: half a call is neither a call nor an
+  answer, and its markup would leak. ``strict=True`` raises instead. Calls completed
+  before stay.
 * **Held calls.** With ``hold_calls=True`` a call's events are kept until the call is
   complete and never emitted for one that is not, so nothing is ever retracted.
 * **Separator whitespace** is trimmed at marker boundaries (:mod:`.trim`).
@@ -104,6 +107,7 @@ class FormatStream(ABC):
         "_held",
         "_hold_args",
         "_ids",
+        "_kept",
         "_out",
         "_passthrough",
         "_pending",
@@ -138,6 +142,9 @@ class FormatStream(ABC):
         self._anchor: int | None = None  # where the open call's markup began
         self._committed_at = 0  # where the last complete call's markup ended
         self._pending: list[int] = []  # calls announced since the anchor
+        # Of a unit of several calls (a list): how many of _pending and _held belong to
+        # calls already whole, which a cut-off output keeps (``_call_complete``).
+        self._kept = (0, 0)
         self._held: list[Event] = []  # events kept until the open call completes
         self._hold_args = False  # a call is open and held: its events go to _held
         self._passthrough = False  # after a broken call: the rest is content
@@ -190,8 +197,8 @@ class FormatStream(ABC):
     def close(self) -> list[Event]:
         """End the output: flush held-back text and settle a call left open.
 
-        A call the output ended inside is passed through as content with a
-        ``truncated_call`` notice (``strict``: :class:`FormatError`).
+        A call the output ended inside is dropped with a ``truncated_call`` notice:
+        its text is not content (``strict``: :class:`FormatError`).
 
         Raises:
             FormatError: Only with ``strict``: the output ended inside a tool call, or
@@ -251,6 +258,7 @@ class FormatStream(ABC):
         """
         if self._anchor is None:
             self._anchor = at
+            self._kept = (0, 0)
             self._hold_args = self.hold_calls
             # A marker: both text channels start a new piece.
             self._trim_content.at_boundary = self._trim_reasoning.at_boundary = True
@@ -261,6 +269,7 @@ class FormatStream(ABC):
         computed only for the first call of a section, without a call in between)."""
         if self._anchor is None:
             self._anchor = self._at(buffer, index)
+            self._kept = (0, 0)
             self._hold_args = self.hold_calls
             self._trim_content.at_boundary = self._trim_reasoning.at_boundary = True
             self._fast_text = None
@@ -287,6 +296,15 @@ class FormatStream(ABC):
                 del raw[:-1]
                 self._counted = 1
                 self._raw_origin = origin
+
+    def _call_complete(self) -> None:
+        """The latest call is whole, but the unit it is in (a list of calls) is not.
+
+        Malformed markup later in the unit still makes the whole unit content; an
+        output cut off later in it keeps this call and those before it.
+        """
+        if self._anchor is not None:
+            self._kept = (len(self._pending), len(self._held))
 
     def _repaired(self, message: str, index: int | None = None) -> None:
         """Flag call ``index`` (default: the latest) as recovered from broken markup."""
@@ -450,23 +468,38 @@ class FormatStream(ABC):
         """A call turned out broken: retract it and pass its text through as content."""
         start = max(self._anchor if self._anchor is not None else self._committed_at, 0)
         assert start >= self._raw_origin, "a broken call's text began before the last call"
-        raw = "".join(self._raw)[start - self._raw_origin :]
         reason = _stable_reason(error, kind)
         out = self._out
-        for index in self._pending:
+        pending, kept = self._pending, self._held[:0]
+        if kind == TRUNCATED and self._anchor is not None:
+            # The calls of the unit already whole stay (with the text between them).
+            calls, events = self._kept
+            pending, kept = pending[calls:], self._held[:events]
+        for index in pending:
             out.append(ToolCallRetracted(index, reason))
+        for event in kept:
+            self._publish(event)
         self._anchor = None
         self._hold_args = False
         self._pending = []
         self._held = []
         self._passthrough = self._special = True
         where = f" ({error.where})" if error.where else ""
+        if kind == TRUNCATED:
+            # Cut off by the end of the output: what was written of the call is not a
+            # call, and not an answer either (its markup would leak into content).
+            message = (
+                f"{self.format.family}: {reason}{where}; the text from offset {start} on "
+                "is dropped, neither a call nor content"
+            )
+            self._route(Notice(kind, message))
+            return
         message = (
             f"{self.format.family}: {reason}{where}; the text from offset {start} on "
             "is content, not a call"
         )
         self._route(Notice(kind, message))
-        self._text(raw)
+        self._text("".join(self._raw)[start - self._raw_origin :])
 
 
 # What a family's message quotes from its buffer depends on how the input was split;

@@ -24,8 +24,12 @@ Layouts (sources: the official chat templates as mirrored in ggml-org/llama.cpp
   ``<｜DSML｜invoke name="NAME">`` blocks of
   ``<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>``. A value with
   ``string="true"`` is raw text (becomes a JSON string); ``string="false"`` is JSON
-  text. The token is also read as ``|DSML|``, ``\u2016DSML\u2016`` and ``｜｜DSML｜｜``
-  (spellings V4 outputs were seen with); a block's tags follow its opener's spelling.
+  text. V4.1 writes a space after the token and names the block ``calls``
+  (``<｜DSML｜ calls>``, ``<｜DSML｜ invoke name="NAME">``, ``</｜DSML｜ parameter>``).
+  Every spelling is read by every DSML variant through one table
+  (``DSML_SPELLINGS`` × ``DSML_GAPS`` × ``DSML_BLOCKS``): the token as ``｜DSML｜``,
+  ``|DSML|``, ``\u2016DSML\u2016`` or ``｜｜DSML｜｜``, with or without the space;
+  a block's tags follow its opener's spelling.
   The ``\\n\\n`` before the block belongs to the template, as the reference
   decoder treats it, so it is not content.
 
@@ -73,10 +77,6 @@ SEP = "<｜tool▁sep｜>"
 # ggml-org/llama.cpp tests/test-chat.cpp, COMMON_CHAT_FORMAT_DEEPSEEK_R1 cases).
 CALLS_MERGED = "<｜tool▁calls｜>"
 DSML = "｜DSML｜"
-INVOKE_OPEN = f"<{DSML}invoke"
-INVOKE_CLOSE = f"</{DSML}invoke>"
-PARAM_OPEN = f"<{DSML}parameter"
-PARAM_CLOSE = f"</{DSML}parameter>"
 
 
 _SPACE = re.compile(r"\s*")
@@ -206,13 +206,9 @@ class _DsmlStream(ThinkStream):
 
     def __init__(self, fmt: DeepSeekFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
-        self._block_open, self._block_close = _dsml_block(fmt.variant)
-        # Both block names are read in both variants (V3.2 writes function_calls, V4
-        # tool_calls, and checkpoints mix them), and so is a bare invoke without its
-        # block (sgl-project/sglang#40236).
-        # The ASCII spelling <|DSML|...> is read too (local-inference-lab/vllm#417;
-        # cline/cline#13348 saw both in one deployment), and so are the doubled bars of
-        # lsdefine/GenericAgent#804; a block's tags follow the spelling of its opener.
+        self._block_close = ""  # the closing tag of the open block, spelled as it opened
+        # Every block name in every variant, every spelling of the DSML token (the
+        # table below), and a bare invoke without its block (sgl-project/sglang#40236).
         self._content_markers = MarkerSet([*_DSML_OPENERS, EOS])
         self._bare = False
         self._header_end = MarkerSet([">"])
@@ -343,29 +339,34 @@ class _DsmlStream(ThinkStream):
         raise self._error("the output ended inside a tool call (truncated?)", self._where())
 
 
-ASCII_DSML = "|DSML|"
-# Spellings of the DSML token seen in V4 outputs that leaked as text
-# (lsdefine/GenericAgent#804): DOUBLE VERTICAL LINE (U+2016), and the full-width bar
-# written twice on each side.
-DOUBLE_BAR_DSML = "\u2016DSML\u2016"
-DOUBLED_DSML = "｜｜DSML｜｜"
-# Longest first: a marker's spelling is the first one it starts with after "<".
-_DSML_SPELLINGS = (DOUBLED_DSML, DOUBLE_BAR_DSML, DSML, ASCII_DSML)
+# Every spelling of the DSML token, in one table: a block or invoke opener is matched
+# against every row, and the tags inside follow the row of their opener (never a branch
+# per spelling). Sources, one each (the fixtures cite theirs):
+DSML_SPELLINGS = (
+    DSML,  # V3.2 and V4 reference encoders (encoding_dsv32.py, encoding_dsv4.py)
+    "|DSML|",  # ASCII bars: local-inference-lab/vllm#417, cline/cline#13348
+    "\u2016DSML\u2016",  # DOUBLE VERTICAL LINE: lsdefine/GenericAgent#804
+    "｜｜DSML｜｜",  # the full-width bar doubled: lsdefine/GenericAgent#804, V4 Flash leaks
+)
+# The gap between the token and the tag name: V4.1's encoder writes one space
+# (``<｜DSML｜ calls>``, ``</｜DSML｜ parameter>``), earlier releases none.
+DSML_GAPS = ("", " ")
+# The block's name: V3.2 function_calls, V4 tool_calls, V4.1 calls (checkpoints mix them).
+DSML_BLOCKS = ("function_calls", "tool_calls", "calls")
+# A tag's spelling is the longest row it starts with after "<" (the spaced rows first).
+_DSML_PREFIXES = tuple(
+    sorted((token + gap for token in DSML_SPELLINGS for gap in DSML_GAPS), key=len, reverse=True)
+)
 _DSML_OPENERS = tuple(
-    f"<{dsml}{tag}"
-    for dsml in _DSML_SPELLINGS
-    for tag in ("function_calls>", "tool_calls>", "invoke")
+    f"<{prefix}{tag}"
+    for prefix in _DSML_PREFIXES
+    for tag in (*(f"{block}>" for block in DSML_BLOCKS), "invoke")
 )
 
 
 def _spelling(marker: str) -> str:
-    """The DSML token a block or invoke opener is written with."""
-    return next(dsml for dsml in _DSML_SPELLINGS if marker.startswith(dsml, 1))
-
-
-def _dsml_block(variant: str) -> tuple[str, str]:
-    name = "tool_calls" if variant == "v4" else "function_calls"
-    return f"<{DSML}{name}>", f"</{DSML}{name}>"
+    """The DSML token, with its gap, that a block or invoke opener is written with."""
+    return next(prefix for prefix in _DSML_PREFIXES if marker.startswith(prefix, 1))
 
 
 # --------------------------------------------------------------------------- the format
@@ -394,19 +395,19 @@ class DeepSeekFormat(Format):
         return _MarkerStream(self, id_prefix=id_prefix, reasoning_open=self.reasoning_open)
 
 
+# Every tag of every spelling (what must never reach content).
+_DSML_MARKERS = tuple(
+    f"{slash}{prefix}{tag}"
+    for prefix in _DSML_PREFIXES
+    for tag in (*(f"{block}>" for block in DSML_BLOCKS), "invoke", "parameter")
+    for slash in ("<", "</")
+)
+
+
 def _markers(variant: str) -> tuple[str, ...]:
     common = (THINK_OPEN, THINK_CLOSE, EOS)
     if variant in ("v3.2", "v4"):
-        block_open, block_close = _dsml_block(variant)
-        return (
-            *common,
-            block_open,
-            block_close,
-            INVOKE_OPEN,
-            INVOKE_CLOSE,
-            PARAM_OPEN,
-            PARAM_CLOSE,
-        )
+        return (*common, *_DSML_MARKERS)
     return (*common, CALLS_BEGIN, CALLS_END, CALL_BEGIN, CALL_END, SEP, CALLS_MERGED)
 
 

@@ -507,6 +507,7 @@ class PythonicStream(_TextScanner):
 
     def _end_call(self, text: str, pos: int) -> int:
         self._arguments("}")
+        self._call_complete()  # kept if the output is cut off later in the list
         if text[pos : pos + 1] in (",", "]"):  # what follows is here: no state between
             return self._st_after_call(text, pos)
         self._state = self._st_after_call
@@ -529,6 +530,9 @@ class PythonicStream(_TextScanner):
 
     def _close(self) -> None:
         if self._state != self._st_content:
+            self._truncated()
+        if self._buf.startswith(PYTHON_START):  # the output ended right after it
+            self._call_begins(self._at(self._buf, 0))
             self._truncated()
         self._text(self._buf)
         self._buf = ""

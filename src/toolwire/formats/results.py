@@ -68,7 +68,9 @@ class ParseResult:
         reasoning: The reasoning ("thinking") text, trimmed the same way.
         tool_calls: The calls, in output order.
         notices: What was wrong with the markup and where (``malformed_call``,
-            ``truncated_call``: the call's text is in ``content`` instead;
+            ``malformed_call``: the call's text is in ``content`` instead;
+            ``truncated_call``: the output ended inside the call, which is dropped,
+            its text with it;
             ``repaired_call``: the call was recovered and flagged).
     """
 
