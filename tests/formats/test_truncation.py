@@ -67,11 +67,11 @@ LAST_CALL_CUTS = [
     ("llama", "llama3-json", "json_multiple_semicolons.txt", '"query": "te'),
     ("llama", "pythonic", "pythonic_python_start_parallel.txt", "do_something_cool(st"),
     ("mistral", "v13", "v13_rendered_content_and_calls.txt", "[TOOL_CALLS]F2[ARGS]"),
-    ("deepseek", "v4", "v4_rendered.txt", '<｜DSML｜parameter name="shape"'),  # noqa: RUF001
+    ("deepseek", "v4", "v4_rendered.txt", '<｜DSML｜parameter name="shape"'),
     ("glm", "glm-4.7", "glm47_sglang_two_calls.txt", "<arg_value>"),
     ("kimi", "k2", "k2_vllm_multiline.txt", '{"city": "To'),
     ("harmony", "gpt-oss", "several_calls.txt", "functions.no_args<|channel|>comm"),
-    ("gemma", "gemma4", "gemma4_multiple_calls.txt", "call:get_time{location:<|\"|>Lon"),
+    ("gemma", "gemma4", "gemma4_multiple_calls.txt", 'call:get_time{location:<|"|>Lon'),
 ]
 
 

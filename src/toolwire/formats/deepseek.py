@@ -1,6 +1,6 @@
 # DeepSeek markers are written with FULLWIDTH VERTICAL LINE (U+FF5C) and LOWER ONE
 # EIGHTH BLOCK (U+2581) on purpose: that is what the tokenizer emits.
-# ruff: noqa: RUF001, RUF002
+# ruff: noqa: RUF001, RUF002, RUF003
 """DeepSeek tool-call formats: V3 / R1 / V3.1 full-width markers and V3.2 / V4 DSML.
 
 Strategy: a cursor over a small buffer and one method per parser state
