@@ -20,6 +20,13 @@ string fragments as it arrives; any other value is typed when it closes by
 says integer or number; a value that does not fit its type stays a string for the
 validator to report).
 
+Variants llama.cpp passes on: a bare ``<function=`` block (no ``<tool_call>``) is a
+call, and the closing ``</tool_call>`` it may still carry is dropped, not content.
+A call written inside reasoning (Qwen3.5's pre-filled ``<think>`` the model never
+closes) is a call: this family's exception to "inside reasoning only its end counts".
+Only ``<tool_call>`` followed by ``<function=`` counts there (the template's layout,
+distinctive where a mention of the tag is not); reasoning goes on after the call.
+
 Truncated and malformed output:
 
 * Output cut off inside a call raises :class:`FormatError` from ``close()``; a call
@@ -81,7 +88,8 @@ class Qwen3CoderFormat(Format):
         )
         opening = (CALL_OPEN, FUNCTION_OPEN)
         self.content_markers = MarkerSet((*opening, THINK_OPEN) if self.has_reasoning else opening)
-        self.reasoning_markers = MarkerSet((THINK_CLOSE,))
+        # Inside reasoning a call opener is searched for too (see the module docstring).
+        self.reasoning_markers = MarkerSet((THINK_CLOSE, CALL_OPEN))
 
     def _open_stream(self, id_prefix: str | None) -> Qwen3CoderStream:
         """Start an incremental parse of one output (the family's parser)."""
@@ -100,6 +108,9 @@ class Qwen3CoderStream(FormatStream):
         )
         self._buf = ""
         self._wrapped = False  # inside <tool_call> (a bare <function= is not)
+        # Where a call's end returns to: content, or reasoning for a call written
+        # inside a <think> the model never closed.
+        self._resume: Callable[[str, int], int] = self._st_content
         self._keys: set[str] = set()
         self._name = ""
         self._key = ""
@@ -139,8 +150,17 @@ class Qwen3CoderStream(FormatStream):
             return self._hold(text, len(text) - held)
         start, marker = found
         emit(text[pos:start])
+        if marker == CALL_OPEN and self._state == self._st_reasoning:
+            # In reasoning, <tool_call> is a call only when <function= follows it.
+            follows = continues(text, start + len(marker), (FUNCTION_OPEN,), final=self._final)
+            if follows is None:
+                return self._hold(text, start)
+            if not follows:
+                emit(marker)
+                return start + len(marker)
         if marker in (CALL_OPEN, FUNCTION_OPEN):
             self._call_begins(self._at(text, start))
+            self._resume = self._state
         if marker == CALL_OPEN:
             self._wrapped, self._state = True, self._st_open
         elif marker == FUNCTION_OPEN:
@@ -311,11 +331,17 @@ class Qwen3CoderStream(FormatStream):
 
     def _st_after_function(self, text: str, pos: int) -> int:
         if not self._wrapped:
-            self._state = self._st_content
-            return pos
+            # llama.cpp passes Qwen3-Coder's bare <function= block on with the closing
+            # </tool_call> whose opener it never wrote: that stray tag is not content.
+            start = skip_whitespace(text, pos)
+            follows = continues(text, start, (CALL_CLOSE,), final=self._final)
+            if follows is None:
+                return self._hold(text, pos)
+            self._state = self._resume
+            return start + len(CALL_CLOSE) if follows else pos
         end, tag = self._expect_tag(text, pos, (CALL_CLOSE, FUNCTION_OPEN))
         if tag == CALL_CLOSE:
-            self._state = self._st_content
+            self._state = self._resume
         elif tag == FUNCTION_OPEN:
             self._call_begins(self._at(text, end - len(FUNCTION_OPEN)))
             self._state = self._st_function_name
@@ -332,6 +358,15 @@ class Qwen3CoderStream(FormatStream):
             if pos >= 0:
                 self._buf = text[pos:]
                 self._feed("")
+        if self._buf and self._state in (self._st_content, self._st_reasoning):
+            # A held <tool_call> whose <function= never came is text of its channel.
+            self._final = True
+            text, self._buf = self._buf, ""
+            self._feed(text)
+        if self._state == self._st_after_function and not self._wrapped and self._buf:
+            self._final = True  # whitespace, or the start of a stray </tool_call>
+            text, self._buf = self._buf, ""
+            self._feed(text)
         if self._state in (self._st_content, self._st_reasoning):
             (self._text if self._state == self._st_content else self._reasoning)(self._buf)
         elif self._state != self._st_after_function:
