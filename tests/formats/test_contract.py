@@ -309,6 +309,8 @@ VARIANT_CASES = [
      [("get_current_weather", {"city": "Dallas"})]),
     ("kimi", "k2", "variant_k2_stray_text_in_section.txt", "I'll check. one moment",
      [("get_weather", {"city": "Rome"})]),
+    ("kimi", "k2", "variant_k2_noise_after_section.txt", "Let me look.\nIt is sunny there.",
+     [("get_weather", {"city": "Rome"})]),
     ("llama", "llama3-json", "variant_json_type_function.txt", None,
      [("get_weather", {"city": "Paris"})]),
     ("mistral", "v11", "variant_v11_think_as_text.txt", "Checking.",

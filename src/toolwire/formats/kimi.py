@@ -45,7 +45,10 @@ section before any call completed, raises :class:`~toolwire.formats.base.FormatE
 a section whose calls completed but whose closing marker is missing is accepted.
 Malformed calls (text where a marker must come, a missing name, K2 arguments that are
 not a JSON object, a K3 value that does not match its JSON type tag, a duplicate key)
-raise FormatError. End-of-message tokens are dropped.
+raise FormatError. End-of-message tokens are dropped, and so is the noise a K2 section
+leaves after it ends (a repeated ``<|tool_calls_section_end|>``, a stray
+``<|tool_call_end|>`` or ``<|tool_call_argument_end|>``); text after the section is
+content. K2.5's ``<|tool_call_argument_end|>`` before ``<|tool_call_end|>`` is read.
 """
 
 from __future__ import annotations
@@ -69,6 +72,11 @@ CALL_BEGIN = "<|tool_call_begin|>"
 ARGS_BEGIN = "<|tool_call_argument_begin|>"
 CALL_END = "<|tool_call_end|>"
 IM_END = "<|im_end|>"
+# K2.5 closes the arguments with a token of its own before <|tool_call_end|>.
+ARGS_END = "<|tool_call_argument_end|>"
+# Closing tokens a section leaves behind after it ended (a repeated section end, a call
+# end with no call open): noise, never content.
+_STRAY = (SECTION_END, CALL_END, ARGS_END)
 
 # ---- K3 markers
 K3_THINK_OPEN = "<|open|>think<|sep|>"
@@ -102,7 +110,7 @@ _ATTR = re.compile(r'(\w+)="([^"]*)"')
 class _K2Stream(ThinkStream):
     def __init__(self, fmt: KimiFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
-        self._content_markers = MarkerSet([SECTION_BEGIN, IM_END])
+        self._content_markers = MarkerSet([SECTION_BEGIN, IM_END, *_STRAY])
         self._head_markers = MarkerSet([ARGS_BEGIN, CALL_END, SECTION_END, CALL_BEGIN])
         self._tail_markers = MarkerSet([CALL_END, SECTION_END, CALL_BEGIN, ARGS_BEGIN])
         self._section_markers = MarkerSet([CALL_BEGIN, SECTION_END, IM_END])
@@ -154,7 +162,7 @@ class _K2Stream(ThinkStream):
         return True
 
     def _st_tail(self) -> bool:
-        if self._read_tail(self._tail_markers, CALL_END, ("",)) is None:
+        if self._read_tail(self._tail_markers, CALL_END, ("", ARGS_END)) is None:
             return False
         self._section_calls += 1
         self._markup_ends()
@@ -370,6 +378,7 @@ _K2_MARKERS = (
     CALL_BEGIN,
     ARGS_BEGIN,
     CALL_END,
+    ARGS_END,
     IM_END,
 )
 _K3_MARKERS = (
