@@ -485,21 +485,15 @@ class FormatStream(ABC):
         self._held = []
         self._passthrough = self._special = True
         where = f" ({error.where})" if error.where else ""
-        if kind == TRUNCATED:
-            # Cut off by the end of the output: what was written of the call is not a
-            # call, and not an answer either (its markup would leak into content).
-            message = (
-                f"{self.format.family}: {reason}{where}; the text from offset {start} on "
-                "is dropped, neither a call nor content"
-            )
-            self._route(Notice(kind, message))
-            return
+        # Cut off by the end of the output, what was written of the call is not a call,
+        # and not an answer either (its markup would leak into content).
+        fate = "dropped, neither a call nor content" if kind == TRUNCATED else "content, not a call"
         message = (
-            f"{self.format.family}: {reason}{where}; the text from offset {start} on "
-            "is content, not a call"
+            f"{self.format.family}: {reason}{where}; the text from offset {start} on is {fate}"
         )
         self._route(Notice(kind, message))
-        self._text("".join(self._raw)[start - self._raw_origin :])
+        if kind != TRUNCATED:
+            self._text("".join(self._raw)[start - self._raw_origin :])
 
 
 # What a family's message quotes from its buffer depends on how the input was split;
