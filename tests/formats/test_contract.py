@@ -316,6 +316,10 @@ VARIANT_CASES = [
     ("mistral", "v11", "variant_v11_think_as_text.txt", "Checking.",
      [("get_weather", {"city": "Paris"})]),
     ("harmony", "gpt-oss", "variant_builtin_python_not_offered.txt", None, []),
+    ("hermes", "qwen3", "variant_im_end_passed_on.txt", "Checking both.",
+     [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]),
+    ("harmony", "gpt-oss", "variant_recipient_on_analysis_code.txt", None,
+     [("ffgrep", {"path": "", "pattern": "TextualDisplayView"})]),
 ]  # fmt: skip
 
 
@@ -364,3 +368,49 @@ def _events_text(events: list[Event]) -> str:
 def test_fixture_directory_lists_only_families() -> None:
     assert {p.name for p in FIXTURES.iterdir() if p.is_dir()} <= set(VARIANTS)
     assert all(isinstance(p, Path) for p in FIXTURES.iterdir())
+
+
+# One call per family in its template's layout (Harmony's text is in channels, not
+# around calls: its separators are its messages).
+ONE_CALL = {
+    ("hermes", "qwen3"): '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>',
+    ("qwen3_coder", "qwen3-coder"): (
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>"
+    ),
+    ("llama", "llama3-json"): '<|python_tag|>{"name": "f", "parameters": {"a": 1}}',
+    ("mistral", "v11"): '[TOOL_CALLS]f[ARGS]{"a": 1}',
+    ("deepseek", "v3.1"): (
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>"  # noqa: RUF001
+        '{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'  # noqa: RUF001
+    ),
+    ("deepseek", "v4"): (
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="f">\n'  # noqa: RUF001
+        '<｜DSML｜parameter name="a" string="false">1</｜DSML｜parameter>\n'  # noqa: RUF001
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"  # noqa: RUF001
+    ),
+    ("glm", "glm-4.5"): "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+    ("kimi", "k2"): (
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
+        '<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|><|tool_calls_section_end|>'
+    ),
+    ("gemma", "gemma4"): "<|tool_call>call:f{a:1}<tool_call|>",
+}
+
+
+@pytest.mark.parametrize(("family", "variant"), sorted(ONE_CALL))
+def test_separator_whitespace_is_trimmed_alike_in_every_family(family: str, variant: str) -> None:
+    fmt = get(family, variant, generation_prompt="")
+    call = ONE_CALL[family, variant]
+    cases = {
+        f"  Before.\n\n{call}\n\nAfter.  \n": "Before.\n\nAfter.",
+        f"Before. {call} After.": "Before. After.",
+        f"Before.\n{call}\n{call}\nAfter.": "Before.\nAfter.",
+        f"\n\n{call}\n\n": None,
+        f"Before.\n\n{call}": "Before.",
+    }
+    for text, content in cases.items():
+        result = assert_split_invariant(fmt, text, max_examples=8)
+        assert (result.content, [c.name for c in result.tool_calls]) == (
+            content,
+            ["f"] * text.count(call),
+        ), text

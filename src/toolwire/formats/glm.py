@@ -68,7 +68,10 @@ class _GlmStream(ThinkStream):
     def __init__(self, fmt: GlmFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
         self._tools = fmt.tools
-        self._content_markers = MarkerSet(["\n" + CALL_OPEN, CALL_OPEN, *END_OF_TURN])
+        # The template's newline before <tool_call> is separator whitespace, trimmed as
+        # every family trims it (not part of the marker: "A\n\n<tool_call>" keeps the
+        # same separator as in the other families).
+        self._content_markers = MarkerSet([CALL_OPEN, *END_OF_TURN])
         self._name_markers = MarkerSet([KEY_OPEN, CALL_CLOSE, VALUE_OPEN, CALL_OPEN, KEY_CLOSE])
         self._key_markers = MarkerSet([KEY_CLOSE, KEY_OPEN, VALUE_OPEN, CALL_CLOSE])
         self._value_end = MarkerSet([VALUE_CLOSE])

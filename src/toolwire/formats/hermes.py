@@ -59,6 +59,9 @@ THINK_OPEN = "<think>"
 THINK_CLOSE = "</think>"
 CALL_OPEN = "<tool_call>"
 CALL_CLOSE = "</tool_call>"
+# ChatML's end of turn: a server that keeps special tokens passes it on. Dropped, and it
+# ends a call whose </tool_call> is missing as the end of the output does.
+IM_END = "<|im_end|>"
 
 _ALWAYS_THINKING = frozenset({"qwen3-thinking", "qwq"})
 _NO_REASONING = frozenset({"qwen2.5"})
@@ -79,9 +82,9 @@ class HermesFormat(Format):
         super().__init__(variant, tools=tools, generation_prompt=generation_prompt)
         self.has_reasoning = variant not in _NO_REASONING
         self.markers = (
-            (THINK_OPEN, THINK_CLOSE, CALL_OPEN, CALL_CLOSE)
+            (THINK_OPEN, THINK_CLOSE, CALL_OPEN, CALL_CLOSE, IM_END)
             if self.has_reasoning
-            else (CALL_OPEN, CALL_CLOSE)
+            else (CALL_OPEN, CALL_CLOSE, IM_END)
         )
         self.starts_in_reasoning = self.has_reasoning and (
             opens_reasoning(generation_prompt, THINK_OPEN, THINK_CLOSE)
@@ -89,7 +92,7 @@ class HermesFormat(Format):
             else variant in _ALWAYS_THINKING
         )
         self.content_markers = MarkerSet(
-            (CALL_OPEN, THINK_OPEN) if self.has_reasoning else (CALL_OPEN,)
+            (CALL_OPEN, THINK_OPEN, IM_END) if self.has_reasoning else (CALL_OPEN, IM_END)
         )
         self.reasoning_markers = MarkerSet((THINK_CLOSE,))
 
@@ -162,7 +165,7 @@ class HermesStream(FormatStream):
             self._reader = CallObjectReader(family=self.format.family)
         elif marker == THINK_OPEN:
             self._state = "reasoning"
-        else:
+        else:  # </think>, or <|im_end|> (dropped)
             self._state = "content"
 
     def _scan_call_end(self, text: str, pos: int) -> int:
@@ -172,7 +175,11 @@ class HermesStream(FormatStream):
             self._state = "content"
             self._call_ends(self._at(text, pos + len(CALL_CLOSE)))
             return pos + len(CALL_CLOSE)
-        if CALL_CLOSE.startswith(rest):
+        if text.startswith(IM_END, pos):  # </tool_call> missing at the end of the turn
+            self._state = "content"
+            self._call_ends(self._at(text, pos))
+            return pos
+        if CALL_CLOSE.startswith(rest) or IM_END.startswith(rest):
             self._buf = text[pos:]
             return -1
         raise self._error(
