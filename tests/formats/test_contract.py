@@ -380,15 +380,18 @@ ONE_CALL = {
     ("llama", "llama3-json"): '<|python_tag|>{"name": "f", "parameters": {"a": 1}}',
     ("mistral", "v11"): '[TOOL_CALLS]f[ARGS]{"a": 1}',
     ("deepseek", "v3.1"): (
-        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>"  # noqa: RUF001
-        '{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'  # noqa: RUF001
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>"
+        '{"a": 1}<｜tool▁call▁end｜><｜tool▁calls▁end｜>'
     ),
     ("deepseek", "v4"): (
-        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="f">\n'  # noqa: RUF001
-        '<｜DSML｜parameter name="a" string="false">1</｜DSML｜parameter>\n'  # noqa: RUF001
-        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"  # noqa: RUF001
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="f">\n'
+        '<｜DSML｜parameter name="a" string="false">1</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>"
     ),
-    ("glm", "glm-4.5"): "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+    (
+        "glm",
+        "glm-4.5",
+    ): "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
     ("kimi", "k2"): (
         "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0"
         '<|tool_call_argument_begin|>{"a": 1}<|tool_call_end|><|tool_calls_section_end|>'
