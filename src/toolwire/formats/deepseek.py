@@ -209,7 +209,7 @@ class _DsmlStream(ThinkStream):
         self._block_close = ""  # the closing tag of the open block, spelled as it opened
         # Every block name in every variant, every spelling of the DSML token (the
         # table below), and a bare invoke without its block (sgl-project/sglang#40236).
-        self._content_markers = MarkerSet([*_DSML_OPENERS, EOS])
+        self._content_markers = _DSML_CONTENT
         self._bare = False
         self._header_end = MarkerSet([">"])
         self._dsml = ""
@@ -362,6 +362,10 @@ _DSML_OPENERS = tuple(
     for prefix in _DSML_PREFIXES
     for tag in (*(f"{block}>" for block in DSML_BLOCKS), "invoke")
 )
+
+
+# Built once: every opener of every spelling is a few hundred marker prefixes.
+_DSML_CONTENT = MarkerSet([*_DSML_OPENERS, EOS])
 
 
 def _spelling(marker: str) -> str:

@@ -63,11 +63,18 @@ class MarkerSet:
         marker's beginning (0 when none)."""
         if text[-1:] not in self._ends or len(text) <= start:
             return 0
-        limit = self._max - 1
-        limit = min(limit, len(text) - start)
-        for k in range(limit, 0, -1):
-            if text[-k:] in self._prefixes:
-                return k
+        # Only a suffix that starts with a marker's first character can be one: found
+        # by the C-level class search (a large set's prefixes end in most characters, a
+        # space among them, so slicing every suffix length was paid at every space).
+        n = len(text)
+        prefixes = self._prefixes
+        search = self._first.search
+        found = search(text, max(start, n - self._max + 1))
+        while found is not None:
+            at = found.start()
+            if text[at:] in prefixes:
+                return n - at
+            found = search(text, at + 1)
         return 0
 
     def split_safe(self, text: str) -> tuple[str, str]:
