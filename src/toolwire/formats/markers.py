@@ -25,7 +25,7 @@ class MarkerSet:
     bounded by the longest marker, never by the buffer.
     """
 
-    __slots__ = ("_ends", "_first", "_max", "_prefixes", "markers", "pattern")
+    __slots__ = ("_ends", "_first", "_lead", "_max", "_prefixes", "markers", "pattern")
 
     def __init__(self, markers: Iterable[str]) -> None:
         self.markers = tuple(sorted(set(markers), key=lambda m: (-len(m), m)))
@@ -39,6 +39,8 @@ class MarkerSet:
         # holds nothing back, which one set lookup tells (most deltas end that way).
         self._ends = frozenset(prefix[-1] for prefix in self._prefixes)
         self._first = re.compile("[" + "".join(re.escape(m[0]) for m in self.markers) + "]")
+        leads = {m[0] for m in self.markers}
+        self._lead = leads.pop() if len(leads) == 1 else ""
 
     def may_start(self, text: str, start: int = 0) -> bool:
         """Whether ``text[start:]`` holds any marker's first character.
@@ -68,6 +70,14 @@ class MarkerSet:
         # space among them, so slicing every suffix length was paid at every space).
         n = len(text)
         prefixes = self._prefixes
+        lead = self._lead
+        if lead:  # every marker starts with this character (most families: "<")
+            at = text.find(lead, max(start, n - self._max + 1))
+            while at >= 0:
+                if text[at:] in prefixes:
+                    return n - at
+                at = text.find(lead, at + 1)
+            return 0
         search = self._first.search
         found = search(text, max(start, n - self._max + 1))
         while found is not None:

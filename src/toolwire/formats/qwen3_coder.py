@@ -152,9 +152,12 @@ class Qwen3CoderStream(FormatStream):
         emit(text[pos:start])
         if marker == CALL_OPEN and self._state == self._st_reasoning:
             # In reasoning, <tool_call> is a call only when <function= follows it.
-            follows = continues(text, start + len(marker), (FUNCTION_OPEN,), final=self._final)
+            follows = continues(text, start + len(marker), (FUNCTION_OPEN,), final=False)
             if follows is None:
-                return self._hold(text, start)
+                if not self._final:
+                    return self._hold(text, start)
+                follows = True  # the output ended on it: a cut-off call, not text
+
             if not follows:
                 emit(marker)
                 return start + len(marker)
