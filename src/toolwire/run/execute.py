@@ -194,7 +194,7 @@ class Executor:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
         # Sync calls abandoned while still running in their thread: (job, unsafe).
-        self._overrunning: list[tuple[Job, bool]] = []
+        self.overrunning: list[tuple[Job, bool]] = []
 
     def turn(
         self,
@@ -250,18 +250,19 @@ class Executor:
     def overran(self, job: Job, *, unsafe: bool) -> None:
         """A sync call was abandoned while its thread may still run it: remember it."""
         if not job.ended.done():
-            self._overrunning.append((job, unsafe))
+            self.overrunning.append((job, unsafe))
 
     async def wait_for_overruns(self, *, unsafe: bool) -> Job | None:
         """Wait (up to ``overrun_grace``) until no abandoned call this one would overlap
         is still running: any, for an unsafe call; unsafe ones, for a safe call.
 
         Returns:
-            ``None``, or a job still running when the grace period ran out.
+            ``None``, or a job still running when the grace period ran out. (Callers
+            skip the call while :attr:`overrunning` is empty: nothing to wait for.)
         """
         loop = asyncio.get_running_loop()
-        self._overrunning = [(j, u) for j, u in self._overrunning if not j.ended.done()]
-        blocking = [j for j, u in self._overrunning if (unsafe or u) and j.loop is loop]
+        self.overrunning = [(j, u) for j, u in self.overrunning if not j.ended.done()]
+        blocking = [j for j, u in self.overrunning if (unsafe or u) and j.loop is loop]
         if not blocking:
             return None
         _, pending = await asyncio.wait(

@@ -101,7 +101,11 @@ class CallRunner:
         tool = call.tool
         assert tool is not None
         executor = self._executor
-        if await executor.wait_for_overruns(unsafe=not call.safe) is not None:
+        # Tested first: with no abandoned call (the common case) no coroutine is made.
+        if (
+            executor.overrunning
+            and await executor.wait_for_overruns(unsafe=not call.safe) is not None
+        ):
             return call.unfinished(overlap_reason(executor.options.overrun_grace))
         attempts = 1 + (tool.retries if tool.idempotent else 0)
         self.executed += 1
@@ -124,8 +128,10 @@ class CallRunner:
             return await self._on_backend(call, tool, backend)
         if not tool.is_async:
             return await self._in_thread(call, tool)
-        call.began()
-        self._notify_start(call)
+        if call.state is CallState.ALLOWED:  # began() written out: once per call
+            call.advance(CallState.RUNNING)
+        if self.on_start is not None:
+            self._notify_start(call)
         if tool.timeout is None:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
@@ -142,7 +148,8 @@ class CallRunner:
         """Run a sync tool in a worker thread, under the loop's thread cap."""
         executor = self._executor
         async with executor.thread_limit():
-            self._notify_start(call)
+            if self.on_start is not None:
+                self._notify_start(call)
             job = executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
             try:
                 if tool.timeout is None:
@@ -154,7 +161,8 @@ class CallRunner:
                     executor.overran(job, unsafe=not call.safe)
 
     def _notify_start(self, call: TurnCall) -> None:
-        """Tell ``on_start`` the call's tool begins (once per call, retries included)."""
+        """Tell ``on_start`` the call's tool begins (once per call, retries included).
+        Callers test ``on_start`` first: nobody listens in the common case."""
         if self.on_start is not None and call not in self._told:
             self._told.add(call)
             self.on_start(call.index)
