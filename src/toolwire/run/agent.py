@@ -72,7 +72,7 @@ from .events import (
     ToolCallRunning,
     ToolResultReady,
 )
-from .execute import ExecutionOptions, Executor, TurnRun
+from .execute import OFF_LOOP_ARGUMENTS, ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
 from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
@@ -665,7 +665,7 @@ class _Run:
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
             shape_result=self.context.shape_result,
-            on_start=self._on_start,
+            on_start=None if self.emit is _ignore else self._on_start,
         )
         turn: Turn | None = None
         try:
@@ -708,6 +708,7 @@ class _Run:
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
             cache_key=prepared.cache_key,
+            deltas=self.emit is not _ignore,  # per-fragment events only for a listener
         )
 
     # -- context window (toolwire.context) ----------------------------------------------------
@@ -747,7 +748,10 @@ class _Run:
                     self._first_event_at = time.time()
                 self.emit(item)
                 if isinstance(item, ToolCallReady):
-                    await run.ready_off_loop(item)  # big arguments validate in a thread
+                    if len(item.request.raw_arguments) > OFF_LOOP_ARGUMENTS:
+                        await run.ready_off_loop(item)  # big arguments validate in a thread
+                    else:
+                        run.ready(item)  # no coroutine per call
                 elif isinstance(item, ToolCallStarted):
                     run.started(item)
                 elif isinstance(item, ToolCallRetracted):
