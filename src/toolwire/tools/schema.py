@@ -83,7 +83,7 @@ class SignatureModel:
         Parameters the model did not send are left out, so the function's own default
         applies (a mutable default is never shared through the model).
         """
-        sent = instance.model_fields_set
+        sent = instance.__pydantic_fields_set__  # what model_fields_set returns, no property
         return {p.name: getattr(instance, p.field) for p in self.params if p.field in sent}
 
 
