@@ -84,7 +84,13 @@ class SignatureModel:
         applies (a mutable default is never shared through the model).
         """
         sent = instance.__pydantic_fields_set__  # what model_fields_set returns, no property
-        return {p.name: getattr(instance, p.field) for p in self.params if p.field in sent}
+        values = instance.__dict__  # where pydantic keeps the fields' values
+        # A loop, not a comprehension: once per call, and a comprehension is a frame.
+        kwargs: dict[str, Any] = {}
+        for param in self.params:
+            if param.field in sent:
+                kwargs[param.name] = values[param.field]
+        return kwargs
 
 
 def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) -> SignatureModel:
