@@ -33,7 +33,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from ..checks import check_int
 from ..context import ContextPolicy, RunContext, read_result_tool
@@ -74,6 +74,7 @@ from .events import (
 )
 from .execute import ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
+from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
 from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
@@ -142,6 +143,11 @@ class RunResult:
         truncated: Whether the last turn was cut at the token limit (finish reason
             ``length``): the run ends there, ``output`` is what the model wrote before
             the cut, and the run's outcome is ``length`` (no exception).
+        paused: Whether the run paused for approvals (``Agent(approve="pause")``):
+            ``pending`` lists the calls that wait; ``Agent.resume(run_id,
+            approvals=...)`` goes on. ``messages`` then ends with the turn whose calls
+            wait (those calls have no result yet).
+        pending: The calls a paused run waits for, in call order.
     """
 
     output: str
@@ -158,10 +164,15 @@ class RunResult:
     refused: bool = False
     refusal: str = ""
     truncated: bool = False
+    paused: bool = False
+    pending: list[PendingCall] = field(default_factory=list)
 
     @property
     def outcome(self) -> RunOutcome:
-        """``length`` when the last turn was cut at the token limit, else ``ok``."""
+        """``paused`` for a paused run, ``length`` when the last turn was cut at the
+        token limit, else ``ok``."""
+        if self.paused:
+            return "paused"
         return "length" if self.truncated else "ok"
 
 
@@ -196,7 +207,9 @@ class Agent:
             gets a ``denied`` result and is never executed (``None``: every call runs).
         approve: Asked about each call the permissions say to ask about: gets the
             ``ToolRequest``, answers ``True``, ``False`` or a denial reason (sync or
-            async). Without it, such calls are denied.
+            async). Without it, such calls are denied. ``"pause"``: such calls wait;
+            the run stops at the end of the round with ``RunResult.paused`` and
+            ``pending`` (see :meth:`resume`).
         approve_mcp: Asked about each MCP approval request of a Responses turn (a
             remote MCP server's tool call the provider wants approved): gets an
             ``MCPApprovalRequest``, answers ``True``, ``False`` or a denial reason
@@ -250,7 +263,7 @@ class Agent:
         loop_policy: LoopPolicy | None = None,
         limits: UsageLimits | None = None,
         permissions: PermissionPolicy | None = None,
-        approve: Approver | None = None,
+        approve: Approver | Literal["pause"] | None = None,
         approve_mcp: Callable[[Any], Any] | None = None,
         builtin_handlers: dict[str, Callable[[Any], Any]] | None = None,
         log: RunHook | str | os.PathLike[str] | None = None,
@@ -282,7 +295,8 @@ class Agent:
             log, instrument = observe.merge(log, instrument)
         self.model = resolve_model(model)
         self.permissions = permissions
-        self.approve = approve  # kept for run_many on Ray, which asks it from the driver
+        # Kept for run_many on Ray, which asks it from the driver.
+        self.approve = hold_every_call if approve == "pause" else approve
         # The handlers of the items a turn owes an answer (toolwire.history.owed), checked
         # here; each run pairs them up (run_many on Ray swaps approve_mcp for a relay).
         owed_handlers(builtin_handlers, approve_mcp)
@@ -488,6 +502,7 @@ class _Run:
         self.tools: RunTools | None = None
         self.context = RunContext(agent.context, agent.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
+        self.pending: list[PendingCall] = []  # calls held for approval: the run pauses
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
         self.owed_handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
@@ -572,6 +587,8 @@ class _Run:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)
+            if self.pending:  # calls wait for approval: the run pauses here
+                return self._finish(turn, forced)
             if turn.refused:  # a refusal is the model's last word: no feedback, no more rounds
                 return self._finish(turn, forced)
             # Items the turn owes an answer (a provider's approval requests, calls the
@@ -639,6 +656,8 @@ class _Run:
             refused=turn.refused,
             refusal=turn.refusal,
             truncated=turn.finish_reason == "length",
+            paused=bool(self.pending),
+            pending=list(self.pending),
         )
         self.emit(RunFinished(result))
         return result
@@ -668,6 +687,7 @@ class _Run:
             on_start=self._on_start,
         )
         turn: Turn | None = None
+        paused = False  # calls were held: they stay unanswered in the history
         try:
             async with run:
                 turn = await self._stream(request, run)
@@ -679,16 +699,18 @@ class _Run:
                 self.context.observe(turn.message, turn.usage)
                 run.bind(turn.requests)
                 await run.finish(skip_reason=_FORCED_REASON if forced else None)
+                paused = bool(run.held)
             assert turn is not None  # set before bind(), or the block raised
-            results = run.results()
-            verdict = self._judge(turn, results) if turn.tool_calls else LoopVerdict()
+            results = run.results(keep_held=paused)
+            verdict = self._judge(run, results) if turn.tool_calls else LoopVerdict()
         finally:
             self._record_discarded(run)
             if turn is not None and run.bound:
                 self.messages.append(turn.message)
-                self.messages.extend(run.results())
+                self.messages.extend(run.results(keep_held=paused))
                 self.tool_calls += run.executed
         assert turn is not None
+        self.pending = pending_calls(run.held) if paused else []
         self._check_tool_choice_honoured(request, turn)
         if turn.tool_calls:
             self.rounds += 1
@@ -792,9 +814,9 @@ class _Run:
 
     # -- after the round -----------------------------------------------------------------------
 
-    def _judge(self, turn: Turn, results: list[ToolResult]) -> LoopVerdict:
+    def _judge(self, run: TurnRun, results: list[ToolResult]) -> LoopVerdict:
         """Loop detection; its warnings go into the results before they enter the history."""
-        verdict = self.loops.observe(turn.requests, results)
+        verdict = self.loops.observe(run.answered_requests(), results)
         for note in verdict.warnings:
             result = results[note.position]
             result.content = f"{result.content}\n\n{note.text}"
@@ -829,7 +851,9 @@ class _Run:
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
-        for validation, result in zip(run.validations(), run.results(), strict=True):
+        for validation, result in zip(
+            run.validations(), run.results(keep_held=bool(self.pending)), strict=True
+        ):
             self.diagnostics.record_validation(
                 validation, call_id=result.call_id, round=self.requests
             )
@@ -926,10 +950,17 @@ def _with_reader(
     return extended
 
 
-def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> CallGate | None:
-    """The executor's permission gate, built by the policy (``toolwire.safety``)."""
+def _gate(
+    permissions: PermissionPolicy | None, approve: Approver | Literal["pause"] | None
+) -> CallGate | None:
+    """The executor's permission gate, built by the policy (``toolwire.safety``); the
+    decisions of a resumed run come first (:class:`~toolwire.run.pause.DecidedGate`)."""
+    if approve == "pause":
+        approve = hold_every_call
     if approve is not None and not callable(approve):
-        raise CallerError(f"approve must be a function of the ToolRequest, not {approve!r}")
+        raise CallerError(
+            f"approve must be a function of the ToolRequest or 'pause', not {approve!r}"
+        )
     if permissions is None:
         if approve is not None:
             raise CallerError(
@@ -942,7 +973,7 @@ def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> Cal
             f"permissions={permissions!r} is not a permission policy",
             hint="pass toolwire.Permissions(allow=..., deny=..., ask=...)",
         )
-    return permissions.gate(approve)
+    return DecidedGate(permissions.gate(approve))
 
 
 def _start_history(

@@ -90,7 +90,7 @@ from .calls import CallRecord, CallState, Discarded, TurnCall, is_safe
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
-from .runner import CallRunner, ResultShaper, StartCallback, describe
+from .runner import BeforeStart, CallRunner, ResultShaper, StartCallback, describe
 
 __all__ = [
     "ExecutionOptions",
@@ -205,6 +205,7 @@ class Executor:
         on_call: CallCallback | None = None,
         shape_result: ResultShaper | None = None,
         on_start: StartCallback | None = None,
+        before_start: BeforeStart | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -219,6 +220,8 @@ class Executor:
                 it a result is the tool's whole text).
             on_start: Called with the provider index when a call's tool function
                 begins (after its batch, approval and a worker thread were available).
+            before_start: Awaited before a call that is not harmless to repeat runs
+                (the run store's start row); a reason it returns stops the call.
         """
         run = TurnRun(
             self,
@@ -229,6 +232,7 @@ class Executor:
             shape_result=shape_result,
         )
         run.on_start = on_start
+        run._runner.before_start = before_start
         return run
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
@@ -326,6 +330,8 @@ class TurnRun:
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
+        self.deferred: list[TurnCall] = []  # later batches of a turn with a held call
+        self._holding = False  # a call of the turn was held (a flag: the hot path's check)
 
     @property
     def on_start(self) -> StartCallback | None:
@@ -423,8 +429,12 @@ class TurnRun:
         self._order = self._reconcile(requests)
 
     def validations(self) -> list[Validation]:
-        """The validation of each call of the bound turn, in call order."""
-        return [c.validation for c in self._order or ()]
+        """The validation of each answered call of the bound turn, in call order."""
+        return [c.validation for c in self._order or () if c.result is not None]
+
+    def answered_requests(self) -> list[ToolRequest]:
+        """The request of each answered call of the bound turn, in call order."""
+        return [c.request for c in self._order or () if c.result is not None]
 
     async def finish(
         self, requests: Sequence[ToolRequest] | None = None, *, skip_reason: str | None = None
@@ -461,24 +471,39 @@ class TurnRun:
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
                 break
-            await self._run_batch([runnable[i] for i in batch.calls])
+            calls = [runnable[i] for i in batch.calls]
+            if self._holding:  # a call waits for a decision: later batches wait, in order
+                self.deferred.extend(c for c in calls if c.task is None)
+                calls = [c for c in calls if c.task is not None]  # harmless early starts
+            if calls:
+                await self._run_batch(calls)
         if self._interrupt is not None:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
 
-    def results(self) -> list[ToolResult]:
+    @property
+    def held(self) -> list[TurnCall]:
+        """The calls the gate held for a later decision (:data:`~toolwire.run.gate.HOLD`)."""
+        return [c for c in self._order or () if c.state is CallState.HELD]
+
+    def results(self, *, keep_held: bool = False) -> list[ToolResult]:
         """Exactly one result per call of the finished turn, in call order.
 
         Calls without a result get one now: ``cancelled`` if the tool had started,
         ``not_executed`` if not. Results arriving later are ignored.
+
+        Args:
+            keep_held: Leave held and deferred calls without a result (the run pauses
+                for them); otherwise they are answered ``not_executed`` too.
 
         Raises:
             CallerError: :meth:`bind` was never called (the turn did not finish).
         """
         if self._order is None:
             raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
+        waiting = set(self.held).union(self.deferred) if keep_held else ()
         for call in self._order:
-            if call.result is None:
+            if call.result is None and call not in waiting:
                 self._settle(call, call.unfinished(self._stop_reason))
         return [c.result for c in self._order if c.result is not None]
 
@@ -574,6 +599,9 @@ class TurnRun:
         """Run one call to exactly one result; never raises but cancellation."""
         try:
             result = await self._runner.run(call)
+            if result is None:  # held by the gate: no result in this run
+                self._holding = True
+                return
         except asyncio.CancelledError:
             if call not in self._cut:
                 self._settle(call, call.unfinished(self._stop_reason))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ResultError
@@ -29,16 +29,20 @@ from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
+from .gate import Hold
 from .results import render_content
 
 if TYPE_CHECKING:
     from .execute import Executor
 
-__all__ = ["CallRunner", "ResultShaper", "StartCallback"]
+__all__ = ["BeforeStart", "CallRunner", "ResultShaper", "StartCallback"]
 
 ResultShaper = Callable[[ToolRequest, Tool, str], str]
 """``(request, tool, content) -> content``: the context policy's result truncation."""
 StartCallback = Callable[[int], None]
+BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
+"""Awaited before a call that is not harmless to repeat runs (the run store's start
+row, :mod:`toolwire.run.durable`): ``None`` to run it, or why it may not run."""
 
 
 class CallRunner:
@@ -58,10 +62,12 @@ class CallRunner:
         self._keep_full = keep_full
         self._told: set[TurnCall] = set()  # calls on_start was called for
         self.on_start: StartCallback | None = None
+        self.before_start: BeforeStart | None = None
         self.executed = 0  # calls handed to their tool (retries not counted)
 
-    async def run(self, call: TurnCall) -> ToolResult:
-        """The call's result: ``denied``, or how its tool ran."""
+    async def run(self, call: TurnCall) -> ToolResult | None:
+        """The call's result: ``denied``, or how its tool ran (``None``: the gate held
+        it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
         if call.started_at is None:
             call.started_at = time.time()
         if call.state is CallState.WAITING and self._executor.gate is None:
@@ -69,11 +75,19 @@ class CallRunner:
             denial = None
         else:
             denial = await self._permit(call)
+        if isinstance(denial, Hold):
+            return None
+        if denial is None and self.before_start is not None and not call.harmless:
+            tool = call.tool
+            assert tool is not None
+            unsafe = await self.before_start(call.request, tool)
+            if unsafe is not None:
+                return call.unfinished(unsafe)
         if denial is not None:
             return outcomes.denied_result(call.request.id, call.request.name, denial)
         return await self._attempts(call)
 
-    async def _permit(self, call: TurnCall) -> str | None:
+    async def _permit(self, call: TurnCall) -> str | Hold | None:
         """Ask the executor's permission gate (once per call) whether the call may run.
 
         Inside the call's own task, so an approval wait never holds up its siblings.
@@ -94,6 +108,8 @@ class CallRunner:
             denial = f"the permission check failed ({describe(exc)})"
         if denial is None:
             call.advance(CallState.ALLOWED)
+        elif isinstance(denial, Hold):
+            call.advance(CallState.HELD)
         return denial
 
     async def _attempts(self, call: TurnCall) -> ToolResult:
