@@ -74,10 +74,10 @@ from .events import (
 )
 from .execute import ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
-from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
 from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
+from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
 from .resume import answer_missing
 from .sources import RunTools, ToolSource, run_tools, split_tools
 

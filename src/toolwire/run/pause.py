@@ -36,7 +36,11 @@ __all__ = [
     "pending_calls",
 ]
 
-DECISIONS: ContextVar[Mapping[str, Approval]] = ContextVar("toolwire_decisions", default={})
+from types import MappingProxyType
+
+DECISIONS: ContextVar[Mapping[str, Approval]] = ContextVar(
+    "toolwire_decisions", default=MappingProxyType({})
+)
 """The approvals of the resumed run in progress, by call id (empty otherwise)."""
 
 
