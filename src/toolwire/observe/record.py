@@ -117,6 +117,7 @@ class RunRecorder:
         self._sent = 0  # messages already recorded with an earlier request
         self._last: Message | None = None  # the last of them
         self._request: RequestStarted | None = None
+        self._round = 0  # the round of the latest request
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
@@ -124,6 +125,10 @@ class RunRecorder:
             CallDiscarded: self._discarded,
             RunEnded: self._ended,
         }
+
+    def continue_after(self, requests: int, calls: int) -> None:
+        """A resumed run: number its requests and calls after those in the log."""
+        self._requests, self._calls = requests, calls
 
     def start_row(self) -> Row:
         """The ``runs`` row (written before the first request)."""
@@ -178,6 +183,7 @@ class RunRecorder:
 
     def _started(self, event: RequestStarted) -> None:
         self._request = event
+        self._round = event.round
 
     def _extends(self, messages: list[Message]) -> bool:
         """Whether ``messages`` continue what the previous request sent (a history that
@@ -204,8 +210,8 @@ class RunRecorder:
                 "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
                 " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
                 " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
-                " reasoning_tokens, refusal, refused)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reasoning_tokens, refusal, refused, message)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.run_id,
                     self._requests,
@@ -227,6 +233,7 @@ class RunRecorder:
                     usage.reasoning_tokens,
                     message.refusal,
                     int(turn.refused),
+                    message_value([message]),  # verbatim: a resumed run sends it back
                 ),
             )
         )
@@ -299,11 +306,26 @@ class RunRecorder:
                 ),
             )
         )
+        result = event.result
+        if result is not None and result.paused:
+            self._log.submit(self._paused_row(event))
         self._done = True
         if not self._driven or event.outcome != "ok":
             # Nobody awaits settle() after this (a failed or cancelled run, a relay):
             # the wait for the last rows is here, bounded.
             self._finish(self._log.flush(SETTLE_TIMEOUT))
+
+    def _paused_row(self, event: RunEnded) -> Row:
+        """The timeline row of a paused run: the calls that wait for approval."""
+        from .durable import timeline_row
+
+        pending = event.result.pending
+        detail = {
+            "pending": [p.call_id for p in pending],
+            "calls": [{"call_id": p.call_id, "tool": p.tool, "arguments": p.raw_arguments}
+                      for p in pending],
+        }  # fmt: skip
+        return timeline_row(self.run_id, event.at, "paused", detail, round_=self._round)
 
     def _finish(self, flushed: bool) -> None:
         """The run ended and its rows were waited for: report what went wrong."""

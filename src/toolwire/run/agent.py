@@ -79,6 +79,7 @@ from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
 from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
 from .resume import answer_missing
+from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .sources import RunTools, ToolSource, run_tools, split_tools
 
 __all__ = [
@@ -324,6 +325,7 @@ class Agent:
         self.loop_policy = loop_policy or LoopPolicy()
         self.limits = limits or UsageLimits()
         self.hooks = resolve_hooks(log, instrument)
+        self.store = store_of(self.hooks)  # the log, as the home of paused and crashed runs
 
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
@@ -373,6 +375,62 @@ class Agent:
         raise CallerError(
             "Agent.run_sync() was called inside a running event loop",
             hint="use `await agent.run(...)` there",
+        )
+
+    async def resume(
+        self,
+        run_id: str,
+        approvals: dict[str, bool | str] | None = None,
+        *,
+        by: str = "api",
+    ) -> RunResult:
+        """Go on with a logged run that paused for approval or whose process stopped.
+
+        The run keeps its id; its history comes from the agent's log as it was logged
+        (redacted values stay redacted; signed and encrypted provider parts are kept
+        verbatim); the last turn's calls are answered (see :mod:`toolwire.run.resuming`:
+        a call whose result is logged never runs again; a call that was running when
+        the process stopped runs again only if it is harmless, else it is answered
+        ``interrupted``); then the loop goes on with this agent's model, tools and
+        limits (rounds already spent count towards ``max_rounds``).
+
+        Args:
+            run_id: The run's id, an unambiguous prefix, or ``"last"``.
+            approvals: Answers to the paused run's pending calls, by call id: ``True``
+                runs the call, ``False`` or a reason string denies it (the model reads
+                the reason). A pending call left out is asked about again.
+            by: Who answered, for the run's timeline.
+
+        Raises:
+            CallerError: The agent has no log, or ``approvals`` names calls that are
+                not pending.
+            RunNotFoundError: No such run (the error lists the latest).
+            RunNotResumableError: The run ended (``ok``, a stopping rule).
+            RunClaimedError: Another process runs it, or resumed it first.
+            AuditLogError: The log cannot be read (damaged, from a newer toolwire).
+        """
+        resumption = await prepare_resume(self.store, run_id, approvals, by)
+        return await _Run(self, None, None, resumption).drive(_ignore)
+
+    def resume_sync(
+        self,
+        run_id: str,
+        approvals: dict[str, bool | str] | None = None,
+        *,
+        by: str = "api",
+    ) -> RunResult:
+        """:meth:`resume` in a new asyncio event loop.
+
+        Raises:
+            CallerError: Called from inside a running event loop (use ``await resume``).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.resume(run_id, approvals, by=by))
+        raise CallerError(
+            "Agent.resume_sync() was called inside a running event loop",
+            hint="use `await agent.resume(...)` there",
         )
 
     def run_stream(
@@ -484,9 +542,19 @@ async def _settled() -> None:
 class _Run:
     """The state of one run: the history, the counters, the budgets."""
 
-    def __init__(self, agent: Agent, prompt: str | None, history: Sequence[Message] | None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        prompt: str | None,
+        history: Sequence[Message] | None,
+        resumption: Resumption | None = None,
+    ) -> None:
         self.agent = agent
-        self.messages = _start_history(agent.system, prompt, history)
+        self.resumption = resumption
+        if resumption is None:
+            self.messages = _start_history(agent.system, prompt, history)
+        else:
+            self.messages = resumption.history()
         self.usage = Usage()
         self.requests = 0
         self.tool_calls = 0
@@ -498,6 +566,11 @@ class _Run:
         self.emit: Emit = _ignore
         self.run_id = new_run_id()
         self._number = 0  # the current round's number, for the events of its calls
+        if resumption is not None:  # the logged run goes on: its id, its counts
+            saved = resumption.saved
+            self.run_id, self._number = saved.run_id, saved.round
+            self.rounds, self.requests, self.usage = saved.rounds, saved.requests, saved.usage
+        self.journal = call_journal(agent.store, self.run_id, lambda: self._number)
         self._first_event_at: float | None = None
         self.tools: RunTools | None = None
         self.context = RunContext(agent.context, agent.toolset, agent.model)
@@ -547,6 +620,7 @@ class _Run:
             tools=[t.definition() for t in self.executor.toolset if not is_read_result(t)],
             settings=settings,
             messages=self.messages,
+            resumed=self.resumption is not None,
         )
 
     def _totals(self, result: RunResult | None) -> dict[str, Any]:
@@ -564,6 +638,10 @@ class _Run:
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
                 self.tools = tools
                 self.context.use_toolset(tools.executor.toolset)
+                if self.resumption is not None:
+                    waiting = await answer_last_turn(self, self.resumption)
+                    if waiting is not None:  # approvals still missing: paused again
+                        return self._finish(waiting, False)
                 return await self._loop()
         except (LoopDetectedError, UsageLimitExceededError, MaxRoundsExceededError) as exc:
             exc.messages = list(self.messages)
@@ -685,6 +763,7 @@ class _Run:
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
             shape_result=self.context.shape_result,
             on_start=self._on_start,
+            before_start=self.journal,
         )
         turn: Turn | None = None
         paused = False  # calls were held: they stay unanswered in the history
@@ -777,6 +856,17 @@ class _Run:
         finally:
             await _close(stream)
         return _the_turn(turn, self.agent.model)
+
+    # -- what a resumed run's last turn needs (toolwire.run.resuming.ResumedRun) --------------
+
+    def on_call_started(self) -> Callable[[int], None]:
+        return self._on_start
+
+    def result_shaper(self) -> Callable[..., str]:
+        return self.context.shape_result
+
+    def call_listener(self) -> Callable[[CallRecord, ToolResult], None] | None:
+        return None if self.emit is _ignore else self._on_call
 
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
