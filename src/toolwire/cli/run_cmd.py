@@ -179,7 +179,7 @@ def build_agent(args: argparse.Namespace) -> Any:
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
     from .logdb import log_target
 
-    return Agent(
+    agent = Agent(
         model,
         load_tools(args.tools),
         system=args.system,
@@ -189,6 +189,24 @@ def build_agent(args: argparse.Namespace) -> Any:
         **_permissions(args),
         log=log_target(args),
     )
+    # What toolwire resume needs to build the same agent again (never a key).
+    agent.log_settings = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "tools": [_lasting_spec(spec) for spec in args.tools or ()],
+        "system": args.system,
+    }
+    return agent
+
+
+def _lasting_spec(spec: str) -> str:
+    """A ``--tools`` spec that still names the same file from another directory."""
+    from pathlib import Path
+
+    file, colon, attr = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
+    if file.endswith(".py") and Path(file).is_file():
+        return str(Path(file).resolve()) + colon + attr
+    return spec
 
 
 def _model_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -326,6 +326,9 @@ class Agent:
         self.limits = limits or UsageLimits()
         self.hooks = resolve_hooks(log, instrument)
         self.store = store_of(self.hooks)  # the log, as the home of paused and crashed runs
+        # Recorded with each run's settings in the log, under "launch" (toolwire run
+        # records its --model and --tools there, for toolwire resume).
+        self.log_settings: dict[str, Any] = {}
 
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
@@ -611,6 +614,8 @@ class _Run:
             "early_execution": agent.early_execution,
             "provider": dict(agent.settings),
         }
+        if agent.log_settings:
+            settings["launch"] = dict(agent.log_settings)
         return Observation.begin(
             agent.hooks,
             run_id=self.run_id,
