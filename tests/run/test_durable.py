@@ -173,7 +173,7 @@ def test_approvals_for_calls_that_are_not_pending(tmp_path: Path) -> None:
     agent, _ = _agent(db, [text_turn("done")])
     with pytest.raises(CallerError, match=r"not pending .*c1 \(pending: c2\)"):
         agent.resume_sync(run_id, approvals={"c1": True})
-    with pytest.raises(CallerError, match="True .*False .*reason"):
+    with pytest.raises(CallerError, match=r"True .*False .*reason"):
         agent.resume_sync(run_id, approvals={"c2": 1})  # type: ignore[dict-item]
     assert RAN == [("read", "a")]  # nothing ran; the run is still paused and resumable
     assert agent.resume_sync(run_id, approvals={"c2": True}).output == "done"

@@ -38,6 +38,7 @@ from ..run.events import (
     RunStarted,
     ToolResultReady,
 )
+from ..run.pause import PendingCall
 from ..tools.outcomes import failure_class
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
 
@@ -126,9 +127,10 @@ class RunRecorder:
             RunEnded: self._ended,
         }
 
-    def continue_after(self, requests: int, calls: int) -> None:
-        """A resumed run: number its requests and calls after those in the log."""
-        self._requests, self._calls = requests, calls
+    def continue_after(self, requests: int, calls: int, round_: int) -> None:
+        """A resumed run: number its requests and calls after those in the log (its
+        last round is the one it resumes in)."""
+        self._requests, self._calls, self._round = requests, calls, round_
 
     def start_row(self) -> Row:
         """The ``runs`` row (written before the first request)."""
@@ -308,24 +310,23 @@ class RunRecorder:
         )
         result = event.result
         if result is not None and result.paused:
-            self._log.submit(self._paused_row(event))
+            self._log.submit(self._paused_row(event.at, result.pending))
         self._done = True
         if not self._driven or event.outcome != "ok":
             # Nobody awaits settle() after this (a failed or cancelled run, a relay):
             # the wait for the last rows is here, bounded.
             self._finish(self._log.flush(SETTLE_TIMEOUT))
 
-    def _paused_row(self, event: RunEnded) -> Row:
+    def _paused_row(self, at: float, pending: list[PendingCall]) -> Row:
         """The timeline row of a paused run: the calls that wait for approval."""
         from .durable import timeline_row
 
-        pending = event.result.pending
         detail = {
             "pending": [p.call_id for p in pending],
             "calls": [{"call_id": p.call_id, "tool": p.tool, "arguments": p.raw_arguments}
                       for p in pending],
         }  # fmt: skip
-        return timeline_row(self.run_id, event.at, "paused", detail, round_=self._round)
+        return timeline_row(self.run_id, at, "paused", detail, round_=self._round)
 
     def _finish(self, flushed: bool) -> None:
         """The run ended and its rows were waited for: report what went wrong."""

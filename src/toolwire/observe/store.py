@@ -551,19 +551,21 @@ class AuditLog:
         self.open()
         self.write_now(call_start_row(run_id, start))
 
-    def _counts(self, run_id: str) -> tuple[int, int]:
-        """The run's last request and call numbers in the file."""
+    def _counts(self, run_id: str) -> tuple[int, int, int]:
+        """The run's last request number, call number and round in the file."""
         self.flush()
         conn = self._conn
         assert conn is not None
         with self._lock:
-            requests = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM requests WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
+            requests, round_ = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0), COALESCE(MAX(round), 0) FROM requests"
+                " WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
             calls = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)
             ).fetchone()[0]
-        return int(requests), int(calls)
+        return int(requests), int(calls), int(round_)
 
     def inspect(self, ref: str, *, loop_threshold: int = 2) -> dict[str, Any]:
         """The analysis of one run (what ``toolwire inspect RUN --json`` prints)."""

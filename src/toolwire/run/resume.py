@@ -50,7 +50,7 @@ def answer_missing(messages: Sequence[Message]) -> list[Message]:
         return list(messages)
     last = max(i for i, m in enumerate(messages) if isinstance(m, AssistantMessage))
     out: list[Message] = []
-    owner, pending = -1, []
+    owner, pending = -1, list[ToolCall]()
     for position, message in enumerate(messages):
         if not isinstance(message, ToolResult) and pending:
             out.extend(_unanswered(pending, last=owner == last))
