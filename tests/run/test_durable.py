@@ -323,3 +323,23 @@ def test_signed_parts_come_back_verbatim_and_redacted_values_redacted(tmp_path: 
     [call] = turn.tool_calls
     assert "sk-live-0123456789abcdefghijklmnop" not in call.arguments  # redacted in the log
     assert RAN and "sk-live-0123456789abcdefghijklmnop" not in RAN[0][1]
+
+
+def test_the_trace_page_shows_the_pause_the_approval_and_the_resume(tmp_path: Path) -> None:
+    from toolwire.observe.query import load_run
+    from toolwire.observe.store import connect
+    from toolwire.observe.trace import render_html
+
+    db = tmp_path / "runs.db"
+    run_id = _pause(db)
+    agent, _ = _agent(db, [text_turn("done")])
+    agent.resume_sync(run_id, approvals={"c2": "not now"}, by="alice")
+    conn = connect(str(db), readonly=True)
+    try:
+        page = render_html(load_run(conn, run_id, str(db)))
+    finally:
+        conn.close()
+    events = page[page.index('class="event"') :]
+    assert "paused" in events and "waiting for delete (c2)" in events
+    assert "delete (c2) denied (not now) by alice" in events
+    assert events.index("waiting for delete") < events.index("resumed") < events.index("by alice")

@@ -83,18 +83,6 @@ def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f} ms"
 
 
-def timeline_line(entry: dict[str, Any]) -> str:
-    """One pause, approval or resume of the run, as a line."""
-    when = entry["time"]
-    if entry["kind"] == "paused":
-        waiting = ", ".join(f"{c['tool']} ({c['call_id']})" for c in entry.get("calls", ()))
-        return f"paused {when} after round {entry.get('round')}: waiting for {waiting}"
-    if entry["kind"] == "approval":
-        answer = "approved" if entry["approved"] else f"denied ({entry.get('reason')})"
-        return f"  {entry['tool']} ({entry['call_id']}) {answer} by {entry['by']} {when}"
-    return f"resumed {when} by {entry['by']} (from {entry['from']}; owner {entry['owner']})"
-
-
 def render(report: dict[str, Any]) -> str:
     """The report as text."""
     lines = [
@@ -131,7 +119,9 @@ def render(report: dict[str, Any]) -> str:
                 f"{call['status']} {_ms(call['latency_ms']) if call['attempts'] else 'not run'}{flags}"
             )
             lines.append(f"      → {call['result_preview'][:110]}")
-    lines += [timeline_line(entry) for entry in report.get("timeline", ())]
+    from ..observe.inspect import describe_event
+
+    lines += [describe_event(entry) for entry in report.get("timeline", ())]
     lines.append(f"rounds: {report['rounds']}  calls: {len(report['calls'])}")
     distribution = ", ".join(f"{k} x{v}" for k, v in report["tool_distribution"].items())
     lines.append(f"tools: {distribution or 'none'}")

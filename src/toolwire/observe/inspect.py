@@ -14,7 +14,7 @@ from typing import Any
 from ..policies.loops import call_signature
 from .query import format_time
 
-__all__ = ["FAILURE_HINTS", "TIMELINE_KINDS", "inspect_run", "timeline"]
+__all__ = ["FAILURE_HINTS", "TIMELINE_KINDS", "describe_event", "inspect_run", "timeline"]
 
 PREVIEW_CHARS = 200
 
@@ -205,3 +205,15 @@ def _by_round(
         totals["input_tokens"] += q["usage"]["input_tokens"]
         totals["output_tokens"] += q["usage"]["output_tokens"]
     return [{"round": n, **_usage(t, prices)} for n, t in sorted(rounds.items())]
+
+
+def describe_event(entry: dict[str, Any]) -> str:
+    """One pause, approval or resume of :func:`timeline`, as a line of text."""
+    when = entry["time"]
+    if entry["kind"] == "paused":
+        waiting = ", ".join(f"{c['tool']} ({c['call_id']})" for c in entry.get("calls", ()))
+        return f"paused {when} after round {entry.get('round')}: waiting for {waiting}"
+    if entry["kind"] == "approval":
+        answer = "approved" if entry["approved"] else f"denied ({entry.get('reason')})"
+        return f"  {entry['tool']} ({entry['call_id']}) {answer} by {entry['by']} {when}"
+    return f"resumed {when} by {entry['by']} (from {entry['from']}; owner {entry['owner']})"
