@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     log = AuditLog(path)
     saved = log.load_run(args.run_ref)
     launch = saved.settings.get("launch") or {}
-    tools, missing = _tools(args.tools or launch.get("tools") or None)
+    tools = _tools(args.tools or launch.get("tools") or None)
     agent = Agent(
         _model(args, launch, saved.model),
         tools,
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         approve=TerminalApprover(),
         log=log,
     )
-    approvals = _ask(saved, agent, missing, TerminalApprover(), yes=args.yes)
+    approvals = _ask(saved, agent, TerminalApprover(), yes=args.yes)
     result = agent.resume_sync(saved.run_id, approvals, by=f"terminal:{getpass.getuser()}")
     if result.paused:
         waiting = ", ".join(f"{p.tool} ({p.call_id})" for p in result.pending)
@@ -98,28 +98,24 @@ def _model(args: argparse.Namespace, launch: dict[str, Any], logged: str) -> Any
     return resolve(spec, base_url=args.base_url or launch.get("base_url"))
 
 
-def _tools(specs: list[str] | None) -> tuple[list[Any], list[str]]:
+def _tools(specs: list[str] | None) -> list[Any]:
     """The tools of each spec that loads, and the specs that do not (said on stderr:
     their pending calls are denied by the resume, with a reason)."""
     from ..errors import CallerError
     from .run_cmd import load_tools
 
     if not specs:
-        return load_tools(None), []
+        return load_tools(None)
     tools: list[Any] = []
-    missing: list[str] = []
     for spec in specs:
         try:
             tools += load_tools([spec])
         except CallerError as exc:
-            missing.append(spec)
             print(f"toolwire: cannot load --tools {spec}: {exc}", file=sys.stderr)
-    return tools, missing
+    return tools
 
 
-def _ask(
-    saved: Any, agent: Any, missing: list[str], approver: Any, *, yes: bool
-) -> dict[str, bool | str]:
+def _ask(saved: Any, agent: Any, approver: Any, *, yes: bool) -> dict[str, bool | str]:
     """The answers to the pending calls whose tools loaded (the others are denied by
     the resume: their tool is gone)."""
     from ..turn import ToolRequest

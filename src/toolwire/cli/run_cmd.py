@@ -27,7 +27,8 @@ unless given) and then the answer, and says for each what a right answer is and 
 the model did.
 
 A tool that declares side effects runs only after you approve the call at the
-terminal (--yes allows every call; --deny/--ask take tool name patterns).
+terminal (--yes allows every call; --deny/--ask take tool name patterns). --pause
+stops the run there instead; toolwire resume RUN asks later and goes on.
 """
 
 from __future__ import annotations
@@ -123,6 +124,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--ask", action="append", metavar="PATTERN", help="ask before tools matching PATTERN"
+    )
+    parser.add_argument(
+        "--pause",
+        action="store_true",
+        help="pause the run where a call needs approval, instead of asking now "
+        "(toolwire resume RUN asks later, from any terminal)",
     )
     from .logdb import add_log_options
 
@@ -255,7 +262,7 @@ def _permissions(args: argparse.Namespace) -> dict[str, Any]:
     deny, ask = getattr(args, "deny", None), getattr(args, "ask", None)
     return {
         "permissions": cli_permissions(yes=yes, deny=deny, ask=ask),
-        "approve": TerminalApprover(),
+        "approve": "pause" if getattr(args, "pause", False) else TerminalApprover(),
     }
 
 
