@@ -545,11 +545,27 @@ class AuditLog:
             self.write_now(approval_row(run_id, answer))
 
     def record_call_start(self, run_id: str, start: CallStart) -> None:
-        """Commit a call's start row before it runs (blocking: call it off the event loop)."""
+        """Commit a call's start row before it runs (blocking: call it off the event loop).
+
+        The row goes through the writer thread, which commits it with whatever else has
+        queued (the start rows of the batch's other calls, a finished call): the calls
+        of a parallel batch wait for one commit, not one each (bench/bench_durable.py).
+
+        Raises:
+            AuditLogError: The row could not be committed.
+        """
         from .durable import call_start_row
 
         self.open()
-        self.write_now(call_start_row(run_id, start))
+        row = call_start_row(run_id, start)
+        if self._writer is None:
+            self.write_now(row)
+            return
+        self.submit(row, urgent=True)
+        if not self.flush():
+            raise AuditLogError(self.path, "the writer did not commit a call's start row in time")
+        if self.error is not None:
+            raise self.error
 
     def _counts(self, run_id: str) -> tuple[int, int, int]:
         """The run's last request number, call number and round in the file."""
