@@ -551,9 +551,21 @@ class AuditLog:
         queued (the start rows of the batch's other calls, a finished call): the calls
         of a parallel batch wait for one commit, not one each (bench/bench_durable.py).
 
+        A log that is not strict and cannot be written lets the call run unrecorded (the
+        run goes on without its log, as for every row; the error is reported at the
+        run's end); a strict log stops the call.
+
         Raises:
-            AuditLogError: The row could not be committed.
+            AuditLogError: Only when ``strict``: the row could not be committed.
         """
+        try:
+            self._commit_start(run_id, start)
+        except AuditLogError as exc:
+            if self.strict:
+                raise
+            self.error = exc
+
+    def _commit_start(self, run_id: str, start: CallStart) -> None:
         from .durable import call_start_row
 
         self.open()
