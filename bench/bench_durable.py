@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from bench_observe import paired_runs
-
 from toolwire.observe import AuditLog
 from toolwire.run import Agent
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
