@@ -343,3 +343,21 @@ def test_the_trace_page_shows_the_pause_the_approval_and_the_resume(tmp_path: Pa
     assert "paused" in events and "waiting for delete (c2)" in events
     assert "delete (c2) denied (not now) by alice" in events
     assert events.index("waiting for delete") < events.index("resumed") < events.index("by alice")
+
+
+def test_a_cancelled_run_goes_on_where_it_stopped(tmp_path: Path) -> None:
+    @tool(side_effects=False)
+    def interrupt() -> str:
+        """Stops the run as a Ctrl-C would."""
+        raise KeyboardInterrupt
+
+    db = tmp_path / "runs.db"
+    agent, _ = _agent(db, [tool_call_turn(("interrupt", {}, "k1"))], tools=[interrupt])
+    with pytest.raises(KeyboardInterrupt):
+        agent.run_sync("go")
+    assert AuditLog(db).inspect("last")["outcome"] == "cancelled"
+    agent, model = _agent(db, [text_turn("went on")], tools=[interrupt])
+    result = agent.resume_sync("last")
+    assert result.output == "went on"
+    [(call_id, text)] = _tool_results(model.requests[0])
+    assert call_id == "k1" and "cancelled" in text  # its logged result, not run again

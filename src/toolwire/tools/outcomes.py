@@ -28,8 +28,8 @@ turn replaced.
 ``cancelled``; ``paused`` (waiting for approvals); ``length`` (the last turn was cut at
 the token limit: ``RunResult.truncated`` is true, no exception); ``running`` (in the
 log, not ended yet); ``interrupted`` (in the log: its process is gone). Resumable
-(:func:`is_resumable`): ``paused``, ``interrupted``, and ``error`` from a provider
-failure.
+(:func:`is_resumable`): ``paused``, ``interrupted``, ``cancelled`` (a Ctrl-C: its calls
+were answered and logged), and ``error`` from a provider failure.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ RunOutcome: TypeAlias = Literal[
 ]
 """How a run ended (``running`` and ``interrupted`` are read from the audit log)."""
 
-RESUMABLE_OUTCOMES: frozenset[RunOutcome] = frozenset({"paused", "interrupted"})
+RESUMABLE_OUTCOMES: frozenset[RunOutcome] = frozenset({"paused", "interrupted", "cancelled"})
 """Outcomes a run can always go on from (an ``error`` only when the provider failed)."""
 
 _EXECUTION_FAILURES: dict[ToolStatus, ExecutionFailure] = {
