@@ -91,9 +91,9 @@ def test_each_call_gets_one_result_and_nothing_runs_twice(
 ) -> None:
     RAN.clear()
     saved_calls, approvals = [], {}
-    for n, (name, state, answer) in enumerate(calls):
-        if state == "pending" and name != "harmful":
-            state = "unstarted"  # only calls that need approval wait for it
+    for n, (name, drawn, answer) in enumerate(calls):
+        # Only calls that need approval wait for it.
+        state = "unstarted" if drawn == "pending" and name != "harmful" else drawn
         call = ToolCall(f"c{n}", name, json.dumps({"id": f"c{n}"}))
         logged = ToolResult(call.id, name, f"logged {n}") if state == "done" else None
         saved_calls.append(SavedCall(call, logged, state == "started", state == "pending"))
@@ -135,7 +135,7 @@ def test_each_call_gets_one_result_and_nothing_runs_twice(
         assert [m.call_id for m in answered] == [c.call.id for c in saved_calls]
     # The log hears of every new result once; start rows only for calls that may not
     # run twice, written before they ran.
-    new = [r for r in store.results]
+    new = store.results
     assert len({r.call_id for r in new}) == len(new)
     assert {s.call_id for s in store.starts} == {
         c for c in RAN if c in {i.call.id for i in saved_calls if i.call.name == "harmful"}
