@@ -134,3 +134,78 @@ def test_a_killed_run_resumes_with_one_result_per_call(
     assert main(["inspect", "last", "--db", str(db)]) == 0
     text = capsys.readouterr().out
     assert "charge" in text and "interrupted" in text and "resumed" in text
+
+
+OWNER_SCRIPT = textwrap.dedent(
+    """
+    import asyncio, sys, threading
+    from pathlib import Path
+    from toolwire import Agent, AuditLog, Permissions, tool
+    from toolwire.run.model import TurnDone
+
+    @tool
+    def delete(path: str) -> str:
+        '''Delete a file.'''
+        Path(path).with_suffix(".deleted." + sys.argv[2]).write_text("x")
+        return f"deleted {path}"
+
+    class Stuck:
+        name = "stuck"
+
+        def stream(self, request):
+            return self._play()
+
+        async def _play(self):
+            print("asked", flush=True)
+            await asyncio.to_thread(threading.Event().wait)
+            yield TurnDone(None)
+
+    agent = Agent(Stuck(), [delete], permissions=Permissions(ask=["delete"]),
+                  approve="pause", log=AuditLog(sys.argv[1]))
+    agent.resume_sync("last", {"d1": True})
+    """
+)
+
+
+@tool
+def delete(path: str) -> str:
+    """Delete a file."""
+    (Path(path).with_suffix(".deleted.here")).write_text("x")
+    return f"deleted {path}"
+
+
+def test_a_second_process_cannot_resume_a_run_another_owns(tmp_path: Path) -> None:
+    from toolwire import Permissions
+    from toolwire.errors import RunClaimedError
+    from toolwire.testing import tool_call_turn
+
+    db = tmp_path / "runs.db"
+    target = str(tmp_path / "victim")
+    ask = {"permissions": Permissions(ask=["delete"]), "approve": "pause"}
+    first = Agent(ScriptedModel([tool_call_turn(("delete", {"path": target}, "d1"))]),
+                  [delete], log=AuditLog(db), **ask)  # fmt: skip
+    assert first.run_sync("delete it").paused
+    script = tmp_path / "owner.py"
+    script.write_text(OWNER_SCRIPT)
+    with subprocess.Popen(
+        [sys.executable, str(script), str(db), "there"], stdout=subprocess.PIPE, text=True
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            ready, _, _ = select.select([proc.stdout], [], [], 60)
+            assert ready and proc.stdout.readline().strip() == "asked"
+            # The other process owns the run (it ran the approved call, and waits for
+            # its model): this one is refused, and runs nothing.
+            second = Agent(ScriptedModel([]), [delete], log=AuditLog(db), **ask)
+            with pytest.raises(RunClaimedError, match=f"process {proc.pid} is alive"):
+                second.resume_sync("last", {"d1": True})
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=60)
+    assert sorted(p.name for p in tmp_path.glob("victim.*")) == ["victim.deleted.there"]
+    # Its process is gone: the run resumes here, and the call it ran is not run again.
+    third = Agent(ScriptedModel([text_turn("deleted")]), [delete], log=AuditLog(db), **ask)
+    assert third.resume_sync("last").output == "deleted"
+    assert sorted(p.name for p in tmp_path.glob("victim.*")) == ["victim.deleted.there"]
+    resumes = [e for e in AuditLog(db).inspect("last")["timeline"] if e["kind"] == "resumed"]
+    assert [e["from"] for e in resumes] == ["paused", "interrupted"]
