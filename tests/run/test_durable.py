@@ -361,3 +361,19 @@ def test_a_cancelled_run_goes_on_where_it_stopped(tmp_path: Path) -> None:
     assert result.output == "went on"
     [(call_id, text)] = _tool_results(model.requests[0])
     assert call_id == "k1" and "cancelled" in text  # its logged result, not run again
+
+
+def test_a_run_whose_answer_was_logged_ends_with_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "runs.db"
+    agent, _ = _agent(db, [text_turn("the answer")])
+    run_id = agent.run_sync("hi").run_id
+    conn = sqlite3.connect(db)  # as if the process died before the run's end was written
+    conn.execute("UPDATE runs SET outcome = 'running', pid = 999999999 WHERE run_id = ?", (run_id,))
+    conn.commit()
+    conn.close()
+    agent, model = _agent(db, [])
+    result = agent.resume_sync(run_id)
+    assert result.output == "the answer" and model.requests == []
+    assert AuditLog(db).inspect(run_id)["outcome"] == "ok"

@@ -644,9 +644,9 @@ class _Run:
                 self.tools = tools
                 self.context.use_toolset(tools.executor.toolset)
                 if self.resumption is not None:
-                    waiting = await answer_last_turn(self, self.resumption)
-                    if waiting is not None:  # approvals still missing: paused again
-                        return self._finish(waiting, False)
+                    ended = await answer_last_turn(self, self.resumption)
+                    if ended is not None:  # paused again, or the logged turn was the answer
+                        return self._finish(ended, False)
                 return await self._loop()
         except (LoopDetectedError, UsageLimitExceededError, MaxRoundsExceededError) as exc:
             exc.messages = list(self.messages)

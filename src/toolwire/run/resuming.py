@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import CallerError, RunClaimedError, RunNotResumableError
-from ..messages import Message, ToolCall, ToolResult
+from ..messages import AssistantMessage, Message, ToolCall, ToolResult
 from ..tools import outcomes
 from ..tools.tool import Tool
 from ..turn import ToolRequest, Turn
@@ -199,11 +199,16 @@ async def answer_last_turn(run: ResumedRun, resumption: Resumption) -> Turn | No
     """Answer the last turn's calls (see the module docstring); the history gets them.
 
     Returns:
-        The last turn when calls still wait for approval (the run pauses again), else
-        ``None`` (the loop goes on with the next request).
+        The turn the run ends with: the last turn when calls still wait for approval
+        (the run pauses again), or when it made no call (its process stopped after the
+        model's answer reached the log, before the run's end did: that answer is the
+        run's); else ``None``: the loop goes on with the next request.
     """
     saved = resumption.saved
     message = saved.messages[-1]
+    assert isinstance(message, AssistantMessage)  # the store's contract (SavedRun)
+    if not message.tool_calls:
+        return Turn(message, [], "stop")
     toolset = run.executor.toolset
     fixed: dict[str, ToolResult] = {}
     to_run: list[ToolRequest] = []
@@ -238,7 +243,7 @@ async def answer_last_turn(run: ResumedRun, resumption: Resumption) -> Turn | No
                 run.messages.append(result)
     run.pending = pending_calls(turn_run.held) if held else []
     if run.pending:
-        return Turn(message, [], "tool_calls")  # type: ignore[arg-type]
+        return Turn(message, [], "tool_calls")
     return None
 
 
