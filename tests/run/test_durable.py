@@ -377,3 +377,28 @@ def test_a_run_whose_answer_was_logged_ends_with_it(tmp_path: Path) -> None:
     result = agent.resume_sync(run_id)
     assert result.output == "the answer" and model.requests == []
     assert AuditLog(db).inspect(run_id)["outcome"] == "ok"
+
+
+def test_a_call_held_while_the_model_streams_still_lets_its_batch_run(tmp_path: Path) -> None:
+    @tool(side_effects=False, concurrency_safe=True)
+    def peek(path: str) -> str:
+        """Reads, but needs approval (it may read secrets)."""
+        RAN.append(("peek", path))
+        return f"peeked {path}"
+
+    @tool(concurrency_safe=True)
+    def save(path: str) -> str:
+        """Writes (side effects: it waits for the end of the stream, in peek's batch)."""
+        RAN.append(("save", path))
+        return f"saved {path}"
+
+    turn = tool_call_turn(("peek", {"path": "a"}, "p1"), ("save", {"path": "b"}, "s1"),
+                          ("delete", {"path": "c"}, "d1"))  # fmt: skip
+    # A paced stream (the event loop runs between chunks): peek starts early (safe,
+    # harmless) and is held while the model still streams.
+    model = ScriptedModel([turn], chunk_delay=0.001)
+    agent = Agent(model, [peek, save, delete], permissions=Permissions(ask=["peek"]),
+                  approve="pause", log=AuditLog(tmp_path / "runs.db"))  # fmt: skip
+    result = agent.run_sync("go")
+    assert [p.call_id for p in result.pending] == ["p1"]
+    assert RAN == [("save", "b")]  # its batch-mate ran; delete (a later batch) waits

@@ -468,15 +468,17 @@ class TurnRun:
         if skip_reason is not None:
             self._skip(runnable, skip_reason)
             return
+        deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
                 break
             calls = [runnable[i] for i in batch.calls]
-            if self._holding:  # a call waits for a decision: later batches wait, in order
+            if deferring:
                 self.deferred.extend(c for c in calls if c.task is None)
                 calls = [c for c in calls if c.task is not None]  # harmless early starts
             if calls:
                 await self._run_batch(calls)
+            deferring = self._holding  # set by a held call (an early one included)
         if self._interrupt is not None:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
