@@ -8,9 +8,11 @@ names each file's source, commit and licence. This table says which file renders
 variant, and what ends the model's turn (the stop strings and the EOS token text).
 
 A variant with no published template that renders its calls (DeepSeek V3.2/V4's DSML,
-GLM-4.7, Kimi K3) has no row, nor one whose only published template is broken (vLLM's
-Gemma 3 ``pythonic`` example writes no comma between a call's arguments: a ``set``
-inside a Jinja loop does not outlive the iteration): rendering it another variant's way would be a prompt in a
+GLM-4.7, Kimi K3) has no row, nor one whose only published template breaks its calls' arguments (vLLM's
+Gemma 3 ``pythonic`` example writes no comma between arguments, a ``set`` inside a Jinja
+loop not outliving the iteration; its Llama 4 ``pythonic`` one writes every value as a
+string in unescaped double quotes, so ``days=2`` comes back ``"2"`` and a quote in a
+value breaks the call): rendering it another variant's way would be a prompt in a
 format the model was not trained on, so asking for it is an error that says to pass the
 model's own template.
 """
@@ -74,14 +76,6 @@ SHIPPED: tuple[ShippedTemplate, ...] = (
         ("<|eot_id|>", "<|eom_id|>"),
         "<|eot_id|>",
         "vLLM examples/tool_chat_template_llama3.1_json.jinja",
-    ),
-    ShippedTemplate(
-        "llama",
-        ("llama4-pythonic",),
-        "llama4_pythonic.jinja",
-        ("<|eot|>", "<|eom|>"),
-        "<|eot|>",
-        "vLLM examples/tool_chat_template_llama4_pythonic.jinja",
     ),
     ShippedTemplate(
         "mistral",
