@@ -57,7 +57,7 @@ def turns(draw: st.DrawFn, family: str, variant: str) -> list[tuple[str, dict[st
     return draw(st.lists(_arguments(family in RAW_TEXT), min_size=1, max_size=most))
 
 
-@pytest.mark.parametrize(("family", "variant"), SHIPPED, ids=lambda x: str(x))
+@pytest.mark.parametrize(("family", "variant"), SHIPPED, ids=str)
 def test_rendered_calls_parse_back(family: str, variant: str) -> None:
     @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(calls=turns(family, variant), preface=st.sampled_from(["", "Let me look."]))
