@@ -205,7 +205,7 @@ def test_tool_choice_none_offers_no_tools_and_a_forced_choice_is_a_system_rule()
 
 
 def test_a_variant_without_a_shipped_template_says_to_pass_the_models_own() -> None:
-    with pytest.raises(CallerError, match="no chat template for glm variant 'glm-4.7'") as caught:
+    with pytest.raises(CallerError, match=r"no chat template for glm variant 'glm-4\.7'") as caught:
         render_prompt("glm", [UserMessage("hi")], variant="glm-4.7")
     assert "tokenizer_config.json" in (caught.value.hint or "")
     with pytest.raises(CallerError, match="unknown format family"):
