@@ -182,4 +182,9 @@ def shipped_template(family: str, variant: str) -> ShippedTemplate:
 @cache
 def template_text(file: str) -> str:
     """The text of a shipped template file."""
-    return resources.files(__package__).joinpath("templates", file).read_text(encoding="utf-8")
+    return (
+        resources.files(__package__)
+        .joinpath("templates")
+        .joinpath(file)
+        .read_text(encoding="utf-8")
+    )

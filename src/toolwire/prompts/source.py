@@ -59,9 +59,11 @@ def _read_file(path: Path, folder: Path) -> TemplateSource:
         config = folder / "tokenizer_config.json"
         tokens = _load_json(config) if config.is_file() else {}
         return TemplateSource(_text(path), _token(tokens, "bos_token"), _token(tokens, "eos_token"))
-    config = _load_json(path)
+    settings = _load_json(path)
     return TemplateSource(
-        _config_template(config, path), _token(config, "bos_token"), _token(config, "eos_token")
+        _config_template(settings, path),
+        _token(settings, "bos_token"),
+        _token(settings, "eos_token"),
     )
 
 
