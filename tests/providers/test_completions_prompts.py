@@ -139,3 +139,12 @@ def test_a_variant_with_no_shipped_template_fails_at_construction(no_keys: None)
 
     with pytest.raises(CallerError, match="ships no chat template"):
         CompletionsModel("zai-org/GLM-4.7", base_url="http://h/v1")
+
+
+def test_the_hermes_grammar_is_refused_for_another_family(no_keys: None) -> None:
+    from toolwire.errors import CallerError
+
+    with pytest.raises(CallerError, match="writes mistral calls"):
+        CompletionsModel(
+            "mistralai/Mistral-Small-3.2-24B-Instruct-2506", base_url="http://h/v1", grammar=True
+        )

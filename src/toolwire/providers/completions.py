@@ -152,7 +152,9 @@ class CompletionsModel(HTTPModel):
             folder. Or any ``PromptTemplate`` callable.
         format: The tool-call format family name (``"hermes"``, ``"llama"``...) when
             the model name does not say it.
-        grammar: Send a GBNF grammar built from the tools (llama.cpp servers).
+        grammar: Send a GBNF grammar built from the tools (llama.cpp servers); it
+            writes Hermes calls, so only for the ``hermes`` family (or a model of no
+            known family).
         **kwargs: As for :class:`~toolwire.providers.hosted.HTTPModel`.
     """
 
@@ -190,6 +192,14 @@ class CompletionsModel(HTTPModel):
         self.template: PromptTemplate = self._template(template)
         self.grammar = grammar
         self._format_for([])  # fail now, not at the first turn, on an unknown family
+        if grammar and self.family not in (None, "hermes"):
+            # The grammar writes Hermes <tool_call> blocks (grammar.py): under another
+            # family's prompt and parser its calls would be neither asked for nor read.
+            raise CallerError(
+                f"grammar=True constrains the output to Hermes <tool_call> blocks, but "
+                f"{model!r} writes {self.family} calls",
+                hint="drop the grammar, or serve a Hermes-format model (format='hermes')",
+            )
 
     def _template(self, template: PromptTemplate | TemplateArg) -> PromptTemplate:
         if callable(template):
