@@ -10,6 +10,7 @@ from typing import Any
 
 from toolwire import formats
 from toolwire.formats import ParseResult
+from toolwire.formats.results import collect_events
 from toolwire.messages import AssistantMessage, Message
 from toolwire.prompts import ChatTemplate, prompt_template
 from toolwire.prompts.chat import template_messages
@@ -115,6 +116,14 @@ def _shared(prompt: str, rendered: str) -> int:
 def parse_turn(family: str, variant: str, turn: str, opening: str) -> ParseResult:
     fmt = formats.get(family, variant, tools=TOOLS, generation_prompt=opening)
     return fmt.parse(turn)
+
+
+def stream_turn(family: str, variant: str, turn: str, opening: str) -> ParseResult:
+    """The turn fed to the family's stream one character per delta."""
+    fmt = formats.get(family, variant, tools=TOOLS, generation_prompt=opening)
+    stream = fmt.stream()
+    events = [event for char in turn for event in stream.feed(char)]
+    return collect_events([*events, *stream.close()])
 
 
 def calls_of(result: ParseResult) -> list[tuple[str, Any]]:

@@ -2,7 +2,8 @@
 the family's own parser gives the same calls, for every shipped template.
 
 The turn is cut from the rendered history the way a completions server would hand the
-model's output back (after the generation prompt, up to the first stop string). String
+model's output back (after the generation prompt, up to the first stop string), and
+read both whole and streamed one character per delta. String
 values avoid ``<`` and ``>`` in the families that write values as raw text between
 tags (Qwen3-Coder, GLM, Gemma): their markup has no escape, so a value holding a
 closing tag cannot survive any renderer. gpt-oss and Llama 3 write one call per turn
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 
 from toolwire.messages import AssistantMessage, TextPart, ToolCall, ToolResult, UserMessage
 
-from .helpers import SHIPPED, assistant_turn, calls_of, parse_turn
+from .helpers import SHIPPED, assistant_turn, calls_of, parse_turn, stream_turn
 
 RAW_TEXT = {"qwen3_coder", "glm", "gemma"}
 ONE_CALL = {("harmony", "gpt-oss"), ("llama", "llama3-json")}
@@ -76,5 +77,6 @@ def test_rendered_calls_parse_back(family: str, variant: str) -> None:
         result = parse_turn(family, variant, turn, opening)
         assert calls_of(result) == calls, turn
         assert not result.notices, (turn, result.notices)
+        assert calls_of(stream_turn(family, variant, turn, opening)) == calls, turn
 
     check()
