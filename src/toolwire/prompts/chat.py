@@ -13,9 +13,10 @@ Some families need more than the shape, as their own serving stacks do it:
   digits, so other ids are mapped to nine (the same id always to the same nine);
 * ``kimi``: Kimi writes and reads its ids as ``functions.NAME:INDEX`` (vLLM's Kimi
   parser and Moonshot's docs), so other ids are renumbered that way;
-* ``harmony`` and Llama 3's JSON calls: the gpt-oss template renders only an assistant message's
-  first call and Llama 3.1's refuses a second, so a message with several calls becomes
-  consecutive messages of one call each (what those models write: one call per turn).
+* ``harmony`` and Llama 3's JSON calls: the gpt-oss template renders only an assistant
+  message's first call and Llama 3.1's refuses a second, so a message with several
+  calls becomes consecutive messages of one call each (what those models write: one
+  call per turn).
 """
 
 from __future__ import annotations
@@ -160,10 +161,11 @@ def _harmony_thinking(chat: Chat) -> Chat:
     """gpt-oss's template reads reasoning as ``thinking`` and refuses it beside content."""
     out: Chat = []
     for message in chat:
-        reasoning = message.pop("reasoning_content", None)
+        shaped = {key: value for key, value in message.items() if key != "reasoning_content"}
+        reasoning = message.get("reasoning_content")
         if reasoning and not (message.get("content") and message.get("tool_calls")):
-            message["thinking"] = reasoning
-        out.append(message)
+            shaped["thinking"] = reasoning
+        out.append(shaped)
     return out
 
 

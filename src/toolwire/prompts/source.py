@@ -3,7 +3,8 @@
 Hugging Face model repositories keep the template either in ``chat_template.jinja``
 (newer repositories) or as ``chat_template`` in ``tokenizer_config.json`` (a string, or
 a list of named templates, of which ``tool_use`` is the one that renders tools), next to
-the BOS and EOS token texts (a string or an ``AddedToken`` object with ``content``).
+the EOS token text (a string or an ``AddedToken`` object with ``content``). The BOS
+token is not read: a completions server adds it when it tokenizes the prompt.
 """
 
 from __future__ import annotations
@@ -21,16 +22,14 @@ __all__ = ["TemplateSource", "read_template"]
 
 @dataclass(frozen=True, slots=True)
 class TemplateSource:
-    """A chat template's text and the token texts its model declares.
+    """A chat template's text and the EOS token text its model declares.
 
     Attributes:
         text: The Jinja source.
-        bos_token: The BOS token text (``None``: not declared).
         eos_token: The EOS token text (``None``: not declared).
     """
 
     text: str
-    bos_token: str | None = None
     eos_token: str | None = None
 
 
@@ -58,13 +57,9 @@ def _read_file(path: Path, folder: Path) -> TemplateSource:
     if path.suffix != ".json":
         config = folder / "tokenizer_config.json"
         tokens = _load_json(config) if config.is_file() else {}
-        return TemplateSource(_text(path), _token(tokens, "bos_token"), _token(tokens, "eos_token"))
+        return TemplateSource(_text(path), _token(tokens, "eos_token"))
     settings = _load_json(path)
-    return TemplateSource(
-        _config_template(settings, path),
-        _token(settings, "bos_token"),
-        _token(settings, "eos_token"),
-    )
+    return TemplateSource(_config_template(settings, path), _token(settings, "eos_token"))
 
 
 def _text(path: Path) -> str:
