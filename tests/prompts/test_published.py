@@ -119,9 +119,15 @@ def published(family: str, variant: str) -> str:
         trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
     )
 
-    def tojson(x: Any, indent: Any = None, separators: Any = None, sort_keys: bool = False) -> str:
+    def tojson(
+        x: Any,
+        ensure_ascii: bool = False,
+        indent: Any = None,
+        separators: Any = None,
+        sort_keys: bool = False,
+    ) -> str:
         return json.dumps(
-            x, ensure_ascii=False, indent=indent, separators=separators, sort_keys=sort_keys
+            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
         )
 
     def raise_exception(message: str) -> None:
@@ -224,6 +230,8 @@ def test_the_models_own_template_from_a_folder_or_tokenizer_config(tmp_path: Pat
     (tmp_path / "chat_template.jinja").write_text("[{{ messages[0].content }}]", encoding="utf-8")
     assert render_prompt("hermes", history, template=tmp_path).text == "[hi]"
     assert render_prompt("hermes", history, template="{{ 'inline' }}").text == "inline"
+    ascii_ = "{{ messages[0].content | tojson(ensure_ascii=true) }}"
+    assert render_prompt("hermes", [UserMessage("é")], template=ascii_).text == '"\\u00e9"'
 
 
 def test_a_template_that_is_missing_or_broken_is_a_clear_error(tmp_path: Path) -> None:

@@ -152,12 +152,14 @@ def _with_system_rule(chat: list[dict[str, Any]], rule: str) -> list[dict[str, A
 
 def _tojson(
     value: Any,
+    ensure_ascii: bool = False,
     indent: int | None = None,
     separators: tuple[str, str] | None = None,
     sort_keys: bool = False,
 ) -> str:
+    # transformers' tojson, argument for argument (Kimi K3's template passes ensure_ascii).
     return json.dumps(
-        value, ensure_ascii=False, indent=indent, separators=separators, sort_keys=sort_keys
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
 
 
