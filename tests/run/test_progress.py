@@ -376,3 +376,44 @@ def test_an_early_call_whose_position_changed_runs_again_with_its_final_key() ->
 
     [result] = run(main())
     assert result.content.endswith(idempotency_key("run-7", 3, 0))
+
+
+# -- the README's idempotency example ---------------------------------------------------------
+
+
+def test_the_readme_example_charges_once_when_a_lost_response_is_retried() -> None:
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    section = text[text.index("### Tool context, idempotency keys and progress") :]
+    [example] = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[:1]
+    namespace: dict[str, Any] = {}
+    exec(compile(example, "README:idempotency", "exec"), namespace)
+
+    class Bank:
+        """Deduplicates by key; its first answer is lost on the way back."""
+
+        def __init__(self) -> None:
+            self.charges: dict[str, tuple[str, int]] = {}
+            self.requests = 0
+
+        def charge(self, customer: str, cents: int, *, idempotency_key: str) -> str:
+            self.requests += 1
+            self.charges.setdefault(idempotency_key, (customer, cents))
+            if self.requests == 1:
+                raise ConnectionError("the response was lost")
+            return f"charged {customer} {cents}"
+
+    bank = Bank()
+    model = ScriptedModel(
+        [tool_call_turn(("charge", {"customer": "ann", "cents": 500})), text_turn("ok")]
+    )
+    agent = Agent(model, [namespace["charge"]], deps={"bank": bank},
+                  execution=ExecutionOptions(backoff_base=0.0))  # fmt: skip
+    events, result = stream_run(agent)
+    [answer] = results(result.messages)
+    assert (answer.status, answer.content) == (OK, "charged ann 500")
+    assert bank.requests == 2 and list(bank.charges.values()) == [("ann", 500)]
+    assert [e.value for e in events if isinstance(e, ToolProgress)] == ["charging 500 cents"] * 2
