@@ -13,6 +13,9 @@ import threading
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from toolwire import Agent, ToolContext, ToolProgress, tool
 from toolwire.messages import ToolCall, ToolResult, ToolStatus
 from toolwire.run import ExecutionOptions, Executor, RunResult, ToolResultReady
@@ -417,3 +420,45 @@ def test_the_readme_example_charges_once_when_a_lost_response_is_retried() -> No
     assert (answer.status, answer.content) == (OK, "charged ann 500")
     assert bank.requests == 2 and list(bank.charges.values()) == [("ann", 500)]
     assert [e.value for e in events if isinstance(e, ToolProgress)] == ["charging 500 cents"] * 2
+
+
+# -- any sequence of yields ---------------------------------------------------------------------
+
+_values = st.lists(st.one_of(st.integers(), st.text(max_size=8), st.none()), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_values, st.booleans())
+def test_any_yields_give_every_value_but_the_last_as_progress_and_one_result(
+    values: list[Any], asynchronous: bool
+) -> None:
+    if asynchronous:
+
+        async def produce() -> AsyncIterator[Any]:
+            for value in values:
+                await asyncio.sleep(0)
+                yield value
+
+    else:
+
+        def produce() -> Iterator[Any]:  # type: ignore[misc]
+            yield from values
+
+    seen: list[Any] = []
+
+    async def main() -> list[ToolResult]:
+        turn = Executor([tool(produce)]).turn(
+            early=False, scope=ToolScope("r", 1, emit=seen.append)
+        )
+        async with turn:
+            await turn.finish([request("produce")])
+        return turn.results()
+
+    [result] = run(main())
+    if not values:
+        assert result.status is ERROR and "yielded nothing" in result.content and seen == []
+    else:
+        from toolwire.run import render_content
+
+        assert (result.status, result.content) == (OK, render_content(values[-1]))
+        assert [p.value for p in seen] == values[:-1]

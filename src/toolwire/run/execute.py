@@ -358,9 +358,11 @@ class TurnRun:
     def position(self, call: TurnCall) -> int:
         """The call's 0-based position among the turn's calls (the idempotency key's)."""
         known = self._positions.get(call)
-        if known is not None:
-            return known
-        return self._order.index(call) if self._order is not None else 0
+        if known is None and self._order is not None:  # once per turn: linear in its calls
+            for place, each in enumerate(self._order):
+                self._positions.setdefault(each, place)
+            known = self._positions.get(call)
+        return known or 0
 
     # -- context -------------------------------------------------------------------
 
