@@ -14,6 +14,10 @@ synchronous and returns a :class:`~toolwire.tools.validate.Validation`: ``.ok`` 
 ``.original`` say whether JSON repair was used. ``tool.invoke(input)`` calls the
 function with a validated input (``fn(**input)`` for typed tools, ``fn(input)`` for
 raw-schema ones) and returns its result — a coroutine for async tools.
+``Tool.from_schema(name, description, parameters, fn, **policy)`` wraps a raw JSON
+Schema tool (MCP). :class:`Toolset` is the name → tool registry:
+``.get(name)``, ``.definitions()``, ``.validate(request)`` (unknown names get an
+``unknown_tool`` result listing the closest names), iteration and ``len``.
 
 Two kinds of tool take more than their input, both decided here at definition time
 (``.plain`` is ``True`` for every other tool, whose calls take the executor's
@@ -22,10 +26,6 @@ shortest path): a tool with a parameter annotated :class:`~toolwire.tools.contex
 fills it in), and a generator tool (``.generator``: ``"sync"`` or ``"async"``), whose
 yielded values are progress and whose last value is the result
 (:mod:`toolwire.run.progress` drives it).
-``Tool.from_schema(name, description, parameters, fn, **policy)`` wraps a raw JSON
-Schema tool (MCP). :class:`Toolset` is the name → tool registry:
-``.get(name)``, ``.definitions()``, ``.validate(request)`` (unknown names get an
-``unknown_tool`` result listing the closest names), iteration and ``len``.
 
 Typed tools validate with a pydantic model built once, at definition time (see
 :mod:`toolwire.tools.schema`); raw-schema tools with a ``jsonschema`` validator, also
