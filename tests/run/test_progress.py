@@ -307,9 +307,19 @@ def test_a_generators_retries_run_it_again_from_the_start() -> None:
             raise ConnectionError("lost it")
         yield "done"
 
-    executor = Executor([flaky], ExecutionOptions(backoff_base=0.0))
-    [result] = run(executor.execute([request("flaky")]))
+    seen: list[Any] = []
+
+    async def main() -> list[ToolResult]:
+        scope = ToolScope("run-1", 1, emit=seen.append)
+        turn = Executor([flaky], ExecutionOptions(backoff_base=0.0)).turn(early=False, scope=scope)
+        async with turn:
+            await turn.finish([request("flaky")])
+        return turn.results()
+
+    [result] = run(main())
     assert (result.status, result.content, len(attempts)) == (OK, "done", 2)
+    # The first attempt raised after "working": that value was progress, not a result.
+    assert [p.value for p in seen] == ["working", "working"]
 
 
 def test_cancelling_the_run_cancels_a_running_generator_with_one_result() -> None:
@@ -427,22 +437,27 @@ def test_the_readme_example_charges_once_when_a_lost_response_is_retried() -> No
 _values = st.lists(st.one_of(st.integers(), st.text(max_size=8), st.none()), max_size=6)
 
 
-@settings(max_examples=40, deadline=None)
-@given(_values, st.booleans())
+@settings(max_examples=60, deadline=None)
+@given(_values, st.booleans(), st.booleans())
 def test_any_yields_give_every_value_but_the_last_as_progress_and_one_result(
-    values: list[Any], asynchronous: bool
+    values: list[Any], asynchronous: bool, fails: bool
 ) -> None:
+    """Then a raise: every value was progress, and the result is the error."""
     if asynchronous:
 
         async def produce() -> AsyncIterator[Any]:
             for value in values:
                 await asyncio.sleep(0)
                 yield value
+            if fails:
+                raise ValueError("broke at the end")
 
     else:
 
         def produce() -> Iterator[Any]:  # type: ignore[misc]
             yield from values
+            if fails:
+                raise ValueError("broke at the end")
 
     seen: list[Any] = []
 
@@ -455,10 +470,14 @@ def test_any_yields_give_every_value_but_the_last_as_progress_and_one_result(
         return turn.results()
 
     [result] = run(main())
-    if not values:
+    progress = [p.value for p in seen]
+    if fails:
+        assert result.status is ERROR and "broke at the end" in result.content
+        assert progress == values
+    elif not values:
         assert result.status is ERROR and "yielded nothing" in result.content and seen == []
     else:
         from toolwire.run import render_content
 
         assert (result.status, result.content) == (OK, render_content(values[-1]))
-        assert [p.value for p in seen] == values[:-1]
+        assert progress == values[:-1]

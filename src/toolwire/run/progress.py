@@ -10,9 +10,10 @@ function; plain calls never reach this module. For the others:
   :class:`~toolwire.run.events.ToolProgress` events, from the event loop or from a
   worker thread, and drops any that come after the call has its result.
 * :func:`drive_sync` and :func:`drive_async` run a generator tool: each value it yields
-  is reported when it yields again (only then is it known not to be the last), the last
-  is the result — a sync generator's non-``None`` return value takes precedence — and a
-  generator that yields nothing is a :class:`~toolwire.errors.ResultError`.
+  is reported when it yields again (only then is it known not to be the last; also
+  when it raises or returns a value instead), the last is the result — a sync
+  generator's non-``None`` return value takes precedence — and a generator that yields
+  nothing is a :class:`~toolwire.errors.ResultError`.
 
 Timeouts, cancellation and retries are the runner's, as for any tool: an async
 generator is cancelled where it awaits; a sync generator runs in a worker thread that
@@ -125,13 +126,14 @@ def drive_sync(
             try:
                 item = next(generator)
             except StopIteration as end:
-                if end.value is not None:
-                    if pending is not _NOTHING:
-                        report(pending)
-                    return end.value
-                return _last(tool, pending)
-            if pending is not _NOTHING:
-                report(pending)
+                if end.value is None:
+                    return _last(tool, pending)
+                _flush(pending, report)  # the return value is the result
+                return end.value
+            except Exception:
+                _flush(pending, report)  # it failed: that value was not the result
+                raise
+            _flush(pending, report)
             pending = item
         return None  # nobody waits for it any more
     finally:
@@ -147,14 +149,22 @@ async def drive_async(
     pending = _NOTHING
     try:
         async for item in produced:
-            if pending is not _NOTHING:
-                report(pending)
+            _flush(pending, report)
             pending = item
+    except Exception:
+        _flush(pending, report)  # it failed: that value was not the result
+        raise
     finally:
         aclose = getattr(produced, "aclose", None)
         if aclose is not None:
             await aclose()
     return _last(tool, pending)
+
+
+def _flush(pending: Any, report: Callable[[Any], None]) -> None:
+    """Report the value held back, if any: it is known not to be the result."""
+    if pending is not _NOTHING:
+        report(pending)
 
 
 def _last(tool: Tool, pending: Any) -> Any:
