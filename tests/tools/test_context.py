@@ -44,6 +44,14 @@ def test_two_context_parameters_are_a_definition_error() -> None:
         tool(twice)
 
 
+def test_an_optional_context_is_a_definition_error_that_says_how() -> None:
+    def maybe(ctx: ToolContext | None = None) -> str:
+        return ""
+
+    with pytest.raises(ToolDefinitionError, match="annotated exactly ToolContext"):
+        tool(maybe)
+
+
 def test_a_strict_schema_leaves_the_context_out_too() -> None:
     @tool(strict=True)
     def read(path: str, ctx: ToolContext) -> str:

@@ -115,6 +115,13 @@ def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) 
         if hints.get(param.name) is ToolContext:  # toolwire's to fill in, not the model's
             context_param = _context_param(context_param, param.name, qualname)
             continue
+        if ToolContext in typing.get_args(hints.get(param.name)):
+            raise ToolDefinitionError(
+                "a ToolContext parameter must be annotated exactly ToolContext",
+                function=qualname,
+                parameter=param.name,
+                hint="write ctx: ToolContext (toolwire always passes one; never None)",
+            )
         if param.name not in hints:
             # Without a hint the schema would say nothing and the model would guess (an
             # object for a number...): refuse, and say how to mean "any JSON value".
