@@ -9,8 +9,11 @@ is its result. Timeouts run on a fake clock; threads synchronise on events.
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import threading
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -18,7 +21,7 @@ from hypothesis import strategies as st
 
 from toolwire import Agent, ToolContext, ToolProgress, tool
 from toolwire.messages import ToolCall, ToolResult, ToolStatus
-from toolwire.run import ExecutionOptions, Executor, RunResult, ToolResultReady
+from toolwire.run import ExecutionOptions, Executor, RunResult, ToolResultReady, render_content
 from toolwire.run._threads import WorkerPool
 from toolwire.run.progress import ToolScope
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
@@ -75,8 +78,6 @@ def test_the_context_carries_the_run_the_call_its_key_and_the_deps() -> None:
     events, result = stream_run(Agent(model, [charge], deps={"bank": "test"}))
     [answer] = results(result.messages)
     assert answer.status is OK
-    import json
-
     seen = json.loads(answer.content)
     assert seen == {
         "key": idempotency_key(result.run_id, 1, 0),
@@ -97,8 +98,6 @@ def test_keys_differ_for_every_other_call_even_when_the_server_repeats_call_ids(
         text_turn("done"),
     ]
     _, result = stream_run(Agent(ScriptedModel(turns), [charge]))
-    import json
-
     keys = [json.loads(r.content)["key"] for r in results(result.messages)]
     assert len(set(keys)) == 3
     assert keys == [
@@ -395,9 +394,6 @@ def test_an_early_call_whose_position_changed_runs_again_with_its_final_key() ->
 
 
 def test_the_readme_example_charges_once_when_a_lost_response_is_retried() -> None:
-    import re
-    from pathlib import Path
-
     readme = Path(__file__).resolve().parents[2] / "README.md"
     text = readme.read_text(encoding="utf-8")
     section = text[text.index("### Tool context, idempotency keys and progress") :]
@@ -477,7 +473,5 @@ def test_any_yields_give_every_value_but_the_last_as_progress_and_one_result(
     elif not values:
         assert result.status is ERROR and "yielded nothing" in result.content and seen == []
     else:
-        from toolwire.run import render_content
-
         assert (result.status, result.content) == (OK, render_content(values[-1]))
         assert progress == values[:-1]
