@@ -4,6 +4,7 @@ side effect that may have happened is never run again (a real subprocess)."""
 from __future__ import annotations
 
 import json
+import os
 import select
 import signal
 import subprocess
@@ -81,17 +82,16 @@ def slow_read(path: str) -> str:
 
 def _kill_mid_batch(db: Path, script: Path) -> None:
     script.write_text(SCRIPT)
-    with subprocess.Popen(
-        [sys.executable, str(script), str(db)], stdout=subprocess.PIPE, text=True
-    ) as proc:
+    with subprocess.Popen([sys.executable, str(script), str(db)], stdout=subprocess.PIPE) as proc:
         try:
             assert proc.stdout is not None
-            seen = set()
-            while len(seen) < 2:  # the events: both slow calls are running
+            out = b""
+            while out.count(b"\n") < 2:  # the events: both slow calls are running
+                # The pipe's bytes, unbuffered: both lines may come in one read.
                 ready, _, _ = select.select([proc.stdout], [], [], 60)
-                assert ready, f"the slow calls did not both start (saw {seen})"
-                seen.add(proc.stdout.readline().strip())
-            assert seen == {"charge started", "read started"}
+                assert ready, f"the slow calls did not both start (saw {out!r})"
+                out += os.read(proc.stdout.fileno(), 1024)
+            assert sorted(out.decode().splitlines()) == ["charge started", "read started"]
         finally:
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=60)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolwire import Agent, AuditLog, Permissions, tool
+from toolwire import Agent, AuditLog, Permissions, ToolContext, tool
 from toolwire.errors import (
     AuditLogError,
     CallerError,
@@ -402,3 +402,29 @@ def test_a_call_held_while_the_model_streams_still_lets_its_batch_run(tmp_path: 
     result = agent.run_sync("go")
     assert [p.call_id for p in result.pending] == ["p1"]
     assert RAN == [("save", "b")]  # its batch-mate ran; delete (a later batch) waits
+
+
+def test_a_resumed_call_keeps_its_idempotency_key(tmp_path: Path) -> None:
+    from toolwire.tools.context import idempotency_key
+
+    keys: dict[str, str] = {}
+
+    @tool
+    def pay(amount: int, context: ToolContext) -> str:
+        """Pays (the key makes a repeated request take effect once)."""
+        keys[context.call_id] = context.idempotency_key
+        return "paid"
+
+    db = tmp_path / "runs.db"
+    turn = tool_call_turn(("read", {"path": "a"}, "c1"), ("pay", {"amount": 5}, "p1"),
+                          ("pay", {"amount": 6}, "p2"))  # fmt: skip
+    agent, _ = _agent(db, [turn], tools=[read, pay], permissions=Permissions(ask=["pay"]))
+    run_id = agent.run_sync("pay twice").run_id
+    agent, _ = _agent(db, [text_turn("paid")], tools=[read, pay],
+                      permissions=Permissions(ask=["pay"]))  # fmt: skip
+    agent.resume_sync(run_id, {"p1": True})  # p2 waits behind p1: asked, held again
+    agent, _ = _agent(db, [text_turn("paid")], tools=[read, pay],
+                      permissions=Permissions(ask=["pay"]))  # fmt: skip
+    agent.resume_sync(run_id, {"p2": True})
+    # The keys the calls would have had in the first process: round 1, places 1 and 2.
+    assert keys == {"p1": idempotency_key(run_id, 1, 1), "p2": idempotency_key(run_id, 1, 2)}

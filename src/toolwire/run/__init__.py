@@ -34,6 +34,7 @@ from .events import (
     RunFinished,
     RunStarted,
     ToolCallRunning,
+    ToolProgress,
     ToolResultReady,
 )
 from .execute import ExecutionOptions, Executor, TurnRun, default_retryable
@@ -79,6 +80,7 @@ __all__ = [
     "SafetyOptions",
     "StopOptions",
     "ToolCallRunning",
+    "ToolProgress",
     "ToolResultReady",
     "TurnDone",
     "TurnRun",

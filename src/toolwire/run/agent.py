@@ -78,6 +78,7 @@ from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
 from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
+from .progress import ToolScope
 from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .sources import RunTools, ToolSource, run_tools, split_tools
@@ -240,6 +241,9 @@ class Agent:
         observe: Recording as one group (:class:`~toolwire.run.options.ObserveOptions`:
             ``log``, ``instrument``). An option given both as a keyword and in its
             group must have the same value there.
+        deps: Anything the tools need (a client, a connection, settings): a tool
+            reads it as ``ctx.deps`` from a parameter annotated ``toolwire.ToolContext``.
+            With ``run_many`` on Ray it travels to the workers, so it must pickle.
 
     Raises:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, an option
@@ -274,6 +278,7 @@ class Agent:
         stop: StopOptions | None = None,
         safety: SafetyOptions | None = None,
         observe: ObserveOptions | None = None,
+        deps: Any = None,
     ) -> None:
         # The grouped options (run/options.py) fill in the keywords they set.
         RequestOptions.check(request, "request")
@@ -329,6 +334,7 @@ class Agent:
         # Recorded with each run's settings in the log, under "launch" (toolwire run
         # records its --model and --tools there, for toolwire resume).
         self.log_settings: dict[str, Any] = {}
+        self.deps = deps
 
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
@@ -769,6 +775,7 @@ class _Run:
             shape_result=self.context.shape_result,
             on_start=self._on_start,
             before_start=self.journal,
+            scope=ToolScope(self.run_id, number, agent.deps, self.emit),
         )
         turn: Turn | None = None
         paused = False  # calls were held: they stay unanswered in the history
@@ -872,6 +879,9 @@ class _Run:
 
     def call_listener(self) -> Callable[[CallRecord, ToolResult], None] | None:
         return None if self.emit is _ignore else self._on_call
+
+    def tool_scope(self) -> ToolScope:
+        return ToolScope(self.run_id, self._number, self.agent.deps, self.emit)
 
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))

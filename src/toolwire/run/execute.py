@@ -90,6 +90,7 @@ from .calls import CallRecord, CallState, Discarded, TurnCall, is_safe
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
+from .progress import ToolScope
 from .runner import BeforeStart, CallRunner, ResultShaper, StartCallback, describe
 
 __all__ = [
@@ -206,6 +207,7 @@ class Executor:
         shape_result: ResultShaper | None = None,
         on_start: StartCallback | None = None,
         before_start: BeforeStart | None = None,
+        scope: ToolScope | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -222,6 +224,9 @@ class Executor:
                 begins (after its batch, approval and a worker thread were available).
             before_start: Awaited before a call that is not harmless to repeat runs
                 (the run store's start row); a reason it returns stops the call.
+            scope: The run id, round, ``deps`` and progress emitter that tools taking a
+                ``ToolContext`` or reporting progress get (:mod:`.progress`; ``None``:
+                the turn is a run of its own, and progress goes nowhere).
         """
         run = TurnRun(
             self,
@@ -233,6 +238,7 @@ class Executor:
         )
         run.on_start = on_start
         run._runner.before_start = before_start
+        run.scope = scope
         return run
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
@@ -328,6 +334,10 @@ class TurnRun:
         self._interrupt: BaseException | None = None
         self._cut: set[TurnCall] = set()  # cancelled by the batch budget, to run again
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
+        # Where each early-started call of a non-plain tool stood in the turn: its
+        # idempotency key is made from it (progress.py), so the final turn must agree.
+        self._positions: dict[TurnCall, int] = {}
+        self._runner.position_of = self.position
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
         self.deferred: list[TurnCall] = []  # later batches of a turn with a held call
@@ -341,6 +351,24 @@ class TurnRun:
     @on_start.setter
     def on_start(self, callback: StartCallback | None) -> None:
         self._runner.on_start = callback
+
+    @property
+    def scope(self) -> ToolScope | None:
+        """What a ``ToolContext`` of this turn's calls is made from (:mod:`.progress`)."""
+        return self._runner.scope
+
+    @scope.setter
+    def scope(self, scope: ToolScope | None) -> None:
+        self._runner.scope = scope
+
+    def position(self, call: TurnCall) -> int:
+        """The call's 0-based position among the turn's calls (the idempotency key's)."""
+        known = self._positions.get(call)
+        if known is None and self._order is not None:  # once per turn: linear in its calls
+            for place, each in enumerate(self._order):
+                self._positions.setdefault(each, place)
+            known = self._positions.get(call)
+        return known or 0
 
     # -- context -------------------------------------------------------------------
 
@@ -415,11 +443,16 @@ class TurnRun:
         """How many calls were handed to their tool (retries not counted)."""
         return self._runner.executed
 
-    def bind(self, requests: Sequence[ToolRequest]) -> None:
+    def bind(
+        self, requests: Sequence[ToolRequest], *, positions: Sequence[int] | None = None
+    ) -> None:
         """Fix the turn's final calls, reusing what was validated or started early.
 
         Args:
             requests: The final turn's requests, in call order.
+            positions: Each request's position in its model turn, when ``requests`` are
+                some of that turn's calls (a resumed turn: the idempotency keys must be
+                the ones the calls had); default: their places in ``requests``.
 
         Raises:
             CallerError: The turn was already bound.
@@ -427,6 +460,8 @@ class TurnRun:
         if self._order is not None:
             raise CallerError("TurnRun.bind() was called twice for one turn")
         self._order = self._reconcile(requests)
+        if positions is not None:
+            self._positions = dict(zip(self._order, positions, strict=True))
 
     def validations(self) -> list[Validation]:
         """The validation of each answered call of the bound turn, in call order."""
@@ -519,12 +554,14 @@ class TurnRun:
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
         order: list[TurnCall] = []
-        for request in requests:
+        for position, request in enumerate(requests):
             early = self._by_index.get(request.index)
             if early is not None and early.same_request(request):
-                order.append(early)
-                continue
-            if early is not None:
+                if self._positions.get(early, position) == position:
+                    order.append(early)
+                    continue
+                self._discard(early, "an earlier call of the turn appeared or was retracted")
+            elif early is not None:
                 self._discard(early, "the final arguments differ from those it started with")
             order.append(self._prepare(request))
         return order
@@ -595,6 +632,8 @@ class TurnRun:
     def _launch(self, call: TurnCall) -> None:
         self._launched += 1
         call.early = self._order is None  # launched while the turn still streams
+        if call.early and call.tool is not None and not call.tool.plain:
+            self._positions[call] = self._early.position
         call.task = self._scope.start(self._guarded(call))
 
     async def _guarded(self, call: TurnCall) -> None:

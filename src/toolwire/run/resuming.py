@@ -45,6 +45,7 @@ from ..wire.assembler import parse_arguments
 from .events import ToolResultReady
 from .gate import Approval
 from .pause import DECISIONS, PendingCall, check_approval, denial_reason, pending_calls
+from .progress import ToolScope
 from .runner import BeforeStart, describe
 from .store import ApprovalRecord, CallStart, RunStore, SavedCall, SavedRun
 
@@ -194,6 +195,8 @@ class ResumedRun(Protocol):
 
     def call_listener(self) -> Callable[..., None] | None: ...
 
+    def tool_scope(self) -> ToolScope: ...
+
 
 async def answer_last_turn(run: ResumedRun, resumption: Resumption) -> Turn | None:
     """Answer the last turn's calls (see the module docstring); the history gets them.
@@ -226,12 +229,16 @@ async def answer_last_turn(run: ResumedRun, resumption: Resumption) -> Turn | No
         shape_result=run.result_shaper(),
         on_start=run.on_call_started(),
         before_start=run.journal,
+        scope=run.tool_scope(),
     )
     token = DECISIONS.set(resumption.decisions)
     held = False
     try:
         async with turn_run:
-            await turn_run.finish(to_run)
+            # Each call keeps its place in the logged turn: its idempotency key is the
+            # one it had before the pause or the crash.
+            turn_run.bind(to_run, positions=[r.index for r in to_run])
+            await turn_run.finish()
             held = bool(turn_run.held)
     finally:
         DECISIONS.reset(token)
