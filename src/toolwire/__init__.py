@@ -92,6 +92,8 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "FallbackModel": "providers",
+    "PartialOutput": "output",
     "MCPApprovalRequest": "history.responses_mcp",
     "BuiltinCall": "history.responses_builtin",
     "ShellOutput": "history.responses_builtin",
@@ -133,6 +135,7 @@ __all__ = [
     "ContextPolicy",
     "ExecutionOptions",
     "FailureBudget",
+    "FallbackModel",
     "HistoryError",
     "LoopPolicy",
     "MCPApprovalRequest",
@@ -144,6 +147,7 @@ __all__ = [
     "ModelOutputError",
     "ModelRequest",
     "ObserveOptions",
+    "PartialOutput",
     "PathGuard",
     "PathNotAllowedError",
     "Permissions",
@@ -296,7 +300,9 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .observe import AuditLog
+    from .output import PartialOutput
     from .policies import FailureBudget, LoopPolicy, RetryPolicy, RunDiagnostics, UsageLimits
+    from .providers import FallbackModel
     from .run import (
         Agent,
         AgentStream,

@@ -99,6 +99,11 @@ MIGRATIONS: tuple[str, ...] = (
     """
     UPDATE calls SET failure_class = 'denied' WHERE status = 'denied' AND failure_class IS NULL;
     """,
+    # 5: the model that answered each request: a FallbackModel's answering model (the
+    # run's ``model`` names the fallback chain); NULL in older logs (the run's model).
+    """
+    ALTER TABLE requests ADD COLUMN model TEXT;
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

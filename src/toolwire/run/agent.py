@@ -910,8 +910,9 @@ def broken_call_feedback(turn: Turn) -> str | None:
 
 
 def _is_retry(item: object) -> bool:
-    """A provider's notice that it is retrying: the model has not answered yet."""
-    return isinstance(item, Notice) and item.kind == "retry"
+    """A provider's notice that it is retrying (or a ``FallbackModel``'s that it moves on
+    to the next model): the model has not answered yet."""
+    return isinstance(item, Notice) and item.kind in ("retry", "fallback")
 
 
 async def _collect(model: Model, request: ModelRequest) -> Turn:
