@@ -119,12 +119,12 @@ class FallbackModel:
                 failures.append(exc)
                 if position + 1 == len(self.models):
                     raise
-                yield _notice(model, exc, self.models[position + 1])
+                yield _moved_on(model, exc, self.models[position + 1])
             finally:
                 await _close(stream)
 
 
-def _notice(failed: Model, error: Exception, following: Model) -> Notice:
+def _moved_on(failed: Model, error: Exception, following: Model) -> Notice:
     return Notice(
         "fallback",
         f"model {failed.name!r} failed before answering ({type(error).__name__}: {error}); "
