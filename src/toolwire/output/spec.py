@@ -116,7 +116,7 @@ def constructs(schema: dict[str, Any]) -> set[str]:
     ``recursive`` (a ``$ref`` that reaches itself), ``oneOf`` (pydantic writes it for a
     discriminated union), ``allOf``.
     """
-    found = {key for node in _nodes(schema) for key in ("oneOf", "allOf") if key in node}
+    found: set[str] = {key for node in _nodes(schema) for key in ("oneOf", "allOf") if key in node}
     if _recursive(schema):
         found.add("recursive")
     return found

@@ -18,6 +18,10 @@ Stopping rules, checked after the round's results are in the history:
   ``tool_choice="none"`` asks for the final answer (``on_max_rounds="final_answer"``,
   the default), or the run raises ``MaxRoundsExceededError`` (``on_max_rounds="raise"``).
 
+With an ``output_type`` the output is structured (:mod:`toolwire.output`): the run's
+``OutputRun`` says what each request carries and whether a turn ends the run (a valid
+``final_result`` call) or gets feedback; the forced request then names ``final_result``.
+
 The errors the loop raises itself carry ``.messages``, the history at the stop;
 ``Agent.run_stream`` exposes the live history as ``stream.messages`` whatever happens.
 
