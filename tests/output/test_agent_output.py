@@ -249,3 +249,33 @@ def test_the_audit_log_records_the_output_settings(tmp_path: Any) -> None:
         (settings,) = conn.execute("SELECT settings FROM runs").fetchone()
     assert json.loads(settings)["output_type"] == "City"
     assert json.loads(settings)["output_mode"] == "tool"
+
+
+def test_partial_output_in_native_mode_reads_the_answer_text() -> None:
+    seen: list[Any] = []
+    watch = PartialWatch(
+        OutputSpec.of(City), text=True, emit=lambda e: seen.append(copy.deepcopy(e))
+    )
+    watch(ToolCallStarted(0, "c1", FINAL_RESULT))
+    watch(ToolCallDelta(0, '{"name": "no"}'))  # calls are not the answer in native mode
+    for fragment in ['{"na', 'me": "Oslo", ', '"population": 1}']:
+        watch(TextDelta(fragment))
+    values = [e.value for e in seen if isinstance(e, PartialOutput)]
+    assert values == [{}, {"name": "Oslo"}, {"name": "Oslo", "population": 1}]
+    watch.reset()  # the next request's answer starts afresh
+    watch(TextDelta('{"name": "Bergen"}'))
+    assert seen[-1].value == {"name": "Bergen"}
+
+
+def test_a_long_answer_is_read_a_logarithmic_number_of_times() -> None:
+    events: list[Any] = []
+    watch = PartialWatch(OutputSpec.of(City), text=False, emit=events.append)
+    watch(ToolCallStarted(0, "c1", FINAL_RESULT))
+    watch(ToolCallDelta(0, '{"name": "'))
+    for _ in range(20_000):
+        watch(ToolCallDelta(0, "ab"))
+    watch(ToolCallDelta(0, '", "population": 3}'))
+    partial = [e for e in events if isinstance(e, PartialOutput)]
+    # each read joins the string so far: reads far apart keep the total work linear
+    assert len(partial) < 60
+    assert partial[-1].value == {"name": "ab" * 20_000, "population": 3}

@@ -3,8 +3,8 @@
 In tool mode the answer is the arguments of a ``final_result`` call, which arrive as
 ``ToolCallDelta`` fragments; in native mode it is the answer text (``TextDelta``). Each
 is read with :class:`~toolwire.wire.jsonscan.PartialJSON` (linear in the answer, one
-pass), and after each fragment that leaves something readable a ``PartialOutput`` carries
-the value so far (unwrapped for a plain type). Nothing is watched for a run nobody
+pass), and a ``PartialOutput`` carries the value so far (unwrapped for a plain type)
+after each fragment of a short answer, and ever fewer of a long one (:class:`_Reader`). Nothing is watched for a run nobody
 streams: the loop wraps its emitter only when someone listens.
 """
 
@@ -38,6 +38,34 @@ class PartialOutput:
     index: int | None = None
 
 
+class _Reader:
+    """One answer's parser, and how much it was fed since its value was last read.
+
+    Reading ``PartialJSON.value`` joins a long string read so far, so reading it after
+    every fragment would be quadratic in a long answer. The value is read when the text
+    fed since the last read is at least a quarter of all fed so far (or the JSON
+    closed): every fragment of a short answer, ever fewer of a long one, and linear
+    work in all (the reads' sizes grow geometrically).
+    """
+
+    __slots__ = ("fed", "parser", "since")
+
+    def __init__(self) -> None:
+        self.parser = PartialJSON()
+        self.fed = 0
+        self.since = 0
+
+    def feed(self, fragment: str) -> bool:
+        """Feed ``fragment``; whether the value is due to be read."""
+        self.parser.feed(fragment)
+        self.fed += len(fragment)
+        self.since += len(fragment)
+        if self.since * 4 < self.fed and not self.parser.complete:
+            return False
+        self.since = 0
+        return True
+
+
 class PartialWatch:
     """Reads the output's fragments out of a run's events and reports its progress.
 
@@ -51,7 +79,7 @@ class PartialWatch:
         self._spec = spec
         self._text = text
         self._emit = emit
-        self._parsers: dict[int | None, PartialJSON | None] = {}  # None: gave up on it
+        self._readers: dict[int | None, _Reader | None] = {}  # None: gave up on it
 
     def __call__(self, event: Any) -> None:
         """Pass ``event`` on, then a ``PartialOutput`` if it moved the output."""
@@ -61,25 +89,27 @@ class PartialWatch:
             self._feed(event.index, event.arguments)
         elif kind is ToolCallStarted and not self._text:
             if event.name == FINAL_RESULT:
-                self._parsers[event.index] = PartialJSON()
+                self._readers[event.index] = _Reader()
         elif kind is TextDelta and self._text:
-            if None not in self._parsers:
-                self._parsers[None] = PartialJSON()
+            if None not in self._readers:
+                self._readers[None] = _Reader()
             self._feed(None, event.text)
 
     def reset(self) -> None:
         """A new request: its turn's fragments start afresh."""
-        self._parsers.clear()
+        self._readers.clear()
 
     def _feed(self, index: int | None, fragment: str) -> None:
-        parser = self._parsers.get(index)
-        if parser is None:
+        reader = self._readers.get(index)
+        if reader is None:
             return
         try:
-            parser.feed(fragment)
+            due = reader.feed(fragment)
         except PartialJSONError:  # not JSON after all: the final check will say so
-            self._parsers[index] = None
+            self._readers[index] = None
             return
-        value = self._spec.partial(parser.value)
+        if not due:
+            return
+        value = self._spec.partial(reader.parser.value)
         if value is not None:
             self._emit(PartialOutput(value, index))
