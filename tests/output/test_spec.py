@@ -111,3 +111,14 @@ def test_the_strict_schema_requires_every_property() -> None:
     strict = OutputSpec.of(Report).strict_schema()
     assert sorted(strict["required"]) == ["note", "title"]
     assert strict["additionalProperties"] is False
+
+
+def test_strict_nulls_of_optional_fields_without_null_are_dropped() -> None:
+    class Report(pydantic.BaseModel):
+        title: str
+        pages: int = 1
+        note: str | None = "n"
+
+    spec = OutputSpec.of(Report)
+    answer = {"title": "t", "pages": None, "note": None}
+    assert spec.validate(spec.drop_strict_nulls(answer)) == Report(title="t", pages=1, note=None)

@@ -209,7 +209,7 @@ class _NativeRun(OutputRun):
             feedback = self._problem(f"it is not JSON ({exc})")
             return Step(retry=True, feedback=feedback, kind="invalid_json")
         try:
-            self.output = self.spec.validate(arguments)
+            self.output = self.spec.validate(self.spec.drop_strict_nulls(arguments))
         except pydantic.ValidationError as exc:
             lines = [p.render() for p in pydantic_problems(exc)]
             return Step(retry=True, feedback=self._problem(None, lines), kind="schema_violation")

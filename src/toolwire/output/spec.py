@@ -98,6 +98,23 @@ class OutputSpec:
         value = self.adapter.validate_python(arguments)
         return getattr(value, WRAP_KEY) if self.wrapped else value
 
+    def drop_strict_nulls(self, arguments: Any) -> Any:
+        """Arguments written to the strict schema, with the ``null`` of each optional
+        top-level property whose own schema admits none removed, so that its default
+        applies (strict mode makes every property required, optional ones nullable)."""
+        if not isinstance(arguments, dict):
+            return arguments
+        properties = self.schema.get("properties", {})
+        required = set(self.schema.get("required", ()))
+        return {
+            key: value
+            for key, value in arguments.items()
+            if value is not None
+            or key in required
+            or key not in properties
+            or _admits_null(properties[key])
+        }
+
     def partial(self, arguments: Any) -> Any:
         """What a partial arguments object shows of the output (unwrapped)."""
         if self.wrapped:
@@ -156,6 +173,15 @@ def _nodes(node: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
+
+
+def _admits_null(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    kind = schema.get("type")
+    if kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_admits_null(option) for option in schema.get("anyOf", ()))
 
 
 def _is_object(schema: dict[str, Any]) -> bool:
