@@ -279,3 +279,9 @@ def test_a_long_answer_is_read_a_logarithmic_number_of_times() -> None:
     # each read joins the string so far: reads far apart keep the total work linear
     assert len(partial) < 60
     assert partial[-1].value == {"name": "ab" * 20_000, "population": 3}
+
+
+def test_tool_choice_none_with_an_output_type_is_the_callers_error() -> None:
+    with pytest.raises(CallerError) as info:
+        Agent(ScriptedModel([]), output_type=City, tool_choice="none")
+    assert "final_result" in str(info.value)

@@ -261,6 +261,21 @@ class Output:
         """Whether the run's output is its answer text."""
         return self.spec is None
 
+    def check_choice(self, choice: ToolChoice) -> ToolChoice:
+        """The agent's ``tool_choice``, if the output can be given under it.
+
+        Raises:
+            CallerError: ``"none"`` with a ``final_result`` output (the model could
+                never call it before the forced last request).
+        """
+        if choice == "none" and self.spec is not None and self.native != "response_format":
+            raise CallerError(
+                "tool_choice='none' forbids the final_result call that gives the output_type",
+                hint="leave tool_choice='auto', or use output_mode='native' on a model "
+                "with response_format",
+            )
+        return choice
+
     def tools(self, tools: Toolset) -> Toolset:
         """The agent's tools, plus ``final_result`` where the mode calls it.
 

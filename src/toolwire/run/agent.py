@@ -318,7 +318,7 @@ class Agent:
         self.system = _optional_str("system", system)
         self.max_rounds = check_int("max_rounds", max_rounds)
         self.on_max_rounds = _choice("on_max_rounds", on_max_rounds, ("final_answer", "raise"))
-        self.tool_choice = self._check_tool_choice(tool_choice)
+        self.tool_choice = self.output.check_choice(self._check_tool_choice(tool_choice))
         self.reset_tool_choice = bool(reset_tool_choice)
         if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
             raise CallerError(
