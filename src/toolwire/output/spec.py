@@ -22,7 +22,7 @@ from typing import Any
 import pydantic
 
 from ..errors import CallerError
-from ..tools.schema import strict_schema
+from ..tools.schema import admits_null, strict_schema
 
 __all__ = ["FINAL_RESULT", "WRAP_KEY", "OutputSpec", "constructs"]
 
@@ -112,7 +112,7 @@ class OutputSpec:
             if value is not None
             or key in required
             or key not in properties
-            or _admits_null(properties[key])
+            or admits_null(properties[key])
         }
 
     def partial(self, arguments: Any) -> Any:
@@ -173,15 +173,6 @@ def _nodes(node: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
-
-
-def _admits_null(schema: Any) -> bool:
-    if not isinstance(schema, dict):
-        return False
-    kind = schema.get("type")
-    if kind == "null" or (isinstance(kind, list) and "null" in kind):
-        return True
-    return any(_admits_null(option) for option in schema.get("anyOf", ()))
 
 
 def _is_object(schema: dict[str, Any]) -> bool:
