@@ -114,7 +114,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, seq)
     );
     """,
-    # 6: durable runs (toolwire.run.store). Each request's assistant message verbatim
+    # 6: the model that answered each request: a FallbackModel's answering model (the
+    # run's ``model`` names the fallback chain); NULL in older logs (the run's model).
+    """
+    ALTER TABLE requests ADD COLUMN model TEXT;
+    """,
+    # 7: durable runs (toolwire.run.store). Each request's assistant message verbatim
     # (provider parts and signatures: a resumed run sends the last turn back as it
     # came), the process that owns a resumed run, and the run's timeline: a start row
     # committed before each call that may not run twice, pauses with the calls they

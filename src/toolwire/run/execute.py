@@ -472,7 +472,11 @@ class TurnRun:
         return [c.request for c in self._order or () if c.result is not None]
 
     async def finish(
-        self, requests: Sequence[ToolRequest] | None = None, *, skip_reason: str | None = None
+        self,
+        requests: Sequence[ToolRequest] | None = None,
+        *,
+        skip_reason: str | None = None,
+        keep: frozenset[str] = frozenset(),
     ) -> None:
         """Run the turn's calls (those not started yet), batch after batch.
 
@@ -482,6 +486,8 @@ class TurnRun:
             skip_reason: Execute nothing and answer every call ``not_executed`` (or
                 ``cancelled`` if it started early) with this reason — e.g. the model
                 called tools when told not to.
+            keep: Tools whose calls ``skip_reason`` does not skip (the structured
+                output's ``final_result``, which a forced final request asks for).
 
         Raises:
             KeyboardInterrupt: A tool raised it (every call has its result first).
@@ -501,8 +507,8 @@ class TurnRun:
                 f"made {len(runnable)}"
             )
         if skip_reason is not None:
-            self._skip(runnable, skip_reason)
-            return
+            self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
+            runnable = [c for c in runnable if c.request.name in keep]
         deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
