@@ -47,7 +47,7 @@ ResultShaper = Callable[[ToolRequest, Tool, str], str]
 StartCallback = Callable[[int], None]
 BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
 """Awaited before a call that is not harmless to repeat runs (the run store's start
-row, :mod:`toolwire.run.durable`): ``None`` to run it, or why it may not run."""
+row, :func:`toolwire.run.resuming.call_journal`): ``None`` to run it, or why it may not run."""
 
 
 class CallRunner:
