@@ -428,3 +428,18 @@ def test_a_resumed_call_keeps_its_idempotency_key(tmp_path: Path) -> None:
     agent.resume_sync(run_id, {"p2": True})
     # The keys the calls would have had in the first process: round 1, places 1 and 2.
     assert keys == {"p1": idempotency_key(run_id, 1, 1), "p2": idempotency_key(run_id, 1, 2)}
+
+
+def test_a_structured_output_run_pauses_and_resumes_to_its_output(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    class Count(BaseModel):
+        n: int
+
+    db = tmp_path / "runs.db"
+    agent, _ = _agent(db, [tool_call_turn(("delete", {"path": "b"}, "c2"))], output_type=Count)
+    paused = agent.run_sync("delete b, then count")
+    assert paused.paused and paused.output is None
+    agent, _ = _agent(db, [tool_call_turn(("final_result", {"n": 3}, "f1"))], output_type=Count)
+    result = agent.resume_sync(paused.run_id, {"c2": True})
+    assert result.output == Count(n=3) and RAN == [("delete", "b")]
