@@ -69,6 +69,7 @@ _EXPORTS = {
     "Tool": "tools",
     "ToolDef": "tooldef",
     "Toolset": "tools",
+    "ToolContext": "tools",
     "Validation": "tools",
     "ToolDefinitionError": "errors",
     "repair_json": "tools",
@@ -86,12 +87,17 @@ _EXPORTS = {
     "SafetyOptions": "run",
     "ObserveOptions": "run",
     "RunResult": "run",
+    "PendingCall": "run",
+    "RunStore": "run",
     "ExecutionOptions": "run",
     "LoopPolicy": "policies",
     "UsageLimits": "policies",
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "FallbackModel": "providers",
+    "PartialOutput": "output",
+    "ToolProgress": "run",
     "MCPApprovalRequest": "history.responses_mcp",
     "BuiltinCall": "history.responses_builtin",
     "ShellOutput": "history.responses_builtin",
@@ -107,6 +113,8 @@ _EXPORTS = {
     "AuditLog": "observe",
     "AuditLogError": "errors",
     "RunNotFoundError": "errors",
+    "RunNotResumableError": "errors",
+    "RunClaimedError": "errors",
     # reach: MCP servers' tools, Ray (optional extras, imported on first use)
     "MCPToolset": "integrations",
     "RayBackend": "integrations",
@@ -133,6 +141,7 @@ __all__ = [
     "ContextPolicy",
     "ExecutionOptions",
     "FailureBudget",
+    "FallbackModel",
     "HistoryError",
     "LoopPolicy",
     "MCPApprovalRequest",
@@ -144,8 +153,10 @@ __all__ = [
     "ModelOutputError",
     "ModelRequest",
     "ObserveOptions",
+    "PartialOutput",
     "PathGuard",
     "PathNotAllowedError",
+    "PendingCall",
     "Permissions",
     "ProtocolError",
     "ProviderAPIError",
@@ -159,8 +170,11 @@ __all__ = [
     "RayBackend",
     "RetryPolicy",
     "RunDiagnostics",
+    "RunClaimedError",
     "RunNotFoundError",
+    "RunNotResumableError",
     "RunResult",
+    "RunStore",
     "SafetyOptions",
     "Sandbox",
     "SandboxResult",
@@ -171,9 +185,11 @@ __all__ = [
     "TextPart",
     "Tool",
     "ToolCall",
+    "ToolContext",
     "ToolDef",
     "ToolDefinitionError",
     "ToolExecutionError",
+    "ToolProgress",
     "ToolRequest",
     "ToolResult",
     "ToolStatus",
@@ -264,7 +280,9 @@ if TYPE_CHECKING:
         ReplayedToolError,
         ReplayMismatchError,
         ResultError,
+        RunClaimedError,
         RunNotFoundError,
+        RunNotResumableError,
         SandboxUnavailableError,
         SchemaExtraMissingError,
         StreamInterruptedError,
@@ -296,7 +314,9 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .observe import AuditLog
+    from .output import PartialOutput
     from .policies import FailureBudget, LoopPolicy, RetryPolicy, RunDiagnostics, UsageLimits
+    from .providers import FallbackModel
     from .run import (
         Agent,
         AgentStream,
@@ -304,10 +324,13 @@ if TYPE_CHECKING:
         Model,
         ModelRequest,
         ObserveOptions,
+        PendingCall,
         RequestOptions,
         RunResult,
+        RunStore,
         SafetyOptions,
         StopOptions,
+        ToolProgress,
         TurnDone,
     )
     from .safety import (
@@ -320,5 +343,5 @@ if TYPE_CHECKING:
         sandbox_shell_tool,
     )
     from .tooldef import ToolDef
-    from .tools import Tool, Toolset, Validation, repair_json, tool
+    from .tools import Tool, ToolContext, Toolset, Validation, repair_json, tool
     from .turn import ToolRequest, Turn

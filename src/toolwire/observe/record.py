@@ -36,8 +36,11 @@ from ..run.events import (
     ResponseDone,
     RunEnded,
     RunStarted,
+    ToolProgress,
     ToolResultReady,
 )
+from ..run.pause import PendingCall
+from ..run.progress import progress_text
 from ..tools.outcomes import failure_class
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
 
@@ -114,16 +117,24 @@ class RunRecorder:
         self._driven = False  # a driver awaits settle() (Agent.run does; a relay may not)
         self._done = False  # RunEnded was recorded
         self._calls = 0
+        self._progress = 0
         self._sent = 0  # messages already recorded with an earlier request
         self._last: Message | None = None  # the last of them
         self._request: RequestStarted | None = None
+        self._round = 0  # the round of the latest request
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
             ToolResultReady: self._call,
             CallDiscarded: self._discarded,
+            ToolProgress: self._progressed,
             RunEnded: self._ended,
         }
+
+    def continue_after(self, requests: int, calls: int, round_: int) -> None:
+        """A resumed run: number its requests and calls after those in the log (its
+        last round is the one it resumes in)."""
+        self._requests, self._calls, self._round = requests, calls, round_
 
     def start_row(self) -> Row:
         """The ``runs`` row (written before the first request)."""
@@ -178,6 +189,7 @@ class RunRecorder:
 
     def _started(self, event: RequestStarted) -> None:
         self._request = event
+        self._round = event.round
 
     def _extends(self, messages: list[Message]) -> bool:
         """Whether ``messages`` continue what the previous request sent (a history that
@@ -204,8 +216,8 @@ class RunRecorder:
                 "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
                 " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
                 " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
-                " reasoning_tokens, refusal, refused)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reasoning_tokens, refusal, refused, model, message)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.run_id,
                     self._requests,
@@ -227,6 +239,8 @@ class RunRecorder:
                     usage.reasoning_tokens,
                     message.refusal,
                     int(turn.refused),
+                    turn.model or self._start.model,  # a FallbackModel's: the one that answered
+                    message_value([message]),  # verbatim: a resumed run sends it back
                 ),
             )
         )
@@ -243,6 +257,26 @@ class RunRecorder:
             call=call, text=call.full_result or result.content,
             failure=call.failure_class,
         )  # fmt: skip
+
+    def _progressed(self, event: ToolProgress) -> None:
+        """A progress row: its text made as a result's, redacted by the writer like any text."""
+        self._progress += 1
+        self._log.submit(
+            (
+                "INSERT INTO progress (run_id, seq, round, idx, call_id, tool, at, value)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    self._progress,
+                    event.round,
+                    event.index,
+                    event.call_id,
+                    event.name,
+                    time.time(),
+                    progress_text(event.value),
+                ),
+            )
+        )
 
     def _discarded(self, event: CallDiscarded) -> None:
         self._insert_call(event.round, event.index, event.call_id, event.name, "discarded",
@@ -299,11 +333,25 @@ class RunRecorder:
                 ),
             )
         )
+        result = event.result
+        if result is not None and result.paused:
+            self._log.submit(self._paused_row(event.at, result.pending))
         self._done = True
         if not self._driven or event.outcome != "ok":
             # Nobody awaits settle() after this (a failed or cancelled run, a relay):
             # the wait for the last rows is here, bounded.
             self._finish(self._log.flush(SETTLE_TIMEOUT))
+
+    def _paused_row(self, at: float, pending: list[PendingCall]) -> Row:
+        """The timeline row of a paused run: the calls that wait for approval."""
+        from .durable import timeline_row
+
+        detail = {
+            "pending": [p.call_id for p in pending],
+            "calls": [{"call_id": p.call_id, "tool": p.tool, "arguments": p.raw_arguments}
+                      for p in pending],
+        }  # fmt: skip
+        return timeline_row(self.run_id, at, "paused", detail, round_=self._round)
 
     def _finish(self, flushed: bool) -> None:
         """The run ended and its rows were waited for: report what went wrong."""

@@ -7,6 +7,8 @@ one may not overlap, runs the tool (on the event loop, in a worker thread under 
 thread cap, or on the execution backend) under its timeout, retries an idempotent
 tool's retryable failures after a backoff, and turns the value into text (cut by the
 context policy, the one place results are cut). Every result is built by :mod:`toolwire.tools.outcomes`.
+A tool that takes a ``ToolContext`` or is a generator (not ``Tool.plain``) leaves the
+common path at one attribute test, for :mod:`toolwire.run.progress`'s additions.
 
 It raises only cancellation (and what a tool raised that is not an ``Exception``);
 :class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
@@ -16,29 +18,36 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ResultError
 from ..messages import ToolResult, ToolStatus
 from ..tools import outcomes
+from ..tools.context import ToolContext
 from ..tools.tool import Tool
 from ..turn import ToolRequest
 from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
+from .gate import Hold
+from .progress import CallProgress, ToolScope, call_context, drive_async, drive_sync
 from .results import render_content
 
 if TYPE_CHECKING:
     from .execute import Executor
 
-__all__ = ["CallRunner", "ResultShaper", "StartCallback"]
+__all__ = ["BeforeStart", "CallRunner", "ResultShaper", "StartCallback"]
 
 ResultShaper = Callable[[ToolRequest, Tool, str], str]
 """``(request, tool, content) -> content``: the context policy's result truncation."""
 StartCallback = Callable[[int], None]
+BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
+"""Awaited before a call that is not harmless to repeat runs (the run store's start
+row, :func:`toolwire.run.resuming.call_journal`): ``None`` to run it, or why it may not run."""
 
 
 class CallRunner:
@@ -58,10 +67,15 @@ class CallRunner:
         self._keep_full = keep_full
         self._told: set[TurnCall] = set()  # calls on_start was called for
         self.on_start: StartCallback | None = None
+        self.before_start: BeforeStart | None = None
         self.executed = 0  # calls handed to their tool (retries not counted)
+        # For tools that take a ToolContext or are generators (set by the turn).
+        self.scope: ToolScope | None = None
+        self.position_of: Callable[[TurnCall], int] = lambda call: 0
 
-    async def run(self, call: TurnCall) -> ToolResult:
-        """The call's result: ``denied``, or how its tool ran."""
+    async def run(self, call: TurnCall) -> ToolResult | None:
+        """The call's result: ``denied``, or how its tool ran (``None``: the gate held
+        it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
         if call.started_at is None:
             call.started_at = time.time()
         if call.state is CallState.WAITING and self._executor.gate is None:
@@ -69,11 +83,19 @@ class CallRunner:
             denial = None
         else:
             denial = await self._permit(call)
+        if isinstance(denial, Hold):
+            return None
+        if denial is None and self.before_start is not None and not call.harmless:
+            tool = call.tool
+            assert tool is not None
+            unsafe = await self.before_start(call.request, tool)
+            if unsafe is not None:
+                return call.unfinished(unsafe)
         if denial is not None:
             return outcomes.denied_result(call.request.id, call.request.name, denial)
         return await self._attempts(call)
 
-    async def _permit(self, call: TurnCall) -> str | None:
+    async def _permit(self, call: TurnCall) -> str | Hold | None:
         """Ask the executor's permission gate (once per call) whether the call may run.
 
         Inside the call's own task, so an approval wait never holds up its siblings.
@@ -94,6 +116,8 @@ class CallRunner:
             denial = f"the permission check failed ({describe(exc)})"
         if denial is None:
             call.advance(CallState.ALLOWED)
+        elif isinstance(denial, Hold):
+            call.advance(CallState.HELD)
         return denial
 
     async def _attempts(self, call: TurnCall) -> ToolResult:
@@ -126,31 +150,61 @@ class CallRunner:
         backend = self._executor.options.backend
         if backend is not None and backend.accepts(tool):
             return await self._on_backend(call, tool, backend)
+        if not tool.plain:
+            return await self._extended(call, tool)
         if not tool.is_async:
-            return await self._in_thread(call, tool)
+            job = functools.partial(tool.invoke, call.validation.input)
+            return await self._in_thread(call, tool, job)
         if call.state is CallState.ALLOWED:  # began() written out: once per call
             call.advance(CallState.RUNNING)
-        if self.on_start is not None:
+        if self.on_start is not None:  # nobody listens in the common case
             self._notify_start(call)
         if tool.timeout is None:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
             return await tool.invoke(call.validation.input)
 
-    @staticmethod
-    async def _on_backend(call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
+    async def _on_backend(self, call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
         """Run the call on the backend; the deadline's cancellation reaches the remote call."""
         call.began()
         async with deadline(tool.timeout):
-            return await backend.invoke(tool, call.validation.input)
+            if tool.plain:
+                return await backend.invoke(tool, call.validation.input)
+            _, context = self._context(call)
+            return await backend.invoke(tool, call.validation.input, context=context)
 
-    async def _in_thread(self, call: TurnCall, tool: Tool) -> Any:
-        """Run a sync tool in a worker thread, under the loop's thread cap."""
+    def _context(self, call: TurnCall) -> tuple[CallProgress, ToolContext]:
+        """The call's progress reporter and its ``ToolContext`` (made for a generator
+        tool too, which takes none: a backend reports progress through it)."""
+        if self.scope is None:
+            self.scope = ToolScope.standalone()
+        report = CallProgress(self.scope, call)
+        return report, call_context(self.scope, call, self.position_of(call), report)
+
+    async def _extended(self, call: TurnCall, tool: Tool) -> Any:
+        """A tool that takes a ``ToolContext`` or is a generator (:mod:`.progress`)."""
+        report, context = self._context(call)
+        value = call.validation.input
+        if tool.generator == "sync" or (tool.generator is None and not tool.is_async):
+            stop = threading.Event()
+            try:
+                job = functools.partial(drive_sync, tool, value, context, report, stop)
+                return await self._in_thread(call, tool, job)
+            finally:
+                stop.set()  # an abandoned generator stops at its next yield
+        call.began()
+        self._notify_start(call)
+        async with deadline(tool.timeout):
+            if tool.generator == "async":
+                return await drive_async(tool, tool.invoke(value, context), report)
+            return await tool.invoke(value, context)
+
+    async def _in_thread(self, call: TurnCall, tool: Tool, job_fn: Callable[[], Any]) -> Any:
+        """Run a sync tool's ``job_fn`` in a worker thread, under the loop's thread cap."""
         executor = self._executor
         async with executor.thread_limit():
-            if self.on_start is not None:
-                self._notify_start(call)
-            job = executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
+            self._notify_start(call)
+            job = executor.pool.submit(job_fn)
             try:
                 if tool.timeout is None:
                     return await job.future
@@ -161,8 +215,7 @@ class CallRunner:
                     executor.overran(job, unsafe=not call.safe)
 
     def _notify_start(self, call: TurnCall) -> None:
-        """Tell ``on_start`` the call's tool begins (once per call, retries included).
-        Callers test ``on_start`` first: nobody listens in the common case."""
+        """Tell ``on_start`` the call's tool begins (once per call, retries included)."""
         if self.on_start is not None and call not in self._told:
             self._told.add(call)
             self.on_start(call.index)
