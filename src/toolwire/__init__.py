@@ -47,6 +47,7 @@ _EXPORTS = {
     "PartialJSONError": "errors",
     "UsageLimitExceededError": "errors",
     "ResultError": "errors",
+    "ImageError": "errors",
     "LoopDetectedError": "errors",
     "MaxRoundsExceededError": "errors",
     # the neutral conversation model and turns
@@ -60,6 +61,7 @@ _EXPORTS = {
     "ProviderPart": "messages",
     "ToolCall": "messages",
     "ToolResult": "messages",
+    "Image": "messages",
     "ToolStatus": "messages",
     "Usage": "messages",
     "Turn": "turn",
@@ -134,6 +136,8 @@ __all__ = [
     "ExecutionOptions",
     "FailureBudget",
     "HistoryError",
+    "Image",
+    "ImageError",
     "LoopPolicy",
     "MCPApprovalRequest",
     "MCPServerError",
@@ -245,6 +249,7 @@ if TYPE_CHECKING:
         EmbeddedModelHashError,
         FormatError,
         HistoryError,
+        ImageError,
         LoopDetectedError,
         MaxRoundsExceededError,
         MCPServerError,
@@ -283,6 +288,7 @@ if TYPE_CHECKING:
     from .integrations import MCPToolset, RayBackend, iter_run_many, run_many
     from .messages import (
         AssistantMessage,
+        Image,
         Message,
         ProviderPart,
         ReasoningPart,

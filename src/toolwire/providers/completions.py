@@ -19,6 +19,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..context.images import ImageLimits
 from ..errors import CallerError, ProtocolError, ProviderAPIError
 from ..formats import Format
 from ..formats.decode import TextTurnDecoder
@@ -139,6 +140,7 @@ class CompletionsModel(HTTPModel):
     provider: ClassVar[str] = "OpenAI-compatible Completions"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
+    image_limits: ClassVar[ImageLimits] = ImageLimits.none("a raw-completions model")
 
     def __init__(  # noqa: PLR0913 — keyword-only server settings, each documented
         self,

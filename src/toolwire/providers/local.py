@@ -35,8 +35,9 @@ import threading
 from collections.abc import AsyncIterator, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
+from ..context.images import ImageLimits
 from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
 from ..formats.decode import TextTurnDecoder
 from ..history.tool_defs import to_openai_chat_tools
@@ -351,6 +352,8 @@ class LocalModel:
         CallerError: llama-cpp-python is missing (with the install hint), or the model
             file cannot be found.
     """
+
+    image_limits: ClassVar[ImageLimits] = ImageLimits.none("the embedded local model")
 
     def __init__(
         self,

@@ -1,0 +1,112 @@
+"""Images in requests: what each model accepts, and what an image costs in tokens.
+
+A model says what images it takes with an ``image_limits`` attribute (an
+:class:`ImageLimits`); a model without one (a scripted model, a user's own) is assumed
+to take any image, and the provider's own 400 is then the check. The executor checks
+every image a tool returns against the running model's limits when the result is made
+(:meth:`toolwire.context.RunContext.shape_result`), so a result the provider would
+refuse becomes that call's error result instead of a failed request.
+
+The limits are the providers' documented ones:
+
+- Anthropic (https://platform.claude.com/docs/en/build-with-claude/vision): at most
+  5 MB per image, as the API measures it (the base64 text: its 400 reads "image
+  exceeds 5 MB maximum: N bytes > 5242880 bytes").
+- OpenAI Chat and Responses
+  (https://developers.openai.com/api/docs/guides/images-vision): at most 50 MB of
+  payload per request, so no single image may be larger.
+- The embedded local model and raw-completions models: no images at all (their
+  prompts are text).
+
+Pixel dimensions (Anthropic refuses a side over 8000 px) and per-request image counts
+are left to the provider: telling them needs the image decoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ImageError
+from ..messages import ContentPart, Image
+
+__all__ = [
+    "ANTHROPIC_IMAGES",
+    "IMAGE_TOKENS",
+    "OPENAI_IMAGES",
+    "ImageLimits",
+    "check_images",
+    "image_limits",
+]
+
+IMAGE_TOKENS = 1600
+"""The tokens one image is counted as (its pixels are not decoded to count exactly).
+
+About what Anthropic charges for the largest image it keeps unscaled (its vision guide:
+tokens = width x height / 750, about 1600 at 1.15 megapixels); OpenAI's high-detail
+1024 x 1024 image is 765. An estimate on the high side keeps a budget honest."""
+
+_MB = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class ImageLimits:
+    """What images a model accepts in a request.
+
+    Args:
+        provider: Who the limits are for, as the error result names it.
+        accepts: ``False``: the model takes no images at all.
+        max_base64_bytes: The largest image, as base64 text (``None``: no limit known).
+    """
+
+    provider: str
+    accepts: bool = True
+    max_base64_bytes: int | None = None
+
+    @classmethod
+    def none(cls, provider: str) -> ImageLimits:
+        """The limits of a model that takes no images."""
+        return cls(provider, accepts=False)
+
+    def problem(self, image: Image) -> str | None:
+        """Why ``image`` cannot be sent to this model, or ``None``."""
+        if not self.accepts:
+            return (
+                f"the tool returned an image, and {self.provider} takes no images (its "
+                "prompt is text only); return text, or use a model that reads images"
+            )
+        encoded = (len(image.data) + 2) // 3 * 4
+        if self.max_base64_bytes is not None and encoded > self.max_base64_bytes:
+            return (
+                f"the tool returned a {image.media_type} image of {len(image.data)} bytes "
+                f"({encoded} as base64), over {self.provider}'s limit of "
+                f"{self.max_base64_bytes} bytes per image; return a smaller image"
+            )
+        return None
+
+
+ANTHROPIC_IMAGES = ImageLimits("Anthropic", max_base64_bytes=5 * _MB)
+"""Anthropic Messages: 5 MB per image (measured as base64 text)."""
+
+OPENAI_IMAGES = ImageLimits("OpenAI", max_base64_bytes=50 * _MB)
+"""OpenAI Chat and Responses: 50 MB of payload per request bounds each image."""
+
+
+def image_limits(model: object) -> ImageLimits | None:
+    """The model's image limits (``None``: none declared, any image assumed accepted)."""
+    limits = getattr(model, "image_limits", None)
+    return limits if isinstance(limits, ImageLimits) else None
+
+
+def check_images(parts: tuple[ContentPart, ...], limits: ImageLimits | None) -> None:
+    """Raise if an image in ``parts`` cannot be sent under ``limits``.
+
+    Raises:
+        ImageError: The first image the model cannot take, and why.
+    """
+    if limits is None:
+        return
+    for part in parts:
+        if isinstance(part, Image):
+            problem = limits.problem(part)
+            if problem is not None:
+                raise ImageError(problem)
