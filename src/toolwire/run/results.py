@@ -54,11 +54,15 @@ from ..wire.assembler import sendable_text
 __all__ = ["content_parts", "render_content"]
 
 
+_PARTS = (Image, TextPart)  # kept as they are in a list of content parts
+
+
 def content_parts(value: Any) -> tuple[ContentPart, ...] | None:
     """The content parts of a return value that holds images; ``None`` for any other.
 
     An :class:`~toolwire.messages.Image`, or a list (or tuple) with at least one
-    ``Image`` in it, is content parts; every other value (a list of strings
+    ``Image`` in it, is content parts (its ``TextPart`` members kept as they are);
+    every other value (a list of strings
     included) is text by the module's table, as before images existed.
 
     Raises:
@@ -69,7 +73,7 @@ def content_parts(value: Any) -> tuple[ContentPart, ...] | None:
         return (value,)
     if (cls is not list and cls is not tuple) or not any(type(v) is Image for v in value):
         return None
-    return tuple(v if type(v) is Image else TextPart(render_content(v)) for v in value)
+    return tuple(v if type(v) in _PARTS else TextPart(render_content(v)) for v in value)
 
 
 def render_content(value: Any) -> str:
