@@ -102,7 +102,7 @@ def test_responses_gets_an_input_image_in_the_call_output() -> None:
     assert item["type"] == "function_call_output" and item["call_id"] == "call_1"
     assert item["output"] == [
         {"type": "input_text", "text": "The page:"},
-        {"type": "input_image", "image_url": DATA_URL},
+        {"type": "input_image", "image_url": DATA_URL, "detail": "auto"},
     ]
 
 

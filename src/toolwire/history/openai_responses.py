@@ -35,8 +35,8 @@ ToolResult           ``{"type": "function_call_output", "call_id", "output"}``;
                      when it answers a free-form (custom) call; a result with
                      images has a list as ``output`` (the documented list form):
                      ``{"type": "input_text", "text"}`` and ``{"type":
-                     "input_image", "image_url": "data:<type>;base64,..."}``, in
-                     order
+                     "input_image", "image_url": "data:<type>;base64,...",
+                     "detail": "auto"}``, in order
 ProviderPart         its ``data``, verbatim (``openai_responses`` parts only; a
                      ``local_shell_call_output`` that names its call ``id``, as
                      openai-python's type does, is sent with ``call_id``)
@@ -143,9 +143,13 @@ def _message_item(role: str, content: str | list[JSONDict]) -> JSONDict:
 
 
 def _input_parts(parts: Sequence[ContentPart]) -> list[JSONDict]:
-    """Text and image parts as Responses input content (``input_text``, ``input_image``)."""
+    """Text and image parts as Responses input content (``input_text``, ``input_image``).
+
+    ``detail`` is sent as its documented default, ``auto``: a message's image requires
+    the field (the SDK's ``ResponseInputImageParam``), a call output's allows it.
+    """
     return [
-        {"type": "input_image", "image_url": part.data_url()}
+        {"type": "input_image", "image_url": part.data_url(), "detail": "auto"}
         if isinstance(part, Image)
         else {"type": "input_text", "text": part.text}
         for part in parts

@@ -95,6 +95,7 @@ def _copy(value: Any) -> Any:
 def _plain(value: Any) -> Any:
     """A message or part as a dict of its fields (``dataclasses.asdict`` without the
     deep copies: one message per result, once per request, on the event loop)."""
+    out: dict[str, Any]
     if type(value) is ToolResult:  # the common case, written out
         out = {
             "call_id": value.call_id,
