@@ -10,7 +10,9 @@ nothing. Every logged value enters the page escaped (:func:`_text`: HTML text or
 attribute, numbers included, since a crafted log may hold markup where a round number
 belongs; or JSON with ``<`` escaped inside the data block), never as markup. The
 page's Content-Security-Policy allows one script, the page's own, by its SHA-256
-hash: even markup that got in could run nothing.
+hash: even markup that got in could run nothing. A call's images (logged once by
+hash) are shown in its details as ``data:`` URLs, the one image source the policy
+allows.
 """
 
 from __future__ import annotations
