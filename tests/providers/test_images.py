@@ -162,3 +162,14 @@ def _rename(body: dict[str, Any], name: str) -> dict[str, Any]:
     import json
 
     return json.loads(json.dumps(body).replace('"screenshot"', f'"{name}"'))
+
+
+def test_a_user_image_for_a_text_only_model_is_a_caller_error() -> None:
+    from toolwire import CallerError
+    from toolwire.messages import UserMessage
+    from toolwire.run.model import ModelRequest
+
+    model = CompletionsModel("qwen2.5", base_url="http://127.0.0.1:9/v1", api_key="k")
+    request = ModelRequest([UserMessage.from_parts(["What is this?", Image(PNG)])])
+    with pytest.raises(CallerError, match="takes no images"):
+        model.build_request(request)

@@ -92,3 +92,11 @@ def test_the_embedded_and_raw_completions_models_take_no_images(model_class: typ
 
 def test_a_model_without_limits_is_assumed_to_take_images() -> None:
     assert image_limits(ScriptedModel([])) is None
+
+
+def test_an_earlier_reading_note_reaches_a_result_with_images_too() -> None:
+    from toolwire.tools.outcomes import with_earlier_run
+
+    noted = with_earlier_run(ToolResult.from_parts("c", "t", [Image(PNG)]), "t", "replaced")
+    assert isinstance(noted.parts[-1], TextPart) and "replaced" in noted.parts[-1].text
+    assert noted.content == noted.parts[-1].text  # the text of the parts, as always

@@ -24,10 +24,11 @@ are left to the provider: telling them needs the image decoded.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..errors import ImageError
-from ..messages import ContentPart, Image
+from ..errors import CallerError, ImageError
+from ..messages import ContentPart, Image, Message, ToolResult, UserMessage
 
 __all__ = [
     "ANTHROPIC_IMAGES",
@@ -36,6 +37,7 @@ __all__ = [
     "ImageLimits",
     "check_images",
     "image_limits",
+    "reject_images",
 ]
 
 IMAGE_TOKENS = 1600
@@ -110,3 +112,21 @@ def check_images(parts: tuple[ContentPart, ...], limits: ImageLimits | None) -> 
             problem = limits.problem(part)
             if problem is not None:
                 raise ImageError(problem)
+
+
+def reject_images(messages: Sequence[Message], limits: ImageLimits) -> None:
+    """Refuse a history with images for a model that takes none (its prompt is text:
+    the images would vanish without a word).
+
+    Raises:
+        CallerError: A user message or tool result in ``messages`` holds an image.
+    """
+    if limits.accepts:
+        return
+    for position, message in enumerate(messages):
+        if isinstance(message, (UserMessage, ToolResult)) and message.images:
+            raise CallerError(
+                f"message {position} ({message.role}) holds an image, and {limits.provider} "
+                "takes no images (its prompt is text only)",
+                hint="send text only to this model, or use a hosted model that reads images",
+            )

@@ -19,7 +19,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..context.images import ImageLimits
+from ..context.images import ImageLimits, reject_images
 from ..errors import CallerError, ProtocolError, ProviderAPIError
 from ..formats import Format
 from ..formats.decode import TextTurnDecoder
@@ -197,6 +197,7 @@ class CompletionsModel(HTTPModel):
         )
 
     def _build(self, request: ModelRequest, prompt: Prompt) -> HTTPRequest:
+        reject_images(request.messages, self.image_limits)  # a text prompt drops images
         settings = self.merged_settings(request)
         stream = bool(settings.pop("stream", True))
         body: dict[str, Any] = {

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from ..context.images import ImageLimits
+from ..context.images import ImageLimits, reject_images
 from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
 from ..formats.decode import TextTurnDecoder
 from ..history.tool_defs import to_openai_chat_tools
@@ -418,6 +418,7 @@ class LocalModel:
 
     def prompt(self, request: ModelRequest) -> Prompt:
         """The prompt of one turn (tools are not offered for ``tool_choice="none"``)."""
+        reject_images(request.messages, self.image_limits)  # a text prompt drops images
         tools = [] if request.tool_choice == "none" else to_openai_chat_tools(request.tools)
         return self.template(request.messages, tools, request.tool_choice)
 
