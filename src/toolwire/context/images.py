@@ -11,15 +11,17 @@ The limits are the providers' documented ones:
 
 - Anthropic (https://platform.claude.com/docs/en/build-with-claude/vision): at most
   5 MB per image, as the API measures it (the base64 text: its 400 reads "image
-  exceeds 5 MB maximum: N bytes > 5242880 bytes").
+  exceeds 5 MB maximum: N bytes > 5242880 bytes"), and 8000 pixels a side.
 - OpenAI Chat and Responses
   (https://developers.openai.com/api/docs/guides/images-vision): at most 50 MB of
   payload per request, so no single image may be larger.
 - The embedded local model and raw-completions models: no images at all (their
   prompts are text).
 
-Pixel dimensions (Anthropic refuses a side over 8000 px) and per-request image counts
-are left to the provider: telling them needs the image decoded.
+Pixel sizes are read from the image's header (:func:`pixel_size`: PNG, GIF, JPEG and
+WebP, a few bytes each, never a decode). Per-request rules (Anthropic's 2000-pixel
+side when a request holds more than 20 images, image counts, total payload) are left
+to the provider: they depend on the whole request, not on one result.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ __all__ = [
     "ImageLimits",
     "check_images",
     "image_limits",
+    "pixel_size",
     "reject_images",
 ]
 
@@ -58,11 +61,13 @@ class ImageLimits:
         provider: Who the limits are for, as the error result names it.
         accepts: ``False``: the model takes no images at all.
         max_base64_bytes: The largest image, as base64 text (``None``: no limit known).
+        max_side: The most pixels an image's width or height may have (``None``: any).
     """
 
     provider: str
     accepts: bool = True
     max_base64_bytes: int | None = None
+    max_side: int | None = None
 
     @classmethod
     def none(cls, provider: str) -> ImageLimits:
@@ -83,11 +88,17 @@ class ImageLimits:
                 f"({encoded} as base64), over {self.provider}'s limit of "
                 f"{self.max_base64_bytes} bytes per image; return a smaller image"
             )
+        size = pixel_size(image) if self.max_side is not None else None
+        if size is not None and self.max_side is not None and max(size) > self.max_side:
+            return (
+                f"the tool returned a {size[0]} x {size[1]} pixel image, over "
+                f"{self.provider}'s limit of {self.max_side} pixels a side; scale it down"
+            )
         return None
 
 
-ANTHROPIC_IMAGES = ImageLimits("Anthropic", max_base64_bytes=5 * _MB)
-"""Anthropic Messages: 5 MB per image (measured as base64 text)."""
+ANTHROPIC_IMAGES = ImageLimits("Anthropic", max_base64_bytes=5 * _MB, max_side=8000)
+"""Anthropic Messages: 5 MB per image (measured as base64 text), 8000 pixels a side."""
 
 OPENAI_IMAGES = ImageLimits("OpenAI", max_base64_bytes=50 * _MB)
 """OpenAI Chat and Responses: 50 MB of payload per request bounds each image."""
@@ -130,3 +141,57 @@ def reject_images(messages: Sequence[Message], limits: ImageLimits) -> None:
                 "takes no images (its prompt is text only)",
                 hint="send text only to this model, or use a hosted model that reads images",
             )
+
+
+# -- pixel sizes from headers ----------------------------------------------------------
+
+# JPEG start-of-frame markers (they hold the size); C4, C8 and CC are other segments.
+_JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
+
+
+def pixel_size(image: Image) -> tuple[int, int] | None:
+    """``(width, height)`` read from the image's header; ``None`` when it says none."""
+    data = image.data
+    if image.media_type == "image/png" and len(data) >= 24 and data[12:16] == b"IHDR":
+        return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    if image.media_type == "image/gif" and len(data) >= 10:
+        return int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little")
+    if image.media_type == "image/jpeg":
+        return _jpeg_size(data)
+    if image.media_type == "image/webp":
+        return _webp_size(data)
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """Walk the segments to the first frame header (each step moves forward: linear)."""
+    at = 2
+    while at + 9 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # fill byte
+            at += 1
+            continue
+        if marker in _JPEG_FRAMES:
+            height = int.from_bytes(data[at + 5 : at + 7], "big")
+            return int.from_bytes(data[at + 7 : at + 9], "big"), height
+        if marker == 0xD8 or 0xD0 <= marker <= 0xD7:  # no length field
+            at += 2
+            continue
+        at += 2 + int.from_bytes(data[at + 2 : at + 4], "big")
+    return None
+
+
+def _webp_size(data: bytes) -> tuple[int, int] | None:
+    chunk = data[12:16]
+    if chunk == b"VP8X" and len(data) >= 30:
+        width = 1 + int.from_bytes(data[24:27], "little")
+        return width, 1 + int.from_bytes(data[27:30], "little")
+    if chunk == b"VP8L" and len(data) >= 25:
+        bits = int.from_bytes(data[21:25], "little")
+        return 1 + (bits & 0x3FFF), 1 + ((bits >> 14) & 0x3FFF)
+    if chunk == b"VP8 " and len(data) >= 30:
+        width = int.from_bytes(data[26:28], "little") & 0x3FFF
+        return width, int.from_bytes(data[28:30], "little") & 0x3FFF
+    return None
