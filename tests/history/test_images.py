@@ -166,3 +166,13 @@ def test_an_image_repr_holds_no_bytes() -> None:
     text = repr(Image(PNG))
     assert "image/png" in text and f"{len(PNG)} bytes" in text and B64 not in text
     assert Image(bytearray(PNG)) == Image(PNG)
+
+
+def test_the_history_check_refuses_a_result_part_that_is_not_text_or_image() -> None:
+    from toolwire.errors import HistoryError
+    from toolwire.history import check_history
+
+    bad = ToolResult("c1", "shot", "x", parts=("x",))  # type: ignore[arg-type]
+    with pytest.raises(HistoryError, match="neither a TextPart nor an Image"):
+        check_history([AssistantMessage([ToolCall("c1", "shot", "{}")]), bad])
+    check_history([AssistantMessage([ToolCall("c1", "shot", "{}")]), _history()[2]])
