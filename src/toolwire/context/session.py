@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from ..errors import CallerError
 from ..messages import (
@@ -52,6 +52,8 @@ from .truncate import (
 )
 
 __all__ = ["Prepared", "RequestRecord", "RunContext", "UNLIMITED"]
+
+_Cut = TypeVar("_Cut", str, tuple[ContentPart, ...])
 
 UNLIMITED = False
 """``@tool(max_result_tokens=False)``: never cut this tool's results."""
@@ -389,12 +391,10 @@ class RunContext:
         limit = self._result_limit(tool)
         if limit is None or len(content) * MAX_TOKENS_PER_CHAR <= limit:
             return content  # short enough whatever the count: not counted
-        handle = result_handle(self._round, request.index)
-        cut = truncate_middle(content, limit, handle, self.count)
-        if cut is None:
-            return content
-        self.store.put(handle, content, request.id)
-        return cut
+        cut = self._keep_cut(
+            request, content, lambda handle: truncate_middle(content, limit, handle, self.count)
+        )
+        return content if cut is None else cut
 
     def _shape_parts(
         self, request: ToolRequest, tool: Tool, parts: tuple[ContentPart, ...]
@@ -408,12 +408,20 @@ class RunContext:
         text = parts_text(parts)
         if len(text) * MAX_TOKENS_PER_CHAR <= budget:
             return parts
+        cut = self._keep_cut(
+            request, text, lambda handle: truncate_parts(parts, budget, handle, self.count)
+        )
+        return parts if cut is None else cut
+
+    def _keep_cut(
+        self, request: ToolRequest, full: str, cut: Callable[[str], _Cut | None]
+    ) -> _Cut | None:
+        """``cut`` under the call's handle; when it cut, the full text kept in the store."""
         handle = result_handle(self._round, request.index)
-        cut = truncate_parts(parts, budget, handle, self.count)
-        if cut is None:
-            return parts
-        self.store.put(handle, text, request.id)
-        return cut
+        done = cut(handle)
+        if done is not None:
+            self.store.put(handle, full, request.id)
+        return done
 
     def _result_limit(self, tool: Tool) -> int | None:
         """The token cap of ``tool``'s results (``None``: never cut)."""
