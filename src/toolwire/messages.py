@@ -354,7 +354,8 @@ class ToolResult:
 
 
 def _content_parts(parts: Iterable[ContentPart | str]) -> tuple[ContentPart, ...]:
-    """Text and image parts, a ``str`` becoming a :class:`TextPart`.
+    """Text and image parts, a ``str`` becoming a :class:`TextPart` (none at all when
+    no part is an image: such a message is its text).
 
     Raises:
         ImageError: A part is neither text nor an image.
@@ -370,7 +371,9 @@ def _content_parts(parts: Iterable[ContentPart | str]) -> tuple[ContentPart, ...
                 f"a part of a result with images is a {type(part).__name__}; "
                 "only text (str) and toolwire.Image parts are allowed"
             )
-    return tuple(held)
+    # Parts only when there is an image: a text-only message stays plain text, so that
+    # "parts is empty or holds an image" is true of every message.
+    return tuple(held) if any(isinstance(p, Image) for p in held) else ()
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResult

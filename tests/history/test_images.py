@@ -158,6 +158,8 @@ def test_a_bad_image_is_an_image_error(data: Any, media_type: str, says: str) ->
 
 def test_an_image_part_list_takes_only_text_and_images() -> None:
     assert ToolResult.from_parts("c", "t", ["a", TextPart("b"), Image(PNG)]).content == "ab"
+    plain = ToolResult.from_parts("c", "t", ["only ", "text"])
+    assert plain.parts == () and plain.content == "only text"  # no image: plain text
     with pytest.raises(ImageError, match="only text"):
         ToolResult.from_parts("c", "t", ["a", 3])  # type: ignore[list-item]
 

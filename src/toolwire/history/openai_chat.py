@@ -133,7 +133,7 @@ def _encode(position: int, message: Message, reasoning: str | None) -> JSONDict:
         content = message.content
         if message.parts:
             count = len(message.images)
-            content += f"\n[{count} image(s) of this result follow in the next user message.]"
+            content += f"\n[{count} image(s) of this result follow in a user message.]"
         return {"role": "tool", "tool_call_id": message.call_id, "content": content}
     raise history_error(
         f"a {type(message).__name__} is not a toolwire message", f"position {position}"

@@ -62,8 +62,8 @@ def content_parts(value: Any) -> tuple[ContentPart, ...] | None:
 
     An :class:`~toolwire.messages.Image`, or a list (or tuple) with at least one
     ``Image`` in it, is content parts (its ``TextPart`` members kept as they are);
-    every other value (a list of strings
-    included) is text by the module's table, as before images existed.
+    every other value (a list of strings included) is text by the module's table, as
+    before images existed.
 
     Raises:
         ResultError: A non-image member of such a list has no deterministic text.
