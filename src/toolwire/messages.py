@@ -280,7 +280,7 @@ class UserMessage:
     def from_parts(cls, parts: Iterable[ContentPart | str]) -> UserMessage:
         """A user message of text (``str`` or :class:`TextPart`) and :class:`Image` parts."""
         held = _content_parts(parts)
-        return cls(parts_text(held), parts=held)
+        return cls(parts_text(held), parts=_image_parts(held))
 
     @property
     def images(self) -> list[Image]:
@@ -345,7 +345,7 @@ class ToolResult:
     ) -> ToolResult:
         """A result of text (``str`` or :class:`TextPart`) and :class:`Image` parts."""
         held = _content_parts(parts)
-        return cls(call_id, name, parts_text(held), status, parts=held)
+        return cls(call_id, name, parts_text(held), status, parts=_image_parts(held))
 
     @property
     def images(self) -> list[Image]:
@@ -354,8 +354,7 @@ class ToolResult:
 
 
 def _content_parts(parts: Iterable[ContentPart | str]) -> tuple[ContentPart, ...]:
-    """Text and image parts, a ``str`` becoming a :class:`TextPart` (none at all when
-    no part is an image: such a message is its text).
+    """Text and image parts, a ``str`` becoming a :class:`TextPart`.
 
     Raises:
         ImageError: A part is neither text nor an image.
@@ -371,9 +370,13 @@ def _content_parts(parts: Iterable[ContentPart | str]) -> tuple[ContentPart, ...
                 f"a part of a result with images is a {type(part).__name__}; "
                 "only text (str) and toolwire.Image parts are allowed"
             )
-    # Parts only when there is an image: a text-only message stays plain text, so that
-    # "parts is empty or holds an image" is true of every message.
-    return tuple(held) if any(isinstance(p, Image) for p in held) else ()
+    return tuple(held)
+
+
+def _image_parts(parts: tuple[ContentPart, ...]) -> tuple[ContentPart, ...]:
+    """``parts`` if one is an image, else none: a text-only message stays plain text, so
+    "parts is empty or holds an image" is true of every message."""
+    return parts if any(isinstance(p, Image) for p in parts) else ()
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResult
