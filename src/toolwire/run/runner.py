@@ -176,7 +176,7 @@ class CallRunner:
 
     def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
         try:
-            parts = content_parts(value)
+            parts = None if value.__class__ is str else content_parts(value)  # str: the hot path
             if parts is not None:  # the tool returned an image
                 return self._parts_success(call, tool, parts)
             content = render_content(value)
