@@ -73,3 +73,22 @@ def test_a_user_message_with_an_image_round_trips_through_the_log(tmp_path: Path
     (restored,) = model.history()
     assert restored == question
     assert restored.parts == (TextPart("What is this?"), Image(PNG))
+
+
+@tool
+def leaky() -> list[Any]:
+    """A screenshot whose caption holds a key."""
+    return ["token sk-proj-abcdefghijklmnopqrstuvwxyz0123", Image(PNG)]
+
+
+def test_a_secret_in_a_text_part_next_to_an_image_is_redacted(tmp_path: Path) -> None:
+    db = str(tmp_path / "runs.db")
+    model = ScriptedModel([tool_call_turn(("leaky", {}, "c1")), text_turn("ok")])
+    Agent(model, [leaky], log=db).run_sync("look")
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT parts, result FROM calls").fetchall()
+    logged = " ".join(m for (m,) in conn.execute("SELECT messages FROM requests"))
+    conn.close()
+    text = " ".join(rows[0]) + logged
+    assert "sk-proj-abcdefghijklmnop" not in text and "[REDACTED]" in text
+    assert Image(PNG).sha256 in rows[0][0]  # the image's key is never redacted
