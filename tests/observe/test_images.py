@@ -92,3 +92,27 @@ def test_a_secret_in_a_text_part_next_to_an_image_is_redacted(tmp_path: Path) ->
     text = " ".join(rows[0]) + logged
     assert "sk-proj-abcdefghijklmnop" not in text and "[REDACTED]" in text
     assert Image(PNG).sha256 in rows[0][0]  # the image's key is never redacted
+
+
+def test_the_trace_page_shows_only_image_types_as_images(tmp_path: Path) -> None:
+    """A crafted log whose image row claims another type gets no data: URL of it."""
+    from toolwire.observe.query import load_run
+    from toolwire.observe.store import connect
+    from toolwire.observe.trace import render_html
+
+    def page(db: str) -> str:
+        reader = connect(db, readonly=True)
+        try:
+            return render_html(load_run(reader, "last", db))
+        finally:
+            reader.close()
+
+    db = str(tmp_path / "runs.db")
+    _run(db, "a")
+    assert f"data:image/png;base64,{base64.b64encode(PNG).decode()}" in page(db)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE images SET media_type = 'text/html'")
+    conn.commit()
+    conn.close()
+    crafted = page(db)
+    assert "data:text/html" not in crafted and "data:image" not in crafted
