@@ -26,6 +26,7 @@ MAY_IMPORT = {
     "wire": CORE,
     "formats": CORE | {"wire"},
     "history": CORE | {"wire"},
+    "prompts": CORE | {"formats", "history"},
     "tools": CORE,
     # context/ and policies/ are pure, side by side: neither imports the other.
     "context": CORE | {"tools", "history"},
@@ -34,7 +35,8 @@ MAY_IMPORT = {
     "observe": CORE | {"wire", "tools", "history", "context", "policies", "run"},
     "integrations": CORE | {"tools", "history", "run"},
     "safety": CORE | {"tools", "history", "run"},
-    "providers": CORE | {"wire", "formats", "history", "tools", "context", "policies", "run"},
+    "providers": CORE
+    | {"wire", "formats", "history", "prompts", "tools", "context", "policies", "run"},
     "testing": CORE | {"wire", "history", "run", "observe"},
     "demo": CORE | {"tools", "safety"},
 }
