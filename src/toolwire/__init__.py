@@ -95,6 +95,8 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "FallbackModel": "providers",
+    "PartialOutput": "output",
     "ToolProgress": "run",
     "MCPApprovalRequest": "history.responses_mcp",
     "BuiltinCall": "history.responses_builtin",
@@ -137,6 +139,7 @@ __all__ = [
     "ContextPolicy",
     "ExecutionOptions",
     "FailureBudget",
+    "FallbackModel",
     "HistoryError",
     "Image",
     "ImageError",
@@ -150,6 +153,7 @@ __all__ = [
     "ModelOutputError",
     "ModelRequest",
     "ObserveOptions",
+    "PartialOutput",
     "PathGuard",
     "PathNotAllowedError",
     "Permissions",
@@ -306,7 +310,9 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .observe import AuditLog
+    from .output import PartialOutput
     from .policies import FailureBudget, LoopPolicy, RetryPolicy, RunDiagnostics, UsageLimits
+    from .providers import FallbackModel
     from .run import (
         Agent,
         AgentStream,

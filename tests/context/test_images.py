@@ -94,3 +94,19 @@ def test_a_text_only_model_refuses_a_history_holding_images() -> None:
             [UserMessage("hi"), ToolResult.from_parts("c", "t", [Image(_png(1, 1))])], limits
         )
     reject_images([UserMessage.from_parts([Image(_png(1, 1))])], ANTHROPIC_IMAGES)  # takes them
+
+
+def test_a_fallback_chain_takes_the_strictest_limits_of_its_models() -> None:
+    from toolwire.providers.anthropic import AnthropicModel
+    from toolwire.providers.completions import CompletionsModel
+    from toolwire.providers.fallback import FallbackModel
+    from toolwire.providers.openai_chat import OpenAIChatModel
+    from toolwire.testing import ScriptedModel
+
+    hosted = FallbackModel(OpenAIChatModel("m", api_key="k"), AnthropicModel("m", api_key="k"))
+    limits = hosted.image_limits
+    assert limits is not None and limits.accepts
+    assert (limits.max_base64_bytes, limits.max_side) == (5 * 1024 * 1024, 8000)
+    text = FallbackModel(AnthropicModel("m", api_key="k"), CompletionsModel("m", api_key="k"))
+    assert text.image_limits is not None and not text.image_limits.accepts
+    assert FallbackModel(ScriptedModel([]), ScriptedModel([])).image_limits is None

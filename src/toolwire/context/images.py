@@ -41,6 +41,7 @@ __all__ = [
     "image_limits",
     "pixel_size",
     "reject_images",
+    "strictest",
 ]
 
 IMAGE_TOKENS = 1600
@@ -102,6 +103,21 @@ ANTHROPIC_IMAGES = ImageLimits("Anthropic", max_base64_bytes=5 * _MB, max_side=8
 
 OPENAI_IMAGES = ImageLimits("OpenAI", max_base64_bytes=50 * _MB)
 """OpenAI Chat and Responses: 50 MB of payload per request bounds each image."""
+
+
+def strictest(models: Sequence[object]) -> ImageLimits | None:
+    """The limits an image must meet to go to any of ``models`` (a fallback chain, where
+    whichever answers reads it): none declared by any of them gives ``None``."""
+    declared = [limits for m in models if (limits := image_limits(m)) is not None]
+    if not declared:
+        return None
+    who = " / ".join(limits.provider for limits in declared)
+    refusing = [limits for limits in declared if not limits.accepts]
+    if refusing:
+        return ImageLimits.none(refusing[0].provider)
+    sizes = [x.max_base64_bytes for x in declared if x.max_base64_bytes is not None]
+    sides = [x.max_side for x in declared if x.max_side is not None]
+    return ImageLimits(who, True, min(sizes, default=None), min(sides, default=None))
 
 
 def image_limits(model: object) -> ImageLimits | None:

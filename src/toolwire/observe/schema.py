@@ -114,7 +114,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, seq)
     );
     """,
-    # 6: images in tool results and user messages, each stored once by its SHA-256; a
+    # 6: the model that answered each request: a FallbackModel's answering model (the
+    # run's ``model`` names the fallback chain); NULL in older logs (the run's model).
+    """
+    ALTER TABLE requests ADD COLUMN model TEXT;
+    """,
+    # 7: images in tool results and user messages, each stored once by its SHA-256; a
     # call row and a logged message name them in their ``parts`` (JSON: text parts and
     # {kind: image, sha256, media_type, bytes}).
     """
