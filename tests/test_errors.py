@@ -38,6 +38,8 @@ FAULTS = {
     "PathNotAllowedError": "model",  # the model asked for a path outside the roots
     "AuditLogError": "caller",
     "RunNotFoundError": "caller",
+    "RunNotResumableError": "caller",
+    "RunClaimedError": "caller",
     "MCPServerError": "tool",
     "MCPToolError": "tool",
     "BackendError": "caller",

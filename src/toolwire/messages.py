@@ -213,6 +213,8 @@ class ToolStatus(str, enum.Enum):
     CANCELLED = "cancelled"
     DENIED = "denied"
     NOT_EXECUTED = "not_executed"
+    INTERRUPTED = "interrupted"
+    """The process stopped while the call ran: whether it took effect is unknown."""
 
     @property
     def is_error(self) -> bool:

@@ -116,7 +116,12 @@ def load_run(conn: sqlite3.Connection, ref: str, path: str) -> dict[str, Any]:
     conn.row_factory = sqlite3.Row
     try:
         run = dict(conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone())
+        run["outcome_stored"] = run["outcome"]  # what a claim compares (toolwire.observe.durable)
         run["outcome"] = _outcome(run["outcome"], run.get("pid"))
+        run["timeline"] = [
+            dict(r)
+            for r in conn.execute("SELECT * FROM timeline WHERE run_id = ? ORDER BY seq", (run_id,))
+        ]
         run["requests"] = [
             dict(r)
             for r in conn.execute("SELECT * FROM requests WHERE run_id = ? ORDER BY seq", (run_id,))

@@ -39,6 +39,7 @@ from ..run.events import (
     ToolProgress,
     ToolResultReady,
 )
+from ..run.pause import PendingCall
 from ..run.progress import progress_text
 from ..tools.outcomes import failure_class
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
@@ -143,6 +144,7 @@ class RunRecorder:
         self._last: Message | None = None  # the last of them
         self._request: RequestStarted | None = None
         self._images: set[str] = set()  # hashes of the images already submitted
+        self._round = 0  # the round of the latest request
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
@@ -151,6 +153,11 @@ class RunRecorder:
             ToolProgress: self._progressed,
             RunEnded: self._ended,
         }
+
+    def continue_after(self, requests: int, calls: int, round_: int) -> None:
+        """A resumed run: number its requests and calls after those in the log (its
+        last round is the one it resumes in)."""
+        self._requests, self._calls, self._round = requests, calls, round_
 
     def start_row(self) -> Row:
         """The ``runs`` row (written before the first request)."""
@@ -205,6 +212,7 @@ class RunRecorder:
 
     def _started(self, event: RequestStarted) -> None:
         self._request = event
+        self._round = event.round
 
     def _extends(self, messages: list[Message]) -> bool:
         """Whether ``messages`` continue what the previous request sent (a history that
@@ -234,8 +242,8 @@ class RunRecorder:
                 "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
                 " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
                 " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
-                " reasoning_tokens, refusal, refused, model)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reasoning_tokens, refusal, refused, model, message)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.run_id,
                     self._requests,
@@ -258,6 +266,7 @@ class RunRecorder:
                     message.refusal,
                     int(turn.refused),
                     turn.model or self._start.model,  # a FallbackModel's: the one that answered
+                    message_value([message]),  # verbatim: a resumed run sends it back
                 ),
             )
         )
@@ -364,11 +373,25 @@ class RunRecorder:
                 ),
             )
         )
+        result = event.result
+        if result is not None and result.paused:
+            self._log.submit(self._paused_row(event.at, result.pending))
         self._done = True
         if not self._driven or event.outcome != "ok":
             # Nobody awaits settle() after this (a failed or cancelled run, a relay):
             # the wait for the last rows is here, bounded.
             self._finish(self._log.flush(SETTLE_TIMEOUT))
+
+    def _paused_row(self, at: float, pending: list[PendingCall]) -> Row:
+        """The timeline row of a paused run: the calls that wait for approval."""
+        from .durable import timeline_row
+
+        detail = {
+            "pending": [p.call_id for p in pending],
+            "calls": [{"call_id": p.call_id, "tool": p.tool, "arguments": p.raw_arguments}
+                      for p in pending],
+        }  # fmt: skip
+        return timeline_row(self.run_id, at, "paused", detail, round_=self._round)
 
     def _finish(self, flushed: bool) -> None:
         """The run ended and its rows were waited for: report what went wrong."""

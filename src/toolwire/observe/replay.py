@@ -294,7 +294,8 @@ def messages_from_json(
     messages: list[Message] = []
     for item in json.loads(text):
         role = item.get("role")
-        parts = parts_from_json(item["parts"], images or {}) if item.get("parts") else ()
+        held = item.get("parts") if role in ("user", "tool") else None  # content parts
+        parts = parts_from_json(held, images or {}) if held else ()
         if role == "system":
             messages.append(SystemMessage(item["content"]))
         elif role == "user":

@@ -24,6 +24,7 @@ import json
 from typing import Any
 
 from ..messages import IMAGE_MEDIA_TYPES
+from .inspect import describe_event, timeline
 
 __all__ = ["render_html"]
 
@@ -31,7 +32,10 @@ MAX_DETAIL_CHARS = 100_000  # of one result or arguments text inside the page
 
 _STYLE = """
 :root { --ok:#2e9d5b; --error:#d64545; --timeout:#e08a1e; --cancelled:#8a8a8a;
-  --not_executed:#b9b9b9; --discarded:#9b6cd1; --model:#3b7dd8; }
+  --not_executed:#b9b9b9; --discarded:#9b6cd1; --model:#3b7dd8; --denied:#7a4b2a;
+  --interrupted:#c2185b; }
+.event { margin: 8px 0; padding: 4px 8px; border-left: 4px solid #c2185b;
+  background: #fdf3f7; font-family: ui-monospace, monospace; white-space: pre-wrap; }
 * { box-sizing: border-box; }
 body { font: 13px/1.4 system-ui, sans-serif; margin: 16px 20px; color: #222; }
 h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6px; }
@@ -97,7 +101,16 @@ _SCRIPT = """
 }());
 """
 
-_STATUSES = ("ok", "error", "timeout", "cancelled", "not_executed", "discarded")
+_STATUSES = (
+    "ok",
+    "error",
+    "timeout",
+    "cancelled",
+    "denied",
+    "not_executed",
+    "interrupted",
+    "discarded",
+)
 
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
 """The page's own script, the only one its Content-Security-Policy lets run."""
@@ -247,20 +260,35 @@ def _round(page: _Page, number: int, requests: list[dict[str, Any]],
     )
 
 
+def _first_time(run: dict[str, Any], number: int) -> float:
+    """When round ``number`` began (its first request or call), to order the page."""
+    times = [q["started_at"] for q in run["requests"] if q["round"] == number]
+    times += [c["started_at"] or c["ended_at"] for c in run["calls"] if c["round"] == number]
+    return min(times, default=0.0)
+
+
 def render_html(run: dict[str, Any]) -> str:
     """The page for a run loaded by :func:`~toolwire.observe.query.load_run`."""
     page = _Page()
     numbers = sorted({q["round"] for q in run["requests"]} | {c["round"] for c in run["calls"]})
     sections = [
-        _round(
-            page,
-            n,
-            [q for q in run["requests"] if q["round"] == n],
-            [c for c in run["calls"] if c["round"] == n],
-            run.get("images") or {},
+        (
+            _first_time(run, n),
+            _round(
+                page,
+                n,
+                [q for q in run["requests"] if q["round"] == n],
+                [c for c in run["calls"] if c["round"] == n],
+                run.get("images") or {},
+            ),
         )
         for n in numbers
     ]
+    # Pauses, approvals and resumes, between the rounds, in the order they happened.
+    sections += [
+        (e["at"], f'<div class="event">{_text(describe_event(e))}</div>') for e in timeline(run)
+    ]
+    sections.sort(key=lambda item: item[0])
     duration = (
         _ms(run["ended_at"] - run["started_at"]) if run["ended_at"] is not None else "unfinished"
     )
@@ -281,7 +309,7 @@ def render_html(run: dict[str, Any]) -> str:
 {"· " + _text(run["error"]) if run["error"] else ""}</div>
 <div class="meta">prompt: {_text(str(run["prompt"] or "")[:500])}</div>
 <div class="legend">{legend}</div>
-{"".join(sections) or "<p>No model request was logged.</p>"}
+{"".join(part for _, part in sections) or "<p>No model request was logged.</p>"}
 <div id="details">Click a bar for its arguments, result and timings.</div>
 <script type="application/json" id="trace-data">{data}</script>
 <script>{_SCRIPT}</script>

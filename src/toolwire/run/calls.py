@@ -106,6 +106,9 @@ class CallState(enum.Enum):
     batch budget cuts it and it runs again."""
     DONE = "done"
     """It has its one result."""
+    HELD = "held"
+    """The gate held it for a decision made outside the run (a paused run): it gets
+    no result in this run; a resumed run asks again."""
     DISCARDED = "discarded"
     """An early start that the final turn replaced or that the stream retracted."""
 
@@ -116,10 +119,13 @@ class CallState(enum.Enum):
 
 TRANSITIONS: dict[CallState, frozenset[CallState]] = {
     CallState.WAITING: frozenset({CallState.ASKING, CallState.ALLOWED, CallState.DONE}),
-    CallState.ASKING: frozenset({CallState.ASKING, CallState.ALLOWED, CallState.DONE}),
+    CallState.ASKING: frozenset(
+        {CallState.ASKING, CallState.ALLOWED, CallState.DONE, CallState.HELD}
+    ),
     CallState.ALLOWED: frozenset({CallState.RUNNING, CallState.DONE}),
     CallState.RUNNING: frozenset({CallState.DONE}),
     CallState.DONE: frozenset(),
+    CallState.HELD: frozenset({CallState.DONE}),  # the run stopped: answered after all
     CallState.DISCARDED: frozenset(),
 }
 """Where each state may go. Any state but ``DISCARDED`` may also become ``DISCARDED``

@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..errors import ResultError
@@ -33,13 +33,14 @@ from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
+from .gate import Hold
 from .progress import CallProgress, ToolScope, call_context, drive_async, drive_sync
 from .results import content_parts, render_content
 
 if TYPE_CHECKING:
     from .execute import Executor
 
-__all__ = ["CallRunner", "ResultShaper", "StartCallback"]
+__all__ = ["BeforeStart", "CallRunner", "ResultShaper", "StartCallback"]
 
 
 class ResultShaper(Protocol):
@@ -59,6 +60,9 @@ class ResultShaper(Protocol):
 
 
 StartCallback = Callable[[int], None]
+BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
+"""Awaited before a call that is not harmless to repeat runs (the run store's start
+row, :func:`toolwire.run.resuming.call_journal`): ``None`` to run it, or why it may not run."""
 
 
 class CallRunner:
@@ -78,13 +82,15 @@ class CallRunner:
         self._keep_full = keep_full
         self._told: set[TurnCall] = set()  # calls on_start was called for
         self.on_start: StartCallback | None = None
+        self.before_start: BeforeStart | None = None
         self.executed = 0  # calls handed to their tool (retries not counted)
         # For tools that take a ToolContext or are generators (set by the turn).
         self.scope: ToolScope | None = None
         self.position_of: Callable[[TurnCall], int] = lambda call: 0
 
-    async def run(self, call: TurnCall) -> ToolResult:
-        """The call's result: ``denied``, or how its tool ran."""
+    async def run(self, call: TurnCall) -> ToolResult | None:
+        """The call's result: ``denied``, or how its tool ran (``None``: the gate held
+        it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
         if call.started_at is None:
             call.started_at = time.time()
         if call.state is CallState.WAITING and self._executor.gate is None:
@@ -92,11 +98,19 @@ class CallRunner:
             denial = None
         else:
             denial = await self._permit(call)
+        if isinstance(denial, Hold):
+            return None
+        if denial is None and self.before_start is not None and not call.harmless:
+            tool = call.tool
+            assert tool is not None
+            unsafe = await self.before_start(call.request, tool)
+            if unsafe is not None:
+                return call.unfinished(unsafe)
         if denial is not None:
             return outcomes.denied_result(call.request.id, call.request.name, denial)
         return await self._attempts(call)
 
-    async def _permit(self, call: TurnCall) -> str | None:
+    async def _permit(self, call: TurnCall) -> str | Hold | None:
         """Ask the executor's permission gate (once per call) whether the call may run.
 
         Inside the call's own task, so an approval wait never holds up its siblings.
@@ -117,6 +131,8 @@ class CallRunner:
             denial = f"the permission check failed ({describe(exc)})"
         if denial is None:
             call.advance(CallState.ALLOWED)
+        elif isinstance(denial, Hold):
+            call.advance(CallState.HELD)
         return denial
 
     async def _attempts(self, call: TurnCall) -> ToolResult:
