@@ -116,3 +116,28 @@ def test_the_trace_page_shows_only_image_types_as_images(tmp_path: Path) -> None
     conn.close()
     crafted = page(db)
     assert "data:text/html" not in crafted and "data:image" not in crafted
+
+
+@tool
+def delete(path: str) -> str:
+    """Delete a file."""
+    return f"deleted {path}"
+
+
+def test_a_paused_run_resumes_with_its_logged_image(tmp_path: Path) -> None:
+    from toolwire import AuditLog, Permissions
+
+    db = tmp_path / "runs.db"
+    ask = Permissions(ask=["delete"])
+    turn = tool_call_turn(("snap", {"page": "a"}, "c1"), ("delete", {"path": "b"}, "c2"))
+    first = Agent(ScriptedModel([turn]), [snap, delete], log=AuditLog(db), permissions=ask,
+                  approve="pause").run_sync("look, then tidy")  # fmt: skip
+    assert first.paused
+    model = ScriptedModel([text_turn("done")])
+    agent = Agent(model, [snap, delete], log=AuditLog(db), permissions=ask, approve="pause")
+    result = agent.resume_sync(first.run_id, approvals={"c2": True})
+    assert result.output == "done"
+    (shot,) = [m for m in result.messages if isinstance(m, ToolResult) and m.call_id == "c1"]
+    assert shot.images == [Image(PNG)]  # restored from the log, bytes and all
+    sent = json.dumps(model.requests[0]["messages"])
+    assert base64.b64encode(PNG).decode() in sent  # the resumed request carries it
