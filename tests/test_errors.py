@@ -61,6 +61,7 @@ FAULTS = {
     "PartialJSONError": "model",
     "UsageLimitExceededError": "model",  # the caller's guard, used up by the model's run
     "ResultError": "tool",
+    "ImageError": "tool",
     "LoopDetectedError": "model",
     "MaxRoundsExceededError": "model",
 }

@@ -47,6 +47,7 @@ _EXPORTS = {
     "PartialJSONError": "errors",
     "UsageLimitExceededError": "errors",
     "ResultError": "errors",
+    "ImageError": "errors",
     "LoopDetectedError": "errors",
     "MaxRoundsExceededError": "errors",
     # the neutral conversation model and turns
@@ -60,6 +61,7 @@ _EXPORTS = {
     "ProviderPart": "messages",
     "ToolCall": "messages",
     "ToolResult": "messages",
+    "Image": "messages",
     "ToolStatus": "messages",
     "Usage": "messages",
     "Turn": "turn",
@@ -143,6 +145,8 @@ __all__ = [
     "FailureBudget",
     "FallbackModel",
     "HistoryError",
+    "Image",
+    "ImageError",
     "LoopPolicy",
     "MCPApprovalRequest",
     "MCPServerError",
@@ -261,6 +265,7 @@ if TYPE_CHECKING:
         EmbeddedModelHashError,
         FormatError,
         HistoryError,
+        ImageError,
         LoopDetectedError,
         MaxRoundsExceededError,
         MCPServerError,
@@ -301,6 +306,7 @@ if TYPE_CHECKING:
     from .integrations import MCPToolset, RayBackend, iter_run_many, run_many
     from .messages import (
         AssistantMessage,
+        Image,
         Message,
         ProviderPart,
         ReasoningPart,

@@ -23,6 +23,7 @@ __all__ = [
     "Fault",
     "FormatError",
     "HistoryError",
+    "ImageError",
     "LoopDetectedError",
     "MCPServerError",
     "MCPToolError",
@@ -591,6 +592,16 @@ class ResultError(ToolExecutionError):
     """A tool returned a value that cannot become result text."""
 
     default_hint = "return a str, a JSON-compatible value, bytes or a pydantic model"
+
+
+class ImageError(ResultError):
+    """A tool's image cannot be sent: not a supported image, too large for the provider,
+    or the model takes no images. The call gets an error result that says so."""
+
+    default_hint = (
+        "return a PNG, JPEG, GIF or WebP image within the provider's size limit, and only "
+        "to a model that reads images (not the embedded model or a raw-completions model)"
+    )
 
 
 class LoopDetectedError(ModelOutputError):

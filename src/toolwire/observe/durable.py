@@ -26,8 +26,10 @@ from typing import Any
 from ..messages import AssistantMessage, Message, TextPart, ToolCall, ToolResult, ToolStatus, Usage
 from ..run.store import ApprovalRecord, CallStart, SavedCall, SavedRun
 from .query import load_run
-from .replay import messages_from_json
+from .replay import messages_from_json, parts_from_json
 from .store import JsonValue, Row
+
+Images = dict[str, tuple[str, bytes]]  # a run's logged images by hash (load_run's)
 
 __all__ = [
     "INSERT_TIMELINE",
@@ -90,7 +92,7 @@ def load_saved(conn: sqlite3.Connection, ref: str, path: str) -> SavedRun:
         run_id=run_id,
         outcome=run["outcome"],
         model=run["model"],
-        messages=_history(requests),
+        messages=_history(requests, run["images"]),
         error_type=run["error_type"],
         owner=run["owner"],
         pid=run["pid"],
@@ -103,7 +105,7 @@ def load_saved(conn: sqlite3.Connection, ref: str, path: str) -> SavedRun:
     )
     if requests:
         saved.round = requests[-1]["round"]
-        saved.calls = _last_calls(saved, run["calls"], timeline)
+        saved.calls = _last_calls(saved, run["calls"], timeline, run["images"])
     return saved
 
 
@@ -112,10 +114,10 @@ def _tool_name(definition: dict[str, Any]) -> str:
     return str(inner.get("name", ""))
 
 
-def _history(requests: list[dict[str, Any]]) -> list[Message]:
+def _history(requests: list[dict[str, Any]], images: Images) -> list[Message]:
     history: list[Message] = []
     for row in requests:
-        new = messages_from_json(row["messages"])
+        new = messages_from_json(row["messages"], images)  # images back from the log
         history = history + new if len(history) + len(new) == row["history_length"] else new
     if requests:
         history.append(_turn(requests[-1]))
@@ -143,7 +145,7 @@ def _usage(requests: list[dict[str, Any]]) -> Usage:
 
 
 def _last_calls(
-    saved: SavedRun, rows: list[dict[str, Any]], timeline: list[dict[str, Any]]
+    saved: SavedRun, rows: list[dict[str, Any]], timeline: list[dict[str, Any]], images: Images
 ) -> list[SavedCall]:
     """The last turn's calls, each with its logged result and start, and whether it
     waits for approval."""
@@ -161,7 +163,9 @@ def _last_calls(
         row = results.get(call.id)
         result = None
         if row is not None:
-            result = ToolResult(call.id, row["tool"], row["result"], ToolStatus(row["status"]))
+            parts = parts_from_json(json.loads(row["parts"]), images) if row.get("parts") else ()
+            status = ToolStatus(row["status"])
+            result = ToolResult(call.id, row["tool"], row["result"], status, parts=parts)
         calls.append(SavedCall(call, result, call.id in started, call.id in pending))
     return calls
 

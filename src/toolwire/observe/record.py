@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AuditLogError
 from ..history.tool_defs import chat_tool
-from ..messages import Message, ToolResult, UserMessage
+from ..messages import ContentPart, Image, Message, ToolResult, UserMessage
 from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
@@ -51,9 +51,12 @@ __all__ = ["RunRecorder", "message_json"]
 
 _INSERT_CALL = (
     "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
-    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
+# An image's key is a digest, never a secret: kept as it is by the redactor.
+_IMAGE_KEYS = frozenset({"sha256"})
 
 
 SETTLE_TIMEOUT = 30.0
@@ -69,7 +72,18 @@ def message_json(messages: list[Message]) -> str:
 def message_value(messages: list[Message]) -> JsonValue:
     """The neutral messages as a row value: redacted by the writer, except the signed
     and encrypted provider fields (thinking signatures, encrypted reasoning)."""
-    return JsonValue([_plain(m) for m in messages], SIGNED_FIELDS)
+    return JsonValue([_plain(m) for m in messages], SIGNED_FIELDS | _IMAGE_KEYS)
+
+
+def parts_json(parts: tuple[ContentPart, ...]) -> list[dict[str, Any]]:
+    """Content parts as logged: text parts as they are, an image by its hash (its bytes
+    go to the ``images`` table once)."""
+    return [
+        {"kind": "image", "sha256": p.sha256, "media_type": p.media_type, "bytes": len(p.data)}
+        if isinstance(p, Image)
+        else {"kind": "text", "text": p.text}
+        for p in parts
+    ]
 
 
 def _copy(value: Any) -> Any:
@@ -84,18 +98,26 @@ def _copy(value: Any) -> Any:
 def _plain(value: Any) -> Any:
     """A message or part as a dict of its fields (``dataclasses.asdict`` without the
     deep copies: one message per result, once per request, on the event loop)."""
+    out: dict[str, Any]
     if type(value) is ToolResult:  # the common case, written out
-        return {
+        out = {
             "call_id": value.call_id,
             "name": value.name,
             "content": value.content,
             "status": value.status.value,
             "role": "tool",
         }
-    out: dict[str, Any] = {}
+        if value.parts:
+            out["parts"] = parts_json(value.parts)
+        return out
+    out = {}
     for name in value.__dataclass_fields__:
         item = getattr(value, name)
-        if isinstance(item, list):
+        if name == "parts" and isinstance(item, tuple):  # a user message's content parts
+            if not item:
+                continue
+            item = parts_json(item)
+        elif isinstance(item, list):
             item = [_plain(part) if hasattr(part, "__dataclass_fields__") else _copy(part)
                     for part in item]  # fmt: skip
         elif isinstance(item, enum.Enum):
@@ -121,6 +143,7 @@ class RunRecorder:
         self._sent = 0  # messages already recorded with an earlier request
         self._last: Message | None = None  # the last of them
         self._request: RequestStarted | None = None
+        self._images: set[str] = set()  # hashes of the images already submitted
         self._round = 0  # the round of the latest request
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
@@ -202,6 +225,9 @@ class RunRecorder:
         messages = list(request.request.messages) if request is not None else []
         new = messages[self._sent :] if self._extends(messages) else messages
         self._sent, self._last = len(messages), (messages[-1] if messages else None)
+        for message in new:
+            if isinstance(message, (ToolResult, UserMessage)) and message.parts:
+                self._store_images(message.parts)
         self._requests += 1
         turn = event.turn
         message = turn.message
@@ -245,17 +271,30 @@ class RunRecorder:
             )
         )
 
+    def _store_images(self, parts: tuple[ContentPart, ...]) -> None:
+        """Submit each image not submitted yet: one row per distinct image, ever (the
+        table's key makes a repeat across runs a no-op too)."""
+        for part in parts:
+            if isinstance(part, Image) and (digest := part.sha256) not in self._images:
+                self._images.add(digest)
+                self._log.submit((_INSERT_IMAGE, (digest, part.media_type, part.data)))
+
     def _call(self, event: ToolResultReady) -> None:
         result, call = event.result, event.call
         status = result.status
+        parts = None
+        if result.parts:
+            self._store_images(result.parts)
+            parts = JsonValue(parts_json(result.parts), _IMAGE_KEYS)
         if call is None:  # a result made outside the executor: what it says is all we know
             self._insert_call(event.round, event.index, result.call_id, result.name, status.value,
-                              text=result.content, failure=failure_class(None, status))  # fmt: skip
+                              text=result.content, failure=failure_class(None, status),
+                              parts=parts)  # fmt: skip
             return
         self._insert_call(
             event.round, call.index, call.call_id, call.name, status.value,
             call=call, text=call.full_result or result.content,
-            failure=call.failure_class,
+            failure=call.failure_class, parts=parts,
         )  # fmt: skip
 
     def _progressed(self, event: ToolProgress) -> None:
@@ -294,6 +333,7 @@ class RunRecorder:
         text: str = "",
         failure: str | None = None,
         reason: str | None = None,
+        parts: JsonValue | None = None,
     ) -> None:
         self._calls += 1
         params = (
@@ -302,7 +342,7 @@ class RunRecorder:
             status, text,
             call.started_at if call else None, call.ended_at if call else time.time(),
             call.latency_ms if call else None, call.attempts if call else 0,
-            failure, int(call.early) if call else 0, reason,
+            failure, int(call.early) if call else 0, reason, parts,
         )  # fmt: skip
         self._log.submit((_INSERT_CALL, params), urgent=True)  # durable as soon as it ends
 

@@ -139,6 +139,17 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, seq)
     );
     """,
+    # 8: images in tool results and user messages, each stored once by its SHA-256; a
+    # call row and a logged message name them in their ``parts`` (JSON: text parts and
+    # {kind: image, sha256, media_type, bytes}).
+    """
+    CREATE TABLE images (
+        sha256 TEXT PRIMARY KEY,      -- hex SHA-256 of the bytes
+        media_type TEXT NOT NULL,
+        data BLOB NOT NULL
+    );
+    ALTER TABLE calls ADD COLUMN parts TEXT; -- JSON: the result's parts, when it has images
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

@@ -10,7 +10,9 @@ nothing. Every logged value enters the page escaped (:func:`_text`: HTML text or
 attribute, numbers included, since a crafted log may hold markup where a round number
 belongs; or JSON with ``<`` escaped inside the data block), never as markup. The
 page's Content-Security-Policy allows one script, the page's own, by its SHA-256
-hash: even markup that got in could run nothing.
+hash: even markup that got in could run nothing. A call's images (logged once by
+hash) are shown in its details as ``data:`` URLs, the one image source the policy
+allows.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import html
 import json
 from typing import Any
 
+from ..messages import IMAGE_MEDIA_TYPES
 from .inspect import describe_event, timeline
 
 __all__ = ["render_html"]
@@ -54,6 +57,8 @@ h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6p
   font-size: 11px; }
 #details { margin-top: 16px; padding: 10px; border: 1px solid #ccc; background: #fafafa;
   min-height: 40px; }
+#details img.result-image { display: block; max-width: 100%; max-height: 480px;
+  margin: 4px 0 10px; border: 1px solid #e4e4e4; }
 #details pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0 10px;
   max-height: 360px; overflow: auto; background: #fff; padding: 6px; border: 1px solid #e4e4e4; }
 """
@@ -81,6 +86,13 @@ _SCRIPT = """
       add("b", item.sections[i][0]);
       add("pre", item.sections[i][1]);
     }
+    var images = item.images || [];
+    for (var j = 0; j < images.length; j++) {
+      var image = add("img", "");
+      image.src = images[j][1];
+      image.alt = images[j][0];
+      image.className = "result-image";
+    }
   }
   var bars = document.querySelectorAll(".bar");
   for (var i = 0; i < bars.length; i++) {
@@ -105,7 +117,7 @@ SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode()).dige
 
 CSP = (
     f"default-src 'none'; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'; "
-    "base-uri 'none'; form-action 'none'"
+    "img-src data:; base-uri 'none'; form-action 'none'"
 )
 
 
@@ -139,8 +151,18 @@ class _Page:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
 
-    def item(self, title: str, summary: str, sections: list[tuple[str, str]]) -> int:
-        self.items.append({"title": title, "summary": summary, "sections": sections})
+    def item(
+        self,
+        title: str,
+        summary: str,
+        sections: list[tuple[str, str]],
+        images: list[tuple[str, str]] | None = None,
+    ) -> int:
+        """Add a bar's record (``images``: ``(alt text, data: URL)`` of a result's images)."""
+        record: dict[str, Any] = {"title": title, "summary": summary, "sections": sections}
+        if images:
+            record["images"] = images
+        self.items.append(record)
         return len(self.items) - 1
 
 
@@ -154,8 +176,25 @@ def _bar(css: str, item: int, start: float, end: float, *, origin: float, span: 
     )
 
 
+def _call_images(
+    call: dict[str, Any], images: dict[str, tuple[str, bytes]]
+) -> list[tuple[str, str]]:
+    """A call's images as ``(alt text, data: URL)``, from its logged parts (an image
+    whose bytes the log lacks is left out). A ``data:`` URL is all the page's CSP lets
+    an image be: the page fetches nothing."""
+    if not call.get("parts"):
+        return []
+    found = []
+    for part in json.loads(call["parts"]):
+        stored = images.get(part.get("sha256", "")) if part.get("kind") == "image" else None
+        if stored is not None and stored[0] in IMAGE_MEDIA_TYPES:
+            alt = f"{stored[0]}, {len(stored[1])} bytes, sha256 {part['sha256'][:12]}"
+            found.append((alt, f"data:{stored[0]};base64,{base64.b64encode(stored[1]).decode()}"))
+    return found
+
+
 def _round(page: _Page, number: int, requests: list[dict[str, Any]],
-           calls: list[dict[str, Any]]) -> str:  # fmt: skip
+           calls: list[dict[str, Any]], images: dict[str, tuple[str, bytes]]) -> str:  # fmt: skip
     starts = [q["started_at"] for q in requests] + [
         c["started_at"] if c["started_at"] is not None else c["ended_at"] for c in calls
     ]
@@ -204,6 +243,7 @@ def _round(page: _Page, number: int, requests: list[dict[str, Any]],
             f"{c['tool']} · {c['call_id']}",
             summary,
             [("arguments", _cut(_pretty(c["arguments"]))), ("result", _cut(c["result"]))],
+            _call_images(c, images),
         )
         call_id = _text(c["call_id"])
         bar = _bar(f"call s-{status}", item, started, c["ended_at"], origin=origin, span=span,
@@ -239,6 +279,7 @@ def render_html(run: dict[str, Any]) -> str:
                 n,
                 [q for q in run["requests"] if q["round"] == n],
                 [c for c in run["calls"] if c["round"] == n],
+                run.get("images") or {},
             ),
         )
         for n in numbers

@@ -86,6 +86,7 @@ from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
 from .progress import ToolScope
 from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
+from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
 
 __all__ = [
@@ -921,7 +922,7 @@ class _Run:
     def on_call_started(self) -> Callable[[int], None]:
         return self._on_start
 
-    def result_shaper(self) -> Callable[..., str]:
+    def result_shaper(self) -> ResultShaper:
         return self.context.shape_result
 
     def call_listener(self) -> Callable[[CallRecord, ToolResult], None] | None:

@@ -21,10 +21,10 @@ import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..errors import ResultError
-from ..messages import ToolResult, ToolStatus
+from ..messages import ContentPart, ToolResult, ToolStatus, parts_text
 from ..tools import outcomes
 from ..tools.context import ToolContext
 from ..tools.tool import Tool
@@ -35,15 +35,30 @@ from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
 from .gate import Hold
 from .progress import CallProgress, ToolScope, call_context, drive_async, drive_sync
-from .results import render_content
+from .results import content_parts, render_content
 
 if TYPE_CHECKING:
     from .execute import Executor
 
 __all__ = ["BeforeStart", "CallRunner", "ResultShaper", "StartCallback"]
 
-ResultShaper = Callable[[ToolRequest, Tool, str], str]
-"""``(request, tool, content) -> content``: the context policy's result truncation."""
+
+class ResultShaper(Protocol):
+    """``(request, tool, content) -> content``: the context policy's result truncation.
+
+    ``content`` is the result's text, or its content parts when the tool returned an
+    image (text parts cut, images checked against what the model accepts: an
+    :class:`~toolwire.errors.ImageError` makes the call's error result).
+    """
+
+    @overload
+    def __call__(self, request: ToolRequest, tool: Tool, content: str, /) -> str: ...
+    @overload
+    def __call__(
+        self, request: ToolRequest, tool: Tool, content: tuple[ContentPart, ...], /
+    ) -> tuple[ContentPart, ...]: ...
+
+
 StartCallback = Callable[[int], None]
 BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
 """Awaited before a call that is not harmless to repeat runs (the run store's start
@@ -222,8 +237,11 @@ class CallRunner:
 
     def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
         try:
+            parts = None if value.__class__ is str else content_parts(value)  # str: the hot path
+            if parts is not None:  # the tool returned an image
+                return self._parts_success(call, tool, parts)
             content = render_content(value)
-        except ResultError as exc:
+        except ResultError as exc:  # ImageError too: an image the model cannot take
             return outcomes.failure_result(call.request.id, tool.name, exc.message)
         if self._shape_result is not None:
             full = content
@@ -231,6 +249,17 @@ class CallRunner:
             if content is not full and self._keep_full:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+
+    def _parts_success(
+        self, call: TurnCall, tool: Tool, parts: tuple[ContentPart, ...]
+    ) -> ToolResult:
+        """A result with images: text parts cut and images checked by the context policy."""
+        if self._shape_result is not None:
+            shaped = self._shape_result(call.request, tool, parts)
+            if shaped is not parts and self._keep_full:
+                call.full_result = parts_text(parts)  # the log keeps all the text
+            parts = shaped
+        return ToolResult.from_parts(call.request.id, tool.name, parts)
 
 
 def _release(call: TurnCall, job: Job) -> bool:

@@ -38,7 +38,7 @@ import dataclasses
 from typing import Literal, TypeAlias
 
 from ..errors import CallerError, ProviderError, ReplayedToolError
-from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
+from ..messages import TOOL_ERROR_PREFIX, TextPart, ToolResult, ToolStatus
 from .tool import Tool
 from .validate import Validation, ValidationKind
 
@@ -230,4 +230,7 @@ def with_earlier_run(result: ToolResult, name: str, reason: str) -> ToolResult:
         f" (Before the turn ended, an earlier reading of this call, `{name}`, had "
         f"already started and was then discarded: {reason}.)"
     )
+    if result.parts:  # a result with images: the note is a text part too
+        parts = (*result.parts, TextPart(note))
+        return dataclasses.replace(result, content=result.content + note, parts=parts)
     return dataclasses.replace(result, content=result.content + note)
