@@ -11,29 +11,34 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
 
-# The core: every layer may import it (errors.py imports nothing of toolwire; checks.py
-# and tooldef.py only errors.py; turn.py only messages.py).
+# The core: every layer may import it (errors.py imports nothing of toolwire; checks.py,
+# messages.py (an Image's ImageError) and tooldef.py only errors.py; turn.py only
+# messages.py).
 CORE = {"errors", "checks", "messages", "turn", "tooldef"}
 # For each layer, the toolwire layers it may import: the "may import" column of
 # ARCHITECTURE.md's package table, which test_the_package_table_says_the_same reads.
 MAY_IMPORT = {
     "errors": set(),
     "checks": {"errors"},
-    "messages": set(),
+    "messages": {"errors"},
     "turn": {"messages"},
     "tooldef": {"errors"},
     "wire": CORE,
     "formats": CORE | {"wire"},
     "history": CORE | {"wire"},
+    "prompts": CORE | {"formats", "history"},
     "tools": CORE,
     # context/ and policies/ are pure, side by side: neither imports the other.
     "context": CORE | {"tools", "history"},
     "policies": CORE | {"tools", "history", "wire"},
-    "run": CORE | {"wire", "tools", "history", "context", "policies"},
+    # output/ (structured output) sits beside them, below run/, which calls its hooks.
+    "output": CORE | {"wire", "tools"},
+    "run": CORE | {"wire", "tools", "history", "context", "policies", "output"},
     "observe": CORE | {"wire", "tools", "history", "context", "policies", "run"},
     "integrations": CORE | {"tools", "history", "run"},
     "safety": CORE | {"tools", "history", "run"},
-    "providers": CORE | {"wire", "formats", "history", "tools", "context", "policies", "run"},
+    "providers": CORE
+    | {"wire", "formats", "history", "prompts", "tools", "context", "policies", "run"},
     "testing": CORE | {"wire", "history", "run", "observe"},
     "demo": CORE | {"tools", "safety"},
 }

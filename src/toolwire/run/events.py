@@ -3,7 +3,9 @@
 A streamed run yields, per round: ``RequestStarted``; the model's own events as they
 arrive (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
 ``ToolCallReady``, ``Finished``, ``UsageReported``, ``Notice`` from
-:mod:`toolwire.wire.events`); a ``ToolCallRunning`` when a call's tool begins and a
+:mod:`toolwire.wire.events`); a ``ToolCallRunning`` when a call's tool begins, a
+``ToolProgress`` for each progress value a tool reports (``ToolContext.progress``, or a
+generator tool's yielded values but the last) and a
 ``ToolResultReady`` per call as it ends (early-started calls can end before the stream
 does); ``ResponseDone`` when the model's stream ends; ``CallDiscarded`` and
 ``LoopWarning`` when they happen; ``RoundEnd``. The last event of a successful run is
@@ -17,6 +19,9 @@ The context policies (:mod:`toolwire.context`) add, right after ``RequestStarted
 ``HistoryCompressed`` when the history sent was cut to its budget, ``ToolsRouted`` when
 routing chose the tools offered, ``CacheInvalidated`` (once) when the offered tool set
 changed mid-run, and ``TokensCounted`` with the request's tokens by part.
+
+A run with a structured ``output_type`` adds ``PartialOutput`` (:mod:`toolwire.output`)
+after each fragment of its answer while it streams.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from ..messages import Message, ToolResult, Usage
+from ..output.partial import PartialOutput
 from ..tooldef import ToolDef
 from ..tools.outcomes import RunOutcome
 from ..turn import Turn
@@ -48,6 +54,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "ToolCallRunning",
+    "ToolProgress",
     "ToolResultReady",
 ]
 
@@ -127,6 +134,30 @@ class ToolCallRunning:
 
 
 @dataclass(slots=True)
+class ToolProgress:
+    """A running call reported progress (before its result; never after it).
+
+    A generator tool's yielded value is reported when the generator yields again (or
+    returns a value): only then is it known not to be the last, which is the result.
+    ``ToolContext.progress(value)`` reports at once.
+
+    Attributes:
+        call_id: The call's id.
+        value: What the tool reported, as it gave it (the audit log stores its text,
+            made as a result's is, and redacted).
+        index: The provider's index of the call in its turn.
+        round: The round of the call.
+        name: The tool's name.
+    """
+
+    call_id: str
+    value: Any
+    index: int = 0
+    round: int = 0
+    name: str = ""
+
+
+@dataclass(slots=True)
 class CallDiscarded:
     """A call started early was cancelled because the turn changed or failed.
 
@@ -202,6 +233,8 @@ class RunStarted:
         settings: What the run was configured with (tool choice, limits, provider options).
         messages: The history the run starts from (system prompt and user prompt included).
         at: When it began.
+        resumed: Whether it goes on with a logged run (``Agent.resume``): the run is
+            in the log already, under this id.
     """
 
     run_id: str
@@ -210,6 +243,7 @@ class RunStarted:
     settings: dict[str, Any]
     messages: list[Message]
     at: float
+    resumed: bool = False
 
 
 @dataclass(slots=True)
@@ -244,6 +278,7 @@ RunEvent: TypeAlias = (
     | RequestStarted
     | ResponseDone
     | ToolCallRunning
+    | ToolProgress
     | ToolResultReady
     | CallDiscarded
     | LoopWarning
@@ -253,6 +288,7 @@ RunEvent: TypeAlias = (
     | CacheInvalidated
     | HistoryCompressed
     | TokensCounted
+    | PartialOutput
 )
 """Everything ``Agent.run_stream`` yields."""
 

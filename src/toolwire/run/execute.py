@@ -90,7 +90,8 @@ from .calls import CallRecord, CallState, Discarded, TurnCall, is_safe
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
-from .runner import CallRunner, ResultShaper, StartCallback, describe
+from .progress import ToolScope
+from .runner import BeforeStart, CallRunner, ResultShaper, StartCallback, describe
 
 __all__ = [
     "ExecutionOptions",
@@ -194,7 +195,7 @@ class Executor:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
         # Sync calls abandoned while still running in their thread: (job, unsafe).
-        self._overrunning: list[tuple[Job, bool]] = []
+        self.overrunning: list[tuple[Job, bool]] = []
 
     def turn(
         self,
@@ -205,6 +206,8 @@ class Executor:
         on_call: CallCallback | None = None,
         shape_result: ResultShaper | None = None,
         on_start: StartCallback | None = None,
+        before_start: BeforeStart | None = None,
+        scope: ToolScope | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -219,6 +222,11 @@ class Executor:
                 it a result is the tool's whole text).
             on_start: Called with the provider index when a call's tool function
                 begins (after its batch, approval and a worker thread were available).
+            before_start: Awaited before a call that is not harmless to repeat runs
+                (the run store's start row); a reason it returns stops the call.
+            scope: The run id, round, ``deps`` and progress emitter that tools taking a
+                ``ToolContext`` or reporting progress get (:mod:`.progress`; ``None``:
+                the turn is a run of its own, and progress goes nowhere).
         """
         run = TurnRun(
             self,
@@ -229,6 +237,8 @@ class Executor:
             shape_result=shape_result,
         )
         run.on_start = on_start
+        run._runner.before_start = before_start
+        run.scope = scope
         return run
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
@@ -250,18 +260,19 @@ class Executor:
     def overran(self, job: Job, *, unsafe: bool) -> None:
         """A sync call was abandoned while its thread may still run it: remember it."""
         if not job.ended.done():
-            self._overrunning.append((job, unsafe))
+            self.overrunning.append((job, unsafe))
 
     async def wait_for_overruns(self, *, unsafe: bool) -> Job | None:
         """Wait (up to ``overrun_grace``) until no abandoned call this one would overlap
         is still running: any, for an unsafe call; unsafe ones, for a safe call.
 
         Returns:
-            ``None``, or a job still running when the grace period ran out.
+            ``None``, or a job still running when the grace period ran out. (Callers
+            skip the call while :attr:`overrunning` is empty: nothing to wait for.)
         """
         loop = asyncio.get_running_loop()
-        self._overrunning = [(j, u) for j, u in self._overrunning if not j.ended.done()]
-        blocking = [j for j, u in self._overrunning if (unsafe or u) and j.loop is loop]
+        self.overrunning = [(j, u) for j, u in self.overrunning if not j.ended.done()]
+        blocking = [j for j, u in self.overrunning if (unsafe or u) and j.loop is loop]
         if not blocking:
             return None
         _, pending = await asyncio.wait(
@@ -324,8 +335,14 @@ class TurnRun:
         self._interrupt: BaseException | None = None
         self._cut: set[TurnCall] = set()  # cancelled by the batch budget, to run again
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
+        # Where each early-started call of a non-plain tool stood in the turn: its
+        # idempotency key is made from it (progress.py), so the final turn must agree.
+        self._positions: dict[TurnCall, int] = {}
+        self._runner.position_of = self.position
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
+        self.deferred: list[TurnCall] = []  # later batches of a turn with a held call
+        self._holding = False  # a call of the turn was held (a flag: the hot path's check)
 
     @property
     def on_start(self) -> StartCallback | None:
@@ -335,6 +352,24 @@ class TurnRun:
     @on_start.setter
     def on_start(self, callback: StartCallback | None) -> None:
         self._runner.on_start = callback
+
+    @property
+    def scope(self) -> ToolScope | None:
+        """What a ``ToolContext`` of this turn's calls is made from (:mod:`.progress`)."""
+        return self._runner.scope
+
+    @scope.setter
+    def scope(self, scope: ToolScope | None) -> None:
+        self._runner.scope = scope
+
+    def position(self, call: TurnCall) -> int:
+        """The call's 0-based position among the turn's calls (the idempotency key's)."""
+        known = self._positions.get(call)
+        if known is None and self._order is not None:  # once per turn: linear in its calls
+            for place, each in enumerate(self._order):
+                self._positions.setdefault(each, place)
+            known = self._positions.get(call)
+        return known or 0
 
     # -- context -------------------------------------------------------------------
 
@@ -409,11 +444,16 @@ class TurnRun:
         """How many calls were handed to their tool (retries not counted)."""
         return self._runner.executed
 
-    def bind(self, requests: Sequence[ToolRequest]) -> None:
+    def bind(
+        self, requests: Sequence[ToolRequest], *, positions: Sequence[int] | None = None
+    ) -> None:
         """Fix the turn's final calls, reusing what was validated or started early.
 
         Args:
             requests: The final turn's requests, in call order.
+            positions: Each request's position in its model turn, when ``requests`` are
+                some of that turn's calls (a resumed turn: the idempotency keys must be
+                the ones the calls had); default: their places in ``requests``.
 
         Raises:
             CallerError: The turn was already bound.
@@ -421,13 +461,23 @@ class TurnRun:
         if self._order is not None:
             raise CallerError("TurnRun.bind() was called twice for one turn")
         self._order = self._reconcile(requests)
+        if positions is not None:
+            self._positions = dict(zip(self._order, positions, strict=True))
 
     def validations(self) -> list[Validation]:
-        """The validation of each call of the bound turn, in call order."""
-        return [c.validation for c in self._order or ()]
+        """The validation of each answered call of the bound turn, in call order."""
+        return [c.validation for c in self._order or () if c.result is not None]
+
+    def answered_requests(self) -> list[ToolRequest]:
+        """The request of each answered call of the bound turn, in call order."""
+        return [c.request for c in self._order or () if c.result is not None]
 
     async def finish(
-        self, requests: Sequence[ToolRequest] | None = None, *, skip_reason: str | None = None
+        self,
+        requests: Sequence[ToolRequest] | None = None,
+        *,
+        skip_reason: str | None = None,
+        keep: frozenset[str] = frozenset(),
     ) -> None:
         """Run the turn's calls (those not started yet), batch after batch.
 
@@ -437,6 +487,8 @@ class TurnRun:
             skip_reason: Execute nothing and answer every call ``not_executed`` (or
                 ``cancelled`` if it started early) with this reason — e.g. the model
                 called tools when told not to.
+            keep: Tools whose calls ``skip_reason`` does not skip (the structured
+                output's ``final_result``, which a forced final request asks for).
 
         Raises:
             KeyboardInterrupt: A tool raised it (every call has its result first).
@@ -456,29 +508,46 @@ class TurnRun:
                 f"made {len(runnable)}"
             )
         if skip_reason is not None:
-            self._skip(runnable, skip_reason)
-            return
+            self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
+            runnable = [c for c in runnable if c.request.name in keep]
+        deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
                 break
-            await self._run_batch([runnable[i] for i in batch.calls])
+            calls = [runnable[i] for i in batch.calls]
+            if deferring:
+                self.deferred.extend(c for c in calls if c.task is None)
+                calls = [c for c in calls if c.task is not None]  # harmless early starts
+            if calls:
+                await self._run_batch(calls)
+            deferring = self._holding  # set by a held call (an early one included)
         if self._interrupt is not None:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
 
-    def results(self) -> list[ToolResult]:
+    @property
+    def held(self) -> list[TurnCall]:
+        """The calls the gate held for a later decision (:data:`~toolwire.run.gate.HOLD`)."""
+        return [c for c in self._order or () if c.state is CallState.HELD]
+
+    def results(self, *, keep_held: bool = False) -> list[ToolResult]:
         """Exactly one result per call of the finished turn, in call order.
 
         Calls without a result get one now: ``cancelled`` if the tool had started,
         ``not_executed`` if not. Results arriving later are ignored.
+
+        Args:
+            keep_held: Leave held and deferred calls without a result (the run pauses
+                for them); otherwise they are answered ``not_executed`` too.
 
         Raises:
             CallerError: :meth:`bind` was never called (the turn did not finish).
         """
         if self._order is None:
             raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
+        waiting = set(self.held).union(self.deferred) if keep_held else ()
         for call in self._order:
-            if call.result is None:
+            if call.result is None and call not in waiting:
                 self._settle(call, call.unfinished(self._stop_reason))
         return [c.result for c in self._order if c.result is not None]
 
@@ -492,12 +561,14 @@ class TurnRun:
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
         order: list[TurnCall] = []
-        for request in requests:
+        for position, request in enumerate(requests):
             early = self._by_index.get(request.index)
             if early is not None and early.same_request(request):
-                order.append(early)
-                continue
-            if early is not None:
+                if self._positions.get(early, position) == position:
+                    order.append(early)
+                    continue
+                self._discard(early, "an earlier call of the turn appeared or was retracted")
+            elif early is not None:
                 self._discard(early, "the final arguments differ from those it started with")
             order.append(self._prepare(request))
         return order
@@ -568,12 +639,17 @@ class TurnRun:
     def _launch(self, call: TurnCall) -> None:
         self._launched += 1
         call.early = self._order is None  # launched while the turn still streams
+        if call.early and call.tool is not None and not call.tool.plain:
+            self._positions[call] = self._early.position
         call.task = self._scope.start(self._guarded(call))
 
     async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
         try:
             result = await self._runner.run(call)
+            if result is None:  # held by the gate: no result in this run
+                self._holding = True
+                return
         except asyncio.CancelledError:
             if call not in self._cut:
                 self._settle(call, call.unfinished(self._stop_reason))

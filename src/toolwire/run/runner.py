@@ -7,6 +7,8 @@ one may not overlap, runs the tool (on the event loop, in a worker thread under 
 thread cap, or on the execution backend) under its timeout, retries an idempotent
 tool's retryable failures after a backoff, and turns the value into text (cut by the
 context policy, the one place results are cut). Every result is built by :mod:`toolwire.tools.outcomes`.
+A tool that takes a ``ToolContext`` or is a generator (not ``Tool.plain``) leaves the
+common path at one attribute test, for :mod:`toolwire.run.progress`'s additions.
 
 It raises only cancellation (and what a tool raised that is not an ``Exception``);
 :class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
@@ -16,29 +18,51 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..errors import ResultError
-from ..messages import ToolResult, ToolStatus
+from ..messages import ContentPart, ToolResult, ToolStatus, parts_text
 from ..tools import outcomes
+from ..tools.context import ToolContext
 from ..tools.tool import Tool
 from ..turn import ToolRequest
 from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
-from .results import render_content
+from .gate import Hold
+from .progress import CallProgress, ToolScope, call_context, drive_async, drive_sync
+from .results import content_parts, render_content
 
 if TYPE_CHECKING:
     from .execute import Executor
 
-__all__ = ["CallRunner", "ResultShaper", "StartCallback"]
+__all__ = ["BeforeStart", "CallRunner", "ResultShaper", "StartCallback"]
 
-ResultShaper = Callable[[ToolRequest, Tool, str], str]
-"""``(request, tool, content) -> content``: the context policy's result truncation."""
+
+class ResultShaper(Protocol):
+    """``(request, tool, content) -> content``: the context policy's result truncation.
+
+    ``content`` is the result's text, or its content parts when the tool returned an
+    image (text parts cut, images checked against what the model accepts: an
+    :class:`~toolwire.errors.ImageError` makes the call's error result).
+    """
+
+    @overload
+    def __call__(self, request: ToolRequest, tool: Tool, content: str, /) -> str: ...
+    @overload
+    def __call__(
+        self, request: ToolRequest, tool: Tool, content: tuple[ContentPart, ...], /
+    ) -> tuple[ContentPart, ...]: ...
+
+
 StartCallback = Callable[[int], None]
+BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
+"""Awaited before a call that is not harmless to repeat runs (the run store's start
+row, :func:`toolwire.run.resuming.call_journal`): ``None`` to run it, or why it may not run."""
 
 
 class CallRunner:
@@ -58,10 +82,15 @@ class CallRunner:
         self._keep_full = keep_full
         self._told: set[TurnCall] = set()  # calls on_start was called for
         self.on_start: StartCallback | None = None
+        self.before_start: BeforeStart | None = None
         self.executed = 0  # calls handed to their tool (retries not counted)
+        # For tools that take a ToolContext or are generators (set by the turn).
+        self.scope: ToolScope | None = None
+        self.position_of: Callable[[TurnCall], int] = lambda call: 0
 
-    async def run(self, call: TurnCall) -> ToolResult:
-        """The call's result: ``denied``, or how its tool ran."""
+    async def run(self, call: TurnCall) -> ToolResult | None:
+        """The call's result: ``denied``, or how its tool ran (``None``: the gate held
+        it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
         if call.started_at is None:
             call.started_at = time.time()
         if call.state is CallState.WAITING and self._executor.gate is None:
@@ -69,11 +98,19 @@ class CallRunner:
             denial = None
         else:
             denial = await self._permit(call)
+        if isinstance(denial, Hold):
+            return None
+        if denial is None and self.before_start is not None and not call.harmless:
+            tool = call.tool
+            assert tool is not None
+            unsafe = await self.before_start(call.request, tool)
+            if unsafe is not None:
+                return call.unfinished(unsafe)
         if denial is not None:
             return outcomes.denied_result(call.request.id, call.request.name, denial)
         return await self._attempts(call)
 
-    async def _permit(self, call: TurnCall) -> str | None:
+    async def _permit(self, call: TurnCall) -> str | Hold | None:
         """Ask the executor's permission gate (once per call) whether the call may run.
 
         Inside the call's own task, so an approval wait never holds up its siblings.
@@ -94,6 +131,8 @@ class CallRunner:
             denial = f"the permission check failed ({describe(exc)})"
         if denial is None:
             call.advance(CallState.ALLOWED)
+        elif isinstance(denial, Hold):
+            call.advance(CallState.HELD)
         return denial
 
     async def _attempts(self, call: TurnCall) -> ToolResult:
@@ -101,7 +140,11 @@ class CallRunner:
         tool = call.tool
         assert tool is not None
         executor = self._executor
-        if await executor.wait_for_overruns(unsafe=not call.safe) is not None:
+        # Tested first: with no abandoned call (the common case) no coroutine is made.
+        if (
+            executor.overrunning
+            and await executor.wait_for_overruns(unsafe=not call.safe) is not None
+        ):
             return call.unfinished(overlap_reason(executor.options.overrun_grace))
         attempts = 1 + (tool.retries if tool.idempotent else 0)
         self.executed += 1
@@ -122,28 +165,61 @@ class CallRunner:
         backend = self._executor.options.backend
         if backend is not None and backend.accepts(tool):
             return await self._on_backend(call, tool, backend)
+        if not tool.plain:
+            return await self._extended(call, tool)
         if not tool.is_async:
-            return await self._in_thread(call, tool)
-        call.began()
-        self._notify_start(call)
+            job = functools.partial(tool.invoke, call.validation.input)
+            return await self._in_thread(call, tool, job)
+        if call.state is CallState.ALLOWED:  # began() written out: once per call
+            call.advance(CallState.RUNNING)
+        if self.on_start is not None:  # nobody listens in the common case
+            self._notify_start(call)
         if tool.timeout is None:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
             return await tool.invoke(call.validation.input)
 
-    @staticmethod
-    async def _on_backend(call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
+    async def _on_backend(self, call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
         """Run the call on the backend; the deadline's cancellation reaches the remote call."""
         call.began()
         async with deadline(tool.timeout):
-            return await backend.invoke(tool, call.validation.input)
+            if tool.plain:
+                return await backend.invoke(tool, call.validation.input)
+            _, context = self._context(call)
+            return await backend.invoke(tool, call.validation.input, context=context)
 
-    async def _in_thread(self, call: TurnCall, tool: Tool) -> Any:
-        """Run a sync tool in a worker thread, under the loop's thread cap."""
+    def _context(self, call: TurnCall) -> tuple[CallProgress, ToolContext]:
+        """The call's progress reporter and its ``ToolContext`` (made for a generator
+        tool too, which takes none: a backend reports progress through it)."""
+        if self.scope is None:
+            self.scope = ToolScope.standalone()
+        report = CallProgress(self.scope, call)
+        return report, call_context(self.scope, call, self.position_of(call), report)
+
+    async def _extended(self, call: TurnCall, tool: Tool) -> Any:
+        """A tool that takes a ``ToolContext`` or is a generator (:mod:`.progress`)."""
+        report, context = self._context(call)
+        value = call.validation.input
+        if tool.generator == "sync" or (tool.generator is None and not tool.is_async):
+            stop = threading.Event()
+            try:
+                job = functools.partial(drive_sync, tool, value, context, report, stop)
+                return await self._in_thread(call, tool, job)
+            finally:
+                stop.set()  # an abandoned generator stops at its next yield
+        call.began()
+        self._notify_start(call)
+        async with deadline(tool.timeout):
+            if tool.generator == "async":
+                return await drive_async(tool, tool.invoke(value, context), report)
+            return await tool.invoke(value, context)
+
+    async def _in_thread(self, call: TurnCall, tool: Tool, job_fn: Callable[[], Any]) -> Any:
+        """Run a sync tool's ``job_fn`` in a worker thread, under the loop's thread cap."""
         executor = self._executor
         async with executor.thread_limit():
             self._notify_start(call)
-            job = executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
+            job = executor.pool.submit(job_fn)
             try:
                 if tool.timeout is None:
                     return await job.future
@@ -161,8 +237,11 @@ class CallRunner:
 
     def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
         try:
+            parts = None if value.__class__ is str else content_parts(value)  # str: the hot path
+            if parts is not None:  # the tool returned an image
+                return self._parts_success(call, tool, parts)
             content = render_content(value)
-        except ResultError as exc:
+        except ResultError as exc:  # ImageError too: an image the model cannot take
             return outcomes.failure_result(call.request.id, tool.name, exc.message)
         if self._shape_result is not None:
             full = content
@@ -170,6 +249,17 @@ class CallRunner:
             if content is not full and self._keep_full:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+
+    def _parts_success(
+        self, call: TurnCall, tool: Tool, parts: tuple[ContentPart, ...]
+    ) -> ToolResult:
+        """A result with images: text parts cut and images checked by the context policy."""
+        if self._shape_result is not None:
+            shaped = self._shape_result(call.request, tool, parts)
+            if shaped is not parts and self._keep_full:
+                call.full_result = parts_text(parts)  # the log keeps all the text
+            parts = shaped
+        return ToolResult.from_parts(call.request.id, tool.name, parts)
 
 
 def _release(call: TurnCall, job: Job) -> bool:

@@ -27,10 +27,12 @@ import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 
 from ..errors import ToolDefinitionError
+from .context import ToolContext
 
 __all__ = [
     "ParamSpec",
     "SignatureModel",
+    "admits_null",
     "build_signature_model",
     "strict_schema",
 ]
@@ -71,11 +73,14 @@ class SignatureModel:
         model: The pydantic model whose fields are the function's parameters.
         params: The parameters in signature order.
         schema: The JSON Schema of the arguments object.
+        context_param: The parameter annotated ``ToolContext`` (filled in by the
+            executor, not in the schema), or ``None``.
     """
 
     model: type[pydantic.BaseModel]
     params: tuple[ParamSpec, ...]
     schema: dict[str, Any]
+    context_param: str | None = None
 
     def kwargs(self, instance: pydantic.BaseModel) -> dict[str, Any]:
         """Turn a validated model instance back into keyword arguments.
@@ -83,8 +88,14 @@ class SignatureModel:
         Parameters the model did not send are left out, so the function's own default
         applies (a mutable default is never shared through the model).
         """
-        sent = instance.model_fields_set
-        return {p.name: getattr(instance, p.field) for p in self.params if p.field in sent}
+        sent = instance.__pydantic_fields_set__  # what model_fields_set returns, no property
+        values = instance.__dict__  # where pydantic keeps the fields' values
+        # A loop, not a comprehension: once per call, and a comprehension is a frame.
+        kwargs: dict[str, Any] = {}
+        for param in self.params:
+            if param.field in sent:
+                kwargs[param.name] = values[param.field]
+        return kwargs
 
 
 def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) -> SignatureModel:
@@ -105,8 +116,19 @@ def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) 
     hints = _type_hints(fn, qualname)
     fields: dict[str, Any] = {}
     params: list[ParamSpec] = []
+    context_param: str | None = None
     for index, param in enumerate(inspect.signature(fn).parameters.values()):
         _check_kind(param, qualname)
+        if hints.get(param.name) is ToolContext:  # toolwire's to fill in, not the model's
+            context_param = _context_param(context_param, param.name, qualname)
+            continue
+        if ToolContext in typing.get_args(hints.get(param.name)):
+            raise ToolDefinitionError(
+                "a ToolContext parameter must be annotated exactly ToolContext",
+                function=qualname,
+                parameter=param.name,
+                hint="write ctx: ToolContext (toolwire always passes one; never None)",
+            )
         if param.name not in hints:
             # Without a hint the schema would say nothing and the model would guess (an
             # object for a number...): refuse, and say how to mean "any JSON value".
@@ -123,9 +145,22 @@ def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) 
         required = param.default is inspect.Parameter.empty
         accepts_none = _accepts_none(annotation, qualname, param.name)
         params.append(ParamSpec(param.name, internal, required, accepts_none))
-    model = _create_model(qualname, fields, hints)
-    schema = _json_schema(model, qualname, hints)
-    return SignatureModel(model, tuple(params), schema)
+    described = {k: v for k, v in hints.items() if k != context_param}
+    model = _create_model(qualname, fields, described)
+    schema = _json_schema(model, qualname, described)
+    return SignatureModel(model, tuple(params), schema, context_param)
+
+
+def _context_param(earlier: str | None, name: str, qualname: str) -> str:
+    """The one parameter annotated ``ToolContext``."""
+    if earlier is not None:
+        raise ToolDefinitionError(
+            f"two parameters are annotated ToolContext ({earlier!r} and {name!r})",
+            function=qualname,
+            parameter=name,
+            hint="keep one: every ToolContext of a call is the same object",
+        )
+    return name
 
 
 def _type_hints(fn: Any, qualname: str) -> dict[str, Any]:
@@ -299,7 +334,7 @@ def _close_object(node: dict[str, Any]) -> None:
     properties: dict[str, Any] = node.setdefault("properties", {})
     required = set(node.get("required", []))
     for name, sub in properties.items():
-        if name not in required and not _nullable(sub):
+        if name not in required and not admits_null(sub):
             properties[name] = _make_nullable(sub)
     node["required"] = list(properties)
     node["additionalProperties"] = False
@@ -314,11 +349,11 @@ def _make_nullable(node: Any) -> dict[str, Any]:
     return wrapped
 
 
-def _nullable(node: Any) -> bool:
-    """Whether a schema already admits ``null``."""
+def admits_null(node: Any) -> bool:
+    """Whether a schema already admits ``null`` (its type, or an ``anyOf`` option)."""
     if not isinstance(node, dict):
         return False
     kind = node.get("type")
     if kind == "null" or (isinstance(kind, list) and "null" in kind):
         return True
-    return any(_nullable(option) for option in node.get("anyOf", []))
+    return any(admits_null(option) for option in node.get("anyOf", []))
