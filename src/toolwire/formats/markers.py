@@ -65,9 +65,10 @@ class MarkerSet:
         marker's beginning (0 when none)."""
         if text[-1:] not in self._ends or len(text) <= start:
             return 0
-        # Only a suffix that starts with a marker's first character can be one: found
-        # by the C-level class search (a large set's prefixes end in most characters, a
-        # space among them, so slicing every suffix length was paid at every space).
+        # Only a suffix that starts with a marker's first character can be one: when the
+        # markers share it, str.find finds the candidates (a large set's prefixes end in
+        # most characters, a space among them, so slicing every suffix length was paid
+        # at every space).
         n = len(text)
         prefixes = self._prefixes
         lead = self._lead
@@ -78,13 +79,11 @@ class MarkerSet:
                     return n - at
                 at = text.find(lead, at + 1)
             return 0
-        search = self._first.search
-        found = search(text, max(start, n - self._max + 1))
-        while found is not None:
-            at = found.start()
-            if text[at:] in prefixes:
-                return n - at
-            found = search(text, at + 1)
+        # Markers that start with different characters (Mistral's "[" and "<"): every
+        # suffix length, longest first (counted cheaper here than a class search).
+        for k in range(min(self._max - 1, n - start), 0, -1):
+            if text[-k:] in prefixes:
+                return k
         return 0
 
     def split_safe(self, text: str) -> tuple[str, str]:
