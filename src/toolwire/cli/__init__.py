@@ -18,7 +18,9 @@ from collections.abc import Sequence
 __all__ = ["main"]
 
 # Subcommand modules, in the order --help lists them.
-SUBCOMMANDS = ("run", "models", "pipeline", "parse", "formats", "log", "inspect", "trace")
+SUBCOMMANDS = (
+    "run", "models", "pipeline", "parse", "formats", "log", "inspect", "trace", "serve",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

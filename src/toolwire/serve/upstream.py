@@ -1,0 +1,341 @@
+"""The model server behind the proxy: three kinds, one interface.
+
+``--upstream`` names one of:
+
+- ``http(s)://HOST/v1`` — an OpenAI-compatible Chat Completions server (vLLM,
+  llama.cpp's server, Ollama, SGLang, LM Studio). The client's body is forwarded as it
+  came (unknown fields too); the answer is decoded by toolwire's Chat decoder, so the
+  server's own ``tool_calls`` go through the one assembler (index and id quirks fixed)
+  and what it left in ``content`` is read with the model family's call parser.
+- ``completions:http(s)://HOST/v1`` — a raw completions server: toolwire renders the
+  prompt (:mod:`.prompts`, the one place that picks the renderer) and parses the text.
+- ``local`` or ``local:PATH.gguf`` — the embedded model, in this process.
+
+Each gives :meth:`Upstream.turn`: toolwire's events of one turn, then ``TurnDone``. One
+``httpx.AsyncClient`` (a connection pool) serves every request; a proxy does not retry
+(the client decides that), so upstream errors reach the client as they are.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import httpx
+
+from ..errors import CallerError, ProviderConnectionError, ProviderTimeoutError
+from ..providers.http import HTTPOptions, HTTPRequest, Retries, Timeouts, Wire, stream_turn
+from ..providers.openai_chat import bearer_headers
+from ..run.model import ModelEvent, ModelRequest
+from .request import ProxyCall
+
+if TYPE_CHECKING:
+    from ..run.model import Model
+
+__all__ = ["RAW_TAP", "Upstream", "UpstreamSpec", "make_upstream", "parse_upstream"]
+
+RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", default=None)
+"""Where the upstream's body bytes of the current request are copied (the audit log's
+raw text); ``None``: not copied. Set per request by the app, read by :class:`_TapTransport`."""
+
+# Chat fields the proxy reads itself; the rest of a body are the model's settings when
+# toolwire renders the request (completions, local).
+_CHAT_FIELDS = frozenset(
+    {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "stream_options",
+     "chat_template_kwargs", "functions", "function_call", "user", "metadata", "store", "n"}
+)  # fmt: skip
+# What the embedded model's generator takes.
+_LOCAL_SETTINGS = ("max_tokens", "temperature", "top_p", "seed", "stop")
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamSpec:
+    """A parsed ``--upstream``: its kind and where it is."""
+
+    kind: Literal["chat", "completions", "local"]
+    location: str | None  # the base URL, the GGUF path, or None (the default local model)
+
+    @property
+    def label(self) -> str:
+        """How logs and ``/v1/models`` name it."""
+        if self.kind == "chat":
+            return str(self.location)
+        return f"{self.kind}:{self.location}" if self.location else self.kind
+
+
+def parse_upstream(text: str) -> UpstreamSpec:
+    """Read ``--upstream``.
+
+    Raises:
+        CallerError: Not one of the three kinds, or not an http(s) URL.
+    """
+    from ..providers.http import check_base_url
+
+    if not isinstance(text, str) or not text.strip():
+        raise CallerError("--upstream must name a server", hint="e.g. http://127.0.0.1:8000/v1")
+    text = text.strip()
+    if text == "local":
+        return UpstreamSpec("local", None)
+    if text.startswith("local:"):
+        return UpstreamSpec("local", text[len("local:") :] or None)
+    kind: Literal["chat", "completions"] = "chat"
+    if text.startswith("completions:"):
+        kind, text = "completions", text[len("completions:") :]
+    if not text.startswith(("http://", "https://")):
+        raise CallerError(
+            f"--upstream {text!r} is not an http(s) URL, completions:URL, local or local:PATH",
+            hint="e.g. --upstream http://127.0.0.1:8000/v1",
+        )
+    return UpstreamSpec(kind, check_base_url(text.rstrip("/"), "the upstream"))
+
+
+class Upstream(ABC):
+    """A model server the proxy sends turns to."""
+
+    def __init__(self, spec: UpstreamSpec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[ModelEvent]:
+        """One turn's events, then ``TurnDone`` (``headers``: the client's to forward)."""
+
+    @abstractmethod
+    async def models(self) -> tuple[int, Any]:
+        """``GET /v1/models``: the status and the JSON body."""
+
+    async def aclose(self) -> None:
+        """Release connections (and, for the embedded model, nothing: it stays loaded)."""
+
+
+class _HTTPUpstream(Upstream):
+    """An upstream reached over HTTP, through one pooled client."""
+
+    def __init__(self, spec: UpstreamSpec, timeouts: Timeouts, max_connections: int) -> None:
+        super().__init__(spec)
+        self.base_url = str(spec.location)
+        limits = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
+        transport = _TapTransport(httpx.AsyncHTTPTransport(limits=limits))
+        self.client = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
+        )
+        self.options = HTTPOptions(timeouts, Retries(attempts=0), self.client)
+
+    async def models(self) -> tuple[int, Any]:
+        """The upstream's own model list, passed through."""
+        try:
+            response = await self.client.get(f"{self.base_url}/models")
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeoutError(f"the upstream did not answer /models: {exc}") from None
+        except httpx.TransportError as exc:
+            raise ProviderConnectionError(
+                f"cannot reach the upstream at {self.spec.label}: {type(exc).__name__}"
+            ) from None
+        try:
+            return response.status_code, response.json()
+        except ValueError:
+            return 502, None
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.client.aclose()
+
+    def headers(self, client: Mapping[str, str]) -> dict[str, str]:
+        """JSON/SSE headers, forwarding the client's ``Authorization`` (its key)."""
+        auth = client.get("authorization")
+        return bearer_headers(None, {"authorization": auth} if auth else {})
+
+
+class ChatUpstream(_HTTPUpstream):
+    """An OpenAI-compatible Chat Completions server."""
+
+    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[ModelEvent]:
+        """Forward the body; decode the answer with toolwire's Chat decoder."""
+        body = dict(call.body)
+        if call.stream:  # usage for the log and the client; the client's options kept
+            body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
+        request = HTTPRequest(
+            "the upstream", f"{self.base_url}/chat/completions", self.headers(headers), body
+        )
+        return stream_turn(request, _chat_wire(call), self.options)
+
+
+def _chat_wire(call: ProxyCall) -> Wire:
+    """The Chat decoders of one request, reading content with the family's parser."""
+    from ..wire.openai_chat import OpenAIChatStream
+    from ..wire.openai_chat_body import decode_openai_chat_response
+
+    calls = _content_calls(call)
+    return Wire(
+        lambda: OpenAIChatStream(deltas=False, content_calls=calls()),
+        lambda body: decode_openai_chat_response(body, content_calls=calls()),
+    )
+
+
+def _content_calls(call: ProxyCall) -> Callable[[], Any]:
+    """A factory of the turn's ``ContentCalls`` (``None`` when no family is known)."""
+    if call.family is None:
+        return lambda: None
+    from .. import formats
+    from ..wire.content_calls import ContentCalls
+
+    fmt = formats.get(*call.family, tools=call.tools, generation_prompt=call.generation_prompt)
+    return lambda: ContentCalls(fmt, apply=call.applies_calls)
+
+
+class _ModelUpstream(Upstream):
+    """An upstream driven through a toolwire ``Model`` (toolwire renders the prompt)."""
+
+    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[ModelEvent]:
+        """The neutral request of ``call``, streamed by the model."""
+        return self.model(call).stream(model_request(call, self.settings(call)))
+
+    @abstractmethod
+    def model(self, call: ProxyCall) -> Model:
+        """The model that serves ``call``."""
+
+    def settings(self, call: ProxyCall) -> dict[str, Any]:
+        """The generation settings of ``call`` (every field the proxy does not read)."""
+        out = {k: v for k, v in call.body.items() if k not in _CHAT_FIELDS}
+        if "max_completion_tokens" in out:
+            out["max_tokens"] = out.pop("max_completion_tokens")
+        out["stream"] = call.stream
+        return out
+
+
+def model_request(call: ProxyCall, settings: dict[str, Any]) -> ModelRequest:
+    """The neutral ``ModelRequest`` of a client request.
+
+    Raises:
+        HistoryError: The messages are not a history toolwire can hold (HTTP 400).
+    """
+    from ..history.openai_chat import from_openai_chat
+
+    return ModelRequest(
+        from_openai_chat(call.body["messages"]),
+        list(call.tools),
+        call.tool_choice,
+        call.parallel,
+        settings,
+    )
+
+
+class CompletionsUpstream(_ModelUpstream, _HTTPUpstream):
+    """A raw completions server: toolwire renders the prompt and parses the text."""
+
+    def __init__(
+        self,
+        spec: UpstreamSpec,
+        timeouts: Timeouts,
+        max_connections: int,
+        forced: tuple[str, str | None] | None,
+    ) -> None:
+        _HTTPUpstream.__init__(self, spec, timeouts, max_connections)
+        self.forced = forced
+        self._models: dict[str, Model] = {}
+
+    def model(self, call: ProxyCall) -> Model:
+        """One ``CompletionsModel`` per served model name, on the shared pool."""
+        model = self._models.get(call.model)
+        if model is None:
+            from ..providers.completions import CompletionsModel
+            from .prompts import prompt_template
+
+            model = CompletionsModel(
+                call.model,
+                template=prompt_template(call.family),
+                format=self.forced[0] if self.forced else None,
+                base_url=self.base_url,
+                api_key="none",  # a self-hosted server; the client's key is not forwarded here
+                timeouts=self.options.timeouts,
+                retries=Retries(attempts=0),
+                client=self.client,
+            )
+            self._models[call.model] = model
+        return model
+
+
+class LocalUpstream(_ModelUpstream):
+    """The embedded model, loaded once in this process."""
+
+    def __init__(self, spec: UpstreamSpec) -> None:
+        super().__init__(spec)
+        self._model: Model | None = None
+
+    def model(self, call: ProxyCall) -> Model:
+        """The one embedded model, whatever the request names."""
+        if self._model is None:
+            from ..providers.local import LocalModel
+
+            self._model = LocalModel(self.spec.location)
+        return self._model
+
+    def settings(self, call: ProxyCall) -> dict[str, Any]:
+        """Only what the embedded generator takes."""
+        out = super().settings(call)
+        return {k: out[k] for k in _LOCAL_SETTINGS if k in out}
+
+    async def models(self) -> tuple[int, Any]:
+        """The embedded model, as the only one."""
+        entry = {"id": self.spec.label, "object": "model", "created": 0, "owned_by": "toolwire"}
+        return 200, {"object": "list", "data": [entry]}
+
+
+def make_upstream(
+    spec: UpstreamSpec,
+    *,
+    forced: tuple[str, str | None] | None = None,
+    timeouts: Timeouts | None = None,
+    max_connections: int = 1000,
+) -> Upstream:
+    """The upstream a spec names."""
+    timeouts = timeouts or Timeouts()
+    if spec.kind == "chat":
+        return ChatUpstream(spec, timeouts, max_connections)
+    if spec.kind == "completions":
+        return CompletionsUpstream(spec, timeouts, max_connections, forced)
+    return LocalUpstream(spec)
+
+
+class _TapTransport(httpx.AsyncBaseTransport):
+    """httpx's transport, copying each response body into the request's :data:`RAW_TAP`."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        tap = RAW_TAP.get()
+        if tap is None:
+            return response
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_TapStream(response.stream, tap),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _TapStream(httpx.AsyncByteStream):
+    """A response body stream that keeps a copy of what it yields."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, tap: list[bytes]) -> None:
+        self._inner = inner
+        self._tap = tap
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._tap.append(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
