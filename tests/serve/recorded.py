@@ -31,6 +31,7 @@ class Reply:
         pieces: How many characters each content delta holds.
         chunks: Native Chat ``delta`` objects to send instead of ``text`` (each one
             chunk), e.g. ``{"tool_calls": [...]}``.
+        calls: The whole ``tool_calls`` of a non-streaming answer.
         reasoning: Text sent as ``reasoning_content`` before the content.
         status: An HTTP error status to answer with (with ``error`` as the message).
         finish: The finish reason of the last chunk.
@@ -41,6 +42,7 @@ class Reply:
     text: str = ""
     pieces: int = 3
     chunks: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[dict[str, Any]] = field(default_factory=list)
     reasoning: str = ""
     status: int = 200
     error: str = "upstream failed"
@@ -82,17 +84,27 @@ class RecordedUpstream:
 
     def _run(self) -> None:
         asyncio.set_event_loop(self._loop)
-        self._loop.run_until_complete(self._serve())
+        try:
+            self._loop.run_until_complete(self._serve())
+        finally:
+            self._loop.close()
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
         server = await asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024)
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         async with server:
             await self._stop.wait()
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -104,14 +116,20 @@ class RecordedUpstream:
                 )
                 size = int(headers.get("content-length", "0"))
                 raw = await reader.readexactly(size) if size else b""
-                await self._handle(method, path, raw, writer)
-        except (asyncio.IncompleteReadError, ConnectionError):
+                await self._handle(method, path, raw, reader, writer)
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
             pass
         finally:
             writer.close()
+            self._tasks.discard(task)
 
     async def _handle(
-        self, method: str, path: str, raw: bytes, writer: asyncio.StreamWriter
+        self,
+        method: str,
+        path: str,
+        raw: bytes,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
     ) -> None:
         if method == "GET" and path.endswith("/models"):
             data = {"object": "list", "data": [{"id": self.model, "object": "model",
@@ -139,7 +157,7 @@ class RecordedUpstream:
                 if i and reply.delay:
                     await asyncio.sleep(reply.delay)
                 if i == 2 and reply.hold:
-                    await asyncio.sleep(reply.hold)
+                    await _silence(reader, reply.hold)
                 data = f"data: {event}\n\n".encode()
                 writer.write(b"%x\r\n%s\r\n" % (len(data), data))
                 await writer.drain()
@@ -150,6 +168,16 @@ class RecordedUpstream:
             raise
         finally:
             self.open_streams -= 1
+
+
+async def _silence(reader: asyncio.StreamReader, seconds: float) -> None:
+    """Send nothing for ``seconds``; a client that closes its end meanwhile is gone."""
+    try:
+        gone = await asyncio.wait_for(reader.read(1), seconds) == b""
+    except asyncio.TimeoutError:
+        return
+    if gone:
+        raise ConnectionResetError("the client closed the connection")
 
 
 async def _send_json(writer: asyncio.StreamWriter, status: int, data: Any) -> None:
@@ -200,7 +228,7 @@ def _whole(reply: Reply, body: dict[str, Any], completions: bool) -> dict[str, A
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.reasoning:
         message["reasoning_content"] = reply.reasoning
-    calls = [c for d in reply.chunks for c in d.get("tool_calls", [])]
+    calls = reply.calls
     if calls:
         message["tool_calls"] = calls
     return {**base, "object": "chat.completion",
