@@ -34,6 +34,9 @@ MAY_IMPORT = {
     "integrations": CORE | {"tools", "history", "run"},
     "safety": CORE | {"tools", "history", "run"},
     "providers": CORE | {"wire", "formats", "history", "tools", "context", "policies", "run"},
+    # serve/ is at the edge like providers/: the proxy drives a provider's transport and
+    # decoders and writes the audit log.
+    "serve": CORE | {"wire", "formats", "history", "tools", "run", "providers", "observe"},
     "testing": CORE | {"wire", "history", "run", "observe"},
     "demo": CORE | {"tools", "safety"},
 }

@@ -110,10 +110,10 @@ class RecordedUpstream:
                 head = await reader.readuntil(b"\r\n\r\n")
                 lines = head.decode("latin-1").split("\r\n")
                 method, path, _ = lines[0].split(" ", 2)
-                headers = dict(
-                    (k.strip().lower(), v.strip())
+                headers = {
+                    k.strip().lower(): v.strip()
                     for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)
-                )
+                }
                 size = int(headers.get("content-length", "0"))
                 raw = await reader.readexactly(size) if size else b""
                 await self._handle(method, path, raw, reader, writer)
@@ -140,7 +140,9 @@ class RecordedUpstream:
         self.requests.append(body)
         reply = self.script(body)
         if reply.status != 200:
-            error = {"error": {"message": reply.error, "type": "BadRequestError", "code": reply.status}}
+            error = {
+                "error": {"message": reply.error, "type": "BadRequestError", "code": reply.status}
+            }
             await _send_json(writer, reply.status, error)
             return
         completions = path.endswith("/completions") and not path.endswith("chat/completions")
@@ -213,7 +215,11 @@ def _events(reply: Reply, body: dict[str, Any], completions: bool) -> list[str]:
         out.append(json.dumps({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))  # fmt: skip
     end = {"index": 0, "delta": {}, "finish_reason": reply.finish}
     out.append(json.dumps({**chunk, "choices": [end]}))
-    usage = {"prompt_tokens": 11, "completion_tokens": len(deltas), "total_tokens": 11 + len(deltas)}
+    usage = {
+        "prompt_tokens": 11,
+        "completion_tokens": len(deltas),
+        "total_tokens": 11 + len(deltas),
+    }
     out.append(json.dumps({**chunk, "choices": [], "usage": usage}))
     out.append("[DONE]")
     return out
@@ -221,7 +227,12 @@ def _events(reply: Reply, body: dict[str, Any], completions: bool) -> list[str]:
 
 def _whole(reply: Reply, body: dict[str, Any], completions: bool) -> dict[str, Any]:
     usage = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
-    base = {"id": "up-1", "created": int(time.time()), "model": body.get("model", ""), "usage": usage}
+    base = {
+        "id": "up-1",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "usage": usage,
+    }
     if completions:
         choice = {"index": 0, "text": reply.text, "finish_reason": reply.finish}
         return {**base, "object": "text_completion", "choices": [choice]}

@@ -40,8 +40,12 @@ def run_agent(base_url: str, ran: list[dict[str, Any]], *, stream: bool) -> str:
         return f"sunny in {city}"
 
     client = AsyncOpenAI(base_url=base_url, api_key="none", max_retries=0)
-    model = agents.OpenAIChatCompletionsModel(model="Qwen/Qwen2.5-7B-Instruct", openai_client=client)
-    agent = agents.Agent(name="weather", instructions="Use tools.", model=model, tools=[get_weather])
+    model = agents.OpenAIChatCompletionsModel(
+        model="Qwen/Qwen2.5-7B-Instruct", openai_client=client
+    )
+    agent = agents.Agent(
+        name="weather", instructions="Use tools.", model=model, tools=[get_weather]
+    )
 
     async def go() -> str:
         try:
@@ -77,6 +81,8 @@ def test_the_tool_runs_through_the_proxy_and_not_without_it(stream: bool) -> Non
         assert output == "The weather: sunny in Paris."
         # the history the framework sent back holds the call as a call, with its result
         last = upstream.requests[-1]["messages"]
-        (call,) = [c for m in last if m.get("role") == "assistant" for c in m.get("tool_calls") or []]
+        (call,) = [
+            c for m in last if m.get("role") == "assistant" for c in m.get("tool_calls") or []
+        ]
         assert json.loads(call["function"]["arguments"]) == {"city": "Paris"}
         assert [m["tool_call_id"] for m in last if m.get("role") == "tool"] == [call["id"]]

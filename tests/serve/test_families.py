@@ -104,7 +104,9 @@ def check_calls(calls: list[tuple[str, str, str]], want: Any) -> None:
 
 
 @pytest.mark.parametrize(("family", "fixture", "model"), CASES)
-def test_a_whole_response_holds_the_parsers_calls(served: Any, family: str, fixture: str, model: str) -> None:
+def test_a_whole_response_holds_the_parsers_calls(
+    served: Any, family: str, fixture: str, model: str
+) -> None:
     _, client, texts = served
     key = f"{family}/{fixture}"
     texts[key] = load_fixture(family, fixture)
@@ -152,5 +154,9 @@ def test_a_stream_sends_each_call_once_whole_with_a_sequential_index(
 
 
 def test_the_cases_hold_calls_of_every_family() -> None:
-    families = {family for family, fixture, model in CASES if expected(load_fixture(family, fixture), model).tool_calls}
+    families = {
+        family
+        for family, fixture, model in CASES
+        if expected(load_fixture(family, fixture), model).tool_calls
+    }
     assert families == {info.name for info in formats.families()}

@@ -48,12 +48,16 @@ def test_python_m_toolwire_serve(tmp_path: Path) -> None:
     with RecordedUpstream(lambda body: Reply(text=HERMES)) as upstream:
         command = [sys.executable, "-m", "toolwire", "serve", "--upstream", upstream.url,
                    "--host", "127.0.0.1", "--port", str(port), "--log", str(log)]  # fmt: skip
-        process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         try:
             url = f"http://127.0.0.1:{port}/v1"
             wait_ready(url, process)
             client = openai.OpenAI(base_url=url, api_key="none", max_retries=0)
-            tools = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
+            tools = [
+                {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
+            ]
             response = client.chat.completions.create(
                 model="Qwen/Qwen3-8B", messages=[{"role": "user", "content": "x"}], tools=tools
             )
@@ -71,7 +75,20 @@ def test_a_bad_upstream_is_one_line_and_exit_2() -> None:
     env = {**os.environ, "PYTHONPATH": SRC}
     done = subprocess.run(
         [sys.executable, "-m", "toolwire", "serve", "--upstream", "ftp://x"],
-        env=env, capture_output=True, text=True, timeout=60,
+        check=False, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2
-    assert done.stderr.startswith("toolwire: error: --upstream") and len(done.stderr.splitlines()) == 1
+    assert (
+        done.stderr.startswith("toolwire: error: --upstream") and len(done.stderr.splitlines()) == 1
+    )
+
+
+def test_import_toolwire_does_not_load_the_proxy() -> None:
+    code = (
+        "import sys, toolwire; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('starlette', 'uvicorn') "
+        "or m.startswith('toolwire.serve')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC},
+                          capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+    assert done.stdout.strip() == "[]"

@@ -44,7 +44,9 @@ def serve() -> Iterator[Callable[..., tuple[RecordedUpstream, openai.OpenAI]]]:
     """``serve(script, **proxy_options)``: an upstream and the SDK client of a proxy."""
     with_blocks: list[Any] = []
 
-    def start(script: Callable[[dict[str, Any]], Reply], **options: Any) -> tuple[RecordedUpstream, openai.OpenAI]:
+    def start(
+        script: Callable[[dict[str, Any]], Reply], **options: Any
+    ) -> tuple[RecordedUpstream, openai.OpenAI]:
         upstream = RecordedUpstream(script).__enter__()
         with_blocks.append(upstream)
         proxy = running_proxy(upstream.url, **options)
@@ -86,7 +88,9 @@ def native(*fragments: dict[str, Any]) -> Reply:
     calls: list[dict[str, Any]] = []
     for fragment in fragments:
         if fragment.get("id") and fragment["id"] not in [c["id"] for c in calls]:
-            calls.append({"id": fragment["id"], "type": "function", "function": dict(fragment["function"])})
+            calls.append(
+                {"id": fragment["id"], "type": "function", "function": dict(fragment["function"])}
+            )
         else:
             calls[-1]["function"]["arguments"] += fragment["function"]["arguments"]
     return Reply(chunks=[{"tool_calls": [f]} for f in fragments], calls=calls, finish="tool_calls")
@@ -97,9 +101,19 @@ def native(*fragments: dict[str, Any]) -> Reply:
 
 def test_parallel_calls_all_on_index_zero_are_split(serve: Any) -> None:
     reply = native(
-        {"index": 0, "id": "call_a", "type": "function", "function": {"name": "read", "arguments": '{"path": '}},
+        {
+            "index": 0,
+            "id": "call_a",
+            "type": "function",
+            "function": {"name": "read", "arguments": '{"path": '},
+        },
         {"index": 0, "function": {"arguments": '"a.rs"}'}},
-        {"index": 0, "id": "call_b", "type": "function", "function": {"name": "read", "arguments": '{"path": "b.rs"}'}},
+        {
+            "index": 0,
+            "id": "call_b",
+            "type": "function",
+            "function": {"name": "read", "arguments": '{"path": "b.rs"}'},
+        },
     )
     _, client = serve(lambda body: reply)
     body = ask(client).parse()
@@ -110,13 +124,26 @@ def test_parallel_calls_all_on_index_zero_are_split(serve: Any) -> None:
     ]
     streamed = calls_of(stream_of(client))
     assert [c.index for c in streamed] == [0, 1]
-    assert [json.loads(c.function.arguments) for c in streamed] == [{"path": "a.rs"}, {"path": "b.rs"}]
+    assert [json.loads(c.function.arguments) for c in streamed] == [
+        {"path": "a.rs"},
+        {"path": "b.rs"},
+    ]
 
 
 def test_a_name_sent_with_every_fragment_is_kept_once(serve: Any) -> None:
     reply = native(
-        {"index": 0, "id": "c1", "type": "function", "function": {"name": "read", "arguments": '{"pa'}},
-        {"index": 0, "id": "c1", "type": "function", "function": {"name": "read", "arguments": 'th": "x"}'}},
+        {
+            "index": 0,
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "read", "arguments": '{"pa'},
+        },
+        {
+            "index": 0,
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "read", "arguments": 'th": "x"}'},
+        },
     )
     _, client = serve(lambda body: reply)
     (call,) = calls_of(stream_of(client))
@@ -125,7 +152,12 @@ def test_a_name_sent_with_every_fragment_is_kept_once(serve: Any) -> None:
 
 def test_broken_arguments_are_repaired_and_reported(serve: Any) -> None:
     reply = native(
-        {"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "{'city': 'Paris',}"}}
+        {
+            "index": 0,
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": "{'city': 'Paris',}"},
+        }
     )
     _, client = serve(lambda body: reply)
     response = ask(client)
@@ -139,7 +171,12 @@ def test_broken_arguments_are_repaired_and_reported(serve: Any) -> None:
 
 def test_arguments_beyond_repair_are_not_a_call_and_stay_content(serve: Any) -> None:
     reply = native(
-        {"index": 0, "id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": "[1, 2]"}}
+        {
+            "index": 0,
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": "[1, 2]"},
+        }
     )
     _, client = serve(lambda body: reply)
     response = ask(client)
@@ -151,12 +188,30 @@ def test_arguments_beyond_repair_are_not_a_call_and_stay_content(serve: Any) -> 
 
 def test_mistral_gets_nine_alphanumeric_ids(serve: Any) -> None:
     reply = native(
-        {"index": 0, "id": "call_not_mistral", "type": "function", "function": {"name": "read", "arguments": "{}"}},
-        {"index": 1, "id": "AbC123xyz", "type": "function", "function": {"name": "read", "arguments": "{}"}},
-        {"index": 2, "id": "short", "type": "function", "function": {"name": "read", "arguments": "{}"}},
+        {
+            "index": 0,
+            "id": "call_not_mistral",
+            "type": "function",
+            "function": {"name": "read", "arguments": "{}"},
+        },
+        {
+            "index": 1,
+            "id": "AbC123xyz",
+            "type": "function",
+            "function": {"name": "read", "arguments": "{}"},
+        },
+        {
+            "index": 2,
+            "id": "short",
+            "type": "function",
+            "function": {"name": "read", "arguments": "{}"},
+        },
     )
     _, client = serve(lambda body: reply)
-    ids = [c.id for c in calls_of(stream_of(client, model="mistralai/Mistral-Small-3.2-24B-Instruct-2506"))]
+    ids = [
+        c.id
+        for c in calls_of(stream_of(client, model="mistralai/Mistral-Small-3.2-24B-Instruct-2506"))
+    ]
     assert len(ids) == 3 and len(set(ids)) == 3
     assert all(re.fullmatch(r"[A-Za-z0-9]{9}", i) for i in ids)
     assert ids[1] == "AbC123xyz"
@@ -196,7 +251,9 @@ def test_named_tool_choice_and_unknown_fields_reach_the_upstream_unchanged(serve
     choice = {"type": "function", "function": {"name": "read"}}
     ask(client, tool_choice=choice, extra_body={"top_k": 7, "repetition_penalty": 1.1})
     sent = upstream.requests[-1]
-    assert sent["tool_choice"] == choice and sent["top_k"] == 7 and sent["repetition_penalty"] == 1.1
+    assert (
+        sent["tool_choice"] == choice and sent["top_k"] == 7 and sent["repetition_penalty"] == 1.1
+    )
     assert sent["tools"] == TOOLS and not sent.get("stream")
 
 
@@ -216,7 +273,9 @@ def test_chat_template_kwargs_are_honoured(serve: Any) -> None:
     assert plain.content == "I ponder</think>Done."
     # ...and with thinking on (as vLLM takes it) the template opens <think>.
     kwargs = {"chat_template_kwargs": {"thinking": True}}
-    message = ask(client, model="deepseek-ai/DeepSeek-V3.1", extra_body=kwargs).parse().choices[0].message
+    message = (
+        ask(client, model="deepseek-ai/DeepSeek-V3.1", extra_body=kwargs).parse().choices[0].message
+    )
     assert message.content == "Done." and message.model_extra["reasoning_content"] == "I ponder"
     assert upstream.requests[-1]["chat_template_kwargs"] == {"thinking": True}
 
@@ -230,9 +289,21 @@ def test_format_option_forces_a_family(serve: Any) -> None:
 def test_reasoning_streams_as_reasoning_content(serve: Any) -> None:
     _, client = serve(lambda body: Reply(reasoning="thinking hard", text="Answer."))
     chunks = stream_of(client)
-    reasoning = "".join((ch.delta.model_extra or {}).get("reasoning_content") or "" for c in chunks for ch in c.choices)
+    reasoning = "".join(
+        (ch.delta.model_extra or {}).get("reasoning_content") or ""
+        for c in chunks
+        for ch in c.choices
+    )
     assert reasoning == "thinking hard"
-    assert sum(1 for c in chunks for ch in c.choices if (ch.delta.model_extra or {}).get("reasoning_content")) > 1
+    assert (
+        sum(
+            1
+            for c in chunks
+            for ch in c.choices
+            if (ch.delta.model_extra or {}).get("reasoning_content")
+        )
+        > 1
+    )
 
 
 # -- errors --------------------------------------------------------------------------------
@@ -264,9 +335,17 @@ def test_an_upstream_error_keeps_its_status_and_message(serve: Any) -> None:
         {"messages": [{"role": "user", "content": "x"}]},
         {"model": "m", "messages": []},
         {"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": "yes"},
-        {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function"}]},
-        {"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": TOOLS,
-         "tool_choice": {"type": "function", "function": {"name": "nope"}}},
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "x"}],
+            "tools": [{"type": "function"}],
+        },
+        {
+            "model": "m",
+            "messages": [{"role": "user", "content": "x"}],
+            "tools": TOOLS,
+            "tool_choice": {"type": "function", "function": {"name": "nope"}},
+        },
     ],
 )
 def test_an_invalid_request_is_a_400_in_openais_shape(serve: Any, body: dict[str, Any]) -> None:
@@ -299,7 +378,9 @@ def test_a_client_that_disconnects_cancels_the_upstream_request(serve: Any) -> N
 # -- the audit log and the other upstreams ------------------------------------------------
 
 
-def test_the_audit_log_keeps_the_raw_upstream_text_and_what_the_client_got(serve: Any, tmp_path: Any) -> None:
+def test_the_audit_log_keeps_the_raw_upstream_text_and_what_the_client_got(
+    serve: Any, tmp_path: Any
+) -> None:
     path = tmp_path / "serve.db"
     _, client = serve(lambda body: Reply(text=HERMES_TWO), log=str(path))
     stream_of(client)
@@ -346,7 +427,10 @@ def test_a_raw_completions_upstream_gets_a_rendered_prompt(serve: Any) -> None:
                     calls = calls_of(list(response))
                 else:
                     calls = response.choices[0].message.tool_calls
-                assert [json.loads(c.function.arguments) for c in calls] == [{"path": "a.rs"}, {"path": "b.rs"}]
+                assert [json.loads(c.function.arguments) for c in calls] == [
+                    {"path": "a.rs"},
+                    {"path": "b.rs"},
+                ]
         prompt = completions.requests[-1]["prompt"]
         assert "<tools>" in prompt and prompt.endswith("<|im_start|>assistant\n")
     finally:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from starlette.applications import Starlette
@@ -45,6 +45,7 @@ from .upstream import RAW_TAP, Upstream, make_upstream, parse_upstream
 __all__ = ["EventStream", "Proxy", "create_app"]
 
 NOTICES_HEADER = "x-toolwire-notices"
+T = TypeVar("T")
 
 
 class Proxy:
@@ -63,11 +64,11 @@ class Proxy:
         try:
             body = json.loads(await request.body())
         except ValueError:
-            return await self._failed(exchange, CallerError("the request body is not JSON"))
+            return await self._error_reply(exchange, CallerError("the request body is not JSON"))
         try:
             exchange.call = call = read_call(body, self.forced)
         except CallerError as exc:
-            return await self._failed(exchange, exc)
+            return await self._error_reply(exchange, exc)
         exchange.raw = [] if self.log is not None and self.upstream.spec.kind != "local" else None
         token = RAW_TAP.set(exchange.raw)
         try:
@@ -92,18 +93,18 @@ class Proxy:
         relay = Relay(call)
         deltas: list[Delta] = []
         try:
-            async with aclosing(self.upstream.turn(call, headers)) as events:
+            async with closing(self.upstream.turn(call, headers)) as events:
                 async for item in events:
                     if exchange.first_event_at is None:
                         exchange.first_event_at = time.time()
                     deltas += relay.feed(item)
         except ToolwireError as exc:
-            return await self._failed(exchange, exc)
+            return await self._error_reply(exchange, exc)
         body = response_body(call, relay, deltas)
         extra = {NOTICES_HEADER: json.dumps(relay.notices)} if relay.notices else None
         response = JSONResponse(body, headers=extra)
         exchange.turn, exchange.notices = relay.turn, relay.notices
-        exchange.received.append(response.body)
+        exchange.received.append(bytes(response.body))
         await self._record(exchange)
         return response
 
@@ -118,7 +119,7 @@ class Proxy:
             first = await body.__anext__()  # the upstream answered: headers can go
         except ToolwireError as exc:
             await stack.aclose()
-            return await self._failed(exchange, exc)
+            return await self._error_reply(exchange, exc)
         except StopAsyncIteration:  # not reached: a stream always ends with [DONE]
             await stack.aclose()
             raise
@@ -130,14 +131,14 @@ class Proxy:
         headers: Mapping[str, str],
         exchange: Exchange,
         stack: AsyncExitStack,
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         """The SSE body; its first item comes once the upstream's first event has."""
         relay = Relay(call)
         writer = ChunkWriter(call)
         sent = exchange.received
         started = False
         try:
-            async with aclosing(self.upstream.turn(call, headers)) as events:
+            async with closing(self.upstream.turn(call, headers)) as events:
                 async for item in events:
                     deltas = relay.feed(item)
                     if not started:
@@ -170,12 +171,12 @@ class Proxy:
                 with anyio.CancelScope(shield=True):
                     await self._record(exchange)
 
-    async def _failed(self, exchange: Exchange, exc: ToolwireError) -> Response:
+    async def _error_reply(self, exchange: Exchange, exc: ToolwireError) -> Response:
         """The error response (OpenAI's shape) for an error before any output."""
         status, payload = error_response(exc)
         response = JSONResponse(payload, status)
         exchange.status, exchange.outcome, exchange.error = status, "error", exc
-        exchange.received.append(response.body)
+        exchange.received.append(bytes(response.body))
         await self._record(exchange)
         return response
 
@@ -188,6 +189,18 @@ class Proxy:
         await self.upstream.aclose()
         if self.log is not None:
             self.log.close()
+
+
+@asynccontextmanager
+async def closing(events: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
+    """``events``, closed when the block ends (an async generator's ``aclose``): a
+    client that went away closes the upstream request, not the garbage collector."""
+    try:
+        yield events
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def error_response(exc: ToolwireError) -> tuple[int, dict[str, Any]]:
@@ -230,7 +243,9 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, first: bytes, body: AsyncIterator[bytes], stack: AsyncExitStack) -> None:
+    def __init__(
+        self, first: bytes, body: AsyncGenerator[bytes, None], stack: AsyncExitStack
+    ) -> None:
         # Not Response.__init__: it would add "content-length: 0" for the empty body.
         self.status_code = 200
         self.background = None
@@ -250,9 +265,7 @@ class EventStream(Response):
                 await self._stack.aclose()  # closes the upstream request
 
     async def _send_all(self, send: Send) -> None:
-        await send(
-            {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
-        )
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         try:
             await send({"type": "http.response.body", "body": self._first, "more_body": True})
             async for chunk in self._body:

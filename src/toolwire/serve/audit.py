@@ -96,9 +96,7 @@ class ProxyLog:
         )
         usage = turn.usage if turn is not None else Usage()
         rounds = int(bool(turn is not None and turn.tool_calls))
-        listener(
-            RunEnded(run_id, exchange.outcome, ended, None, exchange.error, rounds, 1, usage)
-        )
+        listener(RunEnded(run_id, exchange.outcome, ended, None, exchange.error, rounds, 1, usage))
 
     def close(self) -> None:
         """Flush and close the log."""
@@ -131,4 +129,3 @@ def _settings(call: ProxyCall | None) -> dict[str, Any]:
 
 def _text(parts: list[bytes]) -> str:
     return b"".join(parts).decode("utf-8", errors="replace")
-

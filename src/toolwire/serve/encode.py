@@ -61,7 +61,7 @@ class ChunkWriter:
         """The finish chunk, the usage chunk when asked for, the notices, ``[DONE]``."""
         end: dict[str, Any] = {"index": 0, "delta": {}, "logprobs": None}
         end["finish_reason"] = relay.finish_reason
-        chunks = [{"choices": [end]}]
+        chunks: list[dict[str, Any]] = [{"choices": [end]}]
         if self._call.include_usage:
             chunks.append({"choices": [], "usage": usage_json(relay.usage)})
         if relay.notices:

@@ -131,7 +131,7 @@ def _tool_choice(raw: Any, tools: list[ToolDef]) -> ToolChoice:
         name = raw["function"].get("name")
     if not isinstance(name, str) or not name:
         raise CallerError(
-            "'tool_choice' must be a mode or {\"type\": \"function\", \"function\": {\"name\": ...}}"
+            '\'tool_choice\' must be a mode or {"type": "function", "function": {"name": ...}}'
         )
     if name not in {tool.name for tool in tools}:
         raise CallerError(f"'tool_choice' names {name!r}, which is not among the tools offered")

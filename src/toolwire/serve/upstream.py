@@ -106,8 +106,9 @@ class Upstream(ABC):
     async def models(self) -> tuple[int, Any]:
         """``GET /v1/models``: the status and the JSON body."""
 
+    @abstractmethod
     async def aclose(self) -> None:
-        """Release connections (and, for the embedded model, nothing: it stays loaded)."""
+        """Release what the upstream holds (connections)."""
 
 
 class _HTTPUpstream(Upstream):
@@ -280,6 +281,9 @@ class LocalUpstream(_ModelUpstream):
         out = super().settings(call)
         return {k: out[k] for k in _LOCAL_SETTINGS if k in out}
 
+    async def aclose(self) -> None:
+        """Nothing to release: the weights stay loaded for the process (llama.cpp's cache)."""
+
     async def models(self) -> tuple[int, Any]:
         """The embedded model, as the only one."""
         entry = {"id": self.spec.label, "object": "model", "created": 0, "owned_by": "toolwire"}
@@ -311,7 +315,7 @@ class _TapTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         response = await self._inner.handle_async_request(request)
         tap = RAW_TAP.get()
-        if tap is None:
+        if tap is None or not isinstance(response.stream, httpx.AsyncByteStream):
             return response
         return httpx.Response(
             response.status_code,
@@ -338,4 +342,3 @@ class _TapStream(httpx.AsyncByteStream):
 
     async def aclose(self) -> None:
         await self._inner.aclose()
-
