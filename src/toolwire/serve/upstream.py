@@ -18,18 +18,19 @@ Each gives :meth:`Upstream.turn`: toolwire's events of one turn, then ``TurnDone
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import httpx
 
-from ..errors import CallerError, ProviderConnectionError, ProviderTimeoutError
-from ..providers.http import HTTPOptions, HTTPRequest, Retries, Timeouts, Wire, stream_turn
+from ..errors import CallerError, ProtocolError, ProviderConnectionError, ProviderTimeoutError
+from ..providers.http import HTTPOptions, Retries, Timeouts, Wire, api_error, events_from_turn
 from ..providers.openai_chat import bearer_headers
-from ..run.model import ModelEvent, ModelRequest
+from ..run.model import ModelEvent, ModelRequest, TurnDone
 from .request import ProxyCall
 
 if TYPE_CHECKING:
@@ -41,6 +42,7 @@ RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", d
 """Where the upstream's body bytes of the current request are copied (the audit log's
 raw text); ``None``: not copied. Set per request by the app, read by :class:`_TapTransport`."""
 
+UPSTREAM = "the upstream"
 # Chat fields the proxy reads itself; the rest of a body are the model's settings when
 # toolwire renders the request (completions, local).
 _CHAT_FIELDS = frozenset(
@@ -155,15 +157,53 @@ class _HTTPUpstream(Upstream):
 class ChatUpstream(_HTTPUpstream):
     """An OpenAI-compatible Chat Completions server."""
 
-    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[ModelEvent]:
-        """Forward the body; decode the answer with toolwire's Chat decoder."""
+    async def turn(
+        self, call: ProxyCall, headers: Mapping[str, str]
+    ) -> AsyncGenerator[ModelEvent, None]:
+        """Forward the body; decode the answer with toolwire's Chat decoder.
+
+        Its own loop rather than the providers' ``stream_turn``: a proxy does not retry
+        or keep a total deadline (its client does), and the per-chunk deadline scope
+        those need was a quarter of the proxy's CPU per token (bench/bench_serve.py);
+        httpx's read timeout bounds each chunk.
+        """
         body = dict(call.body)
         if call.stream:  # usage for the log and the client; the client's options kept
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
-        request = HTTPRequest(
-            "the upstream", f"{self.base_url}/chat/completions", self.headers(headers), body
-        )
-        return stream_turn(request, _chat_wire(call), self.options)
+        wire = _chat_wire(call)
+        url = f"{self.base_url}/chat/completions"
+        try:
+            async with self.client.stream(
+                "POST", url, json=body, headers=self.headers(headers)
+            ) as response:
+                if response.status_code >= 400:
+                    raise api_error(response.status_code, await response.aread(), UPSTREAM)
+                if "application/json" in response.headers.get("content-type", ""):
+                    turn = wire.decode_json(_json(await response.aread()))
+                    for event in events_from_turn(turn):
+                        yield event
+                    yield TurnDone(turn)
+                    return
+                decoder = wire.stream()
+                async for chunk in response.aiter_bytes():
+                    for event in decoder.feed_bytes(chunk):
+                        yield event
+                yield TurnDone(decoder.close())
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeoutError(f"{UPSTREAM} timed out: {type(exc).__name__}") from None
+        except httpx.TransportError as exc:
+            raise ProviderConnectionError(
+                f"cannot reach {UPSTREAM} at {self.spec.label}: {type(exc).__name__}"
+            ) from None
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ProtocolError(
+            f"{UPSTREAM} sent a JSON content type with a body that is not JSON"
+        ) from None
 
 
 def _chat_wire(call: ProxyCall) -> Wire:
