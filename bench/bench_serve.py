@@ -12,15 +12,18 @@ no SDK: the SDK's own cost would hide the proxy's). Measured:
 - 100 concurrent streams from an upstream paced at 50 tokens/s each: per-stream tokens/s
   and the p99 delay between two chunks of a stream, direct and through the proxy, and
   the proxy's CPU time per 1,000 tokens (its /proc counters);
-- the proxy's resident memory every 1,000 of 10,000 streamed requests.
+- the proxy's resident memory every 1,000 of 10,000 streamed requests;
+- in this process, without sockets, the proxy's own work per request and per token.
 
-Run: ``python bench/bench_serve.py`` (``--quick``: fewer requests, 20 streams).
+Run: ``python bench/bench_serve.py`` (``--quick``: fewer requests, 20 streams;
+``--only inproc``: the in-process part).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import signal
@@ -36,7 +39,9 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "tok "  # one paced piece of content: one "token"
-CALL_TEXT = '<tool_call>{"name": "read", "arguments": {"path": "src/a.rs", "lines": [1, 40]}}</tool_call>'
+CALL_TEXT = (
+    '<tool_call>{"name": "read", "arguments": {"path": "src/a.rs", "lines": [1, 40]}}</tool_call>'
+)
 TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
 
 
@@ -61,7 +66,9 @@ def upstream_main(port_file: str) -> None:
             first = {"index": 0, "id": "call_1", "type": "function",
                      "function": {"name": "read", "arguments": pieces[0]}}  # fmt: skip
             chunks = [{"tool_calls": [first]}]
-            chunks += [{"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces[1:]]
+            chunks += [
+                {"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces[1:]
+            ]
             return Reply(chunks=chunks, finish="tool_calls", delay=delay)
         return Reply(text=TOKEN * tokens, pieces=len(TOKEN), delay=delay)
 
@@ -106,7 +113,16 @@ def start_upstream(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
 def start_proxy(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    command = [sys.executable, "-m", "toolwire", "serve", "--upstream", upstream, "--port", str(port)]
+    command = [
+        sys.executable,
+        "-m",
+        "toolwire",
+        "serve",
+        "--upstream",
+        upstream,
+        "--port",
+        str(port),
+    ]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     wait_for(f"{url}/models")
@@ -138,7 +154,9 @@ def body(kind: str, *, tokens: int = 50, delay: float = 0.0) -> dict[str, Any]:
     }
 
 
-async def one_stream(client: httpx.AsyncClient, url: str, payload: dict[str, Any]) -> dict[str, Any]:
+async def one_stream(
+    client: httpx.AsyncClient, url: str, payload: dict[str, Any]
+) -> dict[str, Any]:
     """One streamed request: when its first byte came, when a call was first complete,
     and when each content chunk came."""
     start = time.perf_counter()
@@ -162,7 +180,9 @@ async def one_stream(client: httpx.AsyncClient, url: str, payload: dict[str, Any
                         stamps.append(now)
                     for call in delta.get("tool_calls") or []:
                         index = call.get("index", 0)
-                        args[index] = args.get(index, "") + (call.get("function") or {}).get("arguments", "")
+                        args[index] = args.get(index, "") + (call.get("function") or {}).get(
+                            "arguments", ""
+                        )
                         if first_call is None and _complete(args[index]):
                             first_call = now
     return {
@@ -213,13 +233,17 @@ async def sequential(direct: str, proxy: str, n: int) -> None:
     added_call = statistics.median(r["call"] for r in results["proxy"]) - statistics.median(
         r["call"] for r in results["direct"]
     )
-    print(f"\nadded TTFB (median): {ms(added)}; added time to the first complete call: {ms(added_call)}")
+    print(
+        f"\nadded TTFB (median): {ms(added)}; added time to the first complete call: {ms(added_call)}"
+    )
 
 
 async def concurrent(direct: str, proxy: str, proxy_pid: int, streams: int, tokens: int) -> None:
     """``streams`` at once, each paced at 50 tokens/s."""
     print(f"\n## {streams} concurrent streams, {tokens} tokens each, paced at 50 tokens/s\n")
-    print("| | per-stream tokens/s (median) | slowest stream | p99 inter-chunk delay | proxy CPU per 1,000 tokens |")
+    print(
+        "| | per-stream tokens/s (median) | slowest stream | p99 inter-chunk delay | proxy CPU per 1,000 tokens |"
+    )
     print("|---|---:|---:|---:|---:|")
     limits = httpx.Limits(max_connections=streams * 2)
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
@@ -232,10 +256,12 @@ async def concurrent(direct: str, proxy: str, proxy_pid: int, streams: int, toke
             for row in rows:
                 stamps = row["stamps"]
                 rates.append((len(stamps) - 1) / (stamps[-1] - stamps[0]))
-                gaps += [b - a for a, b in zip(stamps, stamps[1:])]
+                gaps += [b - a for a, b in itertools.pairwise(stamps)]
             total = sum(len(r["stamps"]) for r in rows)
             per_k = f"{spent / total * 1000 * 1000:.1f} ms" if name == "proxy" else "—"
-            print(f"| {name} | {statistics.median(rates):.1f} | {min(rates):.1f} | {ms(p99(gaps))} | {per_k} |")
+            print(
+                f"| {name} | {statistics.median(rates):.1f} | {min(rates):.1f} | {ms(p99(gaps))} | {per_k} |"
+            )
 
 
 async def memory(proxy: str, proxy_pid: int, requests: int) -> None:
@@ -255,19 +281,90 @@ async def memory(proxy: str, proxy_pid: int, requests: int) -> None:
     print("| RSS MB | " + " | ".join(f"{mb:.1f}" for _, mb in samples) + " |")
 
 
+def inproc(tokens: int, repeat: int) -> None:
+    """The proxy's own work per token and per request, in this process, no sockets:
+    decode the upstream's SSE (assembler, the family's parser on ``content``), relay,
+    encode the client's chunk. Best of ``repeat``."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from toolwire.run.model import TurnDone
+    from toolwire.serve.encode import ChunkWriter
+    from toolwire.serve.relay import Relay
+    from toolwire.serve.request import read_call
+    from toolwire.serve.upstream import _chat_wire
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        chunk = {"id": "up-1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    stream = [event({"content": TOKEN}) for _ in range(tokens)] + [
+        event({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
+    payload = body("text")
+
+    def setup() -> tuple[Any, ...]:
+        call = read_call(payload, None)
+        writer = ChunkWriter(call)
+        return call, _chat_wire(call).stream(), Relay(call), writer, writer.first()
+
+    def run() -> None:
+        _call, decoder, relay, writer, _ = setup()
+        for data in stream:
+            for item in decoder.feed_bytes(data):
+                for delta in relay.feed(item):
+                    writer.delta(delta)
+        relay.feed(TurnDone(decoder.close()))
+        writer.last(relay)
+
+    def best(fn: Any, n: int) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times.append((time.perf_counter() - start) / n)
+        return min(times)
+
+    def floor() -> None:
+        """The least a proxy does per token: parse the chunk, re-encode its delta."""
+        for data in stream:
+            if data.startswith(b"data: {"):
+                for choice in json.loads(data[6:])["choices"]:
+                    out = '{"id":"x","choices":[{"index":0,"delta":' + json.dumps(choice["delta"])
+                    (out + "}]}\n\n").encode()
+
+    per_request = best(setup, 200)
+    per_turn = best(run, 5)
+    per_token = (per_turn - per_request) / tokens
+    floor_token = best(floor, 5) / tokens
+    print(f"\n## In process (no sockets), best of {repeat}\n")
+    print(
+        f"per request (read the body, the family's format, relay and writer): {per_request * 1e6:.0f} µs"
+    )
+    print(f"per token (decode the upstream's chunk, relay it, encode the client's): {per_token * 1e6:.1f} µs"
+          f" = {per_token / floor_token:.1f}x a floor that only re-encodes each delta ({floor_token * 1e6:.1f} µs)")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--upstream-only")
+    parser.add_argument("--only", choices=["inproc"])
     args = parser.parse_args()
     if args.upstream_only:
         upstream_main(args.upstream_only)
+        return
+    inproc(1000, 3 if args.quick else 7)
+    if args.only:
         return
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     upstream, direct = start_upstream(tmp)
     proxy_process, proxy = start_proxy(direct)
     try:
-        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}")
+        print(
+            f"python {sys.version.split()[0]}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}"
+        )
         asyncio.run(sequential(direct, proxy, 30 if args.quick else 300))
         streams = 20 if args.quick else 100
         asyncio.run(concurrent(direct, proxy, proxy_process.pid, streams, 100))

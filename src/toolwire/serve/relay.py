@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import RepairError
 from ..messages import ToolCall, Usage
-from ..run.model import ModelEvent, TurnDone
+from ..run.model import TurnDone
 from ..tools.repair import loads_lenient
 from ..turn import Notice, ToolRequest, Turn
 from ..wire.events import (
@@ -38,6 +38,7 @@ from ..wire.events import (
     UsageReported,
 )
 from .request import ProxyCall
+from .upstream import UpstreamItem
 
 if TYPE_CHECKING:
     from ..formats.ids import IdFactory
@@ -91,7 +92,7 @@ class Relay:
         self.turn: Turn | None = None
         self.notices: list[dict[str, Any]] = []
 
-    def feed(self, item: ModelEvent) -> list[Delta]:
+    def feed(self, item: UpstreamItem) -> list[Delta]:
         """One event (or the closing ``TurnDone``): the deltas the client gets now."""
         kind = type(item)
         if kind is TextDelta or kind is ReasoningDelta or kind is RefusalDelta:

@@ -36,7 +36,16 @@ from .request import ProxyCall
 if TYPE_CHECKING:
     from ..run.model import Model
 
-__all__ = ["RAW_TAP", "Upstream", "UpstreamSpec", "make_upstream", "parse_upstream"]
+__all__ = [
+    "RAW_TAP",
+    "READY",
+    "Ready",
+    "Upstream",
+    "UpstreamItem",
+    "UpstreamSpec",
+    "make_upstream",
+    "parse_upstream",
+]
 
 RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", default=None)
 """Where the upstream's body bytes of the current request are copied (the audit log's
@@ -51,6 +60,19 @@ _CHAT_FIELDS = frozenset(
 )  # fmt: skip
 # What the embedded model's generator takes.
 _LOCAL_SETTINGS = ("max_tokens", "temperature", "top_p", "seed", "stop")
+
+
+class Ready:
+    """The upstream accepted a streamed request (its headers came, status 200): the
+    client's stream can start before the first token."""
+
+    __slots__ = ()
+
+
+READY = Ready()
+
+UpstreamItem = ModelEvent | Ready
+"""What :meth:`Upstream.turn` yields."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +123,9 @@ class Upstream(ABC):
         self.spec = spec
 
     @abstractmethod
-    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[ModelEvent]:
-        """One turn's events, then ``TurnDone`` (``headers``: the client's to forward)."""
+    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[UpstreamItem]:
+        """One turn's events, then ``TurnDone`` (``headers``: the client's to forward);
+        a streaming upstream may say :data:`READY` first."""
 
     @abstractmethod
     async def models(self) -> tuple[int, Any]:
@@ -159,7 +182,7 @@ class ChatUpstream(_HTTPUpstream):
 
     async def turn(
         self, call: ProxyCall, headers: Mapping[str, str]
-    ) -> AsyncGenerator[ModelEvent, None]:
+    ) -> AsyncGenerator[UpstreamItem, None]:
         """Forward the body; decode the answer with toolwire's Chat decoder.
 
         Its own loop rather than the providers' ``stream_turn``: a proxy does not retry
@@ -184,6 +207,7 @@ class ChatUpstream(_HTTPUpstream):
                         yield event
                     yield TurnDone(turn)
                     return
+                yield READY
                 decoder = wire.stream()
                 async for chunk in response.aiter_bytes():
                     for event in decoder.feed_bytes(chunk):
