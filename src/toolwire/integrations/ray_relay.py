@@ -17,6 +17,12 @@ creates for one ``run_many``:
   MCP approval request of a Responses turn and the driver asks the agent's
   ``approve_mcp`` about it: neither callback ever travels to a worker.
 
+A run's ``ToolProgress`` events travel like its other events. A single call that
+``RayBackend`` runs in a worker (the run itself in the driver) reports its progress
+through a relay too, keyed by the call (:meth:`Relay.post_progress`,
+:meth:`Relay.take_progress`): the driver turns each value into the call's
+``ToolProgress`` on the run's stream, in order, before the call's result.
+
 The run ids are the worker's: the run's ``RunResult.run_id`` and the driver's log agree.
 """
 
@@ -58,6 +64,34 @@ class Relay:
     def __init__(self) -> None:
         self._out: asyncio.Queue[Message] = asyncio.Queue()
         self._answers: dict[str, asyncio.Future[Any]] = {}
+        self._progress: dict[str, list[Any]] = {}  # by call: numbered progress values
+        self._arrived: dict[str, asyncio.Event] = {}
+
+    async def post_progress(self, key: str, values: list[Any]) -> None:
+        """Progress values of the call ``key`` (a worker's, numbered: ``(n, value)``)."""
+        self._progress.setdefault(key, []).extend(values)
+        arrived = self._arrived.get(key)
+        if arrived is not None:
+            arrived.set()
+
+    async def take_progress(self, key: str, after: int, timeout: float) -> list[Any]:
+        """The call's values from the ``after``-th on; waits up to ``timeout`` seconds
+        for one. Nothing is removed until :meth:`forget`: a take whose answer was lost
+        (the driver stopped waiting for it) loses no value."""
+        values = self._progress.setdefault(key, [])
+        if len(values) <= after and timeout > 0:
+            arrived = self._arrived.setdefault(key, asyncio.Event())
+            arrived.clear()
+            try:
+                await asyncio.wait_for(arrived.wait(), timeout)
+            except asyncio.TimeoutError:
+                return []
+        return values[after:]
+
+    async def forget(self, key: str) -> None:
+        """The call ended: drop its values."""
+        self._progress.pop(key, None)
+        self._arrived.pop(key, None)
 
     async def post(self, messages: list[Message]) -> None:
         """A worker's messages for the driver."""

@@ -33,6 +33,7 @@ from typing import Any
 from ..errors import BackendError, CallerError, ToolExecutionError
 from ..run import Agent, Executor, RunResult
 from .ray_backend import RayBackend
+from .ray_progress import check_deps
 from .ray_relay import DriverSide, RelayHook, RemoteApprover, RemoteMCPApprover, new_relay
 
 __all__ = ["arun_many", "iter_run_many", "pack_agent", "run_many", "unpack_agent"]
@@ -359,7 +360,8 @@ def pack_agent(agent: Agent, *, relay: Any = None) -> bytes:
     worker's run sends its events and approval questions back through it.
 
     Raises:
-        BackendError: Some part of the agent cannot be pickled (named in the message),
+        BackendError: Some part of the agent cannot be pickled (named in the message;
+            ``deps`` too),
             or it has an ``approve`` (or ``approve_mcp``) callback and no relay to
             reach it.
     """
@@ -389,6 +391,8 @@ def pack_agent(agent: Agent, *, relay: Any = None) -> bytes:
             )
         gate = agent.permissions.gate(RemoteApprover(relay))
     state["_relay"] = relay
+    if state.get("deps") is not None:  # the tools' ToolContext.deps, in every worker
+        check_deps(state["deps"], cloudpickle)
     payload = (type(agent), state, executor.toolset, options, gate)
     try:
         return bytes(cloudpickle.dumps(payload))

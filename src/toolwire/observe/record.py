@@ -36,8 +36,10 @@ from ..run.events import (
     ResponseDone,
     RunEnded,
     RunStarted,
+    ToolProgress,
     ToolResultReady,
 )
+from ..run.progress import progress_text
 from ..tools.outcomes import failure_class
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
 
@@ -114,6 +116,7 @@ class RunRecorder:
         self._driven = False  # a driver awaits settle() (Agent.run does; a relay may not)
         self._done = False  # RunEnded was recorded
         self._calls = 0
+        self._progress = 0
         self._sent = 0  # messages already recorded with an earlier request
         self._last: Message | None = None  # the last of them
         self._request: RequestStarted | None = None
@@ -122,6 +125,7 @@ class RunRecorder:
             ResponseDone: self._response,
             ToolResultReady: self._call,
             CallDiscarded: self._discarded,
+            ToolProgress: self._progressed,
             RunEnded: self._ended,
         }
 
@@ -243,6 +247,26 @@ class RunRecorder:
             call=call, text=call.full_result or result.content,
             failure=call.failure_class,
         )  # fmt: skip
+
+    def _progressed(self, event: ToolProgress) -> None:
+        """A progress row: its text made as a result's, redacted by the writer like any text."""
+        self._progress += 1
+        self._log.submit(
+            (
+                "INSERT INTO progress (run_id, seq, round, idx, call_id, tool, at, value)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    self._progress,
+                    event.round,
+                    event.index,
+                    event.call_id,
+                    event.name,
+                    time.time(),
+                    progress_text(event.value),
+                ),
+            )
+        )
 
     def _discarded(self, event: CallDiscarded) -> None:
         self._insert_call(event.round, event.index, event.call_id, event.name, "discarded",

@@ -99,7 +99,22 @@ MIGRATIONS: tuple[str, ...] = (
     """
     UPDATE calls SET failure_class = 'denied' WHERE status = 'denied' AND failure_class IS NULL;
     """,
-    # 5: a request `toolwire serve` proxied (one run each): the upstream, the HTTP status
+    # 5: progress a running call reported (ToolProgress: ToolContext.progress, or a
+    # generator tool's yielded values but the last), in the order it arrived.
+    """
+    CREATE TABLE progress (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        seq INTEGER NOT NULL,         -- order of arrival in the run
+        round INTEGER NOT NULL,
+        idx INTEGER NOT NULL,         -- the provider's index of the call in its turn
+        call_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        at REAL NOT NULL,
+        value TEXT NOT NULL,          -- the value's text, made as a result's is (redacted)
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
+    # 6: a request `toolwire serve` proxied (one run each): the upstream, the HTTP status
     # the client got, the upstream's body as received, what the client received, and
     # the notices it was told (JSON).
     """

@@ -1,9 +1,10 @@
 """Raw-completion mode: an open-weight model served as plain text completions.
 
-``POST {base_url}/completions`` with a prompt toolwire renders itself (a
-:data:`~toolwire.providers.prompt.PromptTemplate`; ChatML with Hermes tool calls by
-default), and the streamed text is parsed on the client by the model's format from
-:mod:`toolwire.formats`. This works with a server whose own tool-call parser is broken
+``POST {base_url}/completions`` with a prompt toolwire renders itself in the model
+family's own format (:mod:`toolwire.prompts`: the model's own chat template when the
+caller gives it, else the published one toolwire ships for the family; ChatML with
+Hermes tool calls for a model of no known family), and the streamed text is parsed on
+the client by the model's format from :mod:`toolwire.formats`. This works with a server whose own tool-call parser is broken
 or missing (vLLM without ``--tool-call-parser``, llama.cpp without ``--jinja``): the
 server only has to generate text.
 
@@ -23,6 +24,7 @@ from ..errors import CallerError, ProtocolError, ProviderAPIError
 from ..formats import Format
 from ..formats.decode import TextTurnDecoder
 from ..history.tool_defs import to_openai_chat_tools
+from ..prompts import Prompt, PromptTemplate, TemplateArg, prompt_template
 from ..run.model import ModelEvent, ModelRequest
 from ..tooldef import ToolDef
 from ..turn import Turn
@@ -32,7 +34,7 @@ from ..wire.usage import openai_usage
 from .hosted import HTTPModel, finish_body
 from .http import HTTPRequest, Wire
 from .openai_chat import bearer_headers
-from .prompt import Prompt, PromptTemplate, chatml_hermes
+from .prompt import chatml_hermes
 
 if TYPE_CHECKING:
     import httpx
@@ -121,17 +123,38 @@ def decode_completion(fmt: Format, body: Any, *, strict: bool = False) -> Turn:
     return turn.close()
 
 
+def _family(model: str, format: str | None) -> tuple[str | None, str | None]:
+    """The ``(family, variant)`` of a served model: ``format`` when given (with the
+    variant the model id names, if it names one of that family), else the model id's;
+    ``(None, None)`` when neither says."""
+    from ..formats.registry import family_info, resolve_model
+
+    try:
+        resolved: tuple[str | None, str | None] = resolve_model(model)
+    except CallerError:
+        resolved = (None, None)
+    if format is None:
+        return resolved
+    family = family_info(format).name
+    return resolved if resolved[0] == family else (family, None)
+
+
 class CompletionsModel(HTTPModel):
     """An open-weight model behind a plain ``/completions`` endpoint.
 
     Args:
-        model: The served model name; also selects the tool-call format
-            (``toolwire.formats.for_model``) unless ``format`` is given.
-        template: Renders the prompt; ChatML with Hermes calls by default (right for
-            Qwen, Hermes and SmolLM2; give your own for other families).
+        model: The served model name; also selects the tool-call format family and
+            variant (``toolwire.formats.resolve_model``) unless ``format`` is given.
+        template: Renders the prompt. ``None``: the template toolwire ships for the
+            family's variant (:mod:`toolwire.prompts`), or ChatML with Hermes calls for
+            a model of no known family. The model's own: its Jinja text, a
+            ``chat_template.jinja`` or ``tokenizer_config.json`` path, or the model
+            folder. Or any ``PromptTemplate`` callable.
         format: The tool-call format family name (``"hermes"``, ``"llama"``...) when
             the model name does not say it.
-        grammar: Send a GBNF grammar built from the tools (llama.cpp servers).
+        grammar: Send a GBNF grammar built from the tools (llama.cpp servers); it
+            writes Hermes calls, so only for the ``hermes`` family (or a model of no
+            known family).
         **kwargs: As for :class:`~toolwire.providers.hosted.HTTPModel`.
     """
 
@@ -144,7 +167,7 @@ class CompletionsModel(HTTPModel):
         self,
         model: str,
         *,
-        template: PromptTemplate | None = None,
+        template: PromptTemplate | TemplateArg = None,
         format: str | None = None,
         grammar: bool = False,
         base_url: str | None = None,
@@ -165,10 +188,30 @@ class CompletionsModel(HTTPModel):
             retries=retries,
             client=client,
         )
-        self.family = format
-        self.template: PromptTemplate = template or chatml_hermes
+        self.family, self.variant = _family(model, format)
+        self.template: PromptTemplate = self._template(template)
         self.grammar = grammar
         self._format_for([])  # fail now, not at the first turn, on an unknown family
+        if grammar and self.family not in (None, "hermes"):
+            # The grammar writes Hermes <tool_call> blocks (grammar.py): under another
+            # family's prompt and parser its calls would be neither asked for nor read.
+            raise CallerError(
+                f"grammar=True constrains the output to Hermes <tool_call> blocks, but "
+                f"{model!r} writes {self.family} calls",
+                hint="drop the grammar, or serve a Hermes-format model (format='hermes')",
+            )
+
+    def _template(self, template: PromptTemplate | TemplateArg) -> PromptTemplate:
+        if callable(template):
+            return template  # a ChatTemplate or the caller's own function
+        if self.family is not None:
+            return prompt_template(self.family, self.variant, template=template)
+        if template is None:
+            return chatml_hermes  # no known family: ChatML, read as Hermes calls
+        raise CallerError(
+            f"no tool-call format known for model {self.model!r} to render its template with",
+            hint="name the family: format='hermes', 'llama', 'mistral'...",
+        )
 
     def _format_for(
         self, tools: Sequence[ToolDef | Mapping[str, Any]], prompt: Prompt | None = None
@@ -177,13 +220,10 @@ class CompletionsModel(HTTPModel):
 
         generation = prompt.generation_prompt if prompt else None
         if self.family is not None:
-            return formats.get(self.family, tools=tools, generation_prompt=generation)
-        try:
-            return formats.for_model(self.model, tools=tools, generation_prompt=generation)
-        except CallerError:
-            if self.template is chatml_hermes:  # the default template writes Hermes calls
-                return formats.get("hermes", "qwen2.5", tools=tools, generation_prompt=generation)
-            raise
+            return formats.get(self.family, self.variant, tools=tools, generation_prompt=generation)
+        if self.template is chatml_hermes:  # the default template writes Hermes calls
+            return formats.get("hermes", "qwen2.5", tools=tools, generation_prompt=generation)
+        return formats.for_model(self.model)  # raises: the model names no known family
 
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/completions`` request for one turn."""

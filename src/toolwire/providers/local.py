@@ -41,10 +41,11 @@ from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
 from ..formats.decode import TextTurnDecoder
 from ..history.tool_defs import to_openai_chat_tools
 from ..messages import Usage
+from ..prompts import Prompt, PromptTemplate
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..wire.events import Event
 from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
-from .prompt import Prompt, PromptTemplate, chatml_hermes
+from .prompt import CHATML_STOP, chatml_hermes
 
 __all__ = [
     "DEFAULT_HF_GLOB",
@@ -328,6 +329,12 @@ def _one_line(exc: BaseException) -> str:
 # -- the model -----------------------------------------------------------------------
 
 
+def fits_hermes(source: str) -> bool:
+    """Whether a template offers tools and writes ChatML turns and ``<tool_call>`` blocks
+    (what the local model's grammar and parser expect)."""
+    return "tools" in source and "<|im_start|>" in source and "<tool_call>" in source
+
+
 class LocalModel:
     """A GGUF model run in-process with grammar-constrained tool calls.
 
@@ -407,11 +414,11 @@ class LocalModel:
         if not self._own_template:
             return
         self._own_template = False
-        from .chat_template import ChatTemplate, fits_hermes
+        from ..prompts import ChatTemplate
 
         source = (getattr(llama, "metadata", None) or {}).get("tokenizer.chat_template")
         if isinstance(source, str) and fits_hermes(source):
-            self.template = ChatTemplate(source)
+            self.template = ChatTemplate(source, stop=CHATML_STOP, family="hermes")
 
     def prompt(self, request: ModelRequest) -> Prompt:
         """The prompt of one turn (tools are not offered for ``tool_choice="none"``)."""

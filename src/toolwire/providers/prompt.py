@@ -9,15 +9,17 @@ inside ``<tools>``, each call written as ``<tool_call>{"name", "arguments"}</too
 results sent back in a user turn inside ``<tool_response>``. The instruction wording is
 toolwire's own.
 
-A template is any callable ``(messages, tools, tool_choice) -> Prompt``, so another
-model family plugs in its own.
+A template is any callable ``(messages, tools, tool_choice) -> Prompt``
+(:data:`toolwire.prompts.PromptTemplate`); :mod:`toolwire.prompts` renders each model
+family's own published template, which the raw-completion provider uses for every
+family it knows. This one stays the embedded model's default (measured better there,
+see ``LocalModel``) and the fallback for a model of no known family.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..messages import (
@@ -29,31 +31,13 @@ from ..messages import (
     ToolResult,
     UserMessage,
 )
+from ..prompts.prompt import Prompt
 
-__all__ = ["CHATML_STOP", "Prompt", "PromptTemplate", "chatml_hermes", "tool_instructions"]
+__all__ = ["CHATML_STOP", "chatml_hermes", "tool_instructions"]
 
 CHATML_STOP = ("<|im_end|>", "<|endoftext|>", "<|im_start|>")
 """Where a ChatML model's turn ends."""
 
-
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    """A rendered prompt.
-
-    Attributes:
-        text: The whole prompt, ending with the assistant turn's opening.
-        stop: Strings that end the model's output.
-        generation_prompt: The text appended after the last message (the formats use it
-            to know whether the output starts inside reasoning).
-    """
-
-    text: str
-    stop: tuple[str, ...]
-    generation_prompt: str
-
-
-PromptTemplate = Callable[[Sequence[Message], Sequence[Mapping[str, Any]], str], Prompt]
-"""``(messages, tools, tool_choice) -> Prompt``."""
 
 DEFAULT_SYSTEM = "You are a helpful assistant."
 

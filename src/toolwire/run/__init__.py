@@ -31,6 +31,7 @@ from .events import (
     RunFinished,
     RunStarted,
     ToolCallRunning,
+    ToolProgress,
     ToolResultReady,
 )
 from .execute import ExecutionOptions, Executor, TurnRun, default_retryable
@@ -70,6 +71,7 @@ __all__ = [
     "SafetyOptions",
     "StopOptions",
     "ToolCallRunning",
+    "ToolProgress",
     "ToolResultReady",
     "TurnDone",
     "TurnRun",

@@ -77,6 +77,7 @@ from .gate import Approver, CallGate, PermissionPolicy
 from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
+from .progress import ToolScope
 from .resume import answer_missing
 from .sources import RunTools, ToolSource, run_tools, split_tools
 
@@ -226,6 +227,9 @@ class Agent:
         observe: Recording as one group (:class:`~toolwire.run.options.ObserveOptions`:
             ``log``, ``instrument``). An option given both as a keyword and in its
             group must have the same value there.
+        deps: Anything the tools need (a client, a connection, settings): a tool
+            reads it as ``ctx.deps`` from a parameter annotated ``toolwire.ToolContext``.
+            With ``run_many`` on Ray it travels to the workers, so it must pickle.
 
     Raises:
         CallerError: An argument is invalid (unknown ``tool_choice`` name, an option
@@ -260,6 +264,7 @@ class Agent:
         stop: StopOptions | None = None,
         safety: SafetyOptions | None = None,
         observe: ObserveOptions | None = None,
+        deps: Any = None,
     ) -> None:
         # The grouped options (run/options.py) fill in the keywords they set.
         RequestOptions.check(request, "request")
@@ -310,6 +315,7 @@ class Agent:
         self.loop_policy = loop_policy or LoopPolicy()
         self.limits = limits or UsageLimits()
         self.hooks = resolve_hooks(log, instrument)
+        self.deps = deps
 
     def _check_tool_choice(self, choice: object) -> ToolChoice:
         if choice in ("auto", "required", "none"):
@@ -666,6 +672,7 @@ class _Run:
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
             shape_result=self.context.shape_result,
             on_start=self._on_start,
+            scope=ToolScope(self.run_id, number, agent.deps, self.emit),
         )
         turn: Turn | None = None
         try:

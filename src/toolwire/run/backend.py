@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
+from ..tools.context import ToolContext
 from ..tools.tool import Tool, Toolset
 
 __all__ = ["ExecutionBackend"]
@@ -38,6 +39,12 @@ class ExecutionBackend(Protocol):
         """
         ...
 
-    async def invoke(self, tool: Tool, value: Any) -> Any:
-        """Run one call with its validated input; return the tool's value or raise its error."""
+    async def invoke(self, tool: Tool, value: Any, context: ToolContext | None = None) -> Any:
+        """Run one call with its validated input; return the tool's value or raise its error.
+
+        ``context`` is given only for a tool that is not ``plain`` (it takes a
+        ``ToolContext`` or is a generator, :mod:`toolwire.run.progress`): the backend
+        hands it to the tool and sends each progress value to ``context.progress`` in
+        this process, before it returns.
+        """
         ...

@@ -47,6 +47,11 @@ class EarlyStarts:
             self.open = False
         self._known.insert(position, index)
 
+    @property
+    def position(self) -> int:
+        """The place, in stream order, of the call :meth:`advance` is launching."""
+        return self._frontier
+
     def advance(
         self,
         ready: Mapping[int, TurnCall],

@@ -3,7 +3,9 @@
 A streamed run yields, per round: ``RequestStarted``; the model's own events as they
 arrive (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta``,
 ``ToolCallReady``, ``Finished``, ``UsageReported``, ``Notice`` from
-:mod:`toolwire.wire.events`); a ``ToolCallRunning`` when a call's tool begins and a
+:mod:`toolwire.wire.events`); a ``ToolCallRunning`` when a call's tool begins, a
+``ToolProgress`` for each progress value a tool reports (``ToolContext.progress``, or a
+generator tool's yielded values but the last) and a
 ``ToolResultReady`` per call as it ends (early-started calls can end before the stream
 does); ``ResponseDone`` when the model's stream ends; ``CallDiscarded`` and
 ``LoopWarning`` when they happen; ``RoundEnd``. The last event of a successful run is
@@ -48,6 +50,7 @@ __all__ = [
     "RunFinished",
     "RunStarted",
     "ToolCallRunning",
+    "ToolProgress",
     "ToolResultReady",
 ]
 
@@ -124,6 +127,30 @@ class ToolCallRunning:
     """
 
     index: int
+
+
+@dataclass(slots=True)
+class ToolProgress:
+    """A running call reported progress (before its result; never after it).
+
+    A generator tool's yielded value is reported when the generator yields again (or
+    returns a value): only then is it known not to be the last, which is the result.
+    ``ToolContext.progress(value)`` reports at once.
+
+    Attributes:
+        call_id: The call's id.
+        value: What the tool reported, as it gave it (the audit log stores its text,
+            made as a result's is, and redacted).
+        index: The provider's index of the call in its turn.
+        round: The round of the call.
+        name: The tool's name.
+    """
+
+    call_id: str
+    value: Any
+    index: int = 0
+    round: int = 0
+    name: str = ""
 
 
 @dataclass(slots=True)
@@ -244,6 +271,7 @@ RunEvent: TypeAlias = (
     | RequestStarted
     | ResponseDone
     | ToolCallRunning
+    | ToolProgress
     | ToolResultReady
     | CallDiscarded
     | LoopWarning

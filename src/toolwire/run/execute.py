@@ -90,6 +90,7 @@ from .calls import CallRecord, CallState, Discarded, TurnCall, is_safe
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
+from .progress import ToolScope
 from .runner import CallRunner, ResultShaper, StartCallback, describe
 
 __all__ = [
@@ -205,6 +206,7 @@ class Executor:
         on_call: CallCallback | None = None,
         shape_result: ResultShaper | None = None,
         on_start: StartCallback | None = None,
+        scope: ToolScope | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -219,6 +221,9 @@ class Executor:
                 it a result is the tool's whole text).
             on_start: Called with the provider index when a call's tool function
                 begins (after its batch, approval and a worker thread were available).
+            scope: The run id, round, ``deps`` and progress emitter that tools taking a
+                ``ToolContext`` or reporting progress get (:mod:`.progress`; ``None``:
+                the turn is a run of its own, and progress goes nowhere).
         """
         run = TurnRun(
             self,
@@ -229,6 +234,7 @@ class Executor:
             shape_result=shape_result,
         )
         run.on_start = on_start
+        run.scope = scope
         return run
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
@@ -324,6 +330,10 @@ class TurnRun:
         self._interrupt: BaseException | None = None
         self._cut: set[TurnCall] = set()  # cancelled by the batch budget, to run again
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
+        # Where each early-started call of a non-plain tool stood in the turn: its
+        # idempotency key is made from it (progress.py), so the final turn must agree.
+        self._positions: dict[TurnCall, int] = {}
+        self._runner.position_of = self.position
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
 
@@ -335,6 +345,24 @@ class TurnRun:
     @on_start.setter
     def on_start(self, callback: StartCallback | None) -> None:
         self._runner.on_start = callback
+
+    @property
+    def scope(self) -> ToolScope | None:
+        """What a ``ToolContext`` of this turn's calls is made from (:mod:`.progress`)."""
+        return self._runner.scope
+
+    @scope.setter
+    def scope(self, scope: ToolScope | None) -> None:
+        self._runner.scope = scope
+
+    def position(self, call: TurnCall) -> int:
+        """The call's 0-based position among the turn's calls (the idempotency key's)."""
+        known = self._positions.get(call)
+        if known is None and self._order is not None:  # once per turn: linear in its calls
+            for place, each in enumerate(self._order):
+                self._positions.setdefault(each, place)
+            known = self._positions.get(call)
+        return known or 0
 
     # -- context -------------------------------------------------------------------
 
@@ -492,12 +520,14 @@ class TurnRun:
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
         order: list[TurnCall] = []
-        for request in requests:
+        for position, request in enumerate(requests):
             early = self._by_index.get(request.index)
             if early is not None and early.same_request(request):
-                order.append(early)
-                continue
-            if early is not None:
+                if self._positions.get(early, position) == position:
+                    order.append(early)
+                    continue
+                self._discard(early, "an earlier call of the turn appeared or was retracted")
+            elif early is not None:
                 self._discard(early, "the final arguments differ from those it started with")
             order.append(self._prepare(request))
         return order
@@ -568,6 +598,8 @@ class TurnRun:
     def _launch(self, call: TurnCall) -> None:
         self._launched += 1
         call.early = self._order is None  # launched while the turn still streams
+        if call.early and call.tool is not None and not call.tool.plain:
+            self._positions[call] = self._early.position
         call.task = self._scope.start(self._guarded(call))
 
     async def _guarded(self, call: TurnCall) -> None:

@@ -7,6 +7,8 @@ one may not overlap, runs the tool (on the event loop, in a worker thread under 
 thread cap, or on the execution backend) under its timeout, retries an idempotent
 tool's retryable failures after a backoff, and turns the value into text (cut by the
 context policy, the one place results are cut). Every result is built by :mod:`toolwire.tools.outcomes`.
+A tool that takes a ``ToolContext`` or is a generator (not ``Tool.plain``) leaves the
+common path at one attribute test, for :mod:`toolwire.run.progress`'s additions.
 
 It raises only cancellation (and what a tool raised that is not an ``Exception``);
 :class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -23,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ResultError
 from ..messages import ToolResult, ToolStatus
 from ..tools import outcomes
+from ..tools.context import ToolContext
 from ..tools.tool import Tool
 from ..turn import ToolRequest
 from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
+from .progress import CallProgress, ToolScope, call_context, drive_async, drive_sync
 from .results import render_content
 
 if TYPE_CHECKING:
@@ -59,6 +64,9 @@ class CallRunner:
         self._told: set[TurnCall] = set()  # calls on_start was called for
         self.on_start: StartCallback | None = None
         self.executed = 0  # calls handed to their tool (retries not counted)
+        # For tools that take a ToolContext or are generators (set by the turn).
+        self.scope: ToolScope | None = None
+        self.position_of: Callable[[TurnCall], int] = lambda call: 0
 
     async def run(self, call: TurnCall) -> ToolResult:
         """The call's result: ``denied``, or how its tool ran."""
@@ -122,8 +130,11 @@ class CallRunner:
         backend = self._executor.options.backend
         if backend is not None and backend.accepts(tool):
             return await self._on_backend(call, tool, backend)
+        if not tool.plain:
+            return await self._extended(call, tool)
         if not tool.is_async:
-            return await self._in_thread(call, tool)
+            job = functools.partial(tool.invoke, call.validation.input)
+            return await self._in_thread(call, tool, job)
         call.began()
         self._notify_start(call)
         if tool.timeout is None:
@@ -131,19 +142,47 @@ class CallRunner:
         async with deadline(tool.timeout):
             return await tool.invoke(call.validation.input)
 
-    @staticmethod
-    async def _on_backend(call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
+    async def _on_backend(self, call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
         """Run the call on the backend; the deadline's cancellation reaches the remote call."""
         call.began()
         async with deadline(tool.timeout):
-            return await backend.invoke(tool, call.validation.input)
+            if tool.plain:
+                return await backend.invoke(tool, call.validation.input)
+            _, context = self._context(call)
+            return await backend.invoke(tool, call.validation.input, context=context)
 
-    async def _in_thread(self, call: TurnCall, tool: Tool) -> Any:
-        """Run a sync tool in a worker thread, under the loop's thread cap."""
+    def _context(self, call: TurnCall) -> tuple[CallProgress, ToolContext]:
+        """The call's progress reporter and its ``ToolContext`` (made for a generator
+        tool too, which takes none: a backend reports progress through it)."""
+        if self.scope is None:
+            self.scope = ToolScope.standalone()
+        report = CallProgress(self.scope, call)
+        return report, call_context(self.scope, call, self.position_of(call), report)
+
+    async def _extended(self, call: TurnCall, tool: Tool) -> Any:
+        """A tool that takes a ``ToolContext`` or is a generator (:mod:`.progress`)."""
+        report, context = self._context(call)
+        value = call.validation.input
+        if tool.generator == "sync" or (tool.generator is None and not tool.is_async):
+            stop = threading.Event()
+            try:
+                job = functools.partial(drive_sync, tool, value, context, report, stop)
+                return await self._in_thread(call, tool, job)
+            finally:
+                stop.set()  # an abandoned generator stops at its next yield
+        call.began()
+        self._notify_start(call)
+        async with deadline(tool.timeout):
+            if tool.generator == "async":
+                return await drive_async(tool, tool.invoke(value, context), report)
+            return await tool.invoke(value, context)
+
+    async def _in_thread(self, call: TurnCall, tool: Tool, job_fn: Callable[[], Any]) -> Any:
+        """Run a sync tool's ``job_fn`` in a worker thread, under the loop's thread cap."""
         executor = self._executor
         async with executor.thread_limit():
             self._notify_start(call)
-            job = executor.pool.submit(functools.partial(tool.invoke, call.validation.input))
+            job = executor.pool.submit(job_fn)
             try:
                 if tool.timeout is None:
                     return await job.future

@@ -307,7 +307,7 @@ def create_app(
     spec = parse_upstream(upstream)
     forced = _forced_family(format)
     proxy = Proxy(
-        make_upstream(spec, forced=forced, timeouts=timeouts, max_connections=max_connections),
+        make_upstream(spec, timeouts=timeouts, max_connections=max_connections),
         forced,
         ProxyLog(log, spec.label) if log else None,
     )

@@ -1,19 +1,23 @@
-"""The one seam where the proxy picks how a raw completions upstream's prompt is rendered.
+"""The one place where the proxy picks how a raw completions upstream's prompt is rendered.
 
-Today every family gets toolwire's ChatML prompt with Hermes-style ``<tools>``
-(:func:`toolwire.providers.prompt.chatml_hermes`), as the completions provider sends it.
-Prompts in each family's own format (the formats' own renderers, issue 26) replace it
-here and nowhere else: :func:`prompt_template` is the only caller to switch.
+A ``completions:URL`` upstream gets the prompt the model family's own chat template
+renders (:func:`toolwire.prompts.prompt_template`: Mistral's ``[AVAILABLE_TOOLS]``,
+Llama 3's ``ipython`` environment, gpt-oss's developer message...), for the family and
+variant the request's ``model`` (or ``--format``) selects; a model of no known family
+gets ChatML with Hermes-style ``<tools>``, read back as Hermes calls (as the
+completions provider does).
 """
 
 from __future__ import annotations
 
-from ..providers.prompt import PromptTemplate, chatml_hermes
+from ..prompts import PromptTemplate, prompt_template
+from ..providers.prompt import chatml_hermes
 
-__all__ = ["prompt_template"]
+__all__ = ["completion_prompt"]
 
 
-def prompt_template(family: tuple[str, str | None] | None) -> PromptTemplate:
+def completion_prompt(family: tuple[str, str | None] | None) -> PromptTemplate:
     """The prompt renderer for a model of ``family`` (``None``: no family known)."""
-    del family  # every family is rendered as ChatML/Hermes until the per-family renderers land
-    return chatml_hermes
+    if family is None:
+        return chatml_hermes
+    return prompt_template(*family)

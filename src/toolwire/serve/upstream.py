@@ -8,7 +8,8 @@
   server's own ``tool_calls`` go through the one assembler (index and id quirks fixed)
   and what it left in ``content`` is read with the model family's call parser.
 - ``completions:http(s)://HOST/v1`` — a raw completions server: toolwire renders the
-  prompt (:mod:`.prompts`, the one place that picks the renderer) and parses the text.
+  prompt in the model family's own format (:mod:`.prompts`, the one place that picks
+  the renderer) and parses the text.
 - ``local`` or ``local:PATH.gguf`` — the embedded model, in this process.
 
 Each gives :meth:`Upstream.turn`: toolwire's events of one turn, then ``TurnDone``. One
@@ -52,6 +53,7 @@ RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", d
 raw text); ``None``: not copied. Set per request by the app, read by :class:`_TapTransport`."""
 
 UPSTREAM = "the upstream"
+MAX_MODELS = 64  # completions models kept built, by served model name
 # Chat fields the proxy reads itself; the rest of a body are the model's settings when
 # toolwire renders the request (completions, local).
 _CHAT_FIELDS = frozenset(
@@ -293,15 +295,8 @@ def model_request(call: ProxyCall, settings: dict[str, Any]) -> ModelRequest:
 class CompletionsUpstream(_ModelUpstream, _HTTPUpstream):
     """A raw completions server: toolwire renders the prompt and parses the text."""
 
-    def __init__(
-        self,
-        spec: UpstreamSpec,
-        timeouts: Timeouts,
-        max_connections: int,
-        forced: tuple[str, str | None] | None,
-    ) -> None:
+    def __init__(self, spec: UpstreamSpec, timeouts: Timeouts, max_connections: int) -> None:
         _HTTPUpstream.__init__(self, spec, timeouts, max_connections)
-        self.forced = forced
         self._models: dict[str, Model] = {}
 
     def model(self, call: ProxyCall) -> Model:
@@ -309,18 +304,20 @@ class CompletionsUpstream(_ModelUpstream, _HTTPUpstream):
         model = self._models.get(call.model)
         if model is None:
             from ..providers.completions import CompletionsModel
-            from .prompts import prompt_template
+            from .prompts import completion_prompt
 
             model = CompletionsModel(
                 call.model,
-                template=prompt_template(call.family),
-                format=self.forced[0] if self.forced else None,
+                template=completion_prompt(call.family),
+                format=call.family[0] if call.family else None,
                 base_url=self.base_url,
                 api_key="none",  # a self-hosted server; the client's key is not forwarded here
                 timeouts=self.options.timeouts,
                 retries=Retries(attempts=0),
                 client=self.client,
             )
+            if len(self._models) >= MAX_MODELS:  # clients name models: keep memory bounded
+                self._models.clear()
             self._models[call.model] = model
         return model
 
@@ -357,7 +354,6 @@ class LocalUpstream(_ModelUpstream):
 def make_upstream(
     spec: UpstreamSpec,
     *,
-    forced: tuple[str, str | None] | None = None,
     timeouts: Timeouts | None = None,
     max_connections: int = 1000,
 ) -> Upstream:
@@ -366,7 +362,7 @@ def make_upstream(
     if spec.kind == "chat":
         return ChatUpstream(spec, timeouts, max_connections)
     if spec.kind == "completions":
-        return CompletionsUpstream(spec, timeouts, max_connections, forced)
+        return CompletionsUpstream(spec, timeouts, max_connections)
     return LocalUpstream(spec)
 
 

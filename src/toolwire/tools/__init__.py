@@ -8,6 +8,7 @@ executor (``toolwire.run``) builds on :class:`Tool`, :class:`Toolset` and
 
 from __future__ import annotations
 
+from .context import ToolContext, idempotency_key
 from .docstrings import DocInfo, parse_docstring
 from .outcomes import error_result, failure_content, failure_result
 from .repair import loads_lenient, repair_json
@@ -22,12 +23,14 @@ __all__ = [
     "Problem",
     "RepairPolicy",
     "Tool",
+    "ToolContext",
     "Toolset",
     "Validation",
     "ValidationKind",
     "error_result",
     "failure_content",
     "failure_result",
+    "idempotency_key",
     "loads_lenient",
     "parse_docstring",
     "repair_json",

@@ -27,6 +27,7 @@ import pydantic
 from pydantic.json_schema import GenerateJsonSchema
 
 from ..errors import ToolDefinitionError
+from .context import ToolContext
 
 __all__ = [
     "ParamSpec",
@@ -71,11 +72,14 @@ class SignatureModel:
         model: The pydantic model whose fields are the function's parameters.
         params: The parameters in signature order.
         schema: The JSON Schema of the arguments object.
+        context_param: The parameter annotated ``ToolContext`` (filled in by the
+            executor, not in the schema), or ``None``.
     """
 
     model: type[pydantic.BaseModel]
     params: tuple[ParamSpec, ...]
     schema: dict[str, Any]
+    context_param: str | None = None
 
     def kwargs(self, instance: pydantic.BaseModel) -> dict[str, Any]:
         """Turn a validated model instance back into keyword arguments.
@@ -105,8 +109,19 @@ def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) 
     hints = _type_hints(fn, qualname)
     fields: dict[str, Any] = {}
     params: list[ParamSpec] = []
+    context_param: str | None = None
     for index, param in enumerate(inspect.signature(fn).parameters.values()):
         _check_kind(param, qualname)
+        if hints.get(param.name) is ToolContext:  # toolwire's to fill in, not the model's
+            context_param = _context_param(context_param, param.name, qualname)
+            continue
+        if ToolContext in typing.get_args(hints.get(param.name)):
+            raise ToolDefinitionError(
+                "a ToolContext parameter must be annotated exactly ToolContext",
+                function=qualname,
+                parameter=param.name,
+                hint="write ctx: ToolContext (toolwire always passes one; never None)",
+            )
         if param.name not in hints:
             # Without a hint the schema would say nothing and the model would guess (an
             # object for a number...): refuse, and say how to mean "any JSON value".
@@ -123,9 +138,22 @@ def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) 
         required = param.default is inspect.Parameter.empty
         accepts_none = _accepts_none(annotation, qualname, param.name)
         params.append(ParamSpec(param.name, internal, required, accepts_none))
-    model = _create_model(qualname, fields, hints)
-    schema = _json_schema(model, qualname, hints)
-    return SignatureModel(model, tuple(params), schema)
+    described = {k: v for k, v in hints.items() if k != context_param}
+    model = _create_model(qualname, fields, described)
+    schema = _json_schema(model, qualname, described)
+    return SignatureModel(model, tuple(params), schema, context_param)
+
+
+def _context_param(earlier: str | None, name: str, qualname: str) -> str:
+    """The one parameter annotated ``ToolContext``."""
+    if earlier is not None:
+        raise ToolDefinitionError(
+            f"two parameters are annotated ToolContext ({earlier!r} and {name!r})",
+            function=qualname,
+            parameter=name,
+            hint="keep one: every ToolContext of a call is the same object",
+        )
+    return name
 
 
 def _type_hints(fn: Any, qualname: str) -> dict[str, Any]:

@@ -19,6 +19,14 @@ Schema tool (MCP). :class:`Toolset` is the name → tool registry:
 ``.get(name)``, ``.definitions()``, ``.validate(request)`` (unknown names get an
 ``unknown_tool`` result listing the closest names), iteration and ``len``.
 
+Two kinds of tool take more than their input, both decided here at definition time
+(``.plain`` is ``True`` for every other tool, whose calls take the executor's
+shortest path): a tool with a parameter annotated :class:`~toolwire.tools.context.ToolContext`
+(``.context_param`` names it; it is not in the schema, and ``invoke(input, context)``
+fills it in), and a generator tool (``.generator``: ``"sync"`` or ``"async"``), whose
+yielded values are progress and whose last value is the result
+(:mod:`toolwire.run.progress` drives it).
+
 Typed tools validate with a pydantic model built once, at definition time (see
 :mod:`toolwire.tools.schema`); raw-schema tools with a ``jsonschema`` validator, also
 built once. A definition the library cannot turn into a schema fails immediately
@@ -44,6 +52,7 @@ import pydantic
 from ..checks import check_int, check_number
 from ..errors import CallerError, RepairError, SchemaExtraMissingError, ToolDefinitionError
 from ..tooldef import ToolDef
+from .context import ToolContext
 from .docstrings import parse_docstring
 from .freeform import FreeformSpec, freeform_spec, kind_mismatch
 from .patterns import check_patterns, linear_validator
@@ -99,6 +108,10 @@ class Tool:
         freeform: Whether the tool takes free-form text (a custom tool) instead of
             JSON arguments.
         input_format: The custom tool's ``format`` object (``None`` unless ``freeform``).
+        context_param: The parameter annotated ``ToolContext`` (``None``: none).
+        generator: ``"sync"`` or ``"async"`` for a generator function (its yielded
+            values report progress, the last one is the result); ``None`` otherwise.
+        plain: Neither takes a ``ToolContext`` nor is a generator.
     """
 
     def __init__(  # noqa: PLR0913 — a tool's keyword-only policy options, each documented
@@ -130,6 +143,9 @@ class Tool:
         self.description = description
         self.parameters = parameters
         self.is_async = _is_async(fn)
+        self.generator = _generator_kind(fn)
+        self.context_param = signature.context_param if signature is not None else None
+        self.plain = self.context_param is None and self.generator is None
         self.concurrency_safe = concurrency_safe
         self.timeout = timeout
         self.retries = retries
@@ -244,15 +260,23 @@ class Tool:
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, is_async={self.is_async})"
 
-    def invoke(self, value: Any) -> Any:
+    def invoke(self, value: Any, context: ToolContext | None = None) -> Any:
         """Call the function with a validated input (``Validation.input``).
 
+        Args:
+            value: The validated input.
+            context: Given to the parameter annotated ``ToolContext`` (ignored by a
+                tool without one).
+
         Returns:
-            The function's result; a coroutine for async tools.
+            The function's result; a coroutine for async tools, a generator for
+            generator tools.
         """
-        if self._signature is not None:
-            return self.fn(**value)
-        return self.fn(value)
+        if self._signature is None:
+            return self.fn(value)
+        if self.context_param is not None:
+            return self.fn(**value, **{self.context_param: context})
+        return self.fn(**value)
 
     def is_concurrency_safe(self, value: Any) -> bool:
         """Whether this call may run alongside others, given its validated input."""
@@ -654,6 +678,17 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     # A callable object: look at its class's __call__ (callable() says nothing of async).
     call = getattr(type(fn), "__call__", None)  # noqa: B004
     return call is not None and inspect.iscoroutinefunction(call)
+
+
+def _generator_kind(fn: Callable[..., Any]) -> Literal["sync", "async"] | None:
+    """``"async"`` for an async generator function, ``"sync"`` for a generator function
+    (a callable object's ``__call__`` counts), else ``None``."""
+    for target in (fn, getattr(type(fn), "__call__", None)):  # noqa: B004
+        if inspect.isasyncgenfunction(target):
+            return "async"
+        if inspect.isgeneratorfunction(target):
+            return "sync"
+    return None
 
 
 def _check_name(name: str, qualname: str) -> None:
