@@ -103,14 +103,19 @@ def check_calls(calls: list[tuple[str, str, str]], want: Any) -> None:
     assert len(set(ids)) == len(ids) and all(ids)
 
 
+def played(served: Any, family: str, fixture: str, model: str) -> tuple[openai.OpenAI, str, Any]:
+    """The client, the request's fixture key (the upstream plays that text), the parse."""
+    _, client, texts = served
+    key = f"{family}/{fixture}"
+    texts[key] = load_fixture(family, fixture)
+    return client, key, expected(texts[key], model)
+
+
 @pytest.mark.parametrize(("family", "fixture", "model"), CASES)
 def test_a_whole_response_holds_the_parsers_calls(
     served: Any, family: str, fixture: str, model: str
 ) -> None:
-    _, client, texts = served
-    key = f"{family}/{fixture}"
-    texts[key] = load_fixture(family, fixture)
-    want = expected(texts[key], model)
+    client, key, want = played(served, family, fixture, model)
     response = ask(client, model, key)
     message = response.choices[0].message
     calls = [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls or []]
@@ -124,10 +129,7 @@ def test_a_whole_response_holds_the_parsers_calls(
 def test_a_stream_sends_each_call_once_whole_with_a_sequential_index(
     served: Any, family: str, fixture: str, model: str
 ) -> None:
-    _, client, texts = served
-    key = f"{family}/{fixture}"
-    texts[key] = load_fixture(family, fixture)
-    want = expected(texts[key], model)
+    client, key, want = played(served, family, fixture, model)
     stream = ask(client, model, key, stream=True, stream_options={"include_usage": True})
     calls: list[tuple[str, str, str]] = []
     indices: list[int] = []

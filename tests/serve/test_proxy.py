@@ -441,3 +441,18 @@ def test_a_raw_completions_upstream_gets_a_rendered_prompt(serve: Any) -> None:
 def test_models_are_the_upstreams(serve: Any) -> None:
     _, client = serve(lambda body: Reply())
     assert [m.id for m in client.models.list()] == ["recorded"]
+
+
+def test_a_raw_completions_upstream_gets_the_familys_own_prompt() -> None:
+    text = '[TOOL_CALLS]read[ARGS]{"path": "a.rs"}'
+    with RecordedUpstream(lambda body: Reply(text=text)) as completions:
+        with running_proxy(f"completions:{completions.url}") as url:
+            sdk = openai.OpenAI(base_url=url, api_key="none", max_retries=0)
+            model = "mistralai/Mistral-Small-3.2-24B-Instruct-2506"
+            response = ask(sdk, model=model).parse()
+            (call,) = response.choices[0].message.tool_calls
+            assert json.loads(call.function.arguments) == {"path": "a.rs"}
+            assert re.fullmatch(r"[A-Za-z0-9]{9}", call.id)
+        sent = completions.requests[-1]
+    assert "[AVAILABLE_TOOLS]" in sent["prompt"] and "<|im_start|>" not in sent["prompt"]
+    assert sent["stop"]

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -156,14 +157,8 @@ class _HTTPUpstream(Upstream):
 
     async def models(self) -> tuple[int, Any]:
         """The upstream's own model list, passed through."""
-        try:
+        with self.transport_errors():
             response = await self.client.get(f"{self.base_url}/models")
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeoutError(f"the upstream did not answer /models: {exc}") from None
-        except httpx.TransportError as exc:
-            raise ProviderConnectionError(
-                f"cannot reach the upstream at {self.spec.label}: {type(exc).__name__}"
-            ) from None
         try:
             return response.status_code, response.json()
         except ValueError:
@@ -172,6 +167,18 @@ class _HTTPUpstream(Upstream):
     async def aclose(self) -> None:
         """Close the connection pool."""
         await self.client.aclose()
+
+    @contextmanager
+    def transport_errors(self) -> Iterator[None]:
+        """httpx's timeouts and connection errors as toolwire's provider errors."""
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeoutError(f"{UPSTREAM} timed out: {type(exc).__name__}") from None
+        except httpx.TransportError as exc:
+            raise ProviderConnectionError(
+                f"cannot reach {UPSTREAM} at {self.spec.label}: {type(exc).__name__}"
+            ) from None
 
     def headers(self, client: Mapping[str, str]) -> dict[str, str]:
         """JSON/SSE headers, forwarding the client's ``Authorization`` (its key)."""
@@ -197,7 +204,7 @@ class ChatUpstream(_HTTPUpstream):
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         wire = _chat_wire(call)
         url = f"{self.base_url}/chat/completions"
-        try:
+        with self.transport_errors():
             async with self.client.stream(
                 "POST", url, json=body, headers=self.headers(headers)
             ) as response:
@@ -215,12 +222,6 @@ class ChatUpstream(_HTTPUpstream):
                     for event in decoder.feed_bytes(chunk):
                         yield event
                 yield TurnDone(decoder.close())
-        except httpx.TimeoutException as exc:
-            raise ProviderTimeoutError(f"{UPSTREAM} timed out: {type(exc).__name__}") from None
-        except httpx.TransportError as exc:
-            raise ProviderConnectionError(
-                f"cannot reach {UPSTREAM} at {self.spec.label}: {type(exc).__name__}"
-            ) from None
 
 
 def _json(raw: bytes) -> Any:
