@@ -112,9 +112,7 @@ class Proxy:
         self, call: ProxyCall, headers: Mapping[str, str], exchange: Exchange
     ) -> Response:
         stack = AsyncExitStack()
-        body = await stack.enter_async_context(
-            aclosing(self._chunks(call, headers, exchange, stack))
-        )
+        body = await stack.enter_async_context(aclosing(self._chunks(call, headers, exchange)))
         try:
             first = await body.__anext__()  # the upstream answered: headers can go
         except ToolwireError as exc:
@@ -130,46 +128,56 @@ class Proxy:
         call: ProxyCall,
         headers: Mapping[str, str],
         exchange: Exchange,
-        stack: AsyncExitStack,
     ) -> AsyncGenerator[bytes, None]:
-        """The SSE body; its first item comes once the upstream's first event has."""
+        """The SSE body; its first item comes once the upstream has accepted the request
+        (or sent its first event). What is sent is kept only for the log."""
         relay = Relay(call)
         writer = ChunkWriter(call)
-        sent = exchange.received
+        sent: list[bytes] | None = exchange.received if self.log is not None else None
         started = False
         try:
             async with closing(self.upstream.turn(call, headers)) as events:
                 async for item in events:
                     deltas = relay.feed(item)
-                    if not started:
-                        started = True
-                        exchange.first_event_at = time.time()
-                        sent.append(writer.first())
-                        sent += [writer.delta(d) for d in deltas]
-                        yield b"".join(sent)
+                    if started:
+                        for delta in deltas:
+                            chunk = writer.delta(delta)
+                            if sent is not None:
+                                sent.append(chunk)
+                            yield chunk
                         continue
-                    for delta in deltas:
-                        chunk = writer.delta(delta)
+                    started = True
+                    exchange.first_event_at = time.time()
+                    chunk = writer.first() + b"".join(writer.delta(d) for d in deltas)
+                    if sent is not None:
                         sent.append(chunk)
-                        yield chunk
-            sent.append(writer.last(relay))
+                    yield chunk
+            chunk = writer.last(relay)
             exchange.turn, exchange.notices = relay.turn, relay.notices
-            yield sent[-1]
         except ToolwireError as exc:
             if not started:
                 raise  # before the headers: the client gets a status
             exchange.outcome, exchange.error = "error", exc
             status, payload = error_response(exc)
             payload["error"]["status"] = status
-            sent.append(f"data: {json.dumps(payload)}\n\n".encode() + b"data: [DONE]\n\n")
-            yield sent[-1]
+            chunk = f"data: {json.dumps(payload)}\n\n".encode() + b"data: [DONE]\n\n"
         except BaseException as exc:  # cancelled: the client went away
             exchange.outcome, exchange.error = "cancelled", exc
+            await self._record_shielded(exchange, started)
             raise
-        finally:
-            if started:
-                with anyio.CancelScope(shield=True):
-                    await self._record(exchange)
+        if sent is not None:
+            sent.append(chunk)
+        try:
+            yield chunk
+        finally:  # after the client has its last chunk
+            await self._record_shielded(exchange, started)
+
+    async def _record_shielded(self, exchange: Exchange, started: bool) -> None:
+        """Log a stream that started (one that did not is logged as its error reply),
+        even while the stream is being cancelled."""
+        if started:
+            with anyio.CancelScope(shield=True):
+                await self._record(exchange)
 
     async def _error_reply(self, exchange: Exchange, exc: ToolwireError) -> Response:
         """The error response (OpenAI's shape) for an error before any output."""
