@@ -37,6 +37,8 @@ class Reply:
         finish: The finish reason of the last chunk.
         delay: Seconds between two deltas (pacing).
         hold: Seconds to wait after the first delta (a silent upstream).
+        fail_after: Send an ``error`` event after this many deltas (a stream that
+            fails once output has started, as vLLM reports it).
     """
 
     text: str = ""
@@ -49,6 +51,7 @@ class Reply:
     finish: str = "stop"
     delay: float = 0.0
     hold: float = 0.0
+    fail_after: int | None = None
 
 
 Script = Callable[[dict[str, Any]], Reply]
@@ -212,6 +215,9 @@ def _events(reply: Reply, body: dict[str, Any], completions: bool) -> list[str]:
     deltas += [{"reasoning_content": p} for p in split(reply.reasoning, reply.pieces)]
     deltas += reply.chunks or [{"content": p} for p in split(reply.text, reply.pieces)]
     for delta in deltas:
+        if len(out) == reply.fail_after:
+            error = {"message": reply.error, "type": "InternalServerError", "code": 500}
+            return [*out, json.dumps({"error": error}), "[DONE]"]
         out.append(json.dumps({**chunk, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))  # fmt: skip
     end = {"index": 0, "delta": {}, "finish_reason": reply.finish}
     out.append(json.dumps({**chunk, "choices": [end]}))

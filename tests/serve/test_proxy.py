@@ -329,6 +329,20 @@ def test_an_upstream_error_keeps_its_status_and_message(serve: Any) -> None:
         assert caught.value.body["message"] == "max_tokens is too large"
 
 
+def test_an_upstream_error_after_output_began_ends_the_stream_with_an_error_event(
+    serve: Any,
+) -> None:
+    _, client = serve(
+        lambda body: Reply(text="partial answer", pieces=2, fail_after=3, error="engine died")
+    )
+    received: list[str] = []
+    with pytest.raises(openai.APIError) as caught:
+        for chunk in ask(client, stream=True).parse():
+            received += [c.delta.content or "" for c in chunk.choices]
+    assert "engine died" in str(caught.value)
+    assert "".join(received) == "partial answer"[:4]
+
+
 @pytest.mark.parametrize(
     "body",
     [
