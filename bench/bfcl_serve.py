@@ -165,6 +165,7 @@ def main() -> None:
     )
     parser.add_argument("--bfcl", help="a bfcl_eval wheel (default: the installed package)")
     parser.add_argument("--limit", type=int, default=100, help="cases per category")
+    parser.add_argument("--max-tokens", type=int, default=256, help="per answer")
     args = parser.parse_args()
     proxy, proxy_url = start_proxy(args.server)
     try:
@@ -180,7 +181,7 @@ def main() -> None:
         for category in CATEGORIES:
             cases = load(args.bfcl, category)[: args.limit]
             scores = {
-                name: sum(right(ask(c, args.model, q), a) for q, a in cases)
+                name: sum(right(ask(c, args.model, q, args.max_tokens), a) for q, a in cases)
                 for name, c in clients.items()
             }
             cells = " | ".join(f"{scores[n]} ({scores[n] / len(cases):.0%})" for n in clients)
