@@ -115,7 +115,7 @@ def right(calls: list[tuple[str, dict[str, Any]]], answer: dict[str, Any]) -> bo
 
 
 def ask(
-    client: openai.OpenAI, model: str, question: dict[str, Any]
+    client: openai.OpenAI, model: str, question: dict[str, Any], max_tokens: int
 ) -> list[tuple[str, dict[str, Any]]]:
     tools, names = openai_tools(question["function"])
     try:
@@ -124,7 +124,7 @@ def ask(
             messages=question["question"][0],
             tools=tools,
             temperature=0,
-            max_tokens=512,
+            max_tokens=max_tokens,
         )
     except openai.APIError:
         return []
