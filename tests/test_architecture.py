@@ -30,7 +30,9 @@ MAY_IMPORT = {
     # context/ and policies/ are pure, side by side: neither imports the other.
     "context": CORE | {"tools", "history"},
     "policies": CORE | {"tools", "history", "wire"},
-    "run": CORE | {"wire", "tools", "history", "context", "policies"},
+    # output/ (structured output) sits beside them, below run/, which calls its hooks.
+    "output": CORE | {"wire", "tools"},
+    "run": CORE | {"wire", "tools", "history", "context", "policies", "output"},
     "observe": CORE | {"wire", "tools", "history", "context", "policies", "run"},
     "integrations": CORE | {"tools", "history", "run"},
     "safety": CORE | {"tools", "history", "run"},

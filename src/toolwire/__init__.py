@@ -93,6 +93,8 @@ _EXPORTS = {
     "Model": "run",
     "ModelRequest": "run",
     "TurnDone": "run",
+    "FallbackModel": "providers",
+    "PartialOutput": "output",
     "ToolProgress": "run",
     "MCPApprovalRequest": "history.responses_mcp",
     "BuiltinCall": "history.responses_builtin",
@@ -135,6 +137,7 @@ __all__ = [
     "ContextPolicy",
     "ExecutionOptions",
     "FailureBudget",
+    "FallbackModel",
     "HistoryError",
     "LoopPolicy",
     "MCPApprovalRequest",
@@ -146,6 +149,7 @@ __all__ = [
     "ModelOutputError",
     "ModelRequest",
     "ObserveOptions",
+    "PartialOutput",
     "PathGuard",
     "PathNotAllowedError",
     "Permissions",
@@ -300,7 +304,9 @@ if TYPE_CHECKING:
         UserMessage,
     )
     from .observe import AuditLog
+    from .output import PartialOutput
     from .policies import FailureBudget, LoopPolicy, RetryPolicy, RunDiagnostics, UsageLimits
+    from .providers import FallbackModel
     from .run import (
         Agent,
         AgentStream,

@@ -19,7 +19,15 @@ from typing import Any, Literal, TypeAlias
 
 from .errors import ToolMappingError
 
-__all__ = ["MODES", "ToolChoice", "ToolDef", "ToolMode", "check_tool_choice", "chosen_tool"]
+__all__ = [
+    "MODES",
+    "OutputFormat",
+    "ToolChoice",
+    "ToolDef",
+    "ToolMode",
+    "check_tool_choice",
+    "chosen_tool",
+]
 
 ToolMode: TypeAlias = Literal["auto", "required", "none"]
 """May the model call tools: as it likes, at least one, or none."""
@@ -71,6 +79,26 @@ class ToolDef:
                 f"tool {self.name!r} has an input format but is not free-form",
                 hint="pass freeform=True with format=, or parameters= for JSON input",
             )
+
+
+@dataclass(frozen=True, slots=True)
+class OutputFormat:
+    """The answer's required shape, for a provider's native structured output.
+
+    A request that carries one asks the model to answer with JSON text matching
+    ``schema`` (OpenAI's ``response_format`` JSON schema, Chat and Responses shapes);
+    the agent sets it only under ``output_mode="native"`` on a model that says it
+    has that mode (``native_output == "response_format"``).
+
+    Attributes:
+        name: The schema's name (``[A-Za-z0-9_-]``, as OpenAI requires).
+        schema: The JSON Schema of the answer (an object; strict form when ``strict``).
+        strict: Ask the provider to hold the model to the schema.
+    """
+
+    name: str
+    schema: dict[str, Any]
+    strict: bool = True
 
 
 def _field(tool: ToolDef, key: str, kind: type[Any]) -> None:

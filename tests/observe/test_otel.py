@@ -159,3 +159,21 @@ def test_a_denied_call_has_one_failure_class_everywhere(
     assert_replays(path, permissions=deny)  # the same class again, read from the log
     with pytest.raises(AssertionError, match="failure class was 'denied', now 'tool_error'"):
         assert_replays(path)  # without the permissions, the call runs (and fails: no answer)
+
+
+def test_a_fallback_models_answering_model_is_on_its_chat_span(
+    spans: InMemorySpanExporter,
+) -> None:
+    from toolwire import FallbackModel, ProviderConnectionError
+
+    class Unreachable:
+        name = "unreachable"
+
+        async def stream(self, request: Any) -> Any:
+            raise ProviderConnectionError("connection refused")
+            yield
+
+    backup = ScriptedModel([text_turn("hi")], name="backup")
+    Agent(FallbackModel(Unreachable(), backup), instrument=True).run_sync("go")
+    [chat] = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
+    assert chat.attributes["gen_ai.response.model"] == "backup"

@@ -55,7 +55,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import ToolMappingError
-from ..tooldef import ToolChoice, ToolDef, chosen_tool
+from ..tooldef import OutputFormat, ToolChoice, ToolDef, chosen_tool
 
 __all__ = [
     "EMPTY_PARAMETERS",
@@ -63,7 +63,9 @@ __all__ = [
     "anthropic_tool_fields",
     "chat_tool",
     "custom_tool_names",
+    "openai_chat_response_format",
     "openai_chat_tool_fields",
+    "responses_text_format",
     "responses_tool_fields",
     "to_anthropic_tool_choice",
     "to_anthropic_tools",
@@ -143,6 +145,25 @@ def anthropic_tool_fields(
     return {
         "tools": to_anthropic_tools(tools),
         "tool_choice": to_anthropic_tool_choice(choice, parallel_tool_calls=parallel_tool_calls),
+    }
+
+
+def openai_chat_response_format(output: OutputFormat) -> JSONDict:
+    """Chat's ``response_format`` asking for JSON text of ``output``'s schema."""
+    schema = {"name": output.name, "schema": copy.deepcopy(output.schema), "strict": output.strict}
+    return {"type": "json_schema", "json_schema": schema}
+
+
+def responses_text_format(output: OutputFormat) -> JSONDict:
+    """The Responses API's ``text`` field asking for JSON text of ``output``'s schema
+    (the same fields as Chat's, flat in ``text.format``)."""
+    return {
+        "format": {
+            "type": "json_schema",
+            "name": output.name,
+            "schema": copy.deepcopy(output.schema),
+            "strict": output.strict,
+        }
     }
 
 

@@ -139,6 +139,8 @@ class _RunSpans:
         if turn.finish_reason is not None:
             span.set_attribute("gen_ai.response.finish_reasons", [turn.finish_reason])
         span.set_attribute("toolwire.tool_calls", len(turn.requests))
+        if turn.model is not None:  # a FallbackModel's: the model that answered
+            span.set_attribute("gen_ai.response.model", turn.model)
         span.end(end_time=_ns(event.ended_at))
 
     def _tool_span(

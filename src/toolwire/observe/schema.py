@@ -114,7 +114,12 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, seq)
     );
     """,
-    # 6: a request `toolwire serve` proxied (one run each): the upstream, the HTTP status
+    # 6: the model that answered each request: a FallbackModel's answering model (the
+    # run's ``model`` names the fallback chain); NULL in older logs (the run's model).
+    """
+    ALTER TABLE requests ADD COLUMN model TEXT;
+    """,
+    # 7: a request `toolwire serve` proxied (one run each): the upstream, the HTTP status
     # the client got, the upstream's body as received, what the client received, and
     # the notices it was told (JSON).
     """

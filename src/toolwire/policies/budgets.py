@@ -50,6 +50,7 @@ DEFAULT_BUDGETS: Mapping[FailureKind, int] = MappingProxyType(
         "tool_error": 3,
         "timeout": 2,
         "denied": 3,
+        "no_output": 2,
     }
 )
 """Retries allowed per failure class in one run.
@@ -58,6 +59,8 @@ Argument errors (JSON, schema, missing, hallucinated parameters) get 3: the erro
 message carries the schema, and a model that has not fixed a call after three precise
 explanations rarely does. An unknown tool and a detected loop get 1: the closest
 names are listed once, and a repeated identical call means the model is stuck.
+``no_output`` (a run with an ``output_type`` answered in text, not through
+``final_result``) gets 2.
 """
 
 DEFAULT_BREAKER = 5

@@ -39,6 +39,7 @@ FailureKind = Literal[
     "timeout",
     "denied",
     "empty_turn",
+    "no_output",
 ]
 
 FAILURE_KINDS: tuple[FailureKind, ...] = get_args(FailureKind)
@@ -55,6 +56,7 @@ FAILURE_LABELS: dict[FailureKind, str] = {
     "timeout": "tool timed out",
     "denied": "call denied",
     "empty_turn": "finish reason said tool calls, but the turn had none",
+    "no_output": "answered without the structured output (final_result)",
 }
 """A human label per class, for the CLI and reports."""
 

@@ -7,6 +7,8 @@
   no-silent-retry rule): :class:`OpenAIChatModel` (any OpenAI-compatible server),
   :class:`OpenAIResponsesModel`, :class:`AnthropicModel`, and :class:`CompletionsModel`
   (raw text completions parsed by :mod:`toolwire.formats`).
+* :class:`FallbackModel` hands a request that failed before any output to the next
+  model (:mod:`.fallback`).
 * :class:`LocalModel` runs a GGUF model in-process with llama.cpp (``toolwire[local]``),
   with grammar-constrained tool calls.
 
@@ -24,6 +26,7 @@ __all__ = [
     "DEFAULT_SPEC",
     "AnthropicModel",
     "CompletionsModel",
+    "FallbackModel",
     "HTTPOptions",
     "LocalModel",
     "OpenAIChatModel",
@@ -36,6 +39,7 @@ __all__ = [
 _LAZY = {
     "AnthropicModel": "anthropic",
     "CompletionsModel": "completions",
+    "FallbackModel": "fallback",
     "HTTPOptions": "http",
     "LocalModel": "local",
     "OpenAIChatModel": "openai_chat",

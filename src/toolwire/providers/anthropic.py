@@ -64,6 +64,9 @@ class AnthropicModel(HTTPModel):
     provider: ClassVar[str] = "Anthropic Messages"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
     key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
+    #: Its native structured output (``Agent(output_mode="native")``): the output tool,
+    #: forced with ``tool_choice``.
+    native_output: ClassVar[str] = "tool_forcing"
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn (see :meth:`HTTPModel.stream`), continuing it while the API

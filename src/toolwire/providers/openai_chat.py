@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 
 from ..history.chat_dialects import ChatDialect, chat_dialect
 from ..history.openai_chat import to_openai_chat
-from ..history.tool_defs import openai_chat_tool_fields
+from ..history.tool_defs import openai_chat_response_format, openai_chat_tool_fields
 from ..run.model import ModelRequest
 from ..wire.openai_chat import OpenAIChatStream
 from ..wire.openai_chat_body import decode_openai_chat_response
@@ -98,6 +98,8 @@ class OpenAIChatModel(HTTPModel):
     provider: ClassVar[str] = "OpenAI Chat Completions"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
+    #: Its native structured output (``Agent(output_mode="native")``): ``response_format``.
+    native_output: ClassVar[str] = "response_format"
 
     def __init__(  # noqa: PLR0913 — HTTPModel's keywords, and the dialect
         self,
@@ -145,6 +147,8 @@ class OpenAIChatModel(HTTPModel):
                     request.tools, request.tool_choice, request.parallel_tool_calls
                 )
             )
+        if request.output is not None:
+            body["response_format"] = openai_chat_response_format(request.output)
         if request.cache_key and self.uses_default_endpoint:
             body["prompt_cache_key"] = request.cache_key  # a settings value overrides it
         finish_body(body, settings)

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 from ..errors import CallerError
 from ..history.openai_responses import to_responses_input
-from ..history.tool_defs import responses_tool_fields
+from ..history.tool_defs import responses_text_format, responses_tool_fields
 from ..run.model import ModelRequest
 from ..turn import Turn
 from ..wire.openai_responses import OpenAIResponsesStream
@@ -46,6 +46,8 @@ class OpenAIResponsesModel(HTTPModel):
     provider: ClassVar[str] = "OpenAI Responses"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
+    #: Its native structured output (``Agent(output_mode="native")``): ``text.format``.
+    native_output: ClassVar[str] = "response_format"
 
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The ``/responses`` request for one turn."""
@@ -69,6 +71,8 @@ class OpenAIResponsesModel(HTTPModel):
         effort = settings.pop("reasoning_effort", None)
         if effort is not None:
             body["reasoning"] = {"effort": effort, "summary": "auto"}
+        if request.output is not None:
+            body["text"] = responses_text_format(request.output)
         if request.cache_key and self.uses_default_endpoint:
             body["prompt_cache_key"] = request.cache_key  # a settings value overrides it
         finish_body(body, settings)

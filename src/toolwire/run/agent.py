@@ -18,6 +18,10 @@ Stopping rules, checked after the round's results are in the history:
   ``tool_choice="none"`` asks for the final answer (``on_max_rounds="final_answer"``,
   the default), or the run raises ``MaxRoundsExceededError`` (``on_max_rounds="raise"``).
 
+With an ``output_type`` the output is structured (:mod:`toolwire.output`): the run's
+``OutputRun`` says what each request carries and whether a turn ends the run (a valid
+``final_result`` call) or gets feedback; the forced request then names ``final_result``.
+
 The errors the loop raises itself carry ``.messages``, the history at the stop;
 ``Agent.run_stream`` exposes the live history as ``stream.messages`` whatever happens.
 
@@ -47,6 +51,7 @@ from ..errors import (
     UsageLimitExceededError,
 )
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
+from ..output import FINAL_RESULT, Output, OutputMode, OutputRun, Step
 from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.diagnostics import RunDiagnostics
 from ..policies.limits import UsageLimits
@@ -124,7 +129,9 @@ class RunResult:
     """What a finished run produced.
 
     Attributes:
-        output: The final answer text.
+        output: The final answer text; with ``Agent(output_type=T)``, the ``T`` the
+            model gave (``None`` when the run ended without one: a refusal, or a turn
+            cut at the token limit).
         messages: The whole neutral history, final answer included.
         usage: Tokens, summed over every request.
         requests: Model requests made.
@@ -145,7 +152,7 @@ class RunResult:
             the cut, and the run's outcome is ``length`` (no exception).
     """
 
-    output: str
+    output: Any
     messages: list[Message]
     usage: Usage
     requests: int
@@ -224,6 +231,15 @@ class Agent:
         safety: Permissions and approvals as one group
             (:class:`~toolwire.run.options.SafetyOptions`: ``permissions``, ``approve``,
             ``approve_mcp``, ``builtin_handlers``).
+        output_type: The type of ``RunResult.output``: a pydantic model, a dataclass, a
+            TypedDict or a plain type (``int``, ``list[str]``...); ``None`` or ``str``:
+            the answer text. The model gives a structured answer by calling the
+            ``final_result`` tool, whose parameters are the type's JSON Schema (a plain
+            type's under ``"result"``); the run ends when a call of it validates
+            (:mod:`toolwire.output`).
+        output_mode: ``"tool"`` (the default: ``final_result``, every model) or
+            ``"native"``: the provider's own mode (OpenAI ``response_format``,
+            Anthropic tool forcing); a model without one is a ``CallerError``.
         observe: Recording as one group (:class:`~toolwire.run.options.ObserveOptions`:
             ``log``, ``instrument``). An option given both as a keyword and in its
             group must have the same value there.
@@ -264,6 +280,8 @@ class Agent:
         stop: StopOptions | None = None,
         safety: SafetyOptions | None = None,
         observe: ObserveOptions | None = None,
+        output_type: Any = None,
+        output_mode: OutputMode = "tool",
         deps: Any = None,
     ) -> None:
         # The grouped options (run/options.py) fill in the keywords they set.
@@ -286,6 +304,7 @@ class Agent:
         if observe is not None:
             log, instrument = observe.merge(log, instrument)
         self.model = resolve_model(model)
+        self.output = Output(output_type, output_mode, self.model)
         self.permissions = permissions
         self.approve = approve  # kept for run_many on Ray, which asks it from the driver
         # The handlers of the items a turn owes an answer (toolwire.history.owed), checked
@@ -296,13 +315,15 @@ class Agent:
         self.context = _context_policy(context)
         plain, self.tool_sources = split_tools(tools)
         self.executor = Executor(
-            _with_reader(plain, self.context), execution, gate=_gate(permissions, approve)
+            self.output.tools(_with_reader(plain, self.context)),
+            execution,
+            gate=self.output.gate(_gate(permissions, approve)),
         )
         self.toolset = self.executor.toolset
         self.system = _optional_str("system", system)
         self.max_rounds = check_int("max_rounds", max_rounds)
         self.on_max_rounds = _choice("on_max_rounds", on_max_rounds, ("final_answer", "raise"))
-        self.tool_choice = self._check_tool_choice(tool_choice)
+        self.tool_choice = self.output.check_choice(self._check_tool_choice(tool_choice))
         self.reset_tool_choice = bool(reset_tool_choice)
         if parallel_tool_calls is not None and not isinstance(parallel_tool_calls, bool):
             raise CallerError(
@@ -497,6 +518,7 @@ class _Run:
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
         self.owed_handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
+        self.output: OutputRun = agent.output.start(agent.executor.toolset)
 
     @property
     def executor(self) -> Executor:
@@ -528,6 +550,7 @@ class _Run:
             "on_max_rounds": agent.on_max_rounds,
             "early_execution": agent.early_execution,
             "provider": dict(agent.settings),
+            **agent.output.settings(),
         }
         return Observation.begin(
             agent.hooks,
@@ -549,7 +572,7 @@ class _Run:
         }
 
     async def _drive(self, emit: Emit) -> RunResult:
-        self.emit = emit
+        self.emit = emit if emit is _ignore else self.output.watch(emit)  # PartialOutput
         store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
         try:
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
@@ -596,6 +619,12 @@ class _Run:
                 self.messages.append(UserMessage(feedback))
                 self.rounds += 1
                 continue
+            step = self.output.judge(turn, forced)  # a structured output: in, or ask again
+            if step.done:
+                return self._finish(turn, forced)
+            if step.retry:
+                self._retry_output(step)
+                continue
             if not turn.tool_calls:
                 if self._reprompt_empty_turn(turn, forced):
                     continue
@@ -629,9 +658,19 @@ class _Run:
             return "auto"
         return agent.tool_choice
 
+    def _retry_output(self, step: Step) -> None:
+        """The structured output is missing or invalid: tell the model, within its budget."""
+        if step.feedback is not None:
+            self.messages.append(UserMessage(step.feedback))
+            self.rounds += 1  # a round without calls: counted, as a broken call's is
+        if step.kind is not None:
+            message = step.feedback or ""
+            self.diagnostics.record(step.kind, FINAL_RESULT, message, round=self.requests)
+            self.budget.record(step.kind, FINAL_RESULT, message)  # raises when spent
+
     def _finish(self, turn: Turn, forced: bool) -> RunResult:
         result = RunResult(
-            output=turn.text,
+            output=self.output.value(turn),
             messages=list(self.messages),
             usage=self.usage,
             requests=self.requests,
@@ -685,9 +724,12 @@ class _Run:
                 self.usage = self.usage + turn.usage
                 self.context.observe(turn.message, turn.usage)
                 run.bind(turn.requests)
-                await run.finish(skip_reason=_FORCED_REASON if forced else None)
+                await run.finish(
+                    skip_reason=_FORCED_REASON if forced else None, keep=self.output.keep(forced)
+                )
             assert turn is not None  # set before bind(), or the block raised
             results = run.results()
+            self.output.observe(run.validations(), results)
             verdict = self._judge(turn, results) if turn.tool_calls else LoopVerdict()
         finally:
             self._record_discarded(run)
@@ -705,12 +747,13 @@ class _Run:
 
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
-        choice = "none" if forced else self._tool_choice()
+        choice = self.output.choice(self._tool_choice(), forced)  # "none" when forced
         prepared = self.context.prepare(self.messages, choice, self.rounds + 1)
         self.context_events.extend(prepared.events)
         return ModelRequest(
             messages=prepared.messages,
-            tools=prepared.tools,
+            tools=self.output.offer(prepared.tools, forced),
+            output=self.output.format(),
             tool_choice=choice,
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
@@ -878,8 +921,9 @@ def broken_call_feedback(turn: Turn) -> str | None:
 
 
 def _is_retry(item: object) -> bool:
-    """A provider's notice that it is retrying: the model has not answered yet."""
-    return isinstance(item, Notice) and item.kind == "retry"
+    """A provider's notice that it is retrying (or a ``FallbackModel``'s that it moves on
+    to the next model): the model has not answered yet."""
+    return isinstance(item, Notice) and item.kind in ("retry", "fallback")
 
 
 async def _collect(model: Model, request: ModelRequest) -> Turn:
@@ -923,7 +967,7 @@ def _context_policy(policy: object) -> ContextPolicy:
 
 def _with_reader(
     tools: Toolset | Sequence[Tool | Callable[..., Any]], policy: ContextPolicy
-) -> Toolset | Sequence[Tool | Callable[..., Any]]:
+) -> Toolset:
     """The tools plus ``read_result`` (offered once a result was cut), unless the name is taken."""
     toolset = tools if isinstance(tools, Toolset) else Toolset(tools)
     if "read_result" in toolset:

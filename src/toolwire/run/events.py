@@ -19,6 +19,9 @@ The context policies (:mod:`toolwire.context`) add, right after ``RequestStarted
 ``HistoryCompressed`` when the history sent was cut to its budget, ``ToolsRouted`` when
 routing chose the tools offered, ``CacheInvalidated`` (once) when the offered tool set
 changed mid-run, and ``TokensCounted`` with the request's tokens by part.
+
+A run with a structured ``output_type`` adds ``PartialOutput`` (:mod:`toolwire.output`)
+after each fragment of its answer while it streams.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from ..messages import Message, ToolResult, Usage
+from ..output.partial import PartialOutput
 from ..tooldef import ToolDef
 from ..tools.outcomes import RunOutcome
 from ..turn import Turn
@@ -281,6 +285,7 @@ RunEvent: TypeAlias = (
     | CacheInvalidated
     | HistoryCompressed
     | TokensCounted
+    | PartialOutput
 )
 """Everything ``Agent.run_stream`` yields."""
 

@@ -455,7 +455,11 @@ class TurnRun:
         return [c.validation for c in self._order or ()]
 
     async def finish(
-        self, requests: Sequence[ToolRequest] | None = None, *, skip_reason: str | None = None
+        self,
+        requests: Sequence[ToolRequest] | None = None,
+        *,
+        skip_reason: str | None = None,
+        keep: frozenset[str] = frozenset(),
     ) -> None:
         """Run the turn's calls (those not started yet), batch after batch.
 
@@ -465,6 +469,8 @@ class TurnRun:
             skip_reason: Execute nothing and answer every call ``not_executed`` (or
                 ``cancelled`` if it started early) with this reason — e.g. the model
                 called tools when told not to.
+            keep: Tools whose calls ``skip_reason`` does not skip (the structured
+                output's ``final_result``, which a forced final request asks for).
 
         Raises:
             KeyboardInterrupt: A tool raised it (every call has its result first).
@@ -484,8 +490,8 @@ class TurnRun:
                 f"made {len(runnable)}"
             )
         if skip_reason is not None:
-            self._skip(runnable, skip_reason)
-            return
+            self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
+            runnable = [c for c in runnable if c.request.name in keep]
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
                 break

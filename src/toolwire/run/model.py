@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..history.check import check_history
 from ..messages import Message
-from ..tooldef import ToolChoice, ToolDef
+from ..tooldef import OutputFormat, ToolChoice, ToolDef
 from ..turn import Turn
 from ..wire.events import Event
 
@@ -34,7 +34,9 @@ class ModelRequest:
     (``max_tokens``, ``temperature``, ...) through unchanged. ``cache_key`` (set by
     the agent per run when its ``ContextPolicy.prompt_cache`` is on) asks the provider
     to cache the stable prefix: Anthropic cache breakpoints, OpenAI's
-    ``prompt_cache_key`` (a ``prompt_cache_key`` in ``settings`` wins).
+    ``prompt_cache_key`` (a ``prompt_cache_key`` in ``settings`` wins). ``output``
+    asks for a JSON answer of that shape in the provider's native mode (set by the
+    agent under ``output_mode="native"``; a model without the mode never gets one).
 
     Building one checks ``messages`` (:func:`toolwire.history.check_history`) and
     raises ``HistoryError`` for a history that breaks the one-result-per-call rule.
@@ -46,6 +48,7 @@ class ModelRequest:
     parallel_tool_calls: bool | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     cache_key: str | None = None
+    output: OutputFormat | None = None
 
     def __post_init__(self) -> None:
         # The one history check of a request (see ``Model``): nothing reaches a model

@@ -32,6 +32,7 @@ from .context import ToolContext
 __all__ = [
     "ParamSpec",
     "SignatureModel",
+    "admits_null",
     "build_signature_model",
     "strict_schema",
 ]
@@ -327,7 +328,7 @@ def _close_object(node: dict[str, Any]) -> None:
     properties: dict[str, Any] = node.setdefault("properties", {})
     required = set(node.get("required", []))
     for name, sub in properties.items():
-        if name not in required and not _nullable(sub):
+        if name not in required and not admits_null(sub):
             properties[name] = _make_nullable(sub)
     node["required"] = list(properties)
     node["additionalProperties"] = False
@@ -342,11 +343,11 @@ def _make_nullable(node: Any) -> dict[str, Any]:
     return wrapped
 
 
-def _nullable(node: Any) -> bool:
-    """Whether a schema already admits ``null``."""
+def admits_null(node: Any) -> bool:
+    """Whether a schema already admits ``null`` (its type, or an ``anyOf`` option)."""
     if not isinstance(node, dict):
         return False
     kind = node.get("type")
     if kind == "null" or (isinstance(kind, list) and "null" in kind):
         return True
-    return any(_nullable(option) for option in node.get("anyOf", []))
+    return any(admits_null(option) for option in node.get("anyOf", []))

@@ -31,7 +31,7 @@ from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from ..messages import ProviderPart
 from .assembler import Assembler, _Call, dump_json, loads_json
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
-from .fields import as_dict, as_index, as_list, as_object, as_text, field
+from .fields import as_dict, as_index, as_list, as_object, as_text, field, loose_text
 from .stream import StreamDecoder
 from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
 
@@ -198,7 +198,7 @@ class AnthropicStream(StreamDecoder):
                 raise ProviderStreamError(str(error), body=item, partial=partial)
             raise ProviderStreamError(
                 str(error.get("message") or error),
-                error_type=_opt_str(error.get("type")),
+                error_type=loose_text(error.get("type")),
                 body=item,
                 partial=partial,
             )
@@ -334,8 +334,3 @@ def refusal_details(asm: Assembler, details: Any) -> None:
     said = [str(found[k]) for k in ("category", "explanation") if found.get(k)]
     if said:
         asm.notice("refusal", "the model refused: " + "; ".join(said))
-
-
-def _opt_str(value: Any) -> str | None:
-    """An error's type as text (a provider may send a number), or None."""
-    return None if value is None else str(value)

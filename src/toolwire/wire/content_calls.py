@@ -22,10 +22,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..messages import Usage
+from ..turn import Turn
 from .assembler import Assembler
 from .events import Event, Notice, ReasoningDelta, TextDelta, ToolCallDelta, ToolCallStarted
 
-__all__ = ["ContentCalls"]
+__all__ = ["ContentCalls", "end_body", "finish_turn"]
 
 
 class ContentCalls:
@@ -87,3 +89,22 @@ class ContentCalls:
                 asm.reasoning(event.text)
             elif isinstance(event, Notice):
                 asm.notice(event.kind, event.message)
+
+
+def finish_turn(asm: Assembler, reason: str | None, content: ContentCalls | None) -> None:
+    """Set the turn's finish reason once the content parser is flushed (calls read from
+    the content make ``stop`` ``tool_calls``); no reason, and no calls, sets none."""
+    if content is not None:
+        reason = content.finish_reason(asm, reason)
+    if reason is not None:
+        asm.finish(reason)
+
+
+def end_body(
+    asm: Assembler, reason: str | None, content: ContentCalls | None, usage: Usage | None
+) -> Turn:
+    """A non-streaming body's end, the same for every decoder: finish, usage, close."""
+    finish_turn(asm, reason, content)
+    if usage is not None:
+        asm.set_usage(usage)
+    return asm.close()

@@ -29,9 +29,11 @@ __all__ = [
     "as_index",
     "as_list",
     "as_object",
+    "api_error",
     "as_text",
     "field",
     "history_error",
+    "loose_text",
     "opt_str",
     "opt_text",
     "protocol_error",
@@ -144,16 +146,32 @@ def as_dict(item: Any) -> dict[str, Any]:
     raise ProtocolError(f"expected a dict or an SDK object, got {type(item).__name__}")
 
 
+def loose_text(value: Any) -> str | None:
+    """A field as text, or None (a provider may send an error's type or code as a number)."""
+    return None if value is None else str(value)
+
+
+def api_error(
+    error: Any, body: Any, *, prefix: str = "", kinds: tuple[str, ...] = ("type", "code")
+) -> ProviderAPIError:
+    """The ``ProviderAPIError`` for an error object a provider sent (or any other value).
+
+    Its message is the object's ``message`` (else the whole object) after ``prefix``; its
+    type is the first of ``kinds`` the object has, as text (OpenRouter's code is a number).
+    """
+    if not isinstance(error, Mapping):
+        return ProviderAPIError(f"{prefix}{error}", body=body)
+    kind = next((error[key] for key in kinds if error.get(key)), None)
+    return ProviderAPIError(
+        f"{prefix}{error.get('message') or error}", error_type=loose_text(kind), body=body
+    )
+
+
 def raise_api_error(body: Mapping[str, Any]) -> None:
     """Raise ``ProviderAPIError`` if a response body carries a non-null ``error``."""
     error = body.get("error")
     if error is None:
         return
-    details = error if isinstance(error, Mapping) else {"message": str(error)}
-    message = details.get("message")
-    kind = details.get("type") or details.get("code")
-    raise ProviderAPIError(
-        str(message) if message else "the provider returned an error",
-        error_type=str(kind) if kind is not None else None,
-        body=dict(body),
-    )
+    if isinstance(error, Mapping) and not error.get("message"):
+        error = {**error, "message": "the provider returned an error"}
+    raise api_error(error, dict(body))

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ProtocolError, ProviderAPIError, ProviderStreamError, ToolwireError
+from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from .assembler import Assembler, dump_json
-from .content_calls import ContentCalls
+from .content_calls import ContentCalls, finish_turn
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
-from .fields import as_dict, as_index, as_list, as_object, as_text, opt_text
+from .fields import api_error, as_dict, as_index, as_list, as_object, as_text, opt_text
 from .stream import StreamDecoder
 from .usage import openai_usage
 
@@ -233,10 +233,7 @@ class OpenAIChatStream(StreamDecoder):
     def _finish(self, reason: Any) -> None:
         if self._sources is not None:
             self._cite(self._sources)
-        text = as_text(reason, "finish_reason")
-        if self._content is not None:
-            text = self._content.finish_reason(self._assembler, text) or text
-        self._assembler.finish(text)
+        finish_turn(self._assembler, as_text(reason, "finish_reason"), self._content)
         self._ended = True
 
     def _usage_or_error(self, item: dict[str, Any]) -> None:
@@ -274,7 +271,7 @@ class OpenAIChatStream(StreamDecoder):
         )
 
     def _stream_error(self, error: Any) -> ProviderStreamError:
-        base = _api_error(error)
+        base = api_error(error, error)
         return ProviderStreamError(
             base.message, error_type=base.error_type, body=base.body, partial=self._partial_turn()
         )
@@ -360,14 +357,3 @@ def thinking_text(value: Any, name: str) -> str:
             raise ProtocolError(f"{name} holds a {chunk.get('type')!r} chunk, not text")
         pieces.append(as_text(chunk.get("text"), f"{name}[].text"))
     return "".join(pieces)
-
-
-def _api_error(error: Any) -> ProviderAPIError:
-    if isinstance(error, dict):
-        kind = error.get("type") or error.get("code")  # OpenRouter's code is a number
-        return ProviderAPIError(
-            str(error.get("message") or error),
-            error_type=None if kind is None else str(kind),
-            body=error,
-        )
-    return ProviderAPIError(str(error), body=error)

@@ -16,7 +16,7 @@ from ..errors import ToolwireError
 from ..messages import Part, ReasoningPart, RefusalPart, TextPart, ToolCall
 from ..turn import Turn
 from .assembler import Assembler
-from .content_calls import ContentCalls
+from .content_calls import ContentCalls, end_body
 from .fields import (
     ErrorFactory,
     as_list,
@@ -177,14 +177,13 @@ def decode_openai_chat_response(
     if keep_logprobs:
         _keep_logprobs(assembler, choice.get("logprobs"), "response.choices[0].logprobs")
     finish = opt_str(choice, "finish_reason", "response.choices[0]", protocol_error)
-    if content_calls is not None:
-        finish = content_calls.finish_reason(assembler, finish)
-    if finish is not None:
-        assembler.finish(finish)
     usage = body.get("usage")
-    if isinstance(usage, Mapping):
-        assembler.set_usage(openai_usage(usage))
-    return assembler.close()
+    return end_body(
+        assembler,
+        finish,
+        content_calls,
+        openai_usage(usage) if isinstance(usage, Mapping) else None,
+    )
 
 
 def _feed_message(

@@ -34,15 +34,25 @@ model that made the request always tells it).
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any
+from collections.abc import Collection, Mapping
+from typing import Any, NoReturn
 
 from ..errors import ProviderAPIError
 from ..messages import ProviderPart
 from .assembler import Assembler
-from .content_calls import ContentCalls
+from .content_calls import ContentCalls, finish_turn
 from .events import Event
-from .fields import as_index, as_list, as_object, as_text, field, opt_text
+from .fields import (
+    api_error,
+    as_index,
+    as_list,
+    as_object,
+    as_text,
+    field,
+    opt_text,
+    protocol_error,
+    raise_api_error,
+)
 from .stream import StreamDecoder
 from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
 
@@ -53,6 +63,7 @@ __all__ = [
     "is_client_item",
     "is_server_call",
     "is_server_item",
+    "responses_finish_reason",
 ]
 
 PROVIDER = "openai_responses"
@@ -247,37 +258,25 @@ class OpenAIResponsesStream(StreamDecoder):
         self._assembler.citation(as_object(field(item, "annotation"), "annotation"))
 
     def _on_completed(self, item: dict[str, Any]) -> None:
-        response = as_object(field(item, "response"), "response")
-        self._usage(response)
-        self._finish("tool_calls" if self._has_calls else "stop")
+        self._end(item, "completed")
 
     def _on_incomplete(self, item: dict[str, Any]) -> None:
+        self._end(item, "incomplete")
+
+    def _end(self, item: dict[str, Any], status: str) -> None:
+        """The turn's end: usage, then the finish reason as a body of the same turn gives it."""
         response = as_object(field(item, "response"), "response")
         self._usage(response)
-        details = as_object(response.get("incomplete_details") or {}, "incomplete_details")
-        reason = as_text(details.get("reason") or "length", "incomplete_details.reason")
-        self._finish(RESPONSES_INCOMPLETE_REASONS.get(reason, reason))
-
-    def _finish(self, reason: str) -> None:
-        if self._content is not None:  # flushed first: text held back, calls in it
-            reason = self._content.finish_reason(self._assembler, reason) or reason
-        self._assembler.finish(reason)
+        reason = responses_finish_reason(response, has_tool_calls=self._has_calls, status=status)
+        finish_turn(self._assembler, reason, self._content)
         self._ended = True
 
     def _on_failed(self, item: dict[str, Any]) -> None:
         error = as_object(field(item, "response"), "response").get("error") or {}
-        if error.__class__ is not dict:
-            raise ProviderAPIError(f"response failed: {error}", body=item)
-        raise ProviderAPIError(
-            f"response failed: {error.get('message') or error}",
-            error_type=_opt_code(error.get("code")),
-            body=item,
-        )
+        raise api_error(error, item, prefix="response failed: ", kinds=("code",))
 
     def _on_error(self, item: dict[str, Any]) -> None:
-        raise ProviderAPIError(
-            str(item.get("message") or item), error_type=_opt_code(item.get("code")), body=item
-        )
+        raise api_error(item, item, kinds=("code",))
 
     def _usage(self, response: dict[str, Any]) -> None:
         usage = response.get("usage")
@@ -293,11 +292,6 @@ def server_call_notice(asm: Assembler, item: dict[str, Any], index: int | None) 
         "(kept as a provider item, not run here)",
         index,
     )
-
-
-def _opt_code(value: Any) -> str | None:
-    """An error code as text (a provider may send a number), or None."""
-    return None if value is None else str(value)
 
 
 _MAPPED_ITEMS = frozenset({"function_call", "custom_tool_call", "message", "reasoning"})
@@ -324,3 +318,44 @@ _HANDLERS = {
     "response.failed": OpenAIResponsesStream._on_failed,
     "error": OpenAIResponsesStream._on_error,
 }
+
+
+def responses_finish_reason(
+    response: Mapping[str, Any], *, has_tool_calls: bool, status: str | None = None
+) -> str | None:
+    """The finish reason (OpenAI Chat vocabulary) of a finished Responses API response.
+
+    Args:
+        response: The response object (a non-streaming body, or the ``response`` of a
+            ``response.completed`` / ``response.incomplete`` stream event).
+        has_tool_calls: Whether the output holds a function call.
+        status: The status the stream event implies (``completed`` for
+            ``response.completed``), used when the response carries none.
+
+    Returns:
+        ``tool_calls`` or ``stop`` for ``completed``, the mapped
+        ``incomplete_details.reason`` for ``incomplete`` (see
+        :data:`RESPONSES_INCOMPLETE_REASONS`), ``None`` when there is no status.
+
+    Raises:
+        ProviderAPIError: the status is ``failed`` or ``cancelled``.
+        ProtocolError: the status says the response is not finished, or is unknown.
+    """
+    status = response.get("status") or status
+    if status is None or status == "completed":
+        return None if status is None else ("tool_calls" if has_tool_calls else "stop")
+    if status == "incomplete":
+        details = response.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        return RESPONSES_INCOMPLETE_REASONS.get(str(reason), str(reason)) if reason else "length"
+    if status in ("failed", "cancelled"):
+        _raise_unfinished(response, str(status))
+    raise protocol_error(
+        f"response status {status!r} is not a finished response", "response.status"
+    )
+
+
+def _raise_unfinished(response: Mapping[str, Any], status: str) -> NoReturn:
+    """Raise the provider's error for a failed or cancelled response."""
+    raise_api_error(response)  # the response's own ``error`` says most
+    raise ProviderAPIError(f"the response {status}", error_type=status, body=dict(response))

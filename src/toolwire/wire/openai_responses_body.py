@@ -11,13 +11,12 @@ with the caller's error instead of the provider's.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, NoReturn
+from typing import Any
 
-from ..errors import ProviderAPIError
 from ..messages import Part, ReasoningPart, RefusalPart, TextPart, ToolCall
 from ..turn import Turn
 from .assembler import Assembler
-from .content_calls import ContentCalls
+from .content_calls import ContentCalls, end_body
 from .fields import (
     ErrorFactory,
     as_list,
@@ -34,9 +33,10 @@ from .openai_responses import (
     is_client_item,
     is_server_call,
     is_server_item,
+    responses_finish_reason,
     server_call_notice,
 )
-from .usage import RESPONSES_INCOMPLETE_REASONS, responses_usage
+from .usage import responses_usage
 
 __all__ = [
     "decode_part",
@@ -184,14 +184,13 @@ def decode_responses_response(
     if keep_logprobs:
         _keep_logprobs(assembler, output)
     finish = responses_finish_reason(body, has_tool_calls=has_calls)
-    if content_calls is not None:
-        finish = content_calls.finish_reason(assembler, finish)
-    if finish is not None:
-        assembler.finish(finish)
     usage = body.get("usage")
-    if isinstance(usage, Mapping):
-        assembler.set_usage(responses_usage(usage))
-    return assembler.close()
+    return end_body(
+        assembler,
+        finish,
+        content_calls,
+        responses_usage(usage) if isinstance(usage, Mapping) else None,
+    )
 
 
 def _feed_item(
@@ -268,40 +267,3 @@ def _annotations(content: Any, where: str) -> list[dict[str, Any]]:
         for annotation in as_list(annotations or [], f"{where}[{i}].annotations", protocol_error):
             found.append(dict(as_object(annotation, f"{where}[{i}].annotations[]", protocol_error)))
     return found
-
-
-def responses_finish_reason(response: Mapping[str, Any], *, has_tool_calls: bool) -> str | None:
-    """The finish reason (OpenAI Chat vocabulary) of a finished Responses API response.
-
-    Args:
-        response: The response object (a non-streaming body, or the ``response`` of a
-            ``response.completed`` / ``response.incomplete`` stream event).
-        has_tool_calls: Whether the output holds a function call.
-
-    Returns:
-        ``tool_calls`` or ``stop`` for ``completed``, the mapped
-        ``incomplete_details.reason`` for ``incomplete`` (see
-        :data:`RESPONSES_INCOMPLETE_REASONS`), ``None`` when there is no status.
-
-    Raises:
-        ProviderAPIError: the status is ``failed`` or ``cancelled``.
-        ProtocolError: the status says the response is not finished, or is unknown.
-    """
-    status = response.get("status")
-    if status is None or status == "completed":
-        return None if status is None else ("tool_calls" if has_tool_calls else "stop")
-    if status == "incomplete":
-        details = response.get("incomplete_details")
-        reason = details.get("reason") if isinstance(details, Mapping) else None
-        return RESPONSES_INCOMPLETE_REASONS.get(str(reason), str(reason)) if reason else "length"
-    if status in ("failed", "cancelled"):
-        _raise_unfinished(response, str(status))
-    raise protocol_error(
-        f"response status {status!r} is not a finished response", "response.status"
-    )
-
-
-def _raise_unfinished(response: Mapping[str, Any], status: str) -> NoReturn:
-    """Raise the provider's error for a failed or cancelled response."""
-    raise_api_error(response)  # the response's own ``error`` says most
-    raise ProviderAPIError(f"the response {status}", error_type=status, body=dict(response))
