@@ -166,8 +166,17 @@ def main() -> None:
     parser.add_argument("--bfcl", help="a bfcl_eval wheel (default: the installed package)")
     parser.add_argument("--limit", type=int, default=100, help="cases per category")
     parser.add_argument("--max-tokens", type=int, default=256, help="per answer")
+    parser.add_argument(
+        "--completions",
+        action="store_true",
+        help="the proxy uses the server's /completions (toolwire renders the prompt with the "
+        "tools in the family's own format) instead of forwarding to its chat endpoint",
+    )
+    parser.add_argument("--categories", default=",".join(CATEGORIES))
     args = parser.parse_args()
-    proxy, proxy_url = start_proxy(args.server)
+    proxy, proxy_url = start_proxy(
+        f"completions:{args.server}" if args.completions else args.server
+    )
     try:
         clients = {
             "server": openai.OpenAI(
@@ -178,7 +187,7 @@ def main() -> None:
             ),
         }
         print(f"| category | cases | {' | '.join(clients)} |\n|---|---:|" + "---:|" * len(clients))
-        for category in CATEGORIES:
+        for category in args.categories.split(","):
             cases = load(args.bfcl, category)[: args.limit]
             scores = {
                 name: sum(right(ask(c, args.model, q, args.max_tokens), a) for q, a in cases)
