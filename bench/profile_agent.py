@@ -3,7 +3,10 @@
 Run: ``python bench/profile_agent.py`` (``--top N``: also the N costliest functions).
 The workload is ``bench_executor.py``'s: one turn of a scripted model calls 100
 distinct no-op tools, a second turn answers; the default ``Agent``, 20 runs after 3 to
-warm up. Shares are of the profiled time (cProfile slows small functions most).
+warm up. Shares are of the profiled time (cProfile slows small functions most),
+measured in the thread's CPU time (``time.thread_time``): with wall time, a function
+descheduled on a loaded machine is charged for the wait, and the shares move from run
+to run. ``--src PATH`` profiles another copy of the package (an older tree).
 """
 
 from __future__ import annotations
@@ -12,9 +15,13 @@ import asyncio
 import cProfile
 import pstats
 import sys
+import time
 from collections import defaultdict
 
-import bench_executor as bench
+if "--src" in sys.argv:
+    sys.path.insert(0, sys.argv[sys.argv.index("--src") + 1])
+
+import bench_executor as bench  # after the --src path
 
 GROUPS = (
     ("toolwire/context/", "toolwire context/"),
@@ -43,7 +50,7 @@ def main() -> None:
             await make()
 
     asyncio.run(runs(3))
-    profile = cProfile.Profile()
+    profile = cProfile.Profile(time.thread_time)
     profile.enable()
     asyncio.run(runs(20))
     profile.disable()

@@ -38,6 +38,8 @@ FAULTS = {
     "PathNotAllowedError": "model",  # the model asked for a path outside the roots
     "AuditLogError": "caller",
     "RunNotFoundError": "caller",
+    "RunNotResumableError": "caller",
+    "RunClaimedError": "caller",
     "MCPServerError": "tool",
     "MCPToolError": "tool",
     "BackendError": "caller",
@@ -59,6 +61,7 @@ FAULTS = {
     "PartialJSONError": "model",
     "UsageLimitExceededError": "model",  # the caller's guard, used up by the model's run
     "ResultError": "tool",
+    "ImageError": "tool",
     "LoopDetectedError": "model",
     "MaxRoundsExceededError": "model",
 }

@@ -23,6 +23,7 @@ __all__ = [
     "Fault",
     "FormatError",
     "HistoryError",
+    "ImageError",
     "LoopDetectedError",
     "MCPServerError",
     "MCPToolError",
@@ -42,7 +43,9 @@ __all__ = [
     "ReplayMismatchError",
     "ReplayedToolError",
     "ResultError",
+    "RunClaimedError",
     "RunNotFoundError",
+    "RunNotResumableError",
     "SandboxUnavailableError",
     "SchemaExtraMissingError",
     "StreamInterruptedError",
@@ -247,6 +250,42 @@ class RunNotFoundError(CallerError):
             f"audit log {path}: {problem}; latest runs: {shown}",
             hint="give a full run id, an unambiguous prefix, or 'last'",
         )
+
+
+class RunNotResumableError(CallerError):
+    """A logged run cannot be resumed: it ended (``ok``, ``length``, a stopping rule), or
+    the log cannot say how to go on (a newer schema, no turn logged).
+
+    Attributes:
+        run_id: The run.
+        outcome: How the log says it ended.
+    """
+
+    default_hint = "start a new run (toolwire run / Agent.run), giving its history if needed"
+
+    def __init__(self, run_id: str, outcome: str, problem: str, *, hint: str | None = None) -> None:
+        self.run_id = run_id
+        self.outcome = outcome
+        super().__init__(f"run {run_id} cannot be resumed: {problem}", hint=hint)
+
+
+class RunClaimedError(CallerError):
+    """Another process (or another resume in this one) is running this run already.
+
+    The log records one owner per run: the first resume claims it; a second one gets
+    this error instead of running the same calls again.
+
+    Attributes:
+        run_id: The run.
+        owner: Who holds it (host, process id, token), as the log records it.
+    """
+
+    default_hint = "wait for the other process to finish or pause the run, then resume it again"
+
+    def __init__(self, run_id: str, owner: str, problem: str) -> None:
+        self.run_id = run_id
+        self.owner = owner
+        super().__init__(f"run {run_id} {problem} (owner: {owner})")
 
 
 class MCPServerError(ToolExecutionError):
@@ -553,6 +592,16 @@ class ResultError(ToolExecutionError):
     """A tool returned a value that cannot become result text."""
 
     default_hint = "return a str, a JSON-compatible value, bytes or a pydantic model"
+
+
+class ImageError(ResultError):
+    """A tool's image cannot be sent: not a supported image, too large for the provider,
+    or the model takes no images. The call gets an error result that says so."""
+
+    default_hint = (
+        "return a PNG, JPEG, GIF or WebP image within the provider's size limit, and only "
+        "to a model that reads images (not the embedded model or a raw-completions model)"
+    )
 
 
 class LoopDetectedError(ModelOutputError):

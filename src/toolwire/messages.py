@@ -9,13 +9,21 @@ the exact string the model sent, so what goes back to a provider is what it sent
 
 from __future__ import annotations
 
+import base64
 import enum
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from .errors import ImageError
+
 __all__ = [
     "TOOL_ERROR_PREFIX",
+    "IMAGE_MEDIA_TYPES",
     "AssistantMessage",
+    "ContentPart",
+    "Image",
     "Message",
     "Part",
     "ProviderPart",
@@ -28,6 +36,7 @@ __all__ = [
     "ToolStatus",
     "Usage",
     "UserMessage",
+    "parts_text",
 ]
 
 
@@ -119,6 +128,81 @@ class RefusalPart:
 
 Part = TextPart | ReasoningPart | ToolCall | ProviderPart | RefusalPart
 
+# The first bytes of each image type every provider accepts (Anthropic, OpenAI Chat and
+# Responses all take these four): an image whose bytes are not its type is refused here,
+# not by the provider with a 400.
+_SIGNATURES: dict[str, tuple[bytes, ...]] = {
+    "image/png": (b"\x89PNG\r\n\x1a\n",),
+    "image/jpeg": (b"\xff\xd8\xff",),
+    "image/gif": (b"GIF87a", b"GIF89a"),
+    "image/webp": (b"RIFF",),  # then 4 bytes of length, then WEBP (checked below)
+}
+IMAGE_MEDIA_TYPES = frozenset(_SIGNATURES)
+"""The image types a tool may return (those all three hosted APIs accept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image a tool returns (or a user sends): its bytes and media type.
+
+    Return one from a tool, or a list mixing text and images, and the model sees the
+    image in its tool result, in the shape its provider documents (see README, "Images
+    in tool results").
+
+    Args:
+        data: The image file's bytes (PNG, JPEG, GIF or WebP).
+        media_type: ``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp``.
+
+    Raises:
+        ImageError: ``data`` is empty, the type is not one of those, or the bytes are
+            not an image of that type.
+    """
+
+    data: bytes
+    media_type: str = "image/png"
+    kind: Literal["image"] = "image"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, bytes):
+            if not isinstance(self.data, (bytearray, memoryview)):
+                raise ImageError(f"Image data must be bytes, not {type(self.data).__name__}")
+            object.__setattr__(self, "data", bytes(self.data))
+        signatures = _SIGNATURES.get(self.media_type)
+        if signatures is None:
+            raise ImageError(
+                f"image media type {self.media_type!r} is not one of "
+                f"{', '.join(sorted(IMAGE_MEDIA_TYPES))}"
+            )
+        if not self.data.startswith(signatures) or (
+            self.media_type == "image/webp" and self.data[8:12] != b"WEBP"
+        ):
+            raise ImageError(f"the {len(self.data)} bytes given are not {self.media_type} data")
+
+    def __repr__(self) -> str:  # the bytes would flood a log line or a test failure
+        return f"Image({self.media_type}, {len(self.data)} bytes, sha256 {self.sha256[:12]})"
+
+    @property
+    def sha256(self) -> str:
+        """The hex SHA-256 of the bytes: the image's key in the audit log."""
+        return hashlib.sha256(self.data).hexdigest()
+
+    def base64(self) -> str:
+        """The bytes as base64 text (what every provider's JSON carries)."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        """The image as a ``data:`` URL (OpenAI's ``image_url``, the trace page)."""
+        return f"data:{self.media_type};base64,{self.base64()}"
+
+
+ContentPart = TextPart | Image
+"""A part of a tool result or user message that holds images: text or an image."""
+
+
+def parts_text(parts: Iterable[ContentPart]) -> str:
+    """The text parts of ``parts``, concatenated (a parts message's ``content``)."""
+    return "".join(p.text for p in parts if isinstance(p, TextPart))
+
 
 class ToolStatus(str, enum.Enum):
     """How a tool call ended. Every call in a history has exactly one result."""
@@ -129,6 +213,8 @@ class ToolStatus(str, enum.Enum):
     CANCELLED = "cancelled"
     DENIED = "denied"
     NOT_EXECUTED = "not_executed"
+    INTERRUPTED = "interrupted"
+    """The process stopped while the call ran: whether it took effect is unknown."""
 
     @property
     def is_error(self) -> bool:
@@ -181,10 +267,27 @@ class SystemMessage:
 
 @dataclass(slots=True)
 class UserMessage:
-    """A user turn."""
+    """A user turn.
+
+    ``parts`` holds text and images in order when the message has an image (build it
+    with :meth:`from_parts`); ``content`` is then its text parts joined. Empty for a
+    text-only message.
+    """
 
     content: str
     role: Literal["user"] = "user"
+    parts: tuple[ContentPart, ...] = ()
+
+    @classmethod
+    def from_parts(cls, parts: Iterable[ContentPart | str]) -> UserMessage:
+        """A user message of text (``str`` or :class:`TextPart`) and :class:`Image` parts."""
+        held = _content_parts(parts)
+        return cls(parts_text(held), parts=_image_parts(held))
+
+    @property
+    def images(self) -> list[Image]:
+        """The message's images, in order."""
+        return [p for p in self.parts if isinstance(p, Image)]
 
 
 @dataclass(slots=True)
@@ -220,7 +323,11 @@ class ToolResult:
     """The one answer to one tool call.
 
     ``content`` is the text the model will read; ``status`` says how the call ended
-    (anything but ``ok`` is sent to the provider as an error result).
+    (anything but ``ok`` is sent to the provider as an error result). ``parts`` holds
+    text and images in order when the tool returned an image (build it with
+    :meth:`from_parts`); ``content`` is then its text parts joined, which is what
+    every reader that wants text (diagnostics, loop detection, spans) reads. Empty for
+    a text-only result, the common case.
     """
 
     call_id: str
@@ -228,6 +335,50 @@ class ToolResult:
     content: str
     status: ToolStatus = ToolStatus.OK
     role: Literal["tool"] = "tool"
+    parts: tuple[ContentPart, ...] = ()
+
+    @classmethod
+    def from_parts(
+        cls,
+        call_id: str,
+        name: str,
+        parts: Iterable[ContentPart | str],
+        status: ToolStatus = ToolStatus.OK,
+    ) -> ToolResult:
+        """A result of text (``str`` or :class:`TextPart`) and :class:`Image` parts."""
+        held = _content_parts(parts)
+        return cls(call_id, name, parts_text(held), status, parts=_image_parts(held))
+
+    @property
+    def images(self) -> list[Image]:
+        """The result's images, in order."""
+        return [p for p in self.parts if isinstance(p, Image)]
+
+
+def _content_parts(parts: Iterable[ContentPart | str]) -> tuple[ContentPart, ...]:
+    """Text and image parts, a ``str`` becoming a :class:`TextPart`.
+
+    Raises:
+        ImageError: A part is neither text nor an image.
+    """
+    held: list[ContentPart] = []
+    for part in parts:
+        if isinstance(part, str):
+            held.append(TextPart(part))
+        elif isinstance(part, (TextPart, Image)):
+            held.append(part)
+        else:
+            raise ImageError(
+                f"a part of a result with images is a {type(part).__name__}; "
+                "only text (str) and toolwire.Image parts are allowed"
+            )
+    return tuple(held)
+
+
+def _image_parts(parts: tuple[ContentPart, ...]) -> tuple[ContentPart, ...]:
+    """``parts`` if one is an image, else none: a text-only message stays plain text, so
+    "parts is empty or holds an image" is true of every message."""
+    return parts if any(isinstance(p, Image) for p in parts) else ()
 
 
 Message = SystemMessage | UserMessage | AssistantMessage | ToolResult

@@ -93,16 +93,16 @@ class ScriptedModel:
         )
         number = self._next
         self._next += 1
-        return self._play(number)
+        return self._play(number, request.deltas)
 
-    async def _play(self, number: int) -> AsyncIterator[ModelEvent]:
+    async def _play(self, number: int, deltas: bool = True) -> AsyncIterator[ModelEvent]:
         if number >= len(self._turns):
             raise CallerError(
                 f"ScriptedModel ran out of turns: request {number + 1} was made, but only "
                 f"{len(self._turns)} turn(s) were scripted",
                 hint="add a turn for every model request the test makes",
             )
-        decoder = OpenAIChatStream()
+        decoder = OpenAIChatStream(deltas=deltas)  # none when nobody reads them
         for position, chunk in enumerate(self._turns[number]):
             if position and self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)

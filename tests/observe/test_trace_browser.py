@@ -160,7 +160,7 @@ def _problems(tools: DevTools) -> list[str]:
             problems.append(f"log: {params['entry']}")
         elif method == "Network.requestWillBeSent":
             url = params["request"]["url"]
-            if not url.startswith("file://"):
+            if not url.startswith(("file://", "data:")):  # a data: image is no fetch
                 problems.append(f"fetch: {url}")
     return problems
 

@@ -10,6 +10,7 @@ from toolwire.errors import HistoryError, MissingAPIKeyError
 from toolwire.messages import AssistantMessage, ToolCall, UserMessage
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.run.model import ModelRequest
+from toolwire.wire.events import ToolCallDelta
 
 from .conftest import demo_request, recorded_stream, run
 from .faultserver import FaultServer, sse
@@ -98,6 +99,19 @@ def test_a_turn_over_http_matches_the_recorded_calls(no_keys: None) -> None:
         ("call_b", '{"query":"session","path":"auth"}'),
     ]
     assert turn.finish_reason == "tool_calls"
+
+
+def test_a_request_without_deltas_streams_no_tool_call_delta(no_keys: None) -> None:
+    # The agent asks for none when nothing listens (ModelRequest.deltas=False).
+    with FaultServer(sse(STREAM)) as server:
+        model = OpenAIChatModel("m", base_url=f"{server.url}/v1", api_key="k")
+        events, expected = run(model, demo_request())
+    with FaultServer(sse(STREAM)) as server:
+        model = OpenAIChatModel("m", base_url=f"{server.url}/v1", api_key="k")
+        quiet, turn = run(model, demo_request(deltas=False))
+    assert any(isinstance(e, ToolCallDelta) for e in events)
+    assert quiet == [e for e in events if not isinstance(e, ToolCallDelta)]
+    assert turn == expected
 
 
 @settings(

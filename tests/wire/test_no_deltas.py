@@ -90,3 +90,16 @@ def test_the_assembler_without_deltas() -> None:
     assert [type(e) for e in asm.take_events()] == [ToolCallStarted]
     asm.finish("tool_calls")
     assert [r.raw_arguments for r in asm.close().requests] == ['{"q": "x"}', "ls -l"]
+
+
+@pytest.mark.parametrize("provider", sorted(DECODERS))
+def test_drop_deltas_is_deltas_false_from_then_on(provider: str) -> None:
+    render = PROVIDERS[provider][1]
+    spec = Spec(
+        "", "", [Call("call_1", "lookup", '{"q": "x", "n": [1, 2]}', {"q": "x", "n": [1, 2]})]
+    )
+    items = render(Chooser(), spec)
+    expected, turn = _run(DECODERS[provider](deltas=False), items)
+    stream = DECODERS[provider]()
+    stream.drop_deltas()  # the agent's way: after the provider made the decoder
+    assert _run(stream, items) == (expected, turn)

@@ -19,8 +19,17 @@ __all__ = ["main"]
 
 # Subcommand modules, in the order --help lists them.
 SUBCOMMANDS = (
-    "run", "models", "pipeline", "parse", "formats", "log", "inspect", "trace", "serve",
-)  # fmt: skip
+    "run",
+    "resume",
+    "models",
+    "pipeline",
+    "parse",
+    "formats",
+    "log",
+    "inspect",
+    "trace",
+    "serve",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

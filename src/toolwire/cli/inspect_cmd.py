@@ -119,6 +119,9 @@ def render(report: dict[str, Any]) -> str:
                 f"{call['status']} {_ms(call['latency_ms']) if call['attempts'] else 'not run'}{flags}"
             )
             lines.append(f"      → {call['result_preview'][:110]}")
+    from ..observe.inspect import describe_event
+
+    lines += [describe_event(entry) for entry in report.get("timeline", ())]
     lines.append(f"rounds: {report['rounds']}  calls: {len(report['calls'])}")
     distribution = ", ".join(f"{k} x{v}" for k, v in report["tool_distribution"].items())
     lines.append(f"tools: {distribution or 'none'}")

@@ -121,9 +121,7 @@ class RunState:
         elif isinstance(event, Finished):
             self.current.finish = event.reason
         elif isinstance(event, RunFinished):
-            result = event.result
-            # A refusal is not answer text: shown as what it is.
-            self.answer = f"(refused) {result.refusal}" if result.refused else result.output
+            self.answer = _answer(event.result)
         elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
             self.notices.append(event.message)
         elif isinstance(event, Notice) and event.kind == "retry":
@@ -553,3 +551,11 @@ def report_failures(diagnostics: Any, out: TextIO) -> None:
     if diagnostics.total:
         print("=== failures in this run (toolwire.RunDiagnostics)", file=out)
         print(diagnostics.summary(), file=out)
+
+
+def _answer(result: Any) -> str:
+    """What a finished run says: its answer; a refusal or a pause shown as what it is."""
+    if result.paused:  # nothing answered yet: what waits, and how to go on
+        waiting = ", ".join(f"{p.tool} ({p.call_id})" for p in result.pending)
+        return f"(paused) waiting for approval of {waiting}: toolwire resume {result.run_id[:8]}"
+    return f"(refused) {result.refusal}" if result.refused else str(result.output)

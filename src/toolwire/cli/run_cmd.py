@@ -28,7 +28,8 @@ unless given) and then the answer, and says for each what a right answer is and 
 the model did.
 
 A tool that declares side effects runs only after you approve the call at the
-terminal (--yes allows every call; --deny/--ask take tool name patterns).
+terminal (--yes allows every call; --deny/--ask take tool name patterns). --pause
+stops the run there instead; toolwire resume RUN asks later and goes on.
 """
 
 from __future__ import annotations
@@ -132,6 +133,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--ask", action="append", metavar="PATTERN", help="ask before tools matching PATTERN"
     )
+    parser.add_argument(
+        "--pause",
+        action="store_true",
+        help="pause the run where a call needs approval, instead of asking now "
+        "(toolwire resume RUN asks later, from any terminal)",
+    )
     from .logdb import add_log_options
 
     add_log_options(parser)
@@ -187,7 +194,7 @@ def build_agent(args: argparse.Namespace) -> Any:
     settings = {"max_tokens": args.max_tokens} if args.max_tokens else None
     from .logdb import log_target
 
-    return Agent(
+    agent = Agent(
         model,
         load_tools(args.tools),
         system=args.system,
@@ -197,6 +204,24 @@ def build_agent(args: argparse.Namespace) -> Any:
         **_permissions(args),
         log=log_target(args),
     )
+    # What toolwire resume needs to build the same agent again (never a key).
+    agent.log_settings = {
+        "model": args.model,
+        "base_url": args.base_url,
+        "tools": [_lasting_spec(spec) for spec in args.tools or ()],
+        "system": args.system,
+    }
+    return agent
+
+
+def _lasting_spec(spec: str) -> str:
+    """A ``--tools`` spec that still names the same file from another directory."""
+    from pathlib import Path
+
+    file, colon, attr = spec.rpartition(":") if ".py:" in spec else (spec, "", "")
+    if file.endswith(".py") and Path(file).is_file():
+        return str(Path(file).resolve()) + colon + attr
+    return spec
 
 
 def _model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -253,7 +278,7 @@ def _permissions(args: argparse.Namespace) -> dict[str, Any]:
     deny, ask = getattr(args, "deny", None), getattr(args, "ask", None)
     return {
         "permissions": cli_permissions(yes=yes, deny=deny, ask=ask),
-        "approve": TerminalApprover(),
+        "approve": "pause" if getattr(args, "pause", False) else TerminalApprover(),
     }
 
 

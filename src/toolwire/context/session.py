@@ -11,15 +11,24 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from ..errors import CallerError
-from ..messages import AssistantMessage, Message, Usage, UserMessage
+from ..messages import (
+    AssistantMessage,
+    ContentPart,
+    Image,
+    Message,
+    Usage,
+    UserMessage,
+    parts_text,
+)
 from ..tooldef import ToolDef
 from ..tools.tool import Tool, Toolset
 from ..turn import ToolRequest
 from .compress import Compressor, summary_prompt
 from .events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
+from .images import IMAGE_TOKENS, check_images, image_limits
 from .policy import ContextPolicy, tool_limit
 from .routing import ToolRouter
 from .tokens import (
@@ -39,9 +48,12 @@ from .truncate import (
     is_read_result,
     result_handle,
     truncate_middle,
+    truncate_parts,
 )
 
 __all__ = ["Prepared", "RequestRecord", "RunContext", "UNLIMITED"]
+
+_Cut = TypeVar("_Cut", str, tuple[ContentPart, ...])
 
 UNLIMITED = False
 """``@tool(max_result_tokens=False)``: never cut this tool's results."""
@@ -355,21 +367,68 @@ class RunContext:
         if self.requests:
             self.requests[-1].usage = usage
 
-    def shape_result(self, request: ToolRequest, tool: Tool, content: str) -> str:
+    @overload
+    def shape_result(self, request: ToolRequest, tool: Tool, content: str, /) -> str: ...
+    @overload
+    def shape_result(
+        self, request: ToolRequest, tool: Tool, content: tuple[ContentPart, ...], /
+    ) -> tuple[ContentPart, ...]: ...
+    def shape_result(
+        self, request: ToolRequest, tool: Tool, content: str | tuple[ContentPart, ...], /
+    ) -> str | tuple[ContentPart, ...]:
         """A result's text, cut to its cap (the full text kept in :attr:`store`, under a
-        handle of the call's round and index: ids may repeat across turns)."""
-        cap = getattr(tool, "max_result_tokens", None)
-        if cap is UNLIMITED:
-            return content
-        limit = cap if isinstance(cap, int) and cap > 0 else self.policy.max_result_tokens
-        if limit is None or len(content) * MAX_TOKENS_PER_CHAR <= limit or is_read_result(tool):
+        handle of the call's round and index: ids may repeat across turns).
+
+        A result with images (its content parts) has its images checked against what
+        the model accepts and only its text cut, each image counted as
+        :data:`~toolwire.context.images.IMAGE_TOKENS` of the cap.
+
+        Raises:
+            ImageError: An image the model cannot take (the call's error result).
+        """
+        if not isinstance(content, str):
+            return self._shape_parts(request, tool, content)
+        limit = self._result_limit(tool)
+        if limit is None or len(content) * MAX_TOKENS_PER_CHAR <= limit:
             return content  # short enough whatever the count: not counted
+        cut = self._keep_cut(
+            request, content, lambda handle: truncate_middle(content, limit, handle, self.count)
+        )
+        return content if cut is None else cut
+
+    def _shape_parts(
+        self, request: ToolRequest, tool: Tool, parts: tuple[ContentPart, ...]
+    ) -> tuple[ContentPart, ...]:
+        check_images(parts, image_limits(self.model))
+        limit = self._result_limit(tool)
+        if limit is None:
+            return parts
+        images = sum(1 for p in parts if isinstance(p, Image))
+        budget = max(limit - images * IMAGE_TOKENS, limit // 4)  # some text always stays
+        text = parts_text(parts)
+        if len(text) * MAX_TOKENS_PER_CHAR <= budget:
+            return parts
+        cut = self._keep_cut(
+            request, text, lambda handle: truncate_parts(parts, budget, handle, self.count)
+        )
+        return parts if cut is None else cut
+
+    def _keep_cut(
+        self, request: ToolRequest, full: str, cut: Callable[[str], _Cut | None]
+    ) -> _Cut | None:
+        """``cut`` under the call's handle; when it cut, the full text kept in the store."""
         handle = result_handle(self._round, request.index)
-        cut = truncate_middle(content, limit, handle, self.count)
-        if cut is None:
-            return content
-        self.store.put(handle, content, request.id)
-        return cut
+        done = cut(handle)
+        if done is not None:
+            self.store.put(handle, full, request.id)
+        return done
+
+    def _result_limit(self, tool: Tool) -> int | None:
+        """The token cap of ``tool``'s results (``None``: never cut)."""
+        cap = getattr(tool, "max_result_tokens", None)
+        if cap is UNLIMITED or is_read_result(tool):
+            return None
+        return cap if isinstance(cap, int) and cap > 0 else self.policy.max_result_tokens
 
     def full_result(self, call_id: str) -> str | None:
         """The full text of a truncated result of this run (``None``: never truncated).

@@ -26,6 +26,7 @@ from ..errors import CallerError
 from ..history.tool_defs import chat_tool
 from ..messages import AssistantMessage, Message, SystemMessage, ToolResult, UserMessage
 from ..tooldef import ToolDef
+from .images import IMAGE_TOKENS
 
 __all__ = [
     "MAX_TOKENS_PER_CHAR",
@@ -239,9 +240,15 @@ def account(
 def message_tokens(message: Message, count: Callable[[str], int]) -> tuple[int, int, int]:
     """One message's ``(calls, results, other)`` tokens, its framing included."""
     if isinstance(message, ToolResult):
-        return 0, count(message.content) + count(message.name), PER_MESSAGE
+        images = len(message.images) * IMAGE_TOKENS if message.parts else 0
+        return 0, count(message.content) + count(message.name) + images, PER_MESSAGE
     if not isinstance(message, AssistantMessage):
-        return 0, 0, PER_MESSAGE + count(message.content)
+        images = (
+            len(message.images) * IMAGE_TOKENS
+            if isinstance(message, UserMessage) and message.parts
+            else 0
+        )
+        return 0, 0, PER_MESSAGE + count(message.content) + images
     calls = 0
     other = PER_MESSAGE
     for part in message.parts:

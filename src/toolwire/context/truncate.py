@@ -19,6 +19,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from ..errors import CallerError
+from ..messages import ContentPart, Image, TextPart, parts_text
 
 __all__ = [
     "CURRENT_STORE",
@@ -29,6 +30,7 @@ __all__ = [
     "read_result_tool",
     "result_handle",
     "truncate_middle",
+    "truncate_parts",
 ]
 
 READ_RESULT = "read_result"
@@ -107,6 +109,50 @@ def truncate_middle(text: str, max_tokens: int, handle: str, count: Count) -> st
 
     The marker names the result by ``handle`` (what ``read_result`` takes as ``call_id``).
     """
+    cut = _middle_cut(text, max_tokens, handle, count)
+    if cut is None:
+        return None
+    head_end, tail_start, marker = cut
+    return f"{text[:head_end]}{marker}{text[tail_start:]}"
+
+
+def truncate_parts(
+    parts: tuple[ContentPart, ...], max_tokens: int, handle: str, count: Count
+) -> tuple[ContentPart, ...] | None:
+    """Content parts whose text is cut like :func:`truncate_middle`'s; ``None`` if it fits.
+
+    Only text is cut: the text parts are read as one text (their concatenation, which
+    is what ``read_result`` pages through), its middle is cut, and each text part keeps
+    what is left of it; images stay, in their places. The marker goes where the cut
+    begins. ``max_tokens`` is for the text (the caller subtracts what the images count).
+    """
+    text = parts_text(parts)
+    cut = _middle_cut(text, max_tokens, handle, count)
+    if cut is None:
+        return None
+    head_end, tail_start, marker = cut
+    out: list[ContentPart] = []
+    start = 0  # where the part begins in the concatenated text
+    placed = False
+    for part in parts:
+        if isinstance(part, Image):
+            out.append(part)
+            continue
+        end = start + len(part.text)
+        kept = part.text[: max(0, head_end - start)]
+        if not placed and head_end <= end:
+            kept, placed = kept + marker, True  # the cut begins in this part
+        kept += part.text[max(0, tail_start - start) :] if tail_start < end else ""
+        if kept:
+            out.append(TextPart(kept))
+        start = end
+    return tuple(out)
+
+
+def _middle_cut(
+    text: str, max_tokens: int, handle: str, count: Count
+) -> tuple[int, int, str] | None:
+    """Where to cut ``text`` (head end, tail start) and the marker; ``None`` if it fits."""
     total = count(text)
     if total <= max_tokens:
         return None
@@ -120,7 +166,7 @@ def truncate_middle(text: str, max_tokens: int, handle: str, count: Count) -> st
         f"from the middle of this result. The full output is kept for this run: call "
         f'{READ_RESULT}(call_id="{handle}", offset={head_end}) to read the cut part ...]\n\n'
     )
-    return f"{text[:head_end]}{marker}{text[tail_start:]}"
+    return head_end, tail_start, marker
 
 
 def _near_break(text: str, position: int, *, backwards: bool) -> int:

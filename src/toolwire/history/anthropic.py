@@ -7,7 +7,8 @@ neutral              Anthropic
 ===================  ===========================================================
 SystemMessage        the ``system`` parameter: every system message's text, in
                      order, joined by a blank line (Messages has no system role)
-UserMessage          a ``text`` block in a user turn
+UserMessage          a ``text`` block in a user turn; one with images: its parts
+                     in order, ``text`` and ``image`` blocks (below)
 AssistantMessage     an assistant turn with one block per part, in part order:
                      ``thinking`` (text + ``signature``), ``redacted_thinking``
                      (``data`` from ``redacted``), ``text`` (with its
@@ -18,7 +19,12 @@ AssistantMessage     an assistant turn with one block per part, in part order:
                      ``ProviderPart`` (server tool use/result, container,
                      compaction block) as its ``data``, unchanged
 ToolResult           a ``tool_result`` block (``tool_use_id``, ``content``, and
-                     ``is_error: true`` for every status but ok)
+                     ``is_error: true`` for every status but ok); a result with
+                     images has a list as ``content``: its parts in order, text as
+                     ``{"type": "text", "text"}`` (empty ones left out), an image as
+                     ``{"type": "image", "source": {"type": "base64",
+                     "media_type", "data"}}`` (the shape Anthropic documents for
+                     images inside a ``tool_result``)
 ===================  ===========================================================
 
 Anthropic wants user and assistant turns to alternate and the results of a turn's
@@ -52,6 +58,8 @@ from typing import Any
 from ..checks import reject_json_constant
 from ..messages import (
     AssistantMessage,
+    ContentPart,
+    Image,
     Message,
     Part,
     ProviderPart,
@@ -126,6 +134,8 @@ def to_anthropic(messages: Sequence[Message]) -> tuple[str | None, list[JSONDict
 
 def _encode(position: int, message: Message) -> tuple[str, list[JSONDict]]:
     if isinstance(message, UserMessage):
+        if message.parts:
+            return "user", _content_blocks(message.parts)
         return "user", [{"type": "text", "text": message.content}]
     if isinstance(message, ToolResult):
         return "user", [_encode_result(message)]
@@ -142,11 +152,26 @@ def _encode_result(result: ToolResult) -> JSONDict:
     block: JSONDict = {
         "type": "tool_result",
         "tool_use_id": result.call_id,
-        "content": result.content,
+        "content": _content_blocks(result.parts) if result.parts else result.content,
     }
     if result.status.is_error:
         block["is_error"] = True
     return block
+
+
+def _content_blocks(parts: Sequence[ContentPart]) -> list[JSONDict]:
+    """Text and image parts as Anthropic content blocks (empty text left out: Anthropic
+    rejects an empty text block)."""
+    return [
+        _image_block(part) if isinstance(part, Image) else {"type": "text", "text": part.text}
+        for part in parts
+        if isinstance(part, Image) or part.text
+    ]
+
+
+def _image_block(image: Image) -> JSONDict:
+    source = {"type": "base64", "media_type": image.media_type, "data": image.base64()}
+    return {"type": "image", "source": source}
 
 
 def _encode_part(part: Part) -> JSONDict | None:

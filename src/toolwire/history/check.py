@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..errors import HistoryError
 from ..messages import (
     AssistantMessage,
+    Image,
     Message,
     ProviderPart,
     ReasoningPart,
@@ -217,6 +218,13 @@ def _check_result_fields(position: int, result: ToolResult) -> None:
         raise HistoryError(
             f"tool result at position {position} has status {result.status!r}, not a ToolStatus",
             call_id=result.call_id,
+        )
+    if result.parts and not all(isinstance(p, (TextPart, Image)) for p in result.parts):
+        raise HistoryError(
+            f"tool result at position {position} has a part that is neither a TextPart nor "
+            "an Image",
+            call_id=result.call_id,
+            hint="build it with ToolResult.from_parts([...text and toolwire.Image...])",
         )
 
 

@@ -6,7 +6,9 @@ Mapping (``to_openai_chat``; ``from_openai_chat`` reverses it):
 neutral              OpenAI Chat message
 ===================  ===========================================================
 SystemMessage        ``{"role": "system", "content"}`` (``developer`` decodes too)
-UserMessage          ``{"role": "user", "content"}``
+UserMessage          ``{"role": "user", "content"}``; with images, ``content``
+                     is a list of ``{"type": "text", "text"}`` and ``{"type":
+                     "image_url", "image_url": {"url": "data:..."}}`` parts
 AssistantMessage     ``{"role": "assistant", "content", "tool_calls"?,
                      "reasoning_content"?}``: ``content`` is all text parts joined
                      (``None`` when empty and there are calls, ``""`` otherwise);
@@ -23,6 +25,14 @@ AssistantMessage     ``{"role": "assistant", "content", "tool_calls"?,
                      refusal parts joined go in ``refusal`` (the assistant
                      message's own field; a ``refusal`` content part decodes too)
 ToolResult           ``{"role": "tool", "tool_call_id", "content"}``
+ToolResult (images)  Chat's tool messages carry text only, so a result with images
+                     is its tool message (its text, and a line saying the images
+                     follow) plus, after the last tool message of that turn (a
+                     user message between two tool messages would be refused), ONE
+                     user message holding every image of those results, each
+                     labelled with its call: ``{"role": "user", "content":
+                     [{"type": "text", "text": "Images returned by call ..."},
+                     {"type": "image_url", "image_url": {"url": "data:..."}}]}``
 ===================  ===========================================================
 
 What Chat cannot carry, and so what a round trip neutral -> Chat -> neutral keeps:
@@ -44,6 +54,8 @@ from typing import Any
 from ..messages import (
     TOOL_ERROR_PREFIX,
     AssistantMessage,
+    ContentPart,
+    Image,
     Message,
     SystemMessage,
     ToolCall,
@@ -96,22 +108,53 @@ def to_openai_chat(
         CallerError: ``dialect`` names no known dialect.
     """
     reasoning = echoed_reasoning(messages, chat_dialect(dialect).reasoning_echo)
-    return [
-        _encode(position, message, reasoning.get(position))
-        for position, message in enumerate(messages)
-    ]
+    out: list[JSONDict] = []
+    images: list[JSONDict] = []  # image parts of the tool results just encoded
+    for position, message in enumerate(messages):
+        if images and not isinstance(message, ToolResult):
+            out.append({"role": "user", "content": images})
+            images = []
+        out.append(_encode(position, message, reasoning.get(position)))
+        if isinstance(message, ToolResult) and message.parts:
+            images.extend(_result_images(message))
+    if images:
+        out.append({"role": "user", "content": images})
+    return out
 
 
 def _encode(position: int, message: Message, reasoning: str | None) -> JSONDict:
+    if isinstance(message, UserMessage) and message.parts:
+        return {"role": "user", "content": _content_parts(message.parts)}
     if isinstance(message, (SystemMessage, UserMessage)):
         return {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage):
         return _encode_assistant(message, reasoning)
     if isinstance(message, ToolResult):
-        return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+        content = message.content
+        if message.parts:
+            count = len(message.images)
+            content += f"\n[{count} image(s) of this result follow in a user message.]"
+        return {"role": "tool", "tool_call_id": message.call_id, "content": content}
     raise history_error(
         f"a {type(message).__name__} is not a toolwire message", f"position {position}"
     )
+
+
+def _content_parts(parts: Sequence[ContentPart]) -> list[JSONDict]:
+    """Text and image parts as Chat content parts (``text``, ``image_url``)."""
+    return [
+        {"type": "image_url", "image_url": {"url": part.data_url()}}
+        if isinstance(part, Image)
+        else {"type": "text", "text": part.text}
+        for part in parts
+    ]
+
+
+def _result_images(result: ToolResult) -> list[JSONDict]:
+    """The user-message parts that carry a tool result's images (Chat tool messages
+    cannot): a line naming the call, then each image."""
+    label = f"Images returned by call {result.call_id} ({result.name}):"
+    return [{"type": "text", "text": label}, *_content_parts(result.images)]
 
 
 def _encode_assistant(message: AssistantMessage, reasoning: str | None) -> JSONDict:

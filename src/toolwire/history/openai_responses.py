@@ -14,7 +14,9 @@ neutral              Responses input
 SystemMessage        the first message of the history becomes ``instructions``;
                      any later one stays in place as ``{"type": "message", "role":
                      "system", "content"}`` (``developer`` decodes as system too)
-UserMessage          ``{"type": "message", "role": "user", "content"}``
+UserMessage          ``{"type": "message", "role": "user", "content"}``; with
+                     images, ``content`` is a list of ``input_text`` and
+                     ``input_image`` parts (below), in order
 TextPart             ``{"type": "message", "role": "assistant", "content"}``, one
                      item per part (``output_text`` content parts decode to one
                      TextPart each)
@@ -30,7 +32,11 @@ ToolCall             ``{"type": "function_call", "call_id", "name", "arguments"}
 ToolCall (freeform)  ``{"type": "custom_tool_call", "call_id", "name", "input"}``
 ToolResult           ``{"type": "function_call_output", "call_id", "output"}``;
                      ``{"type": "custom_tool_call_output", "call_id", "output"}``
-                     when it answers a free-form (custom) call
+                     when it answers a free-form (custom) call; a result with
+                     images has a list as ``output`` (the documented list form):
+                     ``{"type": "input_text", "text"}`` and ``{"type":
+                     "input_image", "image_url": "data:<type>;base64,...",
+                     "detail": "auto"}``, in order
 ProviderPart         its ``data``, verbatim (``openai_responses`` parts only; a
                      ``local_shell_call_output`` that names its call ``id``, as
                      openai-python's type does, is sent with ``call_id``)
@@ -61,6 +67,8 @@ from typing import Any
 
 from ..messages import (
     AssistantMessage,
+    ContentPart,
+    Image,
     Message,
     Part,
     ProviderPart,
@@ -115,20 +123,37 @@ def to_responses_input(messages: Sequence[Message]) -> tuple[str | None, list[JS
 
 
 def _encode(position: int, message: Message, custom: set[str]) -> list[JSONDict]:
+    if isinstance(message, UserMessage) and message.parts:
+        return [_message_item("user", _input_parts(message.parts))]
     if isinstance(message, (SystemMessage, UserMessage)):
         return [_message_item(message.role, message.content)]
     if isinstance(message, AssistantMessage):
         return [item for part in message.parts if (item := _encode_part(part)) is not None]
     if isinstance(message, ToolResult):
         kind = "custom_tool_call_output" if message.call_id in custom else "function_call_output"
-        return [{"type": kind, "call_id": message.call_id, "output": message.content}]
+        output = _input_parts(message.parts) if message.parts else message.content
+        return [{"type": kind, "call_id": message.call_id, "output": output}]
     raise history_error(
         f"a {type(message).__name__} is not a toolwire message", f"position {position}"
     )
 
 
-def _message_item(role: str, text: str) -> JSONDict:
-    return {"type": "message", "role": role, "content": text}
+def _message_item(role: str, content: str | list[JSONDict]) -> JSONDict:
+    return {"type": "message", "role": role, "content": content}
+
+
+def _input_parts(parts: Sequence[ContentPart]) -> list[JSONDict]:
+    """Text and image parts as Responses input content (``input_text``, ``input_image``).
+
+    ``detail`` is sent as its documented default, ``auto``: a message's image requires
+    the field (the SDK's ``ResponseInputImageParam``), a call output's allows it.
+    """
+    return [
+        {"type": "input_image", "image_url": part.data_url(), "detail": "auto"}
+        if isinstance(part, Image)
+        else {"type": "input_text", "text": part.text}
+        for part in parts
+    ]
 
 
 def _encode_part(part: Part) -> JSONDict | None:

@@ -14,7 +14,7 @@ from typing import Any
 from ..policies.loops import call_signature
 from .query import format_time
 
-__all__ = ["FAILURE_HINTS", "inspect_run"]
+__all__ = ["FAILURE_HINTS", "TIMELINE_KINDS", "describe_event", "inspect_run", "timeline"]
 
 PREVIEW_CHARS = 200
 
@@ -164,7 +164,28 @@ def inspect_run(
         "failure_hints": {kind: FAILURE_HINTS.get(kind, "") for kind in failures},
         "usage": _usage(_run_usage(run, requests), prices),
         "usage_by_round": _by_round(requests, prices),
+        "timeline": timeline(run),
     }
+
+
+TIMELINE_KINDS = ("paused", "approval", "resumed")
+"""The timeline rows a report shows (call start rows only mark calls as started)."""
+
+
+def timeline(run: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run's pauses, approvals (who answered what, when) and resumes, in order."""
+    entries = []
+    for row in run.get("timeline", ()):
+        if row["kind"] not in TIMELINE_KINDS:
+            continue
+        detail = json.loads(row["detail"])
+        entry = {"kind": row["kind"], "at": row["at"], "time": format_time(row["at"])}
+        if row["round"] is not None:
+            entry["round"] = row["round"]
+        if row["call_id"] is not None:
+            entry["call_id"] = row["call_id"]
+        entries.append(entry | detail)
+    return entries
 
 
 def _run_usage(run: dict[str, Any], requests: list[dict[str, Any]]) -> dict[str, Any]:
@@ -184,3 +205,15 @@ def _by_round(
         totals["input_tokens"] += q["usage"]["input_tokens"]
         totals["output_tokens"] += q["usage"]["output_tokens"]
     return [{"round": n, **_usage(t, prices)} for n, t in sorted(rounds.items())]
+
+
+def describe_event(entry: dict[str, Any]) -> str:
+    """One pause, approval or resume of :func:`timeline`, as a line of text."""
+    when = entry["time"]
+    if entry["kind"] == "paused":
+        waiting = ", ".join(f"{c['tool']} ({c['call_id']})" for c in entry.get("calls", ()))
+        return f"paused {when} after round {entry.get('round')}: waiting for {waiting}"
+    if entry["kind"] == "approval":
+        answer = "approved" if entry["approved"] else f"denied ({entry.get('reason')})"
+        return f"  {entry['tool']} ({entry['call_id']}) {answer} by {entry['by']} {when}"
+    return f"resumed {when} by {entry['by']} (from {entry['from']}; owner {entry['owner']})"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import sqlite3
 from typing import Any
@@ -115,7 +116,12 @@ def load_run(conn: sqlite3.Connection, ref: str, path: str) -> dict[str, Any]:
     conn.row_factory = sqlite3.Row
     try:
         run = dict(conn.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone())
+        run["outcome_stored"] = run["outcome"]  # what a claim compares (toolwire.observe.durable)
         run["outcome"] = _outcome(run["outcome"], run.get("pid"))
+        run["timeline"] = [
+            dict(r)
+            for r in conn.execute("SELECT * FROM timeline WHERE run_id = ? ORDER BY seq", (run_id,))
+        ]
         run["requests"] = [
             dict(r)
             for r in conn.execute("SELECT * FROM requests WHERE run_id = ? ORDER BY seq", (run_id,))
@@ -130,4 +136,35 @@ def load_run(conn: sqlite3.Connection, ref: str, path: str) -> dict[str, Any]:
         ]
     finally:
         conn.row_factory = None
+    run["images"] = _images(conn, run)
     return run
+
+
+def _images(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, tuple[str, bytes]]:
+    """The run's images by SHA-256: ``(media_type, data)`` of each one its calls' and
+    messages' parts name (stored once in the ``images`` table)."""
+    wanted: set[str] = set()
+    texts = [c.get("parts") for c in run["calls"]] + [q["messages"] for q in run["requests"]]
+    for text in texts:
+        if text and '"image"' in text:  # only parts JSON holding an image is read
+            wanted.update(_image_hashes(json.loads(text)))
+    if not wanted:
+        return {}
+    marks = ", ".join("?" * len(wanted))
+    rows = conn.execute(
+        f"SELECT sha256, media_type, data FROM images WHERE sha256 IN ({marks})",
+        sorted(wanted),
+    )
+    return {digest: (media_type, bytes(data)) for digest, media_type, data in rows}
+
+
+def _image_hashes(value: Any) -> set[str]:
+    """Every ``sha256`` of an image part anywhere in logged JSON."""
+    if isinstance(value, dict):
+        found = {str(value["sha256"])} if value.get("kind") == "image" else set()
+        for item in value.values():
+            found |= _image_hashes(item)
+        return found
+    if isinstance(value, list):
+        return set().union(*(_image_hashes(item) for item in value)) if value else set()
+    return set()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AuditLogError
 from ..history.tool_defs import chat_tool
-from ..messages import Message, ToolResult, UserMessage
+from ..messages import ContentPart, Image, Message, ToolResult, UserMessage
 from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
@@ -39,6 +39,7 @@ from ..run.events import (
     ToolProgress,
     ToolResultReady,
 )
+from ..run.pause import PendingCall
 from ..run.progress import progress_text
 from ..tools.outcomes import failure_class
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
@@ -50,9 +51,12 @@ __all__ = ["RunRecorder", "message_json"]
 
 _INSERT_CALL = (
     "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
-    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
+_INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
+# An image's key is a digest, never a secret: kept as it is by the redactor.
+_IMAGE_KEYS = frozenset({"sha256"})
 
 
 SETTLE_TIMEOUT = 30.0
@@ -68,7 +72,18 @@ def message_json(messages: list[Message]) -> str:
 def message_value(messages: list[Message]) -> JsonValue:
     """The neutral messages as a row value: redacted by the writer, except the signed
     and encrypted provider fields (thinking signatures, encrypted reasoning)."""
-    return JsonValue([_plain(m) for m in messages], SIGNED_FIELDS)
+    return JsonValue([_plain(m) for m in messages], SIGNED_FIELDS | _IMAGE_KEYS)
+
+
+def parts_json(parts: tuple[ContentPart, ...]) -> list[dict[str, Any]]:
+    """Content parts as logged: text parts as they are, an image by its hash (its bytes
+    go to the ``images`` table once)."""
+    return [
+        {"kind": "image", "sha256": p.sha256, "media_type": p.media_type, "bytes": len(p.data)}
+        if isinstance(p, Image)
+        else {"kind": "text", "text": p.text}
+        for p in parts
+    ]
 
 
 def _copy(value: Any) -> Any:
@@ -83,18 +98,26 @@ def _copy(value: Any) -> Any:
 def _plain(value: Any) -> Any:
     """A message or part as a dict of its fields (``dataclasses.asdict`` without the
     deep copies: one message per result, once per request, on the event loop)."""
+    out: dict[str, Any]
     if type(value) is ToolResult:  # the common case, written out
-        return {
+        out = {
             "call_id": value.call_id,
             "name": value.name,
             "content": value.content,
             "status": value.status.value,
             "role": "tool",
         }
-    out: dict[str, Any] = {}
+        if value.parts:
+            out["parts"] = parts_json(value.parts)
+        return out
+    out = {}
     for name in value.__dataclass_fields__:
         item = getattr(value, name)
-        if isinstance(item, list):
+        if name == "parts" and isinstance(item, tuple):  # a user message's content parts
+            if not item:
+                continue
+            item = parts_json(item)
+        elif isinstance(item, list):
             item = [_plain(part) if hasattr(part, "__dataclass_fields__") else _copy(part)
                     for part in item]  # fmt: skip
         elif isinstance(item, enum.Enum):
@@ -120,6 +143,8 @@ class RunRecorder:
         self._sent = 0  # messages already recorded with an earlier request
         self._last: Message | None = None  # the last of them
         self._request: RequestStarted | None = None
+        self._images: set[str] = set()  # hashes of the images already submitted
+        self._round = 0  # the round of the latest request
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
@@ -128,6 +153,11 @@ class RunRecorder:
             ToolProgress: self._progressed,
             RunEnded: self._ended,
         }
+
+    def continue_after(self, requests: int, calls: int, round_: int) -> None:
+        """A resumed run: number its requests and calls after those in the log (its
+        last round is the one it resumes in)."""
+        self._requests, self._calls, self._round = requests, calls, round_
 
     def start_row(self) -> Row:
         """The ``runs`` row (written before the first request)."""
@@ -182,6 +212,7 @@ class RunRecorder:
 
     def _started(self, event: RequestStarted) -> None:
         self._request = event
+        self._round = event.round
 
     def _extends(self, messages: list[Message]) -> bool:
         """Whether ``messages`` continue what the previous request sent (a history that
@@ -194,6 +225,9 @@ class RunRecorder:
         messages = list(request.request.messages) if request is not None else []
         new = messages[self._sent :] if self._extends(messages) else messages
         self._sent, self._last = len(messages), (messages[-1] if messages else None)
+        for message in new:
+            if isinstance(message, (ToolResult, UserMessage)) and message.parts:
+                self._store_images(message.parts)
         self._requests += 1
         turn = event.turn
         message = turn.message
@@ -208,8 +242,8 @@ class RunRecorder:
                 "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
                 " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
                 " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
-                " reasoning_tokens, refusal, refused, model)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " reasoning_tokens, refusal, refused, model, message)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.run_id,
                     self._requests,
@@ -232,21 +266,35 @@ class RunRecorder:
                     message.refusal,
                     int(turn.refused),
                     turn.model or self._start.model,  # a FallbackModel's: the one that answered
+                    message_value([message]),  # verbatim: a resumed run sends it back
                 ),
             )
         )
 
+    def _store_images(self, parts: tuple[ContentPart, ...]) -> None:
+        """Submit each image not submitted yet: one row per distinct image, ever (the
+        table's key makes a repeat across runs a no-op too)."""
+        for part in parts:
+            if isinstance(part, Image) and (digest := part.sha256) not in self._images:
+                self._images.add(digest)
+                self._log.submit((_INSERT_IMAGE, (digest, part.media_type, part.data)))
+
     def _call(self, event: ToolResultReady) -> None:
         result, call = event.result, event.call
         status = result.status
+        parts = None
+        if result.parts:
+            self._store_images(result.parts)
+            parts = JsonValue(parts_json(result.parts), _IMAGE_KEYS)
         if call is None:  # a result made outside the executor: what it says is all we know
             self._insert_call(event.round, event.index, result.call_id, result.name, status.value,
-                              text=result.content, failure=failure_class(None, status))  # fmt: skip
+                              text=result.content, failure=failure_class(None, status),
+                              parts=parts)  # fmt: skip
             return
         self._insert_call(
             event.round, call.index, call.call_id, call.name, status.value,
             call=call, text=call.full_result or result.content,
-            failure=call.failure_class,
+            failure=call.failure_class, parts=parts,
         )  # fmt: skip
 
     def _progressed(self, event: ToolProgress) -> None:
@@ -285,6 +333,7 @@ class RunRecorder:
         text: str = "",
         failure: str | None = None,
         reason: str | None = None,
+        parts: JsonValue | None = None,
     ) -> None:
         self._calls += 1
         params = (
@@ -293,7 +342,7 @@ class RunRecorder:
             status, text,
             call.started_at if call else None, call.ended_at if call else time.time(),
             call.latency_ms if call else None, call.attempts if call else 0,
-            failure, int(call.early) if call else 0, reason,
+            failure, int(call.early) if call else 0, reason, parts,
         )  # fmt: skip
         self._log.submit((_INSERT_CALL, params), urgent=True)  # durable as soon as it ends
 
@@ -324,11 +373,25 @@ class RunRecorder:
                 ),
             )
         )
+        result = event.result
+        if result is not None and result.paused:
+            self._log.submit(self._paused_row(event.at, result.pending))
         self._done = True
         if not self._driven or event.outcome != "ok":
             # Nobody awaits settle() after this (a failed or cancelled run, a relay):
             # the wait for the last rows is here, bounded.
             self._finish(self._log.flush(SETTLE_TIMEOUT))
+
+    def _paused_row(self, at: float, pending: list[PendingCall]) -> Row:
+        """The timeline row of a paused run: the calls that wait for approval."""
+        from .durable import timeline_row
+
+        detail = {
+            "pending": [p.call_id for p in pending],
+            "calls": [{"call_id": p.call_id, "tool": p.tool, "arguments": p.raw_arguments}
+                      for p in pending],
+        }  # fmt: skip
+        return timeline_row(self.run_id, at, "paused", detail, round_=self._round)
 
     def _finish(self, flushed: bool) -> None:
         """The run ended and its rows were waited for: report what went wrong."""

@@ -20,6 +20,8 @@ from typing import Any
 from ..errors import CallerError, ReplayedToolError, ReplayMismatchError, ToolwireError
 from ..messages import (
     AssistantMessage,
+    ContentPart,
+    Image,
     Message,
     Part,
     ProviderPart,
@@ -99,7 +101,7 @@ class ReplayModel:
         if not self._turns:
             prompt = self.run.get("prompt")
             return [UserMessage(prompt)] if prompt else []
-        return messages_from_json(self._turns[0]["messages"])
+        return messages_from_json(self._turns[0]["messages"], self.run.get("images"))
 
     def tools(self) -> list[Tool]:
         """The logged run's tools, answering each call with its logged result.
@@ -112,12 +114,16 @@ class ReplayModel:
         Raises:
             SchemaExtraMissingError: ``jsonschema`` is not installed (``toolwire[schema]``).
         """
-        answers: dict[str, deque[tuple[str, str]]] = defaultdict(deque)
+        answers: dict[str, deque[tuple[str, Answer]]] = defaultdict(deque)
         custom = self._custom_tools()
+        images = self.run.get("images") or {}
         for call in self.run["calls"]:
             if _ran(call):
                 key = _signature(call["tool"], call["arguments"], raw=call["tool"] in custom)
-                answers[key].append((call["status"], call["result"]))
+                answer: Answer = call["result"]
+                if call.get("parts"):  # a result with images: its parts, images restored
+                    answer = list(parts_from_json(json.loads(call["parts"]), images))
+                answers[key].append((call["status"], answer))
         tools = []
         for definition in json.loads(self.run["tools"]):
             custom = definition.get("custom")  # a free-form tool: {"type": "custom", ...}
@@ -196,10 +202,14 @@ def _signature(tool: str, arguments: str, *, raw: bool = False) -> str:
     return call_signature(tool, value)
 
 
+Answer = str | list[ContentPart]
+"""A logged call's answer: its text, or its content parts when it returned images."""
+
+
 def _answerer(
-    name: str, answers: dict[str, deque[tuple[str, str]]]
-) -> Callable[[dict[str, Any]], str]:
-    def answer(arguments: dict[str, Any]) -> str:
+    name: str, answers: dict[str, deque[tuple[str, Answer]]]
+) -> Callable[[dict[str, Any]], Answer]:
+    def answer(arguments: dict[str, Any]) -> Answer:
         queue = answers.get(call_signature(name, arguments))
         if not queue:
             raise ReplayedToolError(
@@ -212,7 +222,7 @@ def _answerer(
             # (toolwire.tools.outcomes): nothing is read back out of the text.
             raise ReplayedToolError(
                 f"the logged call {call_signature(name, arguments)} failed ({status})",
-                result=text,
+                result=text if isinstance(text, str) else "",
                 timed_out=status == "timeout",
             )
         return text
@@ -273,24 +283,54 @@ def turn_chunks(
     return chunks
 
 
-def messages_from_json(text: str) -> list[Message]:
-    """Neutral messages back from the log's JSON (see ``record.message_json``)."""
+def messages_from_json(
+    text: str, images: dict[str, tuple[str, bytes]] | None = None
+) -> list[Message]:
+    """Neutral messages back from the log's JSON (see ``record.message_json``).
+
+    ``images`` holds the run's logged images by hash (``load_run``'s ``images``): the
+    image parts of tool results and user messages get their bytes back from it.
+    """
     messages: list[Message] = []
     for item in json.loads(text):
         role = item.get("role")
+        held = item.get("parts") if role in ("user", "tool") else None  # content parts
+        parts = parts_from_json(held, images or {}) if held else ()
         if role == "system":
             messages.append(SystemMessage(item["content"]))
         elif role == "user":
-            messages.append(UserMessage(item["content"]))
+            messages.append(UserMessage(item["content"], parts=parts))
         elif role == "tool":
+            status = ToolStatus(item["status"])
             messages.append(
-                ToolResult(
-                    item["call_id"], item["name"], item["content"], ToolStatus(item["status"])
-                )
+                ToolResult(item["call_id"], item["name"], item["content"], status, parts=parts)
             )
         elif role == "assistant":
             messages.append(AssistantMessage([_part(p) for p in item["parts"]]))
     return messages
+
+
+def parts_from_json(
+    items: list[dict[str, Any]], images: dict[str, tuple[str, bytes]]
+) -> tuple[ContentPart, ...]:
+    """Logged content parts back (see ``record.parts_json``), each image from ``images``.
+
+    Raises:
+        ReplayMismatchError: An image the parts name is not in the log.
+    """
+    parts: list[ContentPart] = []
+    for item in items:
+        if item.get("kind") != "image":
+            parts.append(TextPart(item["text"]))
+            continue
+        stored = images.get(item["sha256"])
+        if stored is None:
+            raise ReplayMismatchError(
+                f"the log names image {item['sha256'][:12]}... but does not hold it",
+                hint="the log's images table is missing rows; replay from an intact log",
+            )
+        parts.append(Image(stored[1], stored[0]))
+    return tuple(parts)
 
 
 def _part(item: dict[str, Any]) -> Part:

@@ -119,7 +119,38 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE requests ADD COLUMN model TEXT;
     """,
-    # 7: a request `toolwire serve` proxied (one run each): the upstream, the HTTP status
+    # 7: durable runs (toolwire.run.store). Each request's assistant message verbatim
+    # (provider parts and signatures: a resumed run sends the last turn back as it
+    # came), the process that owns a resumed run, and the run's timeline: a start row
+    # committed before each call that may not run twice, pauses with the calls they
+    # wait for, approvals (who answered what, when) and resumes. A call's status may
+    # be ``interrupted`` and a run's outcome ``paused``.
+    """
+    ALTER TABLE requests ADD COLUMN message TEXT;
+    ALTER TABLE runs ADD COLUMN owner TEXT;
+    CREATE TABLE timeline (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        seq INTEGER NOT NULL,
+        at REAL NOT NULL,
+        kind TEXT NOT NULL,
+        round INTEGER,
+        call_id TEXT,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    );
+    """,
+    # 8: images in tool results and user messages, each stored once by its SHA-256; a
+    # call row and a logged message name them in their ``parts`` (JSON: text parts and
+    # {kind: image, sha256, media_type, bytes}).
+    """
+    CREATE TABLE images (
+        sha256 TEXT PRIMARY KEY,      -- hex SHA-256 of the bytes
+        media_type TEXT NOT NULL,
+        data BLOB NOT NULL
+    );
+    ALTER TABLE calls ADD COLUMN parts TEXT; -- JSON: the result's parts, when it has images
+    """,
+    # 9: a request `toolwire serve` proxied (one run each): the upstream, the HTTP status
     # the client got, the upstream's body as received, what the client received, and
     # the notices it was told (JSON).
     """

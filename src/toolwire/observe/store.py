@@ -43,15 +43,17 @@ import queue
 import re
 import sqlite3
 import threading
+import time
 import warnings
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import AuditLogError, CallerError, ToolwireError
+from ..errors import AuditLogError, CallerError, RunClaimedError, ToolwireError
 from ..run.events import RunStarted
 from ..run.observers import RunListener
+from ..run.store import ApprovalRecord, CallStart, SavedRun
 from .redact import Redactor
 from .schema import SCHEMA_VERSION, apply_migrations, schema_version
 
@@ -360,7 +362,9 @@ class AuditLog:
             first = self._conn is None
             self.open()
             recorder = RunRecorder(self, start)
-            if first or self.strict or not self.group_commits:
+            if start.resumed:  # its row is there (claimed): number the new rows after the old
+                recorder.continue_after(*self._counts(start.run_id))
+            elif first or self.strict or not self.group_commits:
                 self.write_now(recorder.start_row())  # proves the file writable, now
             else:
                 self.submit(recorder.start_row())
@@ -488,6 +492,108 @@ class AuditLog:
 
         with self.reading() as conn:
             return resolve_run(conn, ref, self.path)
+
+    # -- the run store (toolwire.run.store.RunStore; toolwire.observe.durable) -------------
+
+    def load_run(self, ref: str) -> SavedRun:
+        """The logged run ``ref`` names, as a resumed run's state.
+
+        Raises:
+            RunNotFoundError: No run matches (the error lists the latest).
+            AuditLogError: The file is missing, damaged or from a newer toolwire.
+        """
+        from .durable import load_saved
+
+        with self.reading() as conn:
+            return load_saved(conn, ref, self.path)
+
+    def claim_run(self, saved: SavedRun, owner: str, by: str) -> None:
+        """Make ``owner`` the run's one owner, with a ``resumed`` timeline row (committed).
+
+        Raises:
+            RunClaimedError: Another process claimed the run since it was loaded.
+        """
+        from .durable import claim, timeline_row
+
+        self.open()
+        self.flush()
+        row = timeline_row(
+            saved.run_id, time.time(), "resumed", {"owner": owner, "by": by, "from": saved.outcome}
+        )
+        conn = self._conn
+        assert conn is not None
+        with self._lock:
+            try:
+                taken = claim(conn, saved, owner, os.getpid(), row)
+                current = conn.execute(
+                    "SELECT owner, pid FROM runs WHERE run_id = ?", (saved.run_id,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise describe_error(self.path, exc, self.timeout) from None
+        if not taken:
+            holder = current[0] or f"process {current[1]}" if current else "unknown"
+            raise RunClaimedError(
+                saved.run_id, str(holder), "was claimed by another process since it was loaded"
+            )
+
+    def record_approvals(self, run_id: str, approvals: Sequence[ApprovalRecord]) -> None:
+        """Commit the answers to a paused run's calls to its timeline."""
+        from .durable import approval_row
+
+        self.open()
+        for answer in approvals:
+            self.write_now(approval_row(run_id, answer))
+
+    def record_call_start(self, run_id: str, start: CallStart) -> None:
+        """Commit a call's start row before it runs (blocking: call it off the event loop).
+
+        The row goes through the writer thread, which commits it with whatever else has
+        queued (the start rows of the batch's other calls, a finished call): the calls
+        of a parallel batch wait for one commit, not one each (bench/bench_durable.py).
+
+        A log that is not strict and cannot be written lets the call run unrecorded (the
+        run goes on without its log, as for every row; the error is reported at the
+        run's end); a strict log stops the call.
+
+        Raises:
+            AuditLogError: Only when ``strict``: the row could not be committed.
+        """
+        try:
+            self._commit_start(run_id, start)
+        except AuditLogError as exc:
+            if self.strict:
+                raise
+            self.error = exc
+
+    def _commit_start(self, run_id: str, start: CallStart) -> None:
+        from .durable import call_start_row
+
+        self.open()
+        row = call_start_row(run_id, start)
+        if self._writer is None:
+            self.write_now(row)
+            return
+        self.submit(row, urgent=True)
+        if not self.flush():
+            raise AuditLogError(self.path, "the writer did not commit a call's start row in time")
+        if self.error is not None:
+            raise self.error
+
+    def _counts(self, run_id: str) -> tuple[int, int, int]:
+        """The run's last request number, call number and round in the file."""
+        self.flush()
+        conn = self._conn
+        assert conn is not None
+        with self._lock:
+            requests, round_ = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0), COALESCE(MAX(round), 0) FROM requests"
+                " WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+            calls = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+        return int(requests), int(calls), int(round_)
 
     def inspect(self, ref: str, *, loop_threshold: int = 2) -> dict[str, Any]:
         """The analysis of one run (what ``toolwire inspect RUN --json`` prints)."""

@@ -10,7 +10,9 @@ nothing. Every logged value enters the page escaped (:func:`_text`: HTML text or
 attribute, numbers included, since a crafted log may hold markup where a round number
 belongs; or JSON with ``<`` escaped inside the data block), never as markup. The
 page's Content-Security-Policy allows one script, the page's own, by its SHA-256
-hash: even markup that got in could run nothing.
+hash: even markup that got in could run nothing. A call's images (logged once by
+hash) are shown in its details as ``data:`` URLs, the one image source the policy
+allows.
 """
 
 from __future__ import annotations
@@ -21,13 +23,19 @@ import html
 import json
 from typing import Any
 
+from ..messages import IMAGE_MEDIA_TYPES
+from .inspect import describe_event, timeline
+
 __all__ = ["render_html"]
 
 MAX_DETAIL_CHARS = 100_000  # of one result or arguments text inside the page
 
 _STYLE = """
 :root { --ok:#2e9d5b; --error:#d64545; --timeout:#e08a1e; --cancelled:#8a8a8a;
-  --not_executed:#b9b9b9; --discarded:#9b6cd1; --model:#3b7dd8; }
+  --not_executed:#b9b9b9; --discarded:#9b6cd1; --model:#3b7dd8; --denied:#7a4b2a;
+  --interrupted:#c2185b; }
+.event { margin: 8px 0; padding: 4px 8px; border-left: 4px solid #c2185b;
+  background: #fdf3f7; font-family: ui-monospace, monospace; white-space: pre-wrap; }
 * { box-sizing: border-box; }
 body { font: 13px/1.4 system-ui, sans-serif; margin: 16px 20px; color: #222; }
 h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6px; }
@@ -49,6 +57,8 @@ h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6p
   font-size: 11px; }
 #details { margin-top: 16px; padding: 10px; border: 1px solid #ccc; background: #fafafa;
   min-height: 40px; }
+#details img.result-image { display: block; max-width: 100%; max-height: 480px;
+  margin: 4px 0 10px; border: 1px solid #e4e4e4; }
 #details pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0 10px;
   max-height: 360px; overflow: auto; background: #fff; padding: 6px; border: 1px solid #e4e4e4; }
 """
@@ -76,6 +86,13 @@ _SCRIPT = """
       add("b", item.sections[i][0]);
       add("pre", item.sections[i][1]);
     }
+    var images = item.images || [];
+    for (var j = 0; j < images.length; j++) {
+      var image = add("img", "");
+      image.src = images[j][1];
+      image.alt = images[j][0];
+      image.className = "result-image";
+    }
   }
   var bars = document.querySelectorAll(".bar");
   for (var i = 0; i < bars.length; i++) {
@@ -84,14 +101,23 @@ _SCRIPT = """
 }());
 """
 
-_STATUSES = ("ok", "error", "timeout", "cancelled", "not_executed", "discarded")
+_STATUSES = (
+    "ok",
+    "error",
+    "timeout",
+    "cancelled",
+    "denied",
+    "not_executed",
+    "interrupted",
+    "discarded",
+)
 
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
 """The page's own script, the only one its Content-Security-Policy lets run."""
 
 CSP = (
     f"default-src 'none'; style-src 'unsafe-inline'; script-src '{SCRIPT_HASH}'; "
-    "base-uri 'none'; form-action 'none'"
+    "img-src data:; base-uri 'none'; form-action 'none'"
 )
 
 
@@ -125,8 +151,18 @@ class _Page:
     def __init__(self) -> None:
         self.items: list[dict[str, Any]] = []
 
-    def item(self, title: str, summary: str, sections: list[tuple[str, str]]) -> int:
-        self.items.append({"title": title, "summary": summary, "sections": sections})
+    def item(
+        self,
+        title: str,
+        summary: str,
+        sections: list[tuple[str, str]],
+        images: list[tuple[str, str]] | None = None,
+    ) -> int:
+        """Add a bar's record (``images``: ``(alt text, data: URL)`` of a result's images)."""
+        record: dict[str, Any] = {"title": title, "summary": summary, "sections": sections}
+        if images:
+            record["images"] = images
+        self.items.append(record)
         return len(self.items) - 1
 
 
@@ -140,8 +176,25 @@ def _bar(css: str, item: int, start: float, end: float, *, origin: float, span: 
     )
 
 
+def _call_images(
+    call: dict[str, Any], images: dict[str, tuple[str, bytes]]
+) -> list[tuple[str, str]]:
+    """A call's images as ``(alt text, data: URL)``, from its logged parts (an image
+    whose bytes the log lacks is left out). A ``data:`` URL is all the page's CSP lets
+    an image be: the page fetches nothing."""
+    if not call.get("parts"):
+        return []
+    found = []
+    for part in json.loads(call["parts"]):
+        stored = images.get(part.get("sha256", "")) if part.get("kind") == "image" else None
+        if stored is not None and stored[0] in IMAGE_MEDIA_TYPES:
+            alt = f"{stored[0]}, {len(stored[1])} bytes, sha256 {part['sha256'][:12]}"
+            found.append((alt, f"data:{stored[0]};base64,{base64.b64encode(stored[1]).decode()}"))
+    return found
+
+
 def _round(page: _Page, number: int, requests: list[dict[str, Any]],
-           calls: list[dict[str, Any]]) -> str:  # fmt: skip
+           calls: list[dict[str, Any]], images: dict[str, tuple[str, bytes]]) -> str:  # fmt: skip
     starts = [q["started_at"] for q in requests] + [
         c["started_at"] if c["started_at"] is not None else c["ended_at"] for c in calls
     ]
@@ -190,6 +243,7 @@ def _round(page: _Page, number: int, requests: list[dict[str, Any]],
             f"{c['tool']} · {c['call_id']}",
             summary,
             [("arguments", _cut(_pretty(c["arguments"]))), ("result", _cut(c["result"]))],
+            _call_images(c, images),
         )
         call_id = _text(c["call_id"])
         bar = _bar(f"call s-{status}", item, started, c["ended_at"], origin=origin, span=span,
@@ -206,19 +260,35 @@ def _round(page: _Page, number: int, requests: list[dict[str, Any]],
     )
 
 
+def _first_time(run: dict[str, Any], number: int) -> float:
+    """When round ``number`` began (its first request or call), to order the page."""
+    times = [q["started_at"] for q in run["requests"] if q["round"] == number]
+    times += [c["started_at"] or c["ended_at"] for c in run["calls"] if c["round"] == number]
+    return min(times, default=0.0)
+
+
 def render_html(run: dict[str, Any]) -> str:
     """The page for a run loaded by :func:`~toolwire.observe.query.load_run`."""
     page = _Page()
     numbers = sorted({q["round"] for q in run["requests"]} | {c["round"] for c in run["calls"]})
     sections = [
-        _round(
-            page,
-            n,
-            [q for q in run["requests"] if q["round"] == n],
-            [c for c in run["calls"] if c["round"] == n],
+        (
+            _first_time(run, n),
+            _round(
+                page,
+                n,
+                [q for q in run["requests"] if q["round"] == n],
+                [c for c in run["calls"] if c["round"] == n],
+                run.get("images") or {},
+            ),
         )
         for n in numbers
     ]
+    # Pauses, approvals and resumes, between the rounds, in the order they happened.
+    sections += [
+        (e["at"], f'<div class="event">{_text(describe_event(e))}</div>') for e in timeline(run)
+    ]
+    sections.sort(key=lambda item: item[0])
     duration = (
         _ms(run["ended_at"] - run["started_at"]) if run["ended_at"] is not None else "unfinished"
     )
@@ -239,7 +309,7 @@ def render_html(run: dict[str, Any]) -> str:
 {"· " + _text(run["error"]) if run["error"] else ""}</div>
 <div class="meta">prompt: {_text(str(run["prompt"] or "")[:500])}</div>
 <div class="legend">{legend}</div>
-{"".join(sections) or "<p>No model request was logged.</p>"}
+{"".join(part for _, part in sections) or "<p>No model request was logged.</p>"}
 <div id="details">Click a bar for its arguments, result and timings.</div>
 <script type="application/json" id="trace-data">{data}</script>
 <script>{_SCRIPT}</script>

@@ -286,12 +286,13 @@ class Output:
             return tools
         return with_output_tool(tools, self.spec)
 
-    def gate(self, gate: Callable[[Any, Tool], Awaitable[str | None]] | None) -> Any:
-        """The permission gate, with ``final_result`` never put to approval."""
+    def gate(self, gate: Callable[[Any, Tool], Awaitable[Any]] | None) -> Any:
+        """The permission gate, with ``final_result`` never put to approval (the gate's
+        answer passes through: ``None``, a reason, or a paused run's ``HOLD``)."""
         if gate is None or self.text:
             return gate
 
-        async def gated(request: Any, tool: Tool) -> str | None:
+        async def gated(request: Any, tool: Tool) -> Any:
             return None if isinstance(tool, OutputTool) else await gate(request, tool)
 
         return gated

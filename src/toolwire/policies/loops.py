@@ -72,10 +72,14 @@ class LoopPolicy:
                 )
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""One encoder for every signature: ``json.dumps`` with options builds a new one per call."""
+
+
 def call_signature(name: str, arguments: Any) -> str:
     """``name(canonical JSON arguments)``; arguments that are not JSON count as text."""
     try:
-        canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        canonical = _CANONICAL.encode(arguments)
     except (TypeError, ValueError):
         canonical = repr(arguments)
     return f"{name}({canonical})"

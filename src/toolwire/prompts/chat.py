@@ -17,10 +17,16 @@ Some families need more than the shape, as their own serving stacks do it:
   message's first call and Llama 3.1's refuses a second, so a message with several
   calls becomes consecutive messages of one call each (what those models write: one
   call per turn).
+
+A text prompt cannot carry images: a tool result or user message with images
+(``parts``) is flattened to its text, each image named by a placeholder line, so the
+model reads that an image was there (the providers that render prompts refuse such a
+history before it gets here: ``toolwire.context.images.reject_images``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
@@ -28,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..history import to_openai_chat
-from ..messages import Message
+from ..messages import Image, Message, ToolResult, UserMessage
 
 __all__ = ["Arguments", "template_messages"]
 
@@ -66,11 +72,28 @@ def template_messages(
     messages: Sequence[Message], family: str | None = None, variant: str | None = None
 ) -> Chat:
     """``messages`` as a chat template expects them, with the family's conventions."""
-    chat = [_for_template(message) for message in to_openai_chat(messages)]
+    chat = [_for_template(message) for message in to_openai_chat(_flattened(messages))]
     steps = _SHAPING.get(f"{family}:{variant}", _SHAPING.get(family or "", ()))
     for step in steps:
         chat = step(chat)
     return chat
+
+
+def _flattened(messages: Sequence[Message]) -> Sequence[Message]:
+    """``messages`` with every image part replaced by a placeholder line (text only)."""
+    if not any(isinstance(m, (ToolResult, UserMessage)) and m.parts for m in messages):
+        return messages  # the common case: nothing to flatten
+    return [_flat(m) if isinstance(m, (ToolResult, UserMessage)) else m for m in messages]
+
+
+def _flat(message: ToolResult | UserMessage) -> ToolResult | UserMessage:
+    text = "".join(
+        f"\n[image: {p.media_type}, {len(p.data)} bytes; not shown in a text prompt]\n"
+        if isinstance(p, Image)
+        else p.text
+        for p in message.parts
+    )
+    return dataclasses.replace(message, content=text, parts=()) if message.parts else message
 
 
 def _for_template(message: dict[str, Any]) -> dict[str, Any]:

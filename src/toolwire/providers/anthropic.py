@@ -31,6 +31,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 from ..context.cache import anthropic_breakpoints
+from ..context.images import ANTHROPIC_IMAGES, ImageLimits
 from ..history.anthropic import to_anthropic
 from ..history.tool_defs import anthropic_tool_fields
 from ..messages import AssistantMessage
@@ -64,6 +65,7 @@ class AnthropicModel(HTTPModel):
     provider: ClassVar[str] = "Anthropic Messages"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
     key_env: ClassVar[str] = "ANTHROPIC_API_KEY"
+    image_limits: ClassVar[ImageLimits] = ANTHROPIC_IMAGES
     #: Its native structured output (``Agent(output_mode="native")``): the output tool,
     #: forced with ``tool_choice``.
     native_output: ClassVar[str] = "tool_forcing"

@@ -20,6 +20,7 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..context.images import ImageLimits, reject_images
 from ..errors import CallerError, ProtocolError, ProviderAPIError
 from ..formats import Format
 from ..formats.decode import TextTurnDecoder
@@ -162,6 +163,7 @@ class CompletionsModel(HTTPModel):
     provider: ClassVar[str] = "OpenAI-compatible Completions"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
+    image_limits: ClassVar[ImageLimits] = ImageLimits.none("a raw-completions model")
 
     def __init__(  # noqa: PLR0913 — keyword-only server settings, each documented
         self,
@@ -235,6 +237,7 @@ class CompletionsModel(HTTPModel):
         )
 
     def _build(self, request: ModelRequest, prompt: Prompt) -> HTTPRequest:
+        reject_images(request.messages, self.image_limits)  # a text prompt drops images
         settings = self.merged_settings(request)
         stream = bool(settings.pop("stream", True))
         body: dict[str, Any] = {

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+from ..context.images import ImageLimits, strictest
 from ..errors import (
     CallerError,
     ProviderAPIError,
@@ -87,6 +88,11 @@ class FallbackModel:
         """The native structured output mode, when every model has the same one."""
         kinds = {getattr(m, "native_output", None) for m in self.models}
         return kinds.pop() if len(kinds) == 1 else None
+
+    @property
+    def image_limits(self) -> ImageLimits | None:
+        """The strictest image limits of its models: any of them may answer."""
+        return strictest(self.models)
 
     def falls_back(self, error: Exception) -> bool:
         """Whether ``error``, raised before any output, moves the request on."""

@@ -23,6 +23,7 @@ from .http import (
     HTTPOptions,
     HTTPRequest,
     Retries,
+    StreamDecoderLike,
     Timeouts,
     Wire,
     check_base_url,
@@ -118,7 +119,10 @@ class HTTPModel(ABC):
             ProviderError: See :func:`toolwire.providers.http.stream_turn`.
         """
         http_request = self.build_request(request)
-        async for item in stream_turn(http_request, self.wire_for(request), self.options):
+        wire = self.wire_for(request)
+        if not request.deltas:  # nobody reads per-fragment events: the decoder skips them
+            wire = without_deltas(wire)
+        async for item in stream_turn(http_request, wire, self.options):
             yield item
 
     def merged_settings(self, request: ModelRequest) -> dict[str, Any]:
@@ -136,6 +140,21 @@ class HTTPModel(ABC):
     def wire_for(self, request: ModelRequest) -> Wire:
         """The decoders for one request (a provider may keep more when its settings ask)."""
         return self.wire()
+
+
+def without_deltas(wire: Wire) -> Wire:
+    """``wire`` with stream decoders that report no ``ToolCallDelta`` (those that can:
+    ``toolwire.wire``'s ``drop_deltas``; another decoder keeps its events)."""
+    make = wire.stream
+
+    def stream() -> StreamDecoderLike:
+        decoder = make()
+        drop = getattr(decoder, "drop_deltas", None)
+        if drop is not None:
+            drop()
+        return decoder
+
+    return Wire(stream, wire.decode_json)
 
 
 def offered_tool_names(tools: Iterable[ToolDef]) -> frozenset[str]:

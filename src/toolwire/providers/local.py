@@ -35,8 +35,9 @@ import threading
 from collections.abc import AsyncIterator, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
+from ..context.images import ImageLimits, reject_images
 from ..errors import CallerError, EmbeddedModelHashError, ModelDownloadError
 from ..formats.decode import TextTurnDecoder
 from ..history.tool_defs import to_openai_chat_tools
@@ -359,6 +360,8 @@ class LocalModel:
             file cannot be found.
     """
 
+    image_limits: ClassVar[ImageLimits] = ImageLimits.none("the embedded local model")
+
     def __init__(
         self,
         model: str | None = None,
@@ -422,6 +425,7 @@ class LocalModel:
 
     def prompt(self, request: ModelRequest) -> Prompt:
         """The prompt of one turn (tools are not offered for ``tool_choice="none"``)."""
+        reject_images(request.messages, self.image_limits)  # a text prompt drops images
         tools = [] if request.tool_choice == "none" else to_openai_chat_tools(request.tools)
         return self.template(request.messages, tools, request.tool_choice)
 

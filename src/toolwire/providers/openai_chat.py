@@ -37,6 +37,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 from urllib.parse import urlsplit
 
+from ..context.images import OPENAI_IMAGES, ImageLimits
 from ..history.chat_dialects import ChatDialect, chat_dialect
 from ..history.openai_chat import to_openai_chat
 from ..history.tool_defs import openai_chat_response_format, openai_chat_tool_fields
@@ -98,6 +99,7 @@ class OpenAIChatModel(HTTPModel):
     provider: ClassVar[str] = "OpenAI Chat Completions"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
+    image_limits: ClassVar[ImageLimits] = OPENAI_IMAGES
     #: Its native structured output (``Agent(output_mode="native")``): ``response_format``.
     native_output: ClassVar[str] = "response_format"
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, ClassVar
 
+from ..context.images import OPENAI_IMAGES, ImageLimits
 from ..errors import CallerError
 from ..history.openai_responses import to_responses_input
 from ..history.tool_defs import responses_text_format, responses_tool_fields
@@ -46,6 +47,7 @@ class OpenAIResponsesModel(HTTPModel):
     provider: ClassVar[str] = "OpenAI Responses"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
     key_env: ClassVar[str] = "OPENAI_API_KEY"
+    image_limits: ClassVar[ImageLimits] = OPENAI_IMAGES
     #: Its native structured output (``Agent(output_mode="native")``): ``text.format``.
     native_output: ClassVar[str] = "response_format"
 

@@ -8,6 +8,9 @@
 * :mod:`.results` — tool return values → deterministic result text.
 * :mod:`.agent` — ``Agent``: the loop over a :class:`~toolwire.run.model.Model`.
 * :mod:`.resume` — answering the calls a saved history left open.
+* :mod:`.pause` — ``approve="pause"``: held calls, ``PendingCall``, applying approvals.
+* :mod:`.store` — what durable runs need from a run store (``AuditLog`` is one).
+* :mod:`.resuming` — ``Agent.resume``: going on with a paused or crashed run.
 * :mod:`.answers` — asking the handlers of the items a turn owes an answer (MCP
   approval requests, client-run built-in calls: ``toolwire.history.owed``).
 * :mod:`.events` — what ``Agent.run_stream`` yields.
@@ -38,9 +41,11 @@ from .execute import ExecutionOptions, Executor, TurnRun, default_retryable
 from .model import Model, ModelEvent, ModelRequest, TurnDone
 from .observers import RunHook, RunListener
 from .options import ObserveOptions, RequestOptions, SafetyOptions, StopOptions
+from .pause import PendingCall
 from .plan import Batch, plan_batches
 from .results import render_content
 from .resume import answer_missing, not_executed_result
+from .store import RunStore, SavedCall, SavedRun
 
 __all__ = [
     "Agent",
@@ -57,6 +62,7 @@ __all__ = [
     "ModelRequest",
     "ObserveOptions",
     "ObservedEvent",
+    "PendingCall",
     "RequestOptions",
     "RequestStarted",
     "ResponseDone",
@@ -68,6 +74,9 @@ __all__ = [
     "RunListener",
     "RunResult",
     "RunStarted",
+    "RunStore",
+    "SavedCall",
+    "SavedRun",
     "SafetyOptions",
     "StopOptions",
     "ToolCallRunning",

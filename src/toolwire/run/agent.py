@@ -37,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from ..checks import check_int
 from ..context import ContextPolicy, RunContext, read_result_tool
@@ -77,13 +77,16 @@ from .events import (
     ToolCallRunning,
     ToolResultReady,
 )
-from .execute import ExecutionOptions, Executor, TurnRun
+from .execute import OFF_LOOP_ARGUMENTS, ExecutionOptions, Executor, TurnRun
 from .gate import Approver, CallGate, PermissionPolicy
 from .model import Model, ModelRequest, TurnDone
 from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
+from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
 from .progress import ToolScope
 from .resume import answer_missing
+from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
+from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
 
 __all__ = [
@@ -150,6 +153,11 @@ class RunResult:
         truncated: Whether the last turn was cut at the token limit (finish reason
             ``length``): the run ends there, ``output`` is what the model wrote before
             the cut, and the run's outcome is ``length`` (no exception).
+        paused: Whether the run paused for approvals (``Agent(approve="pause")``):
+            ``pending`` lists the calls that wait; ``Agent.resume(run_id,
+            approvals=...)`` goes on. ``messages`` then ends with the turn whose calls
+            wait (those calls have no result yet).
+        pending: The calls a paused run waits for, in call order.
     """
 
     output: Any
@@ -166,10 +174,15 @@ class RunResult:
     refused: bool = False
     refusal: str = ""
     truncated: bool = False
+    paused: bool = False
+    pending: list[PendingCall] = field(default_factory=list)
 
     @property
     def outcome(self) -> RunOutcome:
-        """``length`` when the last turn was cut at the token limit, else ``ok``."""
+        """``paused`` for a paused run, ``length`` when the last turn was cut at the
+        token limit, else ``ok``."""
+        if self.paused:
+            return "paused"
         return "length" if self.truncated else "ok"
 
 
@@ -204,7 +217,9 @@ class Agent:
             gets a ``denied`` result and is never executed (``None``: every call runs).
         approve: Asked about each call the permissions say to ask about: gets the
             ``ToolRequest``, answers ``True``, ``False`` or a denial reason (sync or
-            async). Without it, such calls are denied.
+            async). Without it, such calls are denied. ``"pause"``: such calls wait;
+            the run stops at the end of the round with ``RunResult.paused`` and
+            ``pending`` (see :meth:`resume`).
         approve_mcp: Asked about each MCP approval request of a Responses turn (a
             remote MCP server's tool call the provider wants approved): gets an
             ``MCPApprovalRequest``, answers ``True``, ``False`` or a denial reason
@@ -270,7 +285,7 @@ class Agent:
         loop_policy: LoopPolicy | None = None,
         limits: UsageLimits | None = None,
         permissions: PermissionPolicy | None = None,
-        approve: Approver | None = None,
+        approve: Approver | Literal["pause"] | None = None,
         approve_mcp: Callable[[Any], Any] | None = None,
         builtin_handlers: dict[str, Callable[[Any], Any]] | None = None,
         log: RunHook | str | os.PathLike[str] | None = None,
@@ -306,7 +321,8 @@ class Agent:
         self.model = resolve_model(model)
         self.output = Output(output_type, output_mode, self.model)
         self.permissions = permissions
-        self.approve = approve  # kept for run_many on Ray, which asks it from the driver
+        # Kept for run_many on Ray, which asks it from the driver.
+        self.approve = hold_every_call if approve == "pause" else approve
         # The handlers of the items a turn owes an answer (toolwire.history.owed), checked
         # here; each run pairs them up (run_many on Ray swaps approve_mcp for a relay).
         owed_handlers(builtin_handlers, approve_mcp)
@@ -336,6 +352,10 @@ class Agent:
         self.loop_policy = loop_policy or LoopPolicy()
         self.limits = limits or UsageLimits()
         self.hooks = resolve_hooks(log, instrument)
+        self.store = store_of(self.hooks)  # the log, as the home of paused and crashed runs
+        # Recorded with each run's settings in the log, under "launch" (toolwire run
+        # records its --model and --tools there, for toolwire resume).
+        self.log_settings: dict[str, Any] = {}
         self.deps = deps
 
     def _check_tool_choice(self, choice: object) -> ToolChoice:
@@ -386,6 +406,62 @@ class Agent:
         raise CallerError(
             "Agent.run_sync() was called inside a running event loop",
             hint="use `await agent.run(...)` there",
+        )
+
+    async def resume(
+        self,
+        run_id: str,
+        approvals: dict[str, bool | str] | None = None,
+        *,
+        by: str = "api",
+    ) -> RunResult:
+        """Go on with a logged run that paused for approval or whose process stopped.
+
+        The run keeps its id; its history comes from the agent's log as it was logged
+        (redacted values stay redacted; signed and encrypted provider parts are kept
+        verbatim); the last turn's calls are answered (see :mod:`toolwire.run.resuming`:
+        a call whose result is logged never runs again; a call that was running when
+        the process stopped runs again only if it is harmless, else it is answered
+        ``interrupted``); then the loop goes on with this agent's model, tools and
+        limits (rounds already spent count towards ``max_rounds``).
+
+        Args:
+            run_id: The run's id, an unambiguous prefix, or ``"last"``.
+            approvals: Answers to the paused run's pending calls, by call id: ``True``
+                runs the call, ``False`` or a reason string denies it (the model reads
+                the reason). A pending call left out is asked about again.
+            by: Who answered, for the run's timeline.
+
+        Raises:
+            CallerError: The agent has no log, or ``approvals`` names calls that are
+                not pending.
+            RunNotFoundError: No such run (the error lists the latest).
+            RunNotResumableError: The run ended (``ok``, a stopping rule).
+            RunClaimedError: Another process runs it, or resumed it first.
+            AuditLogError: The log cannot be read (damaged, from a newer toolwire).
+        """
+        resumption = await prepare_resume(self.store, run_id, approvals, by)
+        return await _Run(self, None, None, resumption).drive(_ignore)
+
+    def resume_sync(
+        self,
+        run_id: str,
+        approvals: dict[str, bool | str] | None = None,
+        *,
+        by: str = "api",
+    ) -> RunResult:
+        """:meth:`resume` in a new asyncio event loop.
+
+        Raises:
+            CallerError: Called from inside a running event loop (use ``await resume``).
+        """
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.resume(run_id, approvals, by=by))
+        raise CallerError(
+            "Agent.resume_sync() was called inside a running event loop",
+            hint="use `await agent.resume(...)` there",
         )
 
     def run_stream(
@@ -497,9 +573,19 @@ async def _settled() -> None:
 class _Run:
     """The state of one run: the history, the counters, the budgets."""
 
-    def __init__(self, agent: Agent, prompt: str | None, history: Sequence[Message] | None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        prompt: str | None,
+        history: Sequence[Message] | None,
+        resumption: Resumption | None = None,
+    ) -> None:
         self.agent = agent
-        self.messages = _start_history(agent.system, prompt, history)
+        self.resumption = resumption
+        if resumption is None:
+            self.messages = _start_history(agent.system, prompt, history)
+        else:
+            self.messages = resumption.history()
         self.usage = Usage()
         self.requests = 0
         self.tool_calls = 0
@@ -511,10 +597,16 @@ class _Run:
         self.emit: Emit = _ignore
         self.run_id = new_run_id()
         self._number = 0  # the current round's number, for the events of its calls
+        if resumption is not None:  # the logged run goes on: its id, its counts
+            saved = resumption.saved
+            self.run_id, self._number = saved.run_id, saved.round
+            self.rounds, self.requests, self.usage = saved.rounds, saved.requests, saved.usage
+        self.journal = call_journal(agent.store, self.run_id, lambda: self._number)
         self._first_event_at: float | None = None
         self.tools: RunTools | None = None
         self.context = RunContext(agent.context, agent.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
+        self.pending: list[PendingCall] = []  # calls held for approval: the run pauses
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
         self.owed_handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
@@ -552,6 +644,8 @@ class _Run:
             "provider": dict(agent.settings),
             **agent.output.settings(),
         }
+        if agent.log_settings:
+            settings["launch"] = dict(agent.log_settings)
         return Observation.begin(
             agent.hooks,
             run_id=self.run_id,
@@ -561,6 +655,7 @@ class _Run:
             tools=[t.definition() for t in self.executor.toolset if not is_read_result(t)],
             settings=settings,
             messages=self.messages,
+            resumed=self.resumption is not None,
         )
 
     def _totals(self, result: RunResult | None) -> dict[str, Any]:
@@ -578,6 +673,10 @@ class _Run:
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
                 self.tools = tools
                 self.context.use_toolset(tools.executor.toolset)
+                if self.resumption is not None:
+                    ended = await answer_last_turn(self, self.resumption)
+                    if ended is not None:  # paused again, or the logged turn was the answer
+                        return self._finish(ended, False)
                 return await self._loop()
         except (LoopDetectedError, UsageLimitExceededError, MaxRoundsExceededError) as exc:
             exc.messages = list(self.messages)
@@ -601,7 +700,9 @@ class _Run:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)
-            if turn.refused:  # a refusal is the model's last word: no feedback, no more rounds
+            # Calls wait for approval: the run pauses here. A refusal is the model's last
+            # word: no feedback, no more rounds.
+            if self.pending or turn.refused:
                 return self._finish(turn, forced)
             # Items the turn owes an answer (a provider's approval requests, calls the
             # client runs) are answered in the next request: a round of its own when the
@@ -684,6 +785,8 @@ class _Run:
             refused=turn.refused,
             refusal=turn.refusal,
             truncated=turn.finish_reason == "length",
+            paused=bool(self.pending),
+            pending=list(self.pending),
         )
         self.emit(RunFinished(result))
         return result
@@ -710,10 +813,12 @@ class _Run:
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
             shape_result=self.context.shape_result,
-            on_start=self._on_start,
+            on_start=None if self.emit is _ignore else self._on_start,  # nobody listens: skip
+            before_start=self.journal,
             scope=ToolScope(self.run_id, number, agent.deps, self.emit),
         )
         turn: Turn | None = None
+        paused = False  # calls were held: they stay unanswered in the history
         try:
             async with run:
                 turn = await self._stream(request, run)
@@ -727,17 +832,19 @@ class _Run:
                 await run.finish(
                     skip_reason=_FORCED_REASON if forced else None, keep=self.output.keep(forced)
                 )
+                paused = bool(run.held)
             assert turn is not None  # set before bind(), or the block raised
-            results = run.results()
+            results = run.results(keep_held=paused)
             self.output.observe(run.validations(), results)
-            verdict = self._judge(turn, results) if turn.tool_calls else LoopVerdict()
+            verdict = self._judge(run, results) if turn.tool_calls else LoopVerdict()
         finally:
             self._record_discarded(run)
             if turn is not None and run.bound:
                 self.messages.append(turn.message)
-                self.messages.extend(run.results())
+                self.messages.extend(run.results(keep_held=paused))
                 self.tool_calls += run.executed
         assert turn is not None
+        self.pending = pending_calls(run.held) if paused else []
         self._check_tool_choice_honoured(request, turn)
         if turn.tool_calls:
             self.rounds += 1
@@ -758,6 +865,7 @@ class _Run:
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
             cache_key=prepared.cache_key,
+            deltas=self.emit is not _ignore,  # per-fragment events only for a listener
         )
 
     # -- context window (toolwire.context) ----------------------------------------------------
@@ -797,7 +905,10 @@ class _Run:
                     self._first_event_at = time.time()
                 self.emit(item)
                 if isinstance(item, ToolCallReady):
-                    await run.ready_off_loop(item)  # big arguments validate in a thread
+                    if len(item.request.raw_arguments) > OFF_LOOP_ARGUMENTS:
+                        await run.ready_off_loop(item)  # big arguments validate in a thread
+                    else:
+                        run.ready(item)  # no coroutine per call
                 elif isinstance(item, ToolCallStarted):
                     run.started(item)
                 elif isinstance(item, ToolCallRetracted):
@@ -805,6 +916,20 @@ class _Run:
         finally:
             await _close(stream)
         return _the_turn(turn, self.agent.model)
+
+    # -- what a resumed run's last turn needs (toolwire.run.resuming.ResumedRun) --------------
+
+    def on_call_started(self) -> Callable[[int], None]:
+        return self._on_start
+
+    def result_shaper(self) -> ResultShaper:
+        return self.context.shape_result
+
+    def call_listener(self) -> Callable[[CallRecord, ToolResult], None] | None:
+        return None if self.emit is _ignore else self._on_call
+
+    def tool_scope(self) -> ToolScope:
+        return ToolScope(self.run_id, self._number, self.agent.deps, self.emit)
 
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
@@ -842,9 +967,9 @@ class _Run:
 
     # -- after the round -----------------------------------------------------------------------
 
-    def _judge(self, turn: Turn, results: list[ToolResult]) -> LoopVerdict:
+    def _judge(self, run: TurnRun, results: list[ToolResult]) -> LoopVerdict:
         """Loop detection; its warnings go into the results before they enter the history."""
-        verdict = self.loops.observe(turn.requests, results)
+        verdict = self.loops.observe(run.answered_requests(), results)
         for note in verdict.warnings:
             result = results[note.position]
             result.content = f"{result.content}\n\n{note.text}"
@@ -879,7 +1004,9 @@ class _Run:
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
-        for validation, result in zip(run.validations(), run.results(), strict=True):
+        for validation, result in zip(
+            run.validations(), run.results(keep_held=bool(self.pending)), strict=True
+        ):
             self.diagnostics.record_validation(
                 validation, call_id=result.call_id, round=self.requests
             )
@@ -977,10 +1104,17 @@ def _with_reader(
     return extended
 
 
-def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> CallGate | None:
-    """The executor's permission gate, built by the policy (``toolwire.safety``)."""
+def _gate(
+    permissions: PermissionPolicy | None, approve: Approver | Literal["pause"] | None
+) -> CallGate | None:
+    """The executor's permission gate, built by the policy (``toolwire.safety``); the
+    decisions of a resumed run come first (:class:`~toolwire.run.pause.DecidedGate`)."""
+    if approve == "pause":
+        approve = hold_every_call
     if approve is not None and not callable(approve):
-        raise CallerError(f"approve must be a function of the ToolRequest, not {approve!r}")
+        raise CallerError(
+            f"approve must be a function of the ToolRequest or 'pause', not {approve!r}"
+        )
     if permissions is None:
         if approve is not None:
             raise CallerError(
@@ -993,7 +1127,7 @@ def _gate(permissions: PermissionPolicy | None, approve: Approver | None) -> Cal
             f"permissions={permissions!r} is not a permission policy",
             hint="pass toolwire.Permissions(allow=..., deny=..., ask=...)",
         )
-    return permissions.gate(approve)
+    return DecidedGate(permissions.gate(approve))
 
 
 def _start_history(

@@ -106,24 +106,40 @@ class CallState(enum.Enum):
     batch budget cuts it and it runs again."""
     DONE = "done"
     """It has its one result."""
+    HELD = "held"
+    """The gate held it for a decision made outside the run (a paused run): it gets
+    no result in this run; a resumed run asks again."""
     DISCARDED = "discarded"
     """An early start that the final turn replaced or that the stream retracted."""
 
     # Members are singletons compared by identity: hash them by identity too. (Enum's
-    # own __hash__ is Python code, and every transition hashes two states.)
+    # own __hash__ is Python code, and every transition hashes a state.)
     __hash__ = object.__hash__
+
+    successors: frozenset[CallState]
+    """Where this state may go: :data:`TRANSITIONS`, plus ``DISCARDED`` from any state but
+    ``DISCARDED`` (set below, once: one set test per move)."""
 
 
 TRANSITIONS: dict[CallState, frozenset[CallState]] = {
     CallState.WAITING: frozenset({CallState.ASKING, CallState.ALLOWED, CallState.DONE}),
-    CallState.ASKING: frozenset({CallState.ASKING, CallState.ALLOWED, CallState.DONE}),
+    CallState.ASKING: frozenset(
+        {CallState.ASKING, CallState.ALLOWED, CallState.DONE, CallState.HELD}
+    ),
     CallState.ALLOWED: frozenset({CallState.RUNNING, CallState.DONE}),
     CallState.RUNNING: frozenset({CallState.DONE}),
     CallState.DONE: frozenset(),
+    CallState.HELD: frozenset({CallState.DONE}),  # the run stopped: answered after all
     CallState.DISCARDED: frozenset(),
 }
 """Where each state may go. Any state but ``DISCARDED`` may also become ``DISCARDED``
 (a started or answered early call whose reading the final turn replaced)."""
+
+for _state in CallState:
+    _state.successors = TRANSITIONS[_state] | (
+        frozenset() if _state is CallState.DISCARDED else {CallState.DISCARDED}
+    )
+del _state
 
 
 class TurnCall:
@@ -168,8 +184,9 @@ class TurnCall:
         Raises:
             AssertionError: The move is not in the table (a bug in the executor).
         """
-        if state is not CallState.DISCARDED or self.state is CallState.DISCARDED:
-            assert state in TRANSITIONS[self.state], f"call {self.state} -> {state}"
+        # One set test on the current state's own table row (a member attribute): the
+        # check runs on every move, three per call, so it is kept to that.
+        assert state in self.state.successors, f"call {self.state} -> {state}"
         self.state = state
 
     def answer(self, result: ToolResult) -> None:

@@ -233,6 +233,8 @@ class RunStarted:
         settings: What the run was configured with (tool choice, limits, provider options).
         messages: The history the run starts from (system prompt and user prompt included).
         at: When it began.
+        resumed: Whether it goes on with a logged run (``Agent.resume``): the run is
+            in the log already, under this id.
     """
 
     run_id: str
@@ -241,6 +243,7 @@ class RunStarted:
     settings: dict[str, Any]
     messages: list[Message]
     at: float
+    resumed: bool = False
 
 
 @dataclass(slots=True)

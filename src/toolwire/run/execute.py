@@ -91,7 +91,7 @@ from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
 from .progress import ToolScope
-from .runner import CallRunner, ResultShaper, StartCallback, describe
+from .runner import BeforeStart, CallRunner, ResultShaper, StartCallback, describe
 
 __all__ = [
     "ExecutionOptions",
@@ -195,7 +195,7 @@ class Executor:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
         # Sync calls abandoned while still running in their thread: (job, unsafe).
-        self._overrunning: list[tuple[Job, bool]] = []
+        self.overrunning: list[tuple[Job, bool]] = []
 
     def turn(
         self,
@@ -206,6 +206,7 @@ class Executor:
         on_call: CallCallback | None = None,
         shape_result: ResultShaper | None = None,
         on_start: StartCallback | None = None,
+        before_start: BeforeStart | None = None,
         scope: ToolScope | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
@@ -221,6 +222,8 @@ class Executor:
                 it a result is the tool's whole text).
             on_start: Called with the provider index when a call's tool function
                 begins (after its batch, approval and a worker thread were available).
+            before_start: Awaited before a call that is not harmless to repeat runs
+                (the run store's start row); a reason it returns stops the call.
             scope: The run id, round, ``deps`` and progress emitter that tools taking a
                 ``ToolContext`` or reporting progress get (:mod:`.progress`; ``None``:
                 the turn is a run of its own, and progress goes nowhere).
@@ -234,6 +237,7 @@ class Executor:
             shape_result=shape_result,
         )
         run.on_start = on_start
+        run._runner.before_start = before_start
         run.scope = scope
         return run
 
@@ -256,18 +260,19 @@ class Executor:
     def overran(self, job: Job, *, unsafe: bool) -> None:
         """A sync call was abandoned while its thread may still run it: remember it."""
         if not job.ended.done():
-            self._overrunning.append((job, unsafe))
+            self.overrunning.append((job, unsafe))
 
     async def wait_for_overruns(self, *, unsafe: bool) -> Job | None:
         """Wait (up to ``overrun_grace``) until no abandoned call this one would overlap
         is still running: any, for an unsafe call; unsafe ones, for a safe call.
 
         Returns:
-            ``None``, or a job still running when the grace period ran out.
+            ``None``, or a job still running when the grace period ran out. (Callers
+            skip the call while :attr:`overrunning` is empty: nothing to wait for.)
         """
         loop = asyncio.get_running_loop()
-        self._overrunning = [(j, u) for j, u in self._overrunning if not j.ended.done()]
-        blocking = [j for j, u in self._overrunning if (unsafe or u) and j.loop is loop]
+        self.overrunning = [(j, u) for j, u in self.overrunning if not j.ended.done()]
+        blocking = [j for j, u in self.overrunning if (unsafe or u) and j.loop is loop]
         if not blocking:
             return None
         _, pending = await asyncio.wait(
@@ -336,6 +341,8 @@ class TurnRun:
         self._runner.position_of = self.position
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
+        self.deferred: list[TurnCall] = []  # later batches of a turn with a held call
+        self._holding = False  # a call of the turn was held (a flag: the hot path's check)
 
     @property
     def on_start(self) -> StartCallback | None:
@@ -437,11 +444,16 @@ class TurnRun:
         """How many calls were handed to their tool (retries not counted)."""
         return self._runner.executed
 
-    def bind(self, requests: Sequence[ToolRequest]) -> None:
+    def bind(
+        self, requests: Sequence[ToolRequest], *, positions: Sequence[int] | None = None
+    ) -> None:
         """Fix the turn's final calls, reusing what was validated or started early.
 
         Args:
             requests: The final turn's requests, in call order.
+            positions: Each request's position in its model turn, when ``requests`` are
+                some of that turn's calls (a resumed turn: the idempotency keys must be
+                the ones the calls had); default: their places in ``requests``.
 
         Raises:
             CallerError: The turn was already bound.
@@ -449,10 +461,16 @@ class TurnRun:
         if self._order is not None:
             raise CallerError("TurnRun.bind() was called twice for one turn")
         self._order = self._reconcile(requests)
+        if positions is not None:
+            self._positions = dict(zip(self._order, positions, strict=True))
 
     def validations(self) -> list[Validation]:
-        """The validation of each call of the bound turn, in call order."""
-        return [c.validation for c in self._order or ()]
+        """The validation of each answered call of the bound turn, in call order."""
+        return [c.validation for c in self._order or () if c.result is not None]
+
+    def answered_requests(self) -> list[ToolRequest]:
+        """The request of each answered call of the bound turn, in call order."""
+        return [c.request for c in self._order or () if c.result is not None]
 
     async def finish(
         self,
@@ -492,27 +510,44 @@ class TurnRun:
         if skip_reason is not None:
             self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
             runnable = [c for c in runnable if c.request.name in keep]
+        deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
                 break
-            await self._run_batch([runnable[i] for i in batch.calls])
+            calls = [runnable[i] for i in batch.calls]
+            if deferring:
+                self.deferred.extend(c for c in calls if c.task is None)
+                calls = [c for c in calls if c.task is not None]  # harmless early starts
+            if calls:
+                await self._run_batch(calls)
+            deferring = self._holding  # set by a held call (an early one included)
         if self._interrupt is not None:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
 
-    def results(self) -> list[ToolResult]:
+    @property
+    def held(self) -> list[TurnCall]:
+        """The calls the gate held for a later decision (:data:`~toolwire.run.gate.HOLD`)."""
+        return [c for c in self._order or () if c.state is CallState.HELD]
+
+    def results(self, *, keep_held: bool = False) -> list[ToolResult]:
         """Exactly one result per call of the finished turn, in call order.
 
         Calls without a result get one now: ``cancelled`` if the tool had started,
         ``not_executed`` if not. Results arriving later are ignored.
+
+        Args:
+            keep_held: Leave held and deferred calls without a result (the run pauses
+                for them); otherwise they are answered ``not_executed`` too.
 
         Raises:
             CallerError: :meth:`bind` was never called (the turn did not finish).
         """
         if self._order is None:
             raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
+        waiting = set(self.held).union(self.deferred) if keep_held else ()
         for call in self._order:
-            if call.result is None:
+            if call.result is None and call not in waiting:
                 self._settle(call, call.unfinished(self._stop_reason))
         return [c.result for c in self._order if c.result is not None]
 
@@ -612,6 +647,9 @@ class TurnRun:
         """Run one call to exactly one result; never raises but cancellation."""
         try:
             result = await self._runner.run(call)
+            if result is None:  # held by the gate: no result in this run
+                self._holding = True
+                return
         except asyncio.CancelledError:
             if call not in self._cut:
                 self._settle(call, call.unfinished(self._stop_reason))

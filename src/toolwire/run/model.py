@@ -37,6 +37,10 @@ class ModelRequest:
     ``prompt_cache_key`` (a ``prompt_cache_key`` in ``settings`` wins). ``output``
     asks for a JSON answer of that shape in the provider's native mode (set by the
     agent under ``output_mode="native"``; a model without the mode never gets one).
+    ``deltas``: whether the caller reads a ``ToolCallDelta`` per arguments fragment;
+    the agent sets it to ``False`` when nothing listens to its events, and a model may
+    then skip them (its decoder's ``deltas=False``: the other events and the turn are
+    the same).
 
     Building one checks ``messages`` (:func:`toolwire.history.check_history`) and
     raises ``HistoryError`` for a history that breaks the one-result-per-call rule.
@@ -49,6 +53,7 @@ class ModelRequest:
     settings: dict[str, Any] = field(default_factory=dict)
     cache_key: str | None = None
     output: OutputFormat | None = None
+    deltas: bool = True
 
     def __post_init__(self) -> None:
         # The one history check of a request (see ``Model``): nothing reaches a model

@@ -97,9 +97,10 @@ class Observation:
         tools: list[ToolDef],
         settings: dict[str, Any],
         messages: list[Message],
+        resumed: bool = False,
     ) -> Observation:
         """Ask every hook for its listener (a strict hook may raise here)."""
-        start = RunStarted(run_id, model, tools, settings, list(messages), time.time())
+        start = RunStarted(run_id, model, tools, settings, list(messages), time.time(), resumed)
         return cls([hook.begin(start) for hook in hooks], run_id)
 
     def wrap(self, emit: Callable[[RunEvent], None]) -> Callable[[RunEvent], None]:
@@ -134,7 +135,7 @@ class Observation:
         """Tell the listeners how the run ended."""
         outcome: RunOutcome
         if error is None:
-            outcome = "ok" if result is None else result.outcome  # ok, or length
+            outcome = "ok" if result is None else result.outcome  # ok, length or paused
         elif isinstance(error, (asyncio.CancelledError, KeyboardInterrupt, SystemExit)):
             outcome = "cancelled"
         else:

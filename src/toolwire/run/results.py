@@ -16,6 +16,10 @@ dataclass instance              ``dataclasses.asdict``, as JSON
 ``bytes`` and friends           the text when it is valid UTF-8, else
                                 ``(binary, N bytes, base64) ...``
 ``set``, ``frozenset``          a JSON list, sorted (by JSON text when mixed)
+``toolwire.Image``              content parts: the image (:func:`content_parts`)
+list holding an ``Image``       content parts: each ``str`` a text part, each
+                                ``Image`` an image part, anything else its text by
+                                this table; a list with no ``Image`` is JSON
 ``enum.Enum``                   its value
 date, time, datetime            ISO 8601
 UUID, Decimal, Path             ``str()``
@@ -44,9 +48,32 @@ from typing import Any
 import pydantic
 
 from ..errors import ResultError
+from ..messages import ContentPart, Image, TextPart
 from ..wire.assembler import sendable_text
 
-__all__ = ["render_content"]
+__all__ = ["content_parts", "render_content"]
+
+
+_PARTS = (Image, TextPart)  # kept as they are in a list of content parts
+
+
+def content_parts(value: Any) -> tuple[ContentPart, ...] | None:
+    """The content parts of a return value that holds images; ``None`` for any other.
+
+    An :class:`~toolwire.messages.Image`, or a list (or tuple) with at least one
+    ``Image`` in it, is content parts (its ``TextPart`` members kept as they are);
+    every other value (a list of strings included) is text by the module's table, as
+    before images existed.
+
+    Raises:
+        ResultError: A non-image member of such a list has no deterministic text.
+    """
+    cls = value.__class__
+    if cls is Image:
+        return (value,)
+    if (cls is not list and cls is not tuple) or not any(type(v) is Image for v in value):
+        return None
+    return tuple(v if type(v) in _PARTS else TextPart(render_content(v)) for v in value)
 
 
 def render_content(value: Any) -> str:

@@ -20,11 +20,11 @@ import dataclasses
 import functools
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..errors import ResultError
-from ..messages import ToolResult, ToolStatus
+from ..messages import ContentPart, ToolResult, ToolStatus, parts_text
 from ..tools import outcomes
 from ..tools.context import ToolContext
 from ..tools.tool import Tool
@@ -33,17 +33,36 @@ from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
 from .calls import CallState, TurnCall
+from .gate import Hold
 from .progress import CallProgress, ToolScope, call_context, drive_async, drive_sync
-from .results import render_content
+from .results import content_parts, render_content
 
 if TYPE_CHECKING:
     from .execute import Executor
 
-__all__ = ["CallRunner", "ResultShaper", "StartCallback"]
+__all__ = ["BeforeStart", "CallRunner", "ResultShaper", "StartCallback"]
 
-ResultShaper = Callable[[ToolRequest, Tool, str], str]
-"""``(request, tool, content) -> content``: the context policy's result truncation."""
+
+class ResultShaper(Protocol):
+    """``(request, tool, content) -> content``: the context policy's result truncation.
+
+    ``content`` is the result's text, or its content parts when the tool returned an
+    image (text parts cut, images checked against what the model accepts: an
+    :class:`~toolwire.errors.ImageError` makes the call's error result).
+    """
+
+    @overload
+    def __call__(self, request: ToolRequest, tool: Tool, content: str, /) -> str: ...
+    @overload
+    def __call__(
+        self, request: ToolRequest, tool: Tool, content: tuple[ContentPart, ...], /
+    ) -> tuple[ContentPart, ...]: ...
+
+
 StartCallback = Callable[[int], None]
+BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
+"""Awaited before a call that is not harmless to repeat runs (the run store's start
+row, :func:`toolwire.run.resuming.call_journal`): ``None`` to run it, or why it may not run."""
 
 
 class CallRunner:
@@ -63,13 +82,15 @@ class CallRunner:
         self._keep_full = keep_full
         self._told: set[TurnCall] = set()  # calls on_start was called for
         self.on_start: StartCallback | None = None
+        self.before_start: BeforeStart | None = None
         self.executed = 0  # calls handed to their tool (retries not counted)
         # For tools that take a ToolContext or are generators (set by the turn).
         self.scope: ToolScope | None = None
         self.position_of: Callable[[TurnCall], int] = lambda call: 0
 
-    async def run(self, call: TurnCall) -> ToolResult:
-        """The call's result: ``denied``, or how its tool ran."""
+    async def run(self, call: TurnCall) -> ToolResult | None:
+        """The call's result: ``denied``, or how its tool ran (``None``: the gate held
+        it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
         if call.started_at is None:
             call.started_at = time.time()
         if call.state is CallState.WAITING and self._executor.gate is None:
@@ -77,11 +98,19 @@ class CallRunner:
             denial = None
         else:
             denial = await self._permit(call)
+        if isinstance(denial, Hold):
+            return None
+        if denial is None and self.before_start is not None and not call.harmless:
+            tool = call.tool
+            assert tool is not None
+            unsafe = await self.before_start(call.request, tool)
+            if unsafe is not None:
+                return call.unfinished(unsafe)
         if denial is not None:
             return outcomes.denied_result(call.request.id, call.request.name, denial)
         return await self._attempts(call)
 
-    async def _permit(self, call: TurnCall) -> str | None:
+    async def _permit(self, call: TurnCall) -> str | Hold | None:
         """Ask the executor's permission gate (once per call) whether the call may run.
 
         Inside the call's own task, so an approval wait never holds up its siblings.
@@ -102,6 +131,8 @@ class CallRunner:
             denial = f"the permission check failed ({describe(exc)})"
         if denial is None:
             call.advance(CallState.ALLOWED)
+        elif isinstance(denial, Hold):
+            call.advance(CallState.HELD)
         return denial
 
     async def _attempts(self, call: TurnCall) -> ToolResult:
@@ -109,7 +140,11 @@ class CallRunner:
         tool = call.tool
         assert tool is not None
         executor = self._executor
-        if await executor.wait_for_overruns(unsafe=not call.safe) is not None:
+        # Tested first: with no abandoned call (the common case) no coroutine is made.
+        if (
+            executor.overrunning
+            and await executor.wait_for_overruns(unsafe=not call.safe) is not None
+        ):
             return call.unfinished(overlap_reason(executor.options.overrun_grace))
         attempts = 1 + (tool.retries if tool.idempotent else 0)
         self.executed += 1
@@ -135,8 +170,10 @@ class CallRunner:
         if not tool.is_async:
             job = functools.partial(tool.invoke, call.validation.input)
             return await self._in_thread(call, tool, job)
-        call.began()
-        self._notify_start(call)
+        if call.state is CallState.ALLOWED:  # began() written out: once per call
+            call.advance(CallState.RUNNING)
+        if self.on_start is not None:  # nobody listens in the common case
+            self._notify_start(call)
         if tool.timeout is None:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
@@ -200,8 +237,11 @@ class CallRunner:
 
     def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
         try:
+            parts = None if value.__class__ is str else content_parts(value)  # str: the hot path
+            if parts is not None:  # the tool returned an image
+                return self._parts_success(call, tool, parts)
             content = render_content(value)
-        except ResultError as exc:
+        except ResultError as exc:  # ImageError too: an image the model cannot take
             return outcomes.failure_result(call.request.id, tool.name, exc.message)
         if self._shape_result is not None:
             full = content
@@ -209,6 +249,17 @@ class CallRunner:
             if content is not full and self._keep_full:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
         return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+
+    def _parts_success(
+        self, call: TurnCall, tool: Tool, parts: tuple[ContentPart, ...]
+    ) -> ToolResult:
+        """A result with images: text parts cut and images checked by the context policy."""
+        if self._shape_result is not None:
+            shaped = self._shape_result(call.request, tool, parts)
+            if shaped is not parts and self._keep_full:
+                call.full_result = parts_text(parts)  # the log keeps all the text
+            parts = shaped
+        return ToolResult.from_parts(call.request.id, tool.name, parts)
 
 
 def _release(call: TurnCall, job: Job) -> bool:

@@ -24,6 +24,8 @@ import inspect
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..run.gate import HOLD, Hold
+
 if TYPE_CHECKING:
     from ..run.gate import Approval, Approver
     from ..tools.tool import Tool
@@ -45,8 +47,9 @@ class ApprovalGate:
         self.permissions = permissions
         self.approve = approve
 
-    async def __call__(self, request: ToolRequest, tool: Tool) -> str | None:
-        """``None`` when the call may run, else the reason it is denied."""
+    async def __call__(self, request: ToolRequest, tool: Tool) -> str | Hold | None:
+        """``None`` when the call may run, :data:`~toolwire.run.gate.HOLD` when the
+        approver defers the decision (a paused run), else the reason it is denied."""
         decision = self.permissions.decide_tool(tool)
         if decision == "allow":
             return None
@@ -78,10 +81,13 @@ class ApprovalGate:
         return approval_reason(answer, tool.name)
 
 
-def approval_reason(answer: object, name: str) -> str | None:
-    """An approver's answer as a gate answer: ``None`` to run, or the denial reason."""
+def approval_reason(answer: object, name: str) -> str | Hold | None:
+    """An approver's answer as a gate answer: ``None`` to run, :data:`HOLD` to decide
+    later, or the denial reason."""
     if answer is True:
         return None
+    if answer is HOLD:
+        return HOLD
     if answer is False:
         return f"the user did not approve this call to `{name}`"
     if isinstance(answer, str):

@@ -290,6 +290,7 @@ def model_request(call: ProxyCall, settings: dict[str, Any]) -> ModelRequest:
         call.tool_choice,
         call.parallel,
         settings,
+        deltas=False,  # the relay sends whole calls: no per-fragment events
     )
 
 

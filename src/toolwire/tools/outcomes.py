@@ -12,7 +12,9 @@ The vocabulary (also in ARCHITECTURE.md; later work adds to it, never renames):
 ``ok``; ``error`` (the failure class says which kind); ``timeout``; ``cancelled`` (it
 started and was stopped); ``denied`` (the permission gate said no: never ran);
 ``not_executed`` (never started: the run stopped, a usage limit, a forced final
-answer); ``interrupted`` (reserved for durable runs: unknown whether it took effect).
+answer); ``interrupted`` (the process stopped while it ran, or its result never reached
+the log: whether it took effect is unknown; a resumed run never runs such a call again
+unless it is harmless to repeat).
 The audit log adds ``discarded`` (:data:`LoggedStatus`): an early start that the final
 turn replaced.
 
@@ -26,8 +28,8 @@ turn replaced.
 ``cancelled``; ``paused`` (waiting for approvals); ``length`` (the last turn was cut at
 the token limit: ``RunResult.truncated`` is true, no exception); ``running`` (in the
 log, not ended yet); ``interrupted`` (in the log: its process is gone). Resumable
-(:func:`is_resumable`): ``paused``, ``interrupted``, and ``error`` from a provider
-failure.
+(:func:`is_resumable`): ``paused``, ``interrupted``, ``cancelled`` (a Ctrl-C: its calls
+were answered and logged), and ``error`` from a provider failure.
 """
 
 from __future__ import annotations
@@ -36,12 +38,13 @@ import dataclasses
 from typing import Literal, TypeAlias
 
 from ..errors import CallerError, ProviderError, ReplayedToolError
-from ..messages import TOOL_ERROR_PREFIX, ToolResult, ToolStatus
+from ..messages import TOOL_ERROR_PREFIX, TextPart, ToolResult, ToolStatus
 from .tool import Tool
 from .validate import Validation, ValidationKind
 
 __all__ = [
     "FAILURE_ADVICE",
+    "INTERRUPTED_REASON",
     "RESUMABLE_OUTCOMES",
     "CallStatus",
     "ExecutionFailure",
@@ -54,6 +57,7 @@ __all__ = [
     "failure_class",
     "failure_content",
     "failure_result",
+    "interrupted_result",
     "is_resumable",
     "not_executed_result",
     "raised_result",
@@ -80,7 +84,7 @@ RunOutcome: TypeAlias = Literal[
 ]
 """How a run ended (``running`` and ``interrupted`` are read from the audit log)."""
 
-RESUMABLE_OUTCOMES: frozenset[RunOutcome] = frozenset({"paused", "interrupted"})
+RESUMABLE_OUTCOMES: frozenset[RunOutcome] = frozenset({"paused", "interrupted", "cancelled"})
 """Outcomes a run can always go on from (an ``error`` only when the provider failed)."""
 
 _EXECUTION_FAILURES: dict[ToolStatus, ExecutionFailure] = {
@@ -186,6 +190,20 @@ def not_executed_result(call_id: str, name: str, reason: str) -> ToolResult:
     return ToolResult(call_id, name, text, ToolStatus.NOT_EXECUTED)
 
 
+INTERRUPTED_REASON = "the process stopped while this call ran; whether it took effect is unknown"
+"""Why a call is ``interrupted``: said once, read by the model, the log and the CLI."""
+
+
+def interrupted_result(call_id: str, name: str, reason: str = INTERRUPTED_REASON) -> ToolResult:
+    """The result of a call that was (or may have been) running when its process stopped.
+
+    Not ``not_executed``: nobody knows whether it ran, so the model is told so, and it
+    decides whether to check or call again.
+    """
+    text = f"{TOOL_ERROR_PREFIX}the call to `{name}` was interrupted: {reason}."
+    return ToolResult(call_id, name, text, ToolStatus.INTERRUPTED)
+
+
 def unfinished_result(call_id: str, name: str, reason: str, *, started: bool) -> ToolResult:
     """The result of a call stopped before it ended: ``cancelled`` if its tool had
     started, else ``not_executed``."""
@@ -212,4 +230,7 @@ def with_earlier_run(result: ToolResult, name: str, reason: str) -> ToolResult:
         f" (Before the turn ended, an earlier reading of this call, `{name}`, had "
         f"already started and was then discarded: {reason}.)"
     )
+    if result.parts:  # a result with images: the note is a text part too
+        parts = (*result.parts, TextPart(note))
+        return dataclasses.replace(result, content=result.content + note, parts=parts)
     return dataclasses.replace(result, content=result.content + note)

@@ -88,8 +88,14 @@ class SignatureModel:
         Parameters the model did not send are left out, so the function's own default
         applies (a mutable default is never shared through the model).
         """
-        sent = instance.model_fields_set
-        return {p.name: getattr(instance, p.field) for p in self.params if p.field in sent}
+        sent = instance.__pydantic_fields_set__  # what model_fields_set returns, no property
+        values = instance.__dict__  # where pydantic keeps the fields' values
+        # A loop, not a comprehension: once per call, and a comprehension is a frame.
+        kwargs: dict[str, Any] = {}
+        for param in self.params:
+            if param.field in sent:
+                kwargs[param.name] = values[param.field]
+        return kwargs
 
 
 def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) -> SignatureModel:

@@ -386,8 +386,8 @@ class Tool:
         assert self._signature is not None
         if self.strict:
             value = self._drop_strict_nulls(value)
-        try:
-            instance = self._signature.model.model_validate(value)
+        try:  # the validator itself: model_validate is a Python wrapper around it
+            instance = self._signature.model.__pydantic_validator__.validate_python(value)
         except pydantic.ValidationError as exc:
             return self._schema_failure(
                 pydantic_problems(exc, self._field_names), repaired, original
@@ -564,12 +564,9 @@ class Toolset:
         if request.freeform:
             return found.validate(raw)
         if request.error is None and isinstance(request.input, dict):
-            return found.validate(
-                raw,
-                parsed=request.input,
-                repair_policy=self.repair_policy,
-                recovered=request.repaired,
-            )
+            # Tool.validate(raw, parsed=...) without its keyword call and tests: a JSON
+            # call of a JSON tool (tested above) with parsed arguments goes straight here.
+            return found._validate_parsed(request.input, raw, request.repaired, self.repair_policy)
         return found.validate(raw, repair_policy=self.repair_policy)
 
     def unknown(self, name: str) -> Validation:

@@ -59,6 +59,13 @@ class StreamDecoder(ABC):
 
     # -- public API --------------------------------------------------------------------
 
+    def drop_deltas(self) -> None:
+        """Report no ``ToolCallDelta`` from now on, as ``deltas=False`` would: for a
+        caller that learns only once the decoder exists that nobody reads them (an
+        agent run nothing listens to; the other events and the turn are the same)."""
+        self._deltas = False
+        self._assembler.deltas = False
+
     @abstractmethod
     def feed(self, item: Any) -> list[Event]:
         """Consume one decoded chunk or event (a dict or an SDK object); return events."""
