@@ -39,6 +39,10 @@ MAY_IMPORT = {
     "safety": CORE | {"tools", "history", "run"},
     "providers": CORE
     | {"wire", "formats", "history", "prompts", "tools", "context", "policies", "run"},
+    # serve/ is at the edge like providers/: the proxy drives a provider's transport and
+    # decoders, renders raw completions prompts and writes the audit log.
+    "serve": CORE
+    | {"wire", "formats", "history", "prompts", "tools", "run", "providers", "observe"},
     "testing": CORE | {"wire", "history", "run", "observe"},
     "demo": CORE | {"tools", "safety"},
 }

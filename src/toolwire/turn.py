@@ -50,6 +50,10 @@ NoticeKind = Literal[
     "fallback",
     # the agent loop
     "tool_choice_ignored",
+    # the proxy (toolwire serve)
+    "arguments_repaired",
+    "call_not_sent",
+    "unknown_tool",
 ]
 """What a :class:`Notice` reports; each kind is described in its docstring."""
 
@@ -141,6 +145,15 @@ class Notice:
 
     * ``tool_choice_ignored`` — the model answered without a call although
       ``tool_choice`` asked for one.
+
+    The proxy (``toolwire serve``), reported to its client:
+
+    * ``arguments_repaired`` — a call's arguments were not a JSON object; the client
+      got toolwire's repair of them.
+    * ``call_not_sent`` — a call was not sent as a call (arguments beyond repair, no
+      tools offered, or a second call with ``parallel_tool_calls: false``); its text
+      is content.
+    * ``unknown_tool`` — a call names a tool the request did not offer (sent as it is).
     """
 
     kind: NoticeKind

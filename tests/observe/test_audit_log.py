@@ -28,7 +28,7 @@ def test_schema_from_an_empty_database(tmp_path: Path) -> None:
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = _tables(conn)
-    assert set(tables) == {"runs", "requests", "calls", "progress", "timeline", "images"}
+    assert set(tables) == {"runs", "requests", "calls", "progress", "timeline", "images", "proxied"}
     assert tables["images"] == ["data", "media_type", "sha256"]
     assert {"pid", "cache_read_tokens", "outcome", "tools"} <= set(tables["runs"])
     assert {"early", "repaired", "latency_ms", "attempts", "reason", "parts"} <= set(

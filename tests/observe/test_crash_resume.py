@@ -22,7 +22,7 @@ from .helpers import rows
 
 SCRIPT = textwrap.dedent(
     """
-    import sqlite3, sys, threading, time
+    import os, sqlite3, sys, threading, time
     from toolwire import Agent, AuditLog, tool
     from toolwire.testing import ScriptedModel, tool_call_turn
 
@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
     @tool(concurrency_safe=True)
     def charge(amount: int) -> str:
         '''Charge a card (never returns here).'''
-        print("charge started", flush=True)
+        os.write(1, b"charge started\n")  # one write: print's text and newline are two
         threading.Event().wait()
         return "never"
 
@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent(
         seen = sqlite3.connect(sys.argv[1])
         while seen.execute("SELECT count(*) FROM calls").fetchone()[0] < 1:
             time.sleep(0.001)  # polls the file: the writer commits on its own
-        print("read started", flush=True)
+        os.write(1, b"read started\n")
         threading.Event().wait()
         return "never"
 

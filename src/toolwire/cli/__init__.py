@@ -28,6 +28,7 @@ SUBCOMMANDS = (
     "log",
     "inspect",
     "trace",
+    "serve",
 )
 
 

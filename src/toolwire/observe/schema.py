@@ -150,6 +150,19 @@ MIGRATIONS: tuple[str, ...] = (
     );
     ALTER TABLE calls ADD COLUMN parts TEXT; -- JSON: the result's parts, when it has images
     """,
+    # 9: a request `toolwire serve` proxied (one run each): the upstream, the HTTP status
+    # the client got, the upstream's body as received, what the client received, and
+    # the notices it was told (JSON).
+    """
+    CREATE TABLE proxied (
+        run_id TEXT PRIMARY KEY REFERENCES runs(run_id),
+        upstream TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        raw TEXT,
+        received TEXT NOT NULL,
+        notices TEXT NOT NULL
+    );
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
@@ -399,14 +399,7 @@ class Agent:
         Raises:
             CallerError: Called from inside a running event loop (use ``await run``).
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.run(prompt, history=history))
-        raise CallerError(
-            "Agent.run_sync() was called inside a running event loop",
-            hint="use `await agent.run(...)` there",
-        )
+        return _in_new_loop("run", lambda: self.run(prompt, history=history))
 
     async def resume(
         self,
@@ -455,14 +448,7 @@ class Agent:
         Raises:
             CallerError: Called from inside a running event loop (use ``await resume``).
         """
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.resume(run_id, approvals, by=by))
-        raise CallerError(
-            "Agent.resume_sync() was called inside a running event loop",
-            hint="use `await agent.resume(...)` there",
-        )
+        return _in_new_loop("resume", lambda: self.resume(run_id, approvals, by=by))
 
     def run_stream(
         self, prompt: str | None = None, *, history: Sequence[Message] | None = None
@@ -1064,6 +1050,22 @@ async def _collect(model: Model, request: ModelRequest) -> Turn:
     finally:
         await _close(stream)
     return _the_turn(turn, model)
+
+
+def _in_new_loop(method: str, start: Callable[[], Coroutine[Any, Any, RunResult]]) -> RunResult:
+    """``Agent.<method>_sync``: the coroutine ``start`` makes, run in a new event loop.
+
+    Raises:
+        CallerError: Called from inside a running event loop (use ``await <method>``).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(start())
+    raise CallerError(
+        f"Agent.{method}_sync() was called inside a running event loop",
+        hint=f"use `await agent.{method}(...)` there",
+    )
 
 
 async def _close(stream: object) -> None:

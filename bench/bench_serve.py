@@ -1,0 +1,379 @@
+"""`toolwire serve` against going to the upstream directly, same loopback upstream.
+
+Three processes: the recorded upstream (tests/serve/recorded.py, asyncio, real HTTP),
+the proxy (`python -m toolwire serve`, as users run it) and this client (httpx, raw SSE,
+no SDK: the SDK's own cost would hide the proxy's). Measured:
+
+- time to first byte (TTFB), direct and through the proxy, requests one at a time;
+- time to the first complete tool call: direct, a client that assembles the native
+  ``tool_calls`` fragments itself (complete when the arguments parse); through the
+  proxy, the first chunk with a call (the proxy sends calls whole); and through the
+  proxy for a call the model left in ``content`` (direct never gets one);
+- 100 concurrent streams from an upstream paced at 50 tokens/s each: per-stream tokens/s
+  and the p99 delay between two chunks of a stream, direct and through the proxy, and
+  the proxy's CPU time per 1,000 tokens (its /proc counters);
+- the proxy's resident memory every 1,000 of 10,000 streamed requests;
+- in this process, without sockets, the proxy's own work per request and per token.
+
+Run: ``python bench/bench_serve.py`` (``--quick``: fewer requests, 20 streams;
+``--only inproc``: the in-process part).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "tok "  # one paced piece of content: one "token"
+CALL_TEXT = (
+    '<tool_call>{"name": "read", "arguments": {"path": "src/a.rs", "lines": [1, 40]}}</tool_call>'
+)
+TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
+
+
+# -- the upstream process ------------------------------------------------------------------
+
+
+def upstream_main(port_file: str) -> None:
+    """Serve the recorded upstream; the request's ``metadata`` says what to play."""
+    sys.path.insert(0, str(ROOT))
+    from tests.serve.recorded import RecordedUpstream, Reply
+
+    def script(body: dict[str, Any]) -> Reply:
+        meta = body.get("metadata") or {}
+        kind = meta.get("kind", "text")
+        tokens = int(meta.get("tokens", 50))
+        delay = float(meta.get("delay", 0))
+        if kind == "markup":
+            return Reply(text=CALL_TEXT, pieces=4, delay=delay)
+        if kind == "native":
+            args = json.dumps({"path": "src/a.rs", "lines": [1, 40], "pad": "x" * 40})
+            pieces = [args[i : i + 4] for i in range(0, len(args), 4)]
+            first = {"index": 0, "id": "call_1", "type": "function",
+                     "function": {"name": "read", "arguments": pieces[0]}}  # fmt: skip
+            chunks = [{"tool_calls": [first]}]
+            chunks += [
+                {"tool_calls": [{"index": 0, "function": {"arguments": p}}]} for p in pieces[1:]
+            ]
+            return Reply(chunks=chunks, finish="tool_calls", delay=delay)
+        return Reply(text=TOKEN * tokens, pieces=len(TOKEN), delay=delay)
+
+    with RecordedUpstream(script) as upstream:
+        Path(port_file).write_text(str(upstream.port))
+        signal.sigwait({signal.SIGTERM, signal.SIGINT})
+
+
+# -- processes -----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(url: str, limit: float = 60) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def start_upstream(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
+    port_file = tmp / "upstream.port"
+    port_file.unlink(missing_ok=True)
+    process = subprocess.Popen([sys.executable, __file__, "--upstream-only", str(port_file)])
+    deadline = time.monotonic() + 60
+    while not port_file.exists() or not port_file.read_text():
+        if time.monotonic() > deadline or process.poll() is not None:
+            raise RuntimeError("the upstream did not start")
+        time.sleep(0.02)
+    return process, f"http://127.0.0.1:{port_file.read_text()}/v1"
+
+
+def start_proxy(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    command = [
+        sys.executable,
+        "-m",
+        "toolwire",
+        "serve",
+        "--upstream",
+        upstream,
+        "--port",
+        str(port),
+    ]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    wait_for(f"{url}/models")
+    return process, url
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+# -- the client ----------------------------------------------------------------------------
+
+
+def body(kind: str, *, tokens: int = 50, delay: float = 0.0) -> dict[str, Any]:
+    return {
+        "model": "Qwen/Qwen2.5-7B-Instruct",
+        "messages": [{"role": "user", "content": "go"}],
+        "tools": TOOLS,
+        "stream": True,
+        "metadata": {"kind": kind, "tokens": str(tokens), "delay": str(delay)},
+    }
+
+
+async def one_stream(
+    client: httpx.AsyncClient, url: str, payload: dict[str, Any]
+) -> dict[str, Any]:
+    """One streamed request: when its first byte came, when a call was first complete,
+    and when each content chunk came."""
+    start = time.perf_counter()
+    first_byte = first_call = None
+    stamps: list[float] = []
+    args: dict[int, str] = {}
+    buffer = b""
+    async with client.stream("POST", f"{url}/chat/completions", json=payload) as response:
+        async for raw in response.aiter_raw():
+            now = time.perf_counter()
+            first_byte = first_byte or now
+            buffer += raw
+            *events, buffer = buffer.split(b"\n\n")
+            for event in events:
+                data = event.removeprefix(b"data: ")
+                if data == b"[DONE]" or not data.startswith(b"{"):
+                    continue
+                for choice in json.loads(data).get("choices", []):
+                    delta = choice.get("delta") or {}
+                    if delta.get("content"):
+                        stamps.append(now)
+                    for call in delta.get("tool_calls") or []:
+                        index = call.get("index", 0)
+                        args[index] = args.get(index, "") + (call.get("function") or {}).get(
+                            "arguments", ""
+                        )
+                        if first_call is None and _complete(args[index]):
+                            first_call = now
+    return {
+        "ttfb": (first_byte or start) - start,
+        "call": None if first_call is None else first_call - start,
+        "stamps": stamps,
+    }
+
+
+def _complete(arguments: str) -> bool:
+    try:
+        return isinstance(json.loads(arguments), dict)
+    except ValueError:
+        return False
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f} ms"
+
+
+def p99(values: list[float]) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(len(values) * 0.99))]
+
+
+async def sequential(direct: str, proxy: str, n: int) -> None:
+    """TTFB and time to the first complete call, one request at a time, interleaved."""
+    results: dict[str, list[dict[str, Any]]] = {"direct": [], "proxy": [], "proxy-markup": []}
+    async with httpx.AsyncClient(timeout=60) as client:
+        for _ in range(5):  # warm the pools
+            await one_stream(client, direct, body("native"))
+            await one_stream(client, proxy, body("native"))
+        for _ in range(n):
+            results["direct"].append(await one_stream(client, direct, body("native")))
+            results["proxy"].append(await one_stream(client, proxy, body("native")))
+            results["proxy-markup"].append(await one_stream(client, proxy, body("markup")))
+    print(f"\n## One request at a time ({n} each, interleaved)\n")
+    print("| | TTFB median | TTFB p99 | first complete call median | p99 |")
+    print("|---|---:|---:|---:|---:|")
+    for name, rows in results.items():
+        ttfb = [r["ttfb"] for r in rows]
+        calls = [r["call"] for r in rows if r["call"] is not None]
+        print(f"| {name} | {ms(statistics.median(ttfb))} | {ms(p99(ttfb))} | "
+              f"{ms(statistics.median(calls))} | {ms(p99(calls))} |")  # fmt: skip
+    added = statistics.median(r["ttfb"] for r in results["proxy"]) - statistics.median(
+        r["ttfb"] for r in results["direct"]
+    )
+    added_call = statistics.median(r["call"] for r in results["proxy"]) - statistics.median(
+        r["call"] for r in results["direct"]
+    )
+    print(
+        f"\nadded TTFB (median): {ms(added)}; added time to the first complete call: {ms(added_call)}"
+    )
+
+
+async def concurrent(direct: str, proxy: str, proxy_pid: int, streams: int, tokens: int) -> None:
+    """``streams`` at once, each paced at 50 tokens/s."""
+    print(f"\n## {streams} concurrent streams, {tokens} tokens each, paced at 50 tokens/s\n")
+    print(
+        "| | per-stream tokens/s (median) | slowest stream | p99 inter-chunk delay | proxy CPU per 1,000 tokens |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    limits = httpx.Limits(max_connections=streams * 2)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        for name, url in (("direct", direct), ("proxy", proxy)):
+            cpu = cpu_seconds(proxy_pid)
+            payload = body("text", tokens=tokens, delay=0.02)
+            rows = await asyncio.gather(*(one_stream(client, url, payload) for _ in range(streams)))
+            spent = cpu_seconds(proxy_pid) - cpu
+            rates, gaps = [], []
+            for row in rows:
+                stamps = row["stamps"]
+                rates.append((len(stamps) - 1) / (stamps[-1] - stamps[0]))
+                gaps += [b - a for a, b in itertools.pairwise(stamps)]
+            total = sum(len(r["stamps"]) for r in rows)
+            per_k = f"{spent / total * 1000 * 1000:.1f} ms" if name == "proxy" else "—"
+            print(
+                f"| {name} | {statistics.median(rates):.1f} | {min(rates):.1f} | {ms(p99(gaps))} | {per_k} |"
+            )
+
+
+async def memory(proxy: str, proxy_pid: int, requests: int) -> None:
+    """Resident memory of the proxy every tenth of ``requests`` streamed requests."""
+    print(f"\n## Proxy memory over {requests:,} streamed requests (10 at a time)\n")
+    samples = [(0, rss_mb(proxy_pid))]
+    done = 0
+    async with httpx.AsyncClient(timeout=60) as client:
+        while done < requests:
+            batch = [one_stream(client, proxy, body("markup")) for _ in range(10)]
+            await asyncio.gather(*batch)
+            done += 10
+            if done % (requests // 10) == 0:
+                samples.append((done, rss_mb(proxy_pid)))
+    print("| requests | " + " | ".join(f"{n:,}" for n, _ in samples) + " |")
+    print("|---|" + "---:|" * len(samples))
+    print("| RSS MB | " + " | ".join(f"{mb:.1f}" for _, mb in samples) + " |")
+
+
+def inproc(tokens: int, repeat: int) -> None:
+    """The proxy's own work per token and per request, in this process, no sockets:
+    decode the upstream's SSE (assembler, the family's parser on ``content``), relay,
+    encode the client's chunk. Best of ``repeat``."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from toolwire.run.model import TurnDone
+    from toolwire.serve.encode import ChunkWriter
+    from toolwire.serve.relay import Relay
+    from toolwire.serve.request import read_call
+    from toolwire.serve.upstream import _chat_wire
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        chunk = {"id": "up-1", "object": "chat.completion.chunk", "created": 0, "model": "m",
+                 "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+        return f"data: {json.dumps(chunk)}\n\n".encode()
+
+    stream = [event({"content": TOKEN}) for _ in range(tokens)] + [
+        event({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
+    payload = body("text")
+
+    def setup() -> tuple[Any, ...]:
+        call = read_call(payload, None)
+        writer = ChunkWriter(call)
+        return call, _chat_wire(call).stream(), Relay(call), writer, writer.first()
+
+    def run() -> None:
+        _call, decoder, relay, writer, _ = setup()
+        for data in stream:
+            for item in decoder.feed_bytes(data):
+                for delta in relay.feed(item):
+                    writer.delta(delta)
+        relay.feed(TurnDone(decoder.close()))
+        writer.last(relay)
+
+    def best(fn: Any, n: int) -> float:
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            for _ in range(n):
+                fn()
+            times.append((time.perf_counter() - start) / n)
+        return min(times)
+
+    def floor() -> None:
+        """The least a proxy does per token: parse the chunk, re-encode its delta."""
+        for data in stream:
+            if data.startswith(b"data: {"):
+                for choice in json.loads(data[6:])["choices"]:
+                    out = '{"id":"x","choices":[{"index":0,"delta":' + json.dumps(choice["delta"])
+                    (out + "}]}\n\n").encode()
+
+    per_request = best(setup, 200)
+    per_turn = best(run, 5)
+    per_token = (per_turn - per_request) / tokens
+    floor_token = best(floor, 5) / tokens
+    print(f"\n## In process (no sockets), best of {repeat}\n")
+    print(
+        f"per request (read the body, the family's format, relay and writer): {per_request * 1e6:.0f} µs"
+    )
+    print(f"per token (decode the upstream's chunk, relay it, encode the client's): {per_token * 1e6:.1f} µs"
+          f" = {per_token / floor_token:.1f}x a floor that only re-encodes each delta ({floor_token * 1e6:.1f} µs)")  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--upstream-only")
+    parser.add_argument("--only", choices=["inproc"])
+    args = parser.parse_args()
+    if args.upstream_only:
+        upstream_main(args.upstream_only)
+        return
+    inproc(1000, 3 if args.quick else 7)
+    if args.only:
+        return
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    upstream, direct = start_upstream(tmp)
+    proxy_process, proxy = start_proxy(direct)
+    try:
+        print(
+            f"python {sys.version.split()[0]}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}"
+        )
+        asyncio.run(sequential(direct, proxy, 30 if args.quick else 300))
+        streams = 20 if args.quick else 100
+        asyncio.run(concurrent(direct, proxy, proxy_process.pid, streams, 100))
+        asyncio.run(memory(proxy, proxy_process.pid, 1_000 if args.quick else 10_000))
+    finally:
+        for process in (proxy_process, upstream):
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,351 @@
+"""The ASGI app: ``POST /v1/chat/completions`` and ``GET /v1/models``.
+
+A request is read at the door (:mod:`.request`; a bad one is a 400), sent to the
+upstream (:mod:`.upstream`), and its events are relayed (:mod:`.relay`) as one
+``chat.completion`` or as SSE chunks (:mod:`.encode`). A stream's headers wait for the
+upstream's first event, so an upstream that is down or answers an error gives the client
+that status (502, or the upstream's own) in OpenAI's error shape, not a broken stream;
+an error after output began ends the stream with an error event. Nothing is retried: the
+client decides that.
+
+The stream is sent by :class:`EventStream`, which listens for the client going away
+the whole time, not only when it writes: a disconnect cancels the upstream request at
+once (its connection is closed, no task is left), even while the upstream is silent.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
+from typing import Any, TypeVar
+
+import anyio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ..errors import (
+    CallerError,
+    ProviderAPIError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    ToolwireError,
+)
+from ..providers.http import Timeouts
+from .audit import Exchange, ProxyLog
+from .encode import ChunkWriter, error_body, response_body
+from .relay import Delta, Relay
+from .request import ProxyCall, read_call
+from .upstream import RAW_TAP, Upstream, make_upstream, parse_upstream
+
+__all__ = ["EventStream", "Proxy", "create_app"]
+
+NOTICES_HEADER = "x-toolwire-notices"
+T = TypeVar("T")
+
+
+class Proxy:
+    """The proxy's state: the upstream, the ``--format`` family, the optional log."""
+
+    def __init__(
+        self, upstream: Upstream, forced: tuple[str, str | None] | None, log: ProxyLog | None
+    ) -> None:
+        self.upstream = upstream
+        self.forced = forced
+        self.log = log
+
+    async def chat(self, request: Request) -> Response:
+        """``POST /v1/chat/completions``."""
+        exchange = Exchange(None)
+        try:
+            body = json.loads(await request.body())
+        except ValueError:
+            return await self._error_reply(exchange, CallerError("the request body is not JSON"))
+        try:
+            exchange.call = call = read_call(body, self.forced)
+        except CallerError as exc:
+            return await self._error_reply(exchange, exc)
+        exchange.raw = [] if self.log is not None and self.upstream.spec.kind != "local" else None
+        token = RAW_TAP.set(exchange.raw)
+        try:
+            if call.stream:
+                return await self._stream(call, request.headers, exchange)
+            return await self._complete(call, request.headers, exchange)
+        finally:
+            RAW_TAP.reset(token)
+
+    async def models(self, request: Request) -> Response:
+        """``GET /v1/models``: the upstream's list."""
+        try:
+            status, body = await self.upstream.models()
+        except ToolwireError as exc:
+            status, payload = error_response(exc)
+            return JSONResponse(payload, status)
+        return JSONResponse(body, status)
+
+    async def _complete(
+        self, call: ProxyCall, headers: Mapping[str, str], exchange: Exchange
+    ) -> Response:
+        relay = Relay(call)
+        deltas: list[Delta] = []
+        try:
+            async with closing(self.upstream.turn(call, headers)) as events:
+                async for item in events:
+                    if exchange.first_event_at is None:
+                        exchange.first_event_at = time.time()
+                    deltas += relay.feed(item)
+        except ToolwireError as exc:
+            return await self._error_reply(exchange, exc)
+        body = response_body(call, relay, deltas)
+        extra = {NOTICES_HEADER: json.dumps(relay.notices)} if relay.notices else None
+        response = JSONResponse(body, headers=extra)
+        exchange.turn, exchange.notices = relay.turn, relay.notices
+        exchange.received.append(bytes(response.body))
+        await self._record(exchange)
+        return response
+
+    async def _stream(
+        self, call: ProxyCall, headers: Mapping[str, str], exchange: Exchange
+    ) -> Response:
+        stack = AsyncExitStack()
+        body = await stack.enter_async_context(aclosing(self._chunks(call, headers, exchange)))
+        try:
+            first = await body.__anext__()  # the upstream answered: headers can go
+        except ToolwireError as exc:
+            await stack.aclose()
+            return await self._error_reply(exchange, exc)
+        except StopAsyncIteration:  # not reached: a stream always ends with [DONE]
+            await stack.aclose()
+            raise
+        return EventStream(first, body, stack)
+
+    async def _chunks(
+        self,
+        call: ProxyCall,
+        headers: Mapping[str, str],
+        exchange: Exchange,
+    ) -> AsyncGenerator[bytes, None]:
+        """The SSE body; its first item comes once the upstream has accepted the request
+        (or sent its first event). What is sent is kept only for the log."""
+        relay = Relay(call)
+        writer = ChunkWriter(call)
+        sent: list[bytes] | None = exchange.received if self.log is not None else None
+        started = False
+        try:
+            async with closing(self.upstream.turn(call, headers)) as events:
+                async for item in events:
+                    deltas = relay.feed(item)
+                    if started:
+                        for delta in deltas:
+                            chunk = writer.delta(delta)
+                            if sent is not None:
+                                sent.append(chunk)
+                            yield chunk
+                        continue
+                    started = True
+                    exchange.first_event_at = time.time()
+                    chunk = writer.first() + b"".join(writer.delta(d) for d in deltas)
+                    if sent is not None:
+                        sent.append(chunk)
+                    yield chunk
+            chunk = writer.last(relay)
+            exchange.turn, exchange.notices = relay.turn, relay.notices
+        except ToolwireError as exc:
+            if not started:
+                raise  # before the headers: the client gets a status
+            exchange.outcome, exchange.error = "error", exc
+            status, payload = error_response(exc)
+            payload["error"]["status"] = status
+            chunk = f"data: {json.dumps(payload)}\n\n".encode() + b"data: [DONE]\n\n"
+        except BaseException as exc:  # cancelled: the client went away
+            exchange.outcome, exchange.error = "cancelled", exc
+            await self._record_shielded(exchange, started)
+            raise
+        if sent is not None:
+            sent.append(chunk)
+        try:
+            yield chunk
+        finally:  # after the client has its last chunk
+            await self._record_shielded(exchange, started)
+
+    async def _record_shielded(self, exchange: Exchange, started: bool) -> None:
+        """Log a stream that started (one that did not is logged as its error reply),
+        even while the stream is being cancelled."""
+        if started:
+            with anyio.CancelScope(shield=True):
+                await self._record(exchange)
+
+    async def _error_reply(self, exchange: Exchange, exc: ToolwireError) -> Response:
+        """The error response (OpenAI's shape) for an error before any output."""
+        status, payload = error_response(exc)
+        response = JSONResponse(payload, status)
+        exchange.status, exchange.outcome, exchange.error = status, "error", exc
+        exchange.received.append(bytes(response.body))
+        await self._record(exchange)
+        return response
+
+    async def _record(self, exchange: Exchange) -> None:
+        if self.log is not None:
+            await anyio.to_thread.run_sync(self.log.record, exchange)
+
+    async def aclose(self) -> None:
+        """Close the upstream's pool and the log."""
+        await self.upstream.aclose()
+        if self.log is not None:
+            self.log.close()
+
+
+@asynccontextmanager
+async def closing(events: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
+    """``events``, closed when the block ends (an async generator's ``aclose``): a
+    client that went away closes the upstream request, not the garbage collector."""
+    try:
+        yield events
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+def error_response(exc: ToolwireError) -> tuple[int, dict[str, Any]]:
+    """The HTTP status and OpenAI-shaped body of an error.
+
+    A bad request is 400; an upstream that cannot be reached (or breaks its protocol)
+    502, one that times out 504; an upstream's own error keeps its status and message.
+    """
+    if isinstance(exc, CallerError):
+        return 400, error_body(exc.message, "invalid_request_error")
+    if isinstance(exc, ProviderAPIError):
+        message, kind = _upstream_error(exc)
+        return exc.status or 502, error_body(message, kind, exc.error_type)
+    if isinstance(exc, ProviderTimeoutError):
+        return 504, error_body(f"the upstream timed out: {exc.message}", "upstream_timeout")
+    if isinstance(exc, ProviderConnectionError):
+        return 502, error_body(f"the upstream is unreachable: {exc.message}", "upstream_error")
+    return 502, error_body(f"the upstream's answer is unusable: {exc.message}", "upstream_error")
+
+
+def _upstream_error(exc: ProviderAPIError) -> tuple[str, str]:
+    """The upstream's own message and type, as it sent them."""
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        kind = error.get("type")
+        return error["message"], kind if isinstance(kind, str) else "upstream_error"
+    if isinstance(error, str):
+        return error, "upstream_error"
+    return exc.message, "upstream_error"
+
+
+class EventStream(Response):
+    """An SSE response that cancels its body when the client disconnects.
+
+    Starlette's ``StreamingResponse`` notices a client that went away only when it next
+    writes (ASGI 2.4) and so would keep a silent upstream's request open; this listens
+    for ``http.disconnect`` the whole time.
+    """
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self, first: bytes, body: AsyncGenerator[bytes, None], stack: AsyncExitStack
+    ) -> None:
+        # Not Response.__init__: it would add "content-length: 0" for the empty body.
+        self.status_code = 200
+        self.background = None
+        self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
+        self._first = first
+        self._body = body
+        self._stack = stack
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._watch, receive, group.cancel_scope)
+                await self._send_all(send)
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._stack.aclose()  # closes the upstream request
+
+    async def _send_all(self, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+        try:
+            await send({"type": "http.response.body", "body": self._first, "more_body": True})
+            async for chunk in self._body:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:  # the client went away while we wrote (ASGI 2.4 servers)
+            return
+
+    @staticmethod
+    async def _watch(receive: Receive, scope: anyio.CancelScope) -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        scope.cancel()
+
+
+def create_app(
+    upstream: str,
+    *,
+    format: str | None = None,
+    log: str | None = None,
+    timeouts: Timeouts | None = None,
+    max_connections: int = 1000,
+) -> Starlette:
+    """The proxy as an ASGI app, for any ASGI server or behind a load balancer.
+
+    Args:
+        upstream: ``http(s)://HOST/v1`` (an OpenAI-compatible chat server),
+            ``completions:http(s)://HOST/v1`` (a raw completions server: toolwire
+            renders the prompt), ``local`` or ``local:PATH.gguf`` (the embedded model).
+        format: ``FAMILY[:VARIANT]`` whose call markup every answer is read with;
+            ``None``: the family each request's ``model`` selects.
+        log: An audit log file: one run per proxied request; ``None``: no log.
+        timeouts: Connect and read timeouts of upstream requests.
+        max_connections: The size of the upstream connection pool.
+
+    Raises:
+        CallerError: ``upstream`` or ``format`` is not one toolwire knows.
+    """
+    spec = parse_upstream(upstream)
+    forced = _forced_family(format)
+    proxy = Proxy(
+        make_upstream(spec, timeouts=timeouts, max_connections=max_connections),
+        forced,
+        ProxyLog(log, spec.label) if log else None,
+    )
+
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", proxy.chat, methods=["POST"]),
+            Route("/v1/models", proxy.models, methods=["GET"]),
+        ],
+        lifespan=_lifespan(proxy),
+    )
+    app.state.proxy = proxy
+    return app
+
+
+def _lifespan(proxy: Proxy) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """Close the upstream's pool and the log when the server stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await proxy.aclose()
+
+    return lifespan
+
+
+def _forced_family(format: str | None) -> tuple[str, str | None] | None:
+    """``--format FAMILY[:VARIANT]`` checked against the formats' table."""
+    if format is None:
+        return None
+    from ..providers.text_calls import text_family
+
+    return text_family("", format)

@@ -1,0 +1,114 @@
+"""The Chat Completions shapes the client gets: SSE chunks, a whole response, an error.
+
+Per the OpenAI API reference: a stream is ``chat.completion.chunk`` objects, the first
+delta with ``role: assistant``, the last choice chunk with the ``finish_reason``, then
+(with ``stream_options.include_usage``) a chunk with no choices and the ``usage``, then
+``data: [DONE]``. toolwire adds ``toolwire_notices`` to the last chunk before
+``[DONE]``. The chunk's fixed part is rendered once per response and each delta is
+spliced in (one ``json.dumps`` of the delta per chunk: the per-token cost of the proxy,
+bench/bench_serve.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..messages import Usage
+from .relay import Delta, Relay
+from .request import ProxyCall
+
+__all__ = ["ChunkWriter", "error_body", "response_body", "usage_json"]
+
+DONE = b"data: [DONE]\n\n"
+
+
+def usage_json(usage: Usage | None) -> dict[str, Any]:
+    """Chat's ``usage`` object."""
+    usage = usage or Usage()
+    out: dict[str, Any] = {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+    if usage.cache_read_tokens:
+        out["prompt_tokens_details"] = {"cached_tokens": usage.cache_read_tokens}
+    if usage.reasoning_tokens:
+        out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    return out
+
+
+class ChunkWriter:
+    """Renders one response's SSE chunks."""
+
+    def __init__(self, call: ProxyCall) -> None:
+        self._call = call
+        head = {"id": call.response_id, "object": "chat.completion.chunk",
+                "created": call.created, "model": call.model}  # fmt: skip
+        self._head = json.dumps(head, ensure_ascii=False)[:-1]  # without its closing brace
+        self._open = f'data: {self._head},"choices":[{{"index":0,"delta":'
+        self._close = ',"logprobs":null,"finish_reason":null}]}\n\n'
+
+    def first(self) -> bytes:
+        """The role chunk every stream starts with."""
+        return self.delta({"role": "assistant", "content": ""})
+
+    def delta(self, delta: Delta) -> bytes:
+        """One delta as an SSE event."""
+        return (self._open + json.dumps(delta, ensure_ascii=False) + self._close).encode()
+
+    def last(self, relay: Relay) -> bytes:
+        """The finish chunk, the usage chunk when asked for, the notices, ``[DONE]``."""
+        end: dict[str, Any] = {"index": 0, "delta": {}, "logprobs": None}
+        end["finish_reason"] = relay.finish_reason
+        chunks: list[dict[str, Any]] = [{"choices": [end]}]
+        if self._call.include_usage:
+            chunks.append({"choices": [], "usage": usage_json(relay.usage)})
+        if relay.notices:
+            chunks[-1]["toolwire_notices"] = relay.notices
+        out = [self.event(chunk) for chunk in chunks]
+        return b"".join(out) + DONE
+
+    def event(self, fields: dict[str, Any]) -> bytes:
+        """A chunk with this response's id, object, created and model, and ``fields``."""
+        body = json.dumps(fields, ensure_ascii=False)[1:]
+        return f"data: {self._head},{body}\n\n".encode()
+
+
+def response_body(call: ProxyCall, relay: Relay, deltas: list[Delta]) -> dict[str, Any]:
+    """The whole ``chat.completion`` response made of a turn's deltas."""
+    content: list[str] = []
+    reasoning: list[str] = []
+    refusal: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for delta in deltas:
+        if "content" in delta:
+            content.append(delta["content"])
+        elif "reasoning_content" in delta:
+            reasoning.append(delta["reasoning_content"])
+        elif "refusal" in delta:
+            refusal.append(delta["refusal"])
+        else:
+            calls += [{k: v for k, v in c.items() if k != "index"} for c in delta["tool_calls"]]
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(content) or None}
+    if reasoning:
+        message["reasoning_content"] = "".join(reasoning)
+    if refusal:
+        message["refusal"] = "".join(refusal)
+    if calls:
+        message["tool_calls"] = calls
+    choice = {"index": 0, "message": message, "logprobs": None}
+    choice["finish_reason"] = relay.finish_reason
+    return {
+        "id": call.response_id,
+        "object": "chat.completion",
+        "created": call.created,
+        "model": call.model,
+        "choices": [choice],
+        "usage": usage_json(relay.usage),
+    }
+
+
+def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
+    """OpenAI's error shape."""
+    return {"error": {"message": message, "type": kind, "param": None, "code": code}}

@@ -1,0 +1,406 @@
+"""The model server behind the proxy: three kinds, one interface.
+
+``--upstream`` names one of:
+
+- ``http(s)://HOST/v1`` — an OpenAI-compatible Chat Completions server (vLLM,
+  llama.cpp's server, Ollama, SGLang, LM Studio). The client's body is forwarded as it
+  came (unknown fields too); the answer is decoded by toolwire's Chat decoder, so the
+  server's own ``tool_calls`` go through the one assembler (index and id quirks fixed)
+  and what it left in ``content`` is read with the model family's call parser.
+- ``completions:http(s)://HOST/v1`` — a raw completions server: toolwire renders the
+  prompt in the model family's own format (:mod:`.prompts`, the one place that picks
+  the renderer) and parses the text.
+- ``local`` or ``local:PATH.gguf`` — the embedded model, in this process.
+
+Each gives :meth:`Upstream.turn`: toolwire's events of one turn, then ``TurnDone``. One
+``httpx.AsyncClient`` (a connection pool) serves every request; a proxy does not retry
+(the client decides that), so upstream errors reach the client as they are.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import httpx
+
+from ..errors import CallerError, ProtocolError, ProviderConnectionError, ProviderTimeoutError
+from ..providers.http import HTTPOptions, Retries, Timeouts, Wire, api_error, events_from_turn
+from ..providers.openai_chat import bearer_headers
+from ..run.model import ModelEvent, ModelRequest, TurnDone
+from .request import ProxyCall
+
+if TYPE_CHECKING:
+    from ..run.model import Model
+
+__all__ = [
+    "RAW_TAP",
+    "READY",
+    "Ready",
+    "Upstream",
+    "UpstreamItem",
+    "UpstreamSpec",
+    "make_upstream",
+    "parse_upstream",
+]
+
+RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", default=None)
+"""Where the upstream's body bytes of the current request are copied (the audit log's
+raw text); ``None``: not copied. Set per request by the app, read by :class:`_TapTransport`."""
+
+UPSTREAM = "the upstream"
+MAX_MODELS = 64  # completions models kept built, by served model name
+# Chat fields the proxy reads itself; the rest of a body are the model's settings when
+# toolwire renders the request (completions, local).
+_CHAT_FIELDS = frozenset(
+    {"model", "messages", "tools", "tool_choice", "parallel_tool_calls", "stream_options",
+     "chat_template_kwargs", "functions", "function_call", "user", "metadata", "store", "n"}
+)  # fmt: skip
+# What the embedded model's generator takes.
+_LOCAL_SETTINGS = ("max_tokens", "temperature", "top_p", "seed", "stop")
+
+
+class Ready:
+    """The upstream accepted a streamed request (its headers came, status 200): the
+    client's stream can start before the first token."""
+
+    __slots__ = ()
+
+
+READY = Ready()
+
+UpstreamItem = ModelEvent | Ready
+"""What :meth:`Upstream.turn` yields."""
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamSpec:
+    """A parsed ``--upstream``: its kind and where it is."""
+
+    kind: Literal["chat", "completions", "local"]
+    location: str | None  # the base URL, the GGUF path, or None (the default local model)
+
+    @property
+    def label(self) -> str:
+        """How logs and ``/v1/models`` name it."""
+        if self.kind == "chat":
+            return str(self.location)
+        return f"{self.kind}:{self.location}" if self.location else self.kind
+
+
+def parse_upstream(text: str) -> UpstreamSpec:
+    """Read ``--upstream``.
+
+    Raises:
+        CallerError: Not one of the three kinds, or not an http(s) URL.
+    """
+    from ..providers.http import check_base_url
+
+    if not isinstance(text, str) or not text.strip():
+        raise CallerError("--upstream must name a server", hint="e.g. http://127.0.0.1:8000/v1")
+    text = text.strip()
+    if text == "local":
+        return UpstreamSpec("local", None)
+    if text.startswith("local:"):
+        return UpstreamSpec("local", text[len("local:") :] or None)
+    kind: Literal["chat", "completions"] = "chat"
+    if text.startswith("completions:"):
+        kind, text = "completions", text[len("completions:") :]
+    if not text.startswith(("http://", "https://")):
+        raise CallerError(
+            f"--upstream {text!r} is not an http(s) URL, completions:URL, local or local:PATH",
+            hint="e.g. --upstream http://127.0.0.1:8000/v1",
+        )
+    return UpstreamSpec(kind, check_base_url(text.rstrip("/"), "the upstream"))
+
+
+class Upstream(ABC):
+    """A model server the proxy sends turns to."""
+
+    def __init__(self, spec: UpstreamSpec) -> None:
+        self.spec = spec
+
+    @abstractmethod
+    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[UpstreamItem]:
+        """One turn's events, then ``TurnDone`` (``headers``: the client's to forward);
+        a streaming upstream may say :data:`READY` first."""
+
+    @abstractmethod
+    async def models(self) -> tuple[int, Any]:
+        """``GET /v1/models``: the status and the JSON body."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Release what the upstream holds (connections)."""
+
+
+class _HTTPUpstream(Upstream):
+    """An upstream reached over HTTP, through one pooled client."""
+
+    def __init__(self, spec: UpstreamSpec, timeouts: Timeouts, max_connections: int) -> None:
+        super().__init__(spec)
+        self.base_url = str(spec.location)
+        limits = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
+        transport = _TapTransport(httpx.AsyncHTTPTransport(limits=limits))
+        self.client = httpx.AsyncClient(
+            transport=transport,
+            timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
+        )
+        self.options = HTTPOptions(timeouts, Retries(attempts=0), self.client)
+
+    async def models(self) -> tuple[int, Any]:
+        """The upstream's own model list, passed through."""
+        with self.transport_errors():
+            response = await self.client.get(f"{self.base_url}/models")
+        try:
+            return response.status_code, response.json()
+        except ValueError:
+            return 502, None
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self.client.aclose()
+
+    @contextmanager
+    def transport_errors(self) -> Iterator[None]:
+        """httpx's timeouts and connection errors as toolwire's provider errors."""
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            raise ProviderTimeoutError(f"{UPSTREAM} timed out: {type(exc).__name__}") from None
+        except httpx.TransportError as exc:
+            raise ProviderConnectionError(
+                f"cannot reach {UPSTREAM} at {self.spec.label}: {type(exc).__name__}"
+            ) from None
+
+    def headers(self, client: Mapping[str, str]) -> dict[str, str]:
+        """JSON/SSE headers, forwarding the client's ``Authorization`` (its key)."""
+        auth = client.get("authorization")
+        return bearer_headers(None, {"authorization": auth} if auth else {})
+
+
+class ChatUpstream(_HTTPUpstream):
+    """An OpenAI-compatible Chat Completions server."""
+
+    async def turn(
+        self, call: ProxyCall, headers: Mapping[str, str]
+    ) -> AsyncGenerator[UpstreamItem, None]:
+        """Forward the body; decode the answer with toolwire's Chat decoder.
+
+        Its own loop rather than the providers' ``stream_turn``: a proxy does not retry
+        or keep a total deadline (its client does), and the per-chunk deadline scope
+        those need was a quarter of the proxy's CPU per token (bench/bench_serve.py);
+        httpx's read timeout bounds each chunk.
+        """
+        body = dict(call.body)
+        if call.stream:  # usage for the log and the client; the client's options kept
+            body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
+        wire = _chat_wire(call)
+        url = f"{self.base_url}/chat/completions"
+        with self.transport_errors():
+            async with self.client.stream(
+                "POST", url, json=body, headers=self.headers(headers)
+            ) as response:
+                if response.status_code >= 400:
+                    raise api_error(response.status_code, await response.aread(), UPSTREAM)
+                if "application/json" in response.headers.get("content-type", ""):
+                    turn = wire.decode_json(_json(await response.aread()))
+                    for event in events_from_turn(turn):
+                        yield event
+                    yield TurnDone(turn)
+                    return
+                yield READY
+                decoder = wire.stream()
+                async for chunk in response.aiter_bytes():
+                    for event in decoder.feed_bytes(chunk):
+                        yield event
+                yield TurnDone(decoder.close())
+
+
+def _json(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ProtocolError(
+            f"{UPSTREAM} sent a JSON content type with a body that is not JSON"
+        ) from None
+
+
+def _chat_wire(call: ProxyCall) -> Wire:
+    """The Chat decoders of one request, reading content with the family's parser."""
+    from ..wire.openai_chat import OpenAIChatStream
+    from ..wire.openai_chat_body import decode_openai_chat_response
+
+    calls = _content_calls(call)
+    return Wire(
+        lambda: OpenAIChatStream(deltas=False, content_calls=calls()),
+        lambda body: decode_openai_chat_response(body, content_calls=calls()),
+    )
+
+
+def _content_calls(call: ProxyCall) -> Callable[[], Any]:
+    """A factory of the turn's ``ContentCalls`` (``None`` when no family is known)."""
+    if call.family is None:
+        return lambda: None
+    from .. import formats
+    from ..wire.content_calls import ContentCalls
+
+    fmt = formats.get(*call.family, tools=call.tools, generation_prompt=call.generation_prompt)
+    return lambda: ContentCalls(fmt, apply=call.applies_calls)
+
+
+class _ModelUpstream(Upstream):
+    """An upstream driven through a toolwire ``Model`` (toolwire renders the prompt)."""
+
+    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[ModelEvent]:
+        """The neutral request of ``call``, streamed by the model."""
+        return self.model(call).stream(model_request(call, self.settings(call)))
+
+    @abstractmethod
+    def model(self, call: ProxyCall) -> Model:
+        """The model that serves ``call``."""
+
+    def settings(self, call: ProxyCall) -> dict[str, Any]:
+        """The generation settings of ``call`` (every field the proxy does not read)."""
+        out = {k: v for k, v in call.body.items() if k not in _CHAT_FIELDS}
+        if "max_completion_tokens" in out:
+            out["max_tokens"] = out.pop("max_completion_tokens")
+        out["stream"] = call.stream
+        return out
+
+
+def model_request(call: ProxyCall, settings: dict[str, Any]) -> ModelRequest:
+    """The neutral ``ModelRequest`` of a client request.
+
+    Raises:
+        HistoryError: The messages are not a history toolwire can hold (HTTP 400).
+    """
+    from ..history.openai_chat import from_openai_chat
+
+    return ModelRequest(
+        from_openai_chat(call.body["messages"]),
+        list(call.tools),
+        call.tool_choice,
+        call.parallel,
+        settings,
+        deltas=False,  # the relay sends whole calls: no per-fragment events
+    )
+
+
+class CompletionsUpstream(_ModelUpstream, _HTTPUpstream):
+    """A raw completions server: toolwire renders the prompt and parses the text."""
+
+    def __init__(self, spec: UpstreamSpec, timeouts: Timeouts, max_connections: int) -> None:
+        _HTTPUpstream.__init__(self, spec, timeouts, max_connections)
+        self._models: dict[str, Model] = {}
+
+    def model(self, call: ProxyCall) -> Model:
+        """One ``CompletionsModel`` per served model name, on the shared pool."""
+        model = self._models.get(call.model)
+        if model is None:
+            from ..providers.completions import CompletionsModel
+            from .prompts import completion_prompt
+
+            model = CompletionsModel(
+                call.model,
+                template=completion_prompt(call.family),
+                format=call.family[0] if call.family else None,
+                base_url=self.base_url,
+                api_key="none",  # a self-hosted server; the client's key is not forwarded here
+                timeouts=self.options.timeouts,
+                retries=Retries(attempts=0),
+                client=self.client,
+            )
+            if len(self._models) >= MAX_MODELS:  # clients name models: keep memory bounded
+                self._models.clear()
+            self._models[call.model] = model
+        return model
+
+
+class LocalUpstream(_ModelUpstream):
+    """The embedded model, loaded once in this process."""
+
+    def __init__(self, spec: UpstreamSpec) -> None:
+        super().__init__(spec)
+        self._model: Model | None = None
+
+    def model(self, call: ProxyCall) -> Model:
+        """The one embedded model, whatever the request names."""
+        if self._model is None:
+            from ..providers.local import LocalModel
+
+            self._model = LocalModel(self.spec.location)
+        return self._model
+
+    def settings(self, call: ProxyCall) -> dict[str, Any]:
+        """Only what the embedded generator takes."""
+        out = super().settings(call)
+        return {k: out[k] for k in _LOCAL_SETTINGS if k in out}
+
+    async def aclose(self) -> None:
+        """Nothing to release: the weights stay loaded for the process (llama.cpp's cache)."""
+
+    async def models(self) -> tuple[int, Any]:
+        """The embedded model, as the only one."""
+        entry = {"id": self.spec.label, "object": "model", "created": 0, "owned_by": "toolwire"}
+        return 200, {"object": "list", "data": [entry]}
+
+
+def make_upstream(
+    spec: UpstreamSpec,
+    *,
+    timeouts: Timeouts | None = None,
+    max_connections: int = 1000,
+) -> Upstream:
+    """The upstream a spec names."""
+    timeouts = timeouts or Timeouts()
+    if spec.kind == "chat":
+        return ChatUpstream(spec, timeouts, max_connections)
+    if spec.kind == "completions":
+        return CompletionsUpstream(spec, timeouts, max_connections)
+    return LocalUpstream(spec)
+
+
+class _TapTransport(httpx.AsyncBaseTransport):
+    """httpx's transport, copying each response body into the request's :data:`RAW_TAP`."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        tap = RAW_TAP.get()
+        if tap is None or not isinstance(response.stream, httpx.AsyncByteStream):
+            return response
+        return httpx.Response(
+            response.status_code,
+            headers=response.headers,
+            stream=_TapStream(response.stream, tap),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _TapStream(httpx.AsyncByteStream):
+    """A response body stream that keeps a copy of what it yields."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, tap: list[bytes]) -> None:
+        self._inner = inner
+        self._tap = tap
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._inner:
+            self._tap.append(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

@@ -1,0 +1,87 @@
+"""What a client gets does not depend on how the upstream chunked its answer.
+
+The relay (no HTTP here: the same code the app runs) is fed an upstream's Chat chunks
+split at random, markup in ``content`` and native ``tool_calls`` alike; the response it
+makes, and the stream it makes reassembled, are the same for every split.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolwire.serve.encode import response_body
+from toolwire.serve.relay import Relay
+from toolwire.serve.request import read_call
+from toolwire.serve.upstream import _chat_wire
+
+TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
+TEXT = (
+    "Reading both.\n"
+    '<tool_call>{"name": "read", "arguments": {"path": "a.rs"}}</tool_call>\n'
+    '<tool_call>{"name": "read", "arguments": {\'path\': \'b.rs\',}}</tool_call>'
+)
+
+
+def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+    body = {"choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(body)}\n\n".encode()
+
+
+def relayed(pieces: list[str], cuts: list[int]) -> dict[str, Any]:
+    """The whole response the relay makes of ``pieces`` as content, the SSE bytes cut at
+    ``cuts``, ids left out (they are random per response)."""
+    call = read_call(
+        {"model": "Qwen/Qwen2.5-7B-Instruct", "messages": [{"role": "user", "content": "x"}],
+         "tools": TOOLS, "stream": True},
+        None,
+    )  # fmt: skip
+    sse = b"".join(chunk({"content": p}) for p in pieces) + chunk({}, "stop") + b"data: [DONE]\n\n"
+    decoder = _chat_wire(call).stream()
+    relay = Relay(call)
+    deltas = []
+    start = 0
+    for end in [*sorted(c % (len(sse) + 1) for c in cuts), len(sse)]:
+        for event in decoder.feed_bytes(sse[start:end]):
+            deltas += relay.feed(event)
+        start = max(start, end)
+    from toolwire.run.model import TurnDone
+
+    deltas += relay.feed(TurnDone(decoder.close()))
+    body = response_body(call, relay, deltas)
+    message = body["choices"][0]["message"]
+    for item in message.get("tool_calls", []):
+        item.pop("id")
+    return {"message": message, "finish": body["choices"][0]["finish_reason"],
+            "notices": [n["kind"] for n in relay.notices]}  # fmt: skip
+
+
+WHOLE = relayed([TEXT], [])
+
+
+def test_the_whole_answer() -> None:
+    calls = WHOLE["message"]["tool_calls"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [
+        {"path": "a.rs"},
+        {"path": "b.rs"},
+    ]
+    assert WHOLE["message"]["content"] == "Reading both."
+    assert WHOLE["finish"] == "tool_calls"
+    assert "calls_from_content" in WHOLE["notices"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    sizes=st.lists(st.integers(1, 12), min_size=1, max_size=40),
+    cuts=st.lists(st.integers(0, 10**6), max_size=20),
+)
+def test_any_split_gives_the_same_response(sizes: list[int], cuts: list[int]) -> None:
+    pieces, at = [], 0
+    while at < len(TEXT):
+        size = sizes[len(pieces) % len(sizes)]
+        pieces.append(TEXT[at : at + size])
+        at += size
+    assert relayed(pieces, cuts) == WHOLE
