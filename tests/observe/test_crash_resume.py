@@ -34,7 +34,7 @@ SCRIPT = textwrap.dedent(
     @tool(concurrency_safe=True)
     def charge(amount: int) -> str:
         '''Charge a card (never returns here).'''
-        os.write(1, b"charge started\n")  # one write: print's text and newline are two
+        os.write(1, b"charge started\\n")  # one write: print's text and newline are two
         threading.Event().wait()
         return "never"
 
@@ -44,7 +44,7 @@ SCRIPT = textwrap.dedent(
         seen = sqlite3.connect(sys.argv[1])
         while seen.execute("SELECT count(*) FROM calls").fetchone()[0] < 1:
             time.sleep(0.001)  # polls the file: the writer commits on its own
-        os.write(1, b"read started\n")
+        os.write(1, b"read started\\n")
         threading.Event().wait()
         return "never"
 
@@ -90,7 +90,9 @@ def _kill_mid_batch(db: Path, script: Path) -> None:
                 # The pipe's bytes, unbuffered: both lines may come in one read.
                 ready, _, _ = select.select([proc.stdout], [], [], 60)
                 assert ready, f"the slow calls did not both start (saw {out!r})"
-                out += os.read(proc.stdout.fileno(), 1024)
+                chunk = os.read(proc.stdout.fileno(), 1024)
+                assert chunk, f"the agent process ended early (exit {proc.wait()}, saw {out!r})"
+                out += chunk
             assert sorted(out.decode().splitlines()) == ["charge started", "read started"]
         finally:
             proc.send_signal(signal.SIGKILL)
