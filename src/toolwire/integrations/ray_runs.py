@@ -370,6 +370,8 @@ def pack_agent(agent: Agent, *, relay: Any = None) -> bytes:
     state = dict(vars(agent))
     executor: Executor = state.pop("executor")
     state["hooks"] = ()
+    # The run store is the driver's audit log too: it stays here, with the hooks.
+    state["store"] = None
     approve, state["approve"] = state.get("approve"), None
     # approve_mcp stays here too: the worker's asks this process through the relay.
     if state.get("approve_mcp") is not None:
