@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pydantic
@@ -190,11 +191,15 @@ def test_native_mode_on_a_model_without_one_is_the_callers_error() -> None:
         Agent(ScriptedModel([]), output_type=City, output_mode="json")  # type: ignore[arg-type]
 
 
+def _keeping(seen: list[Any]) -> Callable[[Any], None]:
+    """Keep each event; a ``PartialOutput`` as a copy (its value is the parser's live
+    object). The wire's events are kept as they are: compiled, they cannot be copied."""
+    return lambda e: seen.append(copy.deepcopy(e) if isinstance(e, PartialOutput) else e)
+
+
 def test_partial_output_follows_the_arguments_fragment_by_fragment() -> None:
     seen: list[Any] = []
-    watch = PartialWatch(
-        OutputSpec.of(City), text=False, emit=lambda e: seen.append(copy.deepcopy(e))
-    )
+    watch = PartialWatch(OutputSpec.of(City), text=False, emit=_keeping(seen))
     watch(ToolCallStarted(0, "c1", FINAL_RESULT))
     for fragment in ['{"name": "Os', 'lo", "popu', 'lation": 7', "09000}"]:
         watch(ToolCallDelta(0, fragment))
@@ -213,9 +218,7 @@ def test_partial_output_follows_the_arguments_fragment_by_fragment() -> None:
 
 def test_partial_output_of_a_plain_type_is_unwrapped() -> None:
     seen: list[Any] = []
-    watch = PartialWatch(
-        OutputSpec.of(list[int]), text=False, emit=lambda e: seen.append(copy.deepcopy(e))
-    )
+    watch = PartialWatch(OutputSpec.of(list[int]), text=False, emit=_keeping(seen))
     watch(ToolCallStarted(0, "c1", FINAL_RESULT))
     for fragment in ['{"resu', 'lt": [1, ', "2]}"]:
         watch(ToolCallDelta(0, fragment))
@@ -253,9 +256,7 @@ def test_the_audit_log_records_the_output_settings(tmp_path: Any) -> None:
 
 def test_partial_output_in_native_mode_reads_the_answer_text() -> None:
     seen: list[Any] = []
-    watch = PartialWatch(
-        OutputSpec.of(City), text=True, emit=lambda e: seen.append(copy.deepcopy(e))
-    )
+    watch = PartialWatch(OutputSpec.of(City), text=True, emit=_keeping(seen))
     watch(ToolCallStarted(0, "c1", FINAL_RESULT))
     watch(ToolCallDelta(0, '{"name": "no"}'))  # calls are not the answer in native mode
     for fragment in ['{"na', 'me": "Oslo", ', '"population": 1}']:

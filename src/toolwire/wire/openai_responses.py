@@ -341,18 +341,17 @@ def responses_finish_reason(
         ProviderAPIError: the status is ``failed`` or ``cancelled``.
         ProtocolError: the status says the response is not finished, or is unknown.
     """
-    status = response.get("status") or status
-    if status is None or status == "completed":
-        return None if status is None else ("tool_calls" if has_tool_calls else "stop")
-    if status == "incomplete":
+    # Any: a malformed body's status is data to report (compiled, a str local rejects it).
+    found: Any = response.get("status") or status
+    if found is None or found == "completed":
+        return None if found is None else ("tool_calls" if has_tool_calls else "stop")
+    if found == "incomplete":
         details = response.get("incomplete_details")
         reason = details.get("reason") if isinstance(details, Mapping) else None
         return RESPONSES_INCOMPLETE_REASONS.get(str(reason), str(reason)) if reason else "length"
-    if status in ("failed", "cancelled"):
-        _raise_unfinished(response, str(status))
-    raise protocol_error(
-        f"response status {status!r} is not a finished response", "response.status"
-    )
+    if found in ("failed", "cancelled"):
+        _raise_unfinished(response, str(found))
+    raise protocol_error(f"response status {found!r} is not a finished response", "response.status")
 
 
 def _raise_unfinished(response: Mapping[str, Any], status: str) -> NoReturn:
