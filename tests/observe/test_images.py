@@ -38,7 +38,13 @@ def test_an_image_is_stored_once_by_hash_and_named_by_the_calls(tmp_path: Path) 
     images = conn.execute("SELECT sha256, media_type, data FROM images ORDER BY sha256").fetchall()
     assert [row[0] for row in images] == sorted([Image(PNG).sha256, Image(OTHER).sha256])
     assert {row[0]: bytes(row[2]) for row in images}[Image(PNG).sha256] == PNG
-    parts = [json.loads(p) for (p,) in conn.execute("SELECT parts FROM calls ORDER BY rowid")]
+    parts = [
+        json.loads(p)
+        for (p,) in conn.execute(
+            "SELECT parts FROM calls ORDER BY (SELECT started_at FROM runs r"
+            " WHERE r.run_id = calls.run_id), round, idx"
+        )
+    ]
     assert parts[0] == [
         {"kind": "text", "text": "page a"},
         {
