@@ -169,6 +169,7 @@ class RunContext:
         self._summary_prompt: list[Message] = []
         self._warned = False
         self._round = 0  # the round of the latest request (the handles of its cut results)
+        self._limits: dict[Tool, int | None] = {}  # each tool's result cap, worked out once
 
     def __getstate__(self) -> dict[str, Any]:
         """What crosses a process boundary with a finished run's result (a ``RunResult``
@@ -178,6 +179,7 @@ class RunContext:
             record.tokens  # noqa: B018 — counted now: the counter stays behind
         state = dict(self.__dict__)
         state["_counted"] = {}
+        state["_limits"] = {}  # keyed by the live tools
         for live in ("toolset", "model", "count", "router", "compressor"):
             state[live] = None
         return state
@@ -388,7 +390,11 @@ class RunContext:
         """
         if not isinstance(content, str):
             return self._shape_parts(request, tool, content)
-        limit = self._result_limit(tool)
+        # A tool's cap is worked out once a run: this runs for every call's result.
+        limits = self._limits
+        limit = (
+            limits[tool] if tool in limits else limits.setdefault(tool, self._result_limit(tool))
+        )
         if limit is None or len(content) * MAX_TOKENS_PER_CHAR <= limit:
             return content  # short enough whatever the count: not counted
         cut = self._keep_cut(

@@ -54,7 +54,10 @@ def check_history(messages: Sequence[Message]) -> None:
     """
     checker = _Checker()
     for position, message in enumerate(messages):
-        checker.visit(position, message)
+        if message.__class__ is ToolResult:  # most of a long history: one call, not two
+            checker._result(position, message)
+        else:
+            checker.visit(position, message)
     checker.require_answered(f"the end of the history (length {len(messages)})")
 
 
@@ -148,7 +151,13 @@ class _Checker:
                 )
 
     def _call(self, position: int, number: int, call: ToolCall) -> None:
-        _check_call_fields(position, number, call)
+        id, name = call.id, call.name
+        # The fields' common case tested here (once per call of every request); the
+        # function finds and words what is wrong.
+        if not (id.__class__ is str and id and name.__class__ is str and name) or (
+            call.arguments.__class__ is not str
+        ):
+            _check_call_fields(position, number, call)
         earlier = self.made.get(call.id)
         if earlier is not None:
             raise HistoryError(
@@ -161,7 +170,13 @@ class _Checker:
         self.waiting[call.id] = call
 
     def _result(self, position: int, result: ToolResult) -> None:
-        _check_result_fields(position, result)
+        if (  # as in _call: the common case here, the words in the function
+            result.call_id.__class__ is not str
+            or result.content.__class__ is not str
+            or result.status.__class__ is not ToolStatus
+            or result.parts
+        ):
+            _check_result_fields(position, result)
         call = self.waiting.pop(result.call_id, None)
         if call is None:
             raise self._orphan(position, result)

@@ -153,6 +153,7 @@ class TurnCall:
         "index",
         "request",
         "result",
+        "runnable",
         "safe",
         "started_at",
         "state",
@@ -166,6 +167,9 @@ class TurnCall:
         self.request = request
         self.validation = validation
         self.tool = tool
+        # Valid and naming a known tool: it may be executed. What a call is does not
+        # change, so this is worked out once, not by a property read three times a call.
+        self.runnable = validation.ok and tool is not None
         self.state = CallState.WAITING
         self.result: ToolResult | None = None  # set on DONE (or DISCARDED)
         self.safe = False  # concurrency-safe: may share a batch (set by the turn)
@@ -214,14 +218,11 @@ class TurnCall:
         """Whether the permission gate has yet to allow it."""
         return self.state in (CallState.WAITING, CallState.ASKING)
 
-    @property
-    def runnable(self) -> bool:
-        """Valid and naming a known tool: it may be executed."""
-        return self.validation.ok and self.tool is not None
-
     def same_request(self, other: ToolRequest) -> bool:
         """Whether ``other`` is the same call (id, name and arguments text)."""
         mine = self.request
+        if mine is other:  # the decoder's close reuses the request it announced
+            return True
         return (mine.id, mine.name, mine.raw_arguments) == (
             other.id,
             other.name,

@@ -40,9 +40,17 @@ class EarlyStarts:
 
     def know(self, index: int, ready: Mapping[int, TurnCall]) -> None:
         """A call with ``index`` appeared in the stream (started, or ready)."""
-        if index in ready or _contains(self._known, index):
+        known = self._known
+        # Calls stream in index order, each seen twice (started, then ready): the last
+        # index known, or a new one past it, is the common case and takes no search.
+        if not known or index > known[-1]:
+            known.append(index)  # past every known index: nothing it could reorder
             return
-        position = bisect.bisect(self._known, index)
+        if index == known[-1]:
+            return
+        if index in ready or _contains(known, index):
+            return
+        position = bisect.bisect(known, index)
         if position < self._frontier:  # a call appeared before one already passed
             self.open = False
         self._known.insert(position, index)
@@ -55,7 +63,7 @@ class EarlyStarts:
     def advance(
         self,
         ready: Mapping[int, TurnCall],
-        may_launch: Callable[[], bool],
+        may_launch: Callable[[], bool] | None,
         launch: Callable[[TurnCall], None],
     ) -> None:
         """Move over the ready calls in stream order, starting the ones that may start.
@@ -63,7 +71,7 @@ class EarlyStarts:
         Args:
             ready: The calls whose arguments closed, by index.
             may_launch: Whether one more call may start (the turn's call limit); asked
-                before each valid, safe call.
+                before each valid, safe call (``None``: no limit).
             launch: Starts a call (at once, before the next one is considered).
         """
         while self.open and self._frontier < len(self._known):
@@ -71,7 +79,7 @@ class EarlyStarts:
             if call is None:
                 return  # an earlier call is still streaming
             if call.runnable:
-                if not call.safe or not may_launch():
+                if not call.safe or (may_launch is not None and not may_launch()):
                     self.open = False
                     return
                 if call.harmless:  # else it starts with its batch, once the turn is final

@@ -404,7 +404,8 @@ class TurnRun:
         self._early.know(event.index, self._by_index)
         if event.index not in self._by_index:
             self._by_index[event.index] = self._prepare(event.request, validation)
-        self._early.advance(self._by_index, self._may_launch, self._launch)
+        may_launch = None if self._allowed is None else self._may_launch  # no limit: no ask
+        self._early.advance(self._by_index, may_launch, self._launch)
 
     async def ready_off_loop(self, event: ToolCallReady) -> None:
         """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
@@ -590,6 +591,9 @@ class TurnRun:
                 self._launch(call)
         tasks = [c.task for c in batch if c.task is not None]
         budget = self._executor.options.batch_budget
+        if budget is None:
+            await _all_done(tasks)
+            return
         _, pending = await asyncio.wait(tasks, timeout=budget)
         if pending:
             await self._degrade_to_serial([c for c in batch if c.task in pending])
@@ -624,14 +628,17 @@ class TurnRun:
 
     def _prepare(self, request: ToolRequest, validation: Validation | None = None) -> TurnCall:
         toolset = self._executor.toolset
-        if validation is None:
+        if validation is None and self._off_loop:
             validation = self._off_loop.pop(id(request), None)
         if validation is None:
-            validation = toolset.validate(request)
-        tool = toolset.get(request.name)
+            tool, validation = toolset.check(request)  # one lookup of the tool
+        else:
+            tool = toolset.get(request.name)
         call = TurnCall(request, validation, tool)
         if not call.runnable:
             self._settle(call, outcomes.error_result(request.id, validation))
+        elif tool is not None and tool.concurrency_safe.__class__ is bool:  # no policy to ask
+            call.safe = tool.concurrency_safe
         else:
             call.safe = is_safe(tool, validation.input)
         return call
@@ -667,7 +674,7 @@ class TurnRun:
         """Record a call's one result; the first one wins."""
         if call.result is not None:  # answered (or discarded with its result)
             return
-        earlier = self._ran_before.pop(call.index, None)
+        earlier = self._ran_before.pop(call.index, None) if self._ran_before else None
         if earlier is not None:
             result = outcomes.with_earlier_run(result, earlier.name, earlier.reason)
         call.answer(result)
@@ -697,6 +704,20 @@ class TurnRun:
     def _discard_all(self, reason: str) -> None:
         for call in self._by_index.values():
             self._discard(call, reason)
+
+
+async def _all_done(tasks: list[asyncio.Task[None]]) -> None:
+    """Wait until every task is done (a batch without a time budget).
+
+    One wait for the first task still running, then for the next one still running
+    after that: the calls of a batch mostly end together, so this is a wait or two a
+    batch, where ``asyncio.wait`` of them all put a done callback (an event-loop
+    handle and a Python call when it fires) on every task. Like ``asyncio.wait``, a
+    cancellation of the waiter does not reach the tasks (the turn's scope cancels them).
+    """
+    for task in tasks:
+        if not task.done():
+            await asyncio.wait((task,))
 
 
 def _stop_reason(exc: BaseException | None) -> str:

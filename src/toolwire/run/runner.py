@@ -108,6 +108,31 @@ class CallRunner:
                 return call.unfinished(unsafe)
         if denial is not None:
             return outcomes.denied_result(call.request.id, call.request.name, denial)
+        tool = call.tool
+        assert tool is not None
+        executor = self._executor
+        if (
+            tool.plain
+            and tool.is_async
+            and tool.timeout is None
+            and (not tool.retries or not tool.idempotent)
+            and executor.options.backend is None
+            and not executor.overrunning
+        ):
+            # The common call (an async tool without a timeout, a retry, a context or a
+            # backend, nothing abandoned to wait for): its one attempt, as _attempts and
+            # _once make it, awaited here without their two coroutines.
+            self.executed += 1
+            call.attempts += 1
+            if call.state is CallState.ALLOWED:  # began() written out: once per call
+                call.advance(CallState.RUNNING)
+            if self.on_start is not None:  # nobody listens in the common case
+                self._notify_start(call)
+            try:
+                value = await tool.invoke(call.validation.input)
+            except Exception as exc:
+                return outcomes.raised_result(call.request.id, tool, exc)
+            return self._success(call, tool, value)
         return await self._attempts(call)
 
     async def _permit(self, call: TurnCall) -> str | Hold | None:
@@ -237,10 +262,13 @@ class CallRunner:
 
     def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
         try:
-            parts = None if value.__class__ is str else content_parts(value)  # str: the hot path
-            if parts is not None:  # the tool returned an image
-                return self._parts_success(call, tool, parts)
-            content = render_content(value)
+            if value.__class__ is str:  # the hot path: render_content's first case
+                content = value if value.isascii() else render_content(value)
+            else:
+                parts = content_parts(value)
+                if parts is not None:  # the tool returned an image
+                    return self._parts_success(call, tool, parts)
+                content = render_content(value)
         except ResultError as exc:  # ImageError too: an image the model cannot take
             return outcomes.failure_result(call.request.id, tool.name, exc.message)
         if self._shape_result is not None:

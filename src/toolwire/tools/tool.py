@@ -379,6 +379,22 @@ class Tool:
             return self._check_typed(value, repaired, original)
         return self._check_raw(value, repaired, original)
 
+    def _check_sent(self, value: dict[str, Any], original: str) -> Validation:
+        """``_check`` of a non-empty dict of arguments that were not repaired.
+
+        A typed, non-strict tool's call (the common one) is validated here without the
+        three calls of the general path; the rest takes it.
+        """
+        signature = self._signature
+        if signature is None or self.strict:
+            return self._check(value, repaired=False, original=original)
+        try:  # the validator itself: model_validate is a Python wrapper around it
+            instance = signature.model.__pydantic_validator__.validate_python(value)
+        except pydantic.ValidationError as exc:
+            return self._schema_failure(pydantic_problems(exc, self._field_names), False, original)
+        # Validation.success(name, kwargs) written out: no original kept when not repaired.
+        return Validation(True, self.name, signature.kwargs(instance))
+
     def _check_typed(
         self, value: dict[str, Any], repaired: bool, original: str | None
     ) -> Validation:
@@ -553,21 +569,31 @@ class Toolset:
         parse go through repair. An unknown name gets an ``unknown_tool`` result that
         lists the closest names.
         """
+        return self.check(request)[1]
+
+    def check(self, request: ToolRequest) -> tuple[Tool | None, Validation]:
+        """The tool ``request`` names (``None``: no such tool) and :meth:`validate`'s
+        verdict, with one lookup (the executor needs both for every call)."""
         found = self._tools.get(request.name)
         if found is None:
-            return self.unknown(request.name)
+            return None, self.unknown(request.name)
         if request.freeform != found.freeform:  # a custom call for a JSON tool, or back
-            return kind_mismatch(
+            return found, kind_mismatch(
                 found.name, called_freeform=request.freeform, schema=found.parameters
             )
         raw = request.raw_arguments
         if request.freeform:
-            return found.validate(raw)
-        if request.error is None and isinstance(request.input, dict):
+            return found, found.validate(raw)
+        value = request.input
+        if request.error is None and isinstance(value, dict):
+            if value and not request.repaired:
+                # Sent whole and well-formed, not empty (the common call): the checks
+                # of _check with nothing to repair or reject, in one call.
+                return found, found._check_sent(value, raw)
             # Tool.validate(raw, parsed=...) without its keyword call and tests: a JSON
             # call of a JSON tool (tested above) with parsed arguments goes straight here.
-            return found._validate_parsed(request.input, raw, request.repaired, self.repair_policy)
-        return found.validate(raw, repair_policy=self.repair_policy)
+            return found, found._validate_parsed(value, raw, request.repaired, self.repair_policy)
+        return found, found.validate(raw, repair_policy=self.repair_policy)
 
     def unknown(self, name: str) -> Validation:
         """The result for a call to a tool that does not exist."""
