@@ -41,11 +41,10 @@ from .tokens import (
     message_tokens,
     text_counter,
 )
-from .toolview import ToolView, tool_view
+from .toolview import ToolView, result_limit, tool_view
 from .truncate import (
     READ_RESULT,
     ResultStore,
-    is_read_result,
     result_handle,
     truncate_middle,
     truncate_parts,
@@ -159,6 +158,7 @@ class RunContext:
         self.router: ToolRouter | None = None
         self._indexed = -1
         self._counted: dict[int, tuple[Message, int, int, int]] = {}  # id -> message, counts
+        self._limits: dict[Any, int | None] = {}  # tool -> its results' cap (the view's)
         self._index_tools()
         self.compressor = (
             Compressor(policy.max_history_tokens, policy.compression == "summary")
@@ -169,7 +169,6 @@ class RunContext:
         self._summary_prompt: list[Message] = []
         self._warned = False
         self._round = 0  # the round of the latest request (the handles of its cut results)
-        self._limits: dict[Tool, int | None] = {}  # each tool's result cap, worked out once
 
     def __getstate__(self) -> dict[str, Any]:
         """What crosses a process boundary with a finished run's result (a ``RunResult``
@@ -204,6 +203,7 @@ class RunContext:
         self._tool_tokens = view.tokens(self.count, self.model)
         self._reader = view.reader
         self._all = list(view.names)
+        self._limits = view.result_limits(self.policy.max_result_tokens)  # shared: read only
         self._offers_reader = view.reader is not None and view.can_cut(
             self.policy.max_result_tokens
         )
@@ -390,11 +390,10 @@ class RunContext:
         """
         if not isinstance(content, str):
             return self._shape_parts(request, tool, content)
-        # A tool's cap is worked out once a run: this runs for every call's result.
+        # Each tool's cap is worked out once per tool set (this runs for every result);
+        # a tool outside the set offered (none, unless the caller passes one) is asked.
         limits = self._limits
-        limit = (
-            limits[tool] if tool in limits else limits.setdefault(tool, self._result_limit(tool))
-        )
+        limit = limits[tool] if tool in limits else self._result_limit(tool)
         if limit is None or len(content) * MAX_TOKENS_PER_CHAR <= limit:
             return content  # short enough whatever the count: not counted
         cut = self._keep_cut(
@@ -431,10 +430,7 @@ class RunContext:
 
     def _result_limit(self, tool: Tool) -> int | None:
         """The token cap of ``tool``'s results (``None``: never cut)."""
-        cap = getattr(tool, "max_result_tokens", None)
-        if cap is UNLIMITED or is_read_result(tool):
-            return None
-        return cap if isinstance(cap, int) and cap > 0 else self.policy.max_result_tokens
+        return result_limit(tool, self.policy.max_result_tokens)
 
     def full_result(self, call_id: str) -> str | None:
         """The full text of a truncated result of this run (``None``: never truncated).

@@ -24,7 +24,7 @@ from .routing import ToolRouter
 from .tokens import definition_tokens, estimate_text_tokens
 from .truncate import is_read_result
 
-__all__ = ["MAX_VIEWS", "ToolView", "tool_view"]
+__all__ = ["MAX_VIEWS", "ToolView", "result_limit", "tool_view"]
 
 MAX_VIEWS = 64
 """Tool sets whose views are kept (least recently used dropped first)."""
@@ -49,6 +49,7 @@ class ToolView:
         "_cuts",
         "_estimates",
         "_exact",
+        "_limits",
         "_routable",
         "_routers",
         "definitions",
@@ -68,6 +69,15 @@ class ToolView:
         self._exact: dict[int, tuple[object, dict[str, int]]] = {}  # id(model) -> counts
         self._routers: dict[str, ToolRouter] = {}
         self._cuts = _cuts(self._routable)
+        self._limits: dict[int | None, dict[Any, int | None]] = {}  # by the policy's cap
+
+    def result_limits(self, default: int | None) -> dict[Any, int | None]:
+        """Tool -> the token cap of its results under a policy cap of ``default``
+        (``None``: never cut), worked out once per tool set and cap, not per result."""
+        limits = self._limits.get(default)
+        if limits is None:
+            limits = self._limits[default] = {t: result_limit(t, default) for t in self.tools}
+        return limits
 
     def can_cut(self, default: int | None) -> bool:
         """Whether a result of some tool can be cut under a policy cap of ``default``."""
@@ -100,6 +110,16 @@ class ToolView:
         if router is None:
             router = self._routers[method] = ToolRouter(self._routable, method=method)
         return router
+
+
+def result_limit(tool: Any, default: int | None) -> int | None:
+    """The token cap of ``tool``'s results (``None``: never cut): its own
+    ``max_result_tokens``, else the policy's ``default``; ``False`` and toolwire's own
+    ``read_result`` are never cut."""
+    cap = getattr(tool, "max_result_tokens", None)
+    if cap is False or is_read_result(tool):
+        return None
+    return cap if isinstance(cap, int) and cap > 0 else default
 
 
 def _cuts(tools: Sequence[Any]) -> tuple[bool, bool]:

@@ -151,10 +151,10 @@ class _Checker:
                 )
 
     def _call(self, position: int, number: int, call: ToolCall) -> None:
-        id, name = call.id, call.name
+        call_id, name = call.id, call.name
         # The fields' common case tested here (once per call of every request); the
         # function finds and words what is wrong.
-        if not (id.__class__ is str and id and name.__class__ is str and name) or (
+        if not (call_id.__class__ is str and call_id and name.__class__ is str and name) or (
             call.arguments.__class__ is not str
         ):
             _check_call_fields(position, number, call)
