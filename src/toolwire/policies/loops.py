@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Literal
 
 from ..checks import check_int
@@ -75,12 +76,33 @@ class LoopPolicy:
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 """One encoder for every signature: ``json.dumps`` with options builds a new one per call."""
 
+_canonical_object: Callable[[Any, int], Any] | None = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(
+        None,  # no markers: a value parsed from JSON has no cycle (RecursionError if)
+        _CANONICAL.default,
+        encode_basestring,  # ensure_ascii=False
+        None,  # indent
+        ":",
+        ",",
+        True,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan
+    )
+)
+"""``_CANONICAL``'s C encoder, made once: ``JSONEncoder.encode`` makes one per value
+(two Python calls and an encoder object, for every call of every round)."""
+
 
 def call_signature(name: str, arguments: Any) -> str:
     """``name(canonical JSON arguments)``; arguments that are not JSON count as text."""
     try:
-        canonical = _CANONICAL.encode(arguments)
-    except (TypeError, ValueError):
+        if arguments.__class__ is dict and _canonical_object is not None:
+            canonical = "".join(_canonical_object(arguments, 0))
+        else:
+            canonical = _CANONICAL.encode(arguments)
+    except (TypeError, ValueError, RecursionError):
         canonical = repr(arguments)
     return f"{name}({canonical})"
 

@@ -993,6 +993,12 @@ class _Run:
         for validation, result in zip(
             run.validations(), run.results(keep_held=bool(self.pending)), strict=True
         ):
+            if validation.ok and not validation.repaired and result.status is ToolStatus.OK:
+                # The common call, valid and run: record_validation's and
+                # failure_class's answers for it, written out (once per call).
+                self.diagnostics.valid += 1
+                self.budget.record_success(result.name)
+                continue
             self.diagnostics.record_validation(
                 validation, call_id=result.call_id, round=self.requests
             )
