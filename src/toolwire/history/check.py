@@ -54,7 +54,7 @@ def check_history(messages: Sequence[Message]) -> None:
     """
     checker = _Checker()
     for position, message in enumerate(messages):
-        if message.__class__ is ToolResult:  # most of a long history: one call, not two
+        if type(message) is ToolResult:  # most of a long history: one call, not two
             checker._result(position, message)
         else:
             checker.visit(position, message)

@@ -111,6 +111,12 @@ def to_openai_chat(
     out: list[JSONDict] = []
     images: list[JSONDict] = []  # image parts of the tool results just encoded
     for position, message in enumerate(messages):
+        if type(message) is ToolResult and not message.parts:
+            # A text result, most of a long history: _encode's last case, written out.
+            out.append(
+                {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+            )
+            continue
         if images and not isinstance(message, ToolResult):
             out.append({"role": "user", "content": images})
             images = []
