@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from tests.providers.faultserver import FaultServer, sse
 from toolwire.testing import text_turn, tool_call_turn
 
+from ..providers.faultserver import FaultServer, sse
 from .snippets import Block, blocks, pages
 
 # The conversations an ``openai-server`` directive can ask the loopback server to play.
