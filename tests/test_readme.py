@@ -107,3 +107,19 @@ def test_every_docs_page_is_in_the_site_and_every_link_resolves() -> None:
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme):
         if not target.startswith("http"):
             assert (ROOT / target).exists(), target
+
+
+def test_the_docs_site_builds_strict(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: no page left out of the navigation, no broken link or
+    anchor (scripts/test runs it as a stage too; this keeps it in every pytest run)."""
+    pytest.importorskip("mkdocs", reason="the docs extra (mkdocs) is not installed")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+        check=False,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (tmp_path / "index.html").exists() and (tmp_path / "safety" / "index.html").exists()
