@@ -15,6 +15,9 @@ right before a block's opening fence, ``<!-- snippet: WORD ARGS -->``:
   conversation ``SCRIPT`` (``SCRIPTS`` in test_snippets.py), puts its address where
   ``URL`` is written in the block, and checks that the block asked it.
 * ``mark NAME ...`` — pytest marks for the page's test (``slow``, ``ray``).
+* ``needs sandbox`` — the block runs commands in a ``toolwire.Sandbox``: where bubblewrap
+  cannot isolate (not Linux, no bwrap) the page is skipped, saying why — failed instead
+  when ``TOOLWIRE_REQUIRE_SANDBOX`` is set, as in CI.
 
 Blocks tagged ``python`` or ``bash`` run unless skipped or written as files; other tags
 (and untagged blocks: command lines to copy, output) are text.
@@ -28,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNABLE = ("python", "bash")
-DIRECTIVES = ("skip", "file", "key", "openai-server", "mark")
+DIRECTIVES = ("skip", "file", "key", "openai-server", "mark", "needs")
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.DOTALL | re.MULTILINE)
 _DIRECTIVE = re.compile(r"<!-- snippet: (.*?) -->\s*$")
 

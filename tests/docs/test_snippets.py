@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from toolwire.safety import sandbox
 from toolwire.testing import text_turn, tool_call_turn
 
 from ..providers.faultserver import FaultServer, sse
@@ -115,8 +116,24 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
     )
 
 
+def _require(page: list[Block]) -> None:
+    needs = {need for block in page for args in block.options("needs") for need in args}
+    assert needs <= {"sandbox"}, f"{page[0].page}: unknown needs {needs}"
+    if "sandbox" not in needs:
+        return
+    problem = "not Linux" if not os.path.isdir("/proc") else None
+    if problem is None:
+        _, problem = sandbox._isolation(os.geteuid() == 0)
+    if problem is not None:
+        message = f"no isolated sandbox here: {problem} (apt-get install bubblewrap)"
+        if os.environ.get("TOOLWIRE_REQUIRE_SANDBOX"):  # CI: every snippet must run
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 @pytest.mark.parametrize("page", _page_params())
 def test_every_snippet_of_the_page_runs_as_written(page: list[Block], tmp_path: Path) -> None:
+    _require(page)
     cwd = tmp_path / "work"
     cwd.mkdir()
     env = _environment(tmp_path, page)
