@@ -42,7 +42,11 @@ def test_the_agent_loop_snippets_define_their_model_and_run(
 
 
 def test_the_models_table_is_the_scripts_output() -> None:
+    """scripts/demo_success_rate.py --readme docs/models.md rewrites between the markers."""
     text = (DOCS / "models.md").read_text(encoding="utf-8")
+    for marker in ("<!-- demo-verdicts:start -->", "<!-- demo-verdicts:end -->"):
+        assert text.count(marker) == 1, marker  # moved with the table, not copied
+        assert marker not in README.read_text(encoding="utf-8")
     table = text.split("<!-- demo-verdicts:start -->")[1].split("<!-- demo-verdicts:end -->")[0]
     assert "Measured by `python scripts/demo_success_rate.py" in table
     assert "| `local` |" in table and "| `local:smollm2` |" in table
