@@ -163,9 +163,12 @@ class LoopDetector:
     def _count(self, signatures: list[str], results: Sequence[ToolResult]) -> bool:
         """Add the round to the counts; report whether it brought anything new."""
         new = False
+        rounds_with = self._rounds_with
         for signature in dict.fromkeys(signatures):
-            new = new or signature not in self._rounds_with
-            self._rounds_with[signature] += 1
+            # get + 1, not Counter's += 1: a new signature would call __missing__.
+            count = rounds_with.get(signature, 0)
+            new = new or not count
+            rounds_with[signature] = count + 1
         for signature, result in zip(signatures, results, strict=False):
             if result.status is ToolStatus.OK:
                 key = (signature, result.content)
