@@ -810,8 +810,6 @@ class Assembler:
                 return request
             if parsed is _UNSET:
                 value, error = parse_arguments(call.name, arguments)
-            elif "\\ud" not in arguments and "\\uD" not in arguments:
-                value, error = parsed, None  # _checked's first test, written out (per call)
             else:
                 value, error = _checked(call.name, parsed, arguments)
             request = ToolRequest(call.id or "", call.name, arguments, value, error, call.index)

@@ -181,16 +181,9 @@ class OpenAIChatStream(StreamDecoder):
             )
 
     def _tool_call(self, tc: dict[str, Any], fn: dict[str, Any] | None) -> None:
-        # The common types tested inline, the helpers called only for the rest (which
-        # they accept or reject): four helper calls per call start were a tenth of it.
-        raw_index: Any = tc.get("index")
-        index: int | None = raw_index
-        if raw_index is not None and raw_index.__class__ is not int:
-            index = as_index(raw_index, "tool_calls[].index")
-        raw_id: Any = tc.get("id")
-        id: str | None = raw_id
-        if raw_id is not None and raw_id.__class__ is not str:
-            id = opt_text(raw_id, "tool_calls[].id")
+        raw_index = tc.get("index")
+        index = None if raw_index is None else as_index(raw_index, "tool_calls[].index")
+        id = opt_text(tc.get("id"), "tool_calls[].id")
         if not fn:
             custom = tc.get("custom")
             if custom is not None or tc.get("type") == "custom":
@@ -201,10 +194,7 @@ class OpenAIChatStream(StreamDecoder):
         args = fn.get("arguments")
         if args is not None and args.__class__ is not str:
             args = self._coerce_arguments(args)
-        raw_name: Any = fn.get("name")
-        name: str | None = raw_name
-        if raw_name is not None and raw_name.__class__ is not str:
-            name = opt_text(raw_name, "tool_calls[].function.name")
+        name = opt_text(fn.get("name"), "tool_calls[].function.name")
         self._assembler.tool_fragment(index, id, name, args)
 
     def _custom_call(self, index: int | None, id: str | None, custom: Any) -> None:
