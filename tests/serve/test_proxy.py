@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -387,6 +388,24 @@ def test_a_client_that_disconnects_cancels_the_upstream_request(serve: Any) -> N
         assert first.startswith(b"data: ")
     assert upstream.disconnected.wait(30)
     assert upstream.open_streams == 0
+
+
+def test_a_client_that_disconnects_before_a_whole_answer_cancels_the_upstream_request(
+    serve: Any,
+) -> None:
+    # The upstream holds its whole answer back: only the proxy's watch on the client's
+    # connection can notice that the client left before it came.
+    upstream, client = serve(lambda body: Reply(text="late", hold=120))
+    url = httpx.URL(str(client.base_url))
+    payload = json.dumps({"model": QWEN, "messages": [{"role": "user", "content": "x"}]})
+    head = (
+        f"POST {url.path}chat/completions HTTP/1.1\r\nhost: {url.host}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+    )
+    with socket.create_connection((url.host, url.port)) as conn:
+        conn.sendall(head.encode() + payload.encode())
+        assert upstream.received.wait(30)  # the proxy's request is at the upstream
+    assert upstream.disconnected.wait(30)
 
 
 # -- the audit log and the other upstreams ------------------------------------------------
