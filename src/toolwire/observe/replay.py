@@ -17,7 +17,13 @@ from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ..errors import CallerError, ReplayedToolError, ReplayMismatchError, ToolwireError
+from ..errors import (
+    CallerError,
+    ProviderAPIError,
+    ReplayedToolError,
+    ReplayMismatchError,
+    ToolwireError,
+)
 from ..messages import (
     AssistantMessage,
     ContentPart,
@@ -98,10 +104,11 @@ class ReplayModel:
 
     def history(self) -> list[Message]:
         """The history the logged run started from (system prompt, user prompt, ...)."""
-        if not self._turns:
+        answered = [t for t in self._turns if not t.get("error")]  # a failed one holds none
+        if not answered:
             prompt = self.run.get("prompt")
             return [UserMessage(prompt)] if prompt else []
-        return messages_from_json(self._turns[0]["messages"], self.run.get("images"))
+        return messages_from_json(answered[0]["messages"], self.run.get("images"))
 
     def tools(self) -> list[Tool]:
         """The logged run's tools, answering each call with its logged result.
@@ -152,9 +159,10 @@ class ReplayModel:
         )
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Play the next logged turn.
+        """Play the next logged turn (a request that failed fails again).
 
         Raises:
+            ProviderAPIError: The logged request failed (its message, type and status).
             ReplayMismatchError: Every logged turn was played (raised at the first iteration).
         """
         self.requests.append(request)
@@ -169,6 +177,12 @@ class ReplayModel:
                 f"{len(self._turns)} model turn(s)"
             )
         logged = self._turns[number]
+        if logged.get("error"):  # the request failed: it fails again, as it was logged
+            raise ProviderAPIError(
+                logged["error"],
+                error_type=logged.get("error_type"),
+                status=logged.get("error_status"),
+            )
         decoder = OpenAIChatStream()
         for chunk in turn_chunks(logged, self._custom_tools()):
             for event in decoder.feed(chunk):

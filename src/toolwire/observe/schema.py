@@ -163,6 +163,14 @@ MIGRATIONS: tuple[str, ...] = (
         notices TEXT NOT NULL
     );
     """,
+    # 10: a request that failed (RequestFailed): its row holds the error instead of a
+    # turn (empty text, no calls, no tokens); ``error_status`` is the provider's HTTP
+    # status, when it answered one. Readers that rebuild turns skip these rows.
+    """
+    ALTER TABLE requests ADD COLUMN error TEXT;
+    ALTER TABLE requests ADD COLUMN error_type TEXT;
+    ALTER TABLE requests ADD COLUMN error_status INTEGER;
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 
