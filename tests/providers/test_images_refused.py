@@ -290,3 +290,25 @@ def test_which_400s_are_about_an_image(body: dict[str, Any], expected: bool) -> 
     assert about_image(error) is expected
     same_at_500 = api_error(500, json.dumps(body).encode(), "provider")
     assert about_image(same_at_500) is False
+
+
+def test_a_run_stopped_by_a_failed_request_resumes_from_its_answered_rows(
+    tmp_path: Path,
+) -> None:
+    """The failed request's row holds no turn: a resumed run rebuilds its history from the
+    answered rows, counts the failed request as made, and sends the results again."""
+    first, answer = _chat()
+    log = tmp_path / "runs.db"
+    with FaultServer(json_reply(first), status(400, OPENAI_400_NOT_IMAGE)) as server:
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
+        with pytest.raises(ProviderAPIError):
+            Agent(model, [screenshot, weather], log=log).run_sync("Go")
+    with FaultServer(json_reply(answer)) as server:
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
+        result = Agent(model, [screenshot, weather], log=log).resume_sync("last")
+        (sent,) = [seen.body for seen in server.requests]
+    assert result.output == "Sunny; no picture."
+    assert result.requests == 3  # two logged (one failed), one now
+    tool_messages = [m for m in sent["messages"] if m["role"] == "tool"]
+    assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2"]
+    assert _sent_image(sent)  # the logged image, sent again

@@ -162,7 +162,7 @@ class ReplayModel:
         """Play the next logged turn (a request that failed fails again).
 
         Raises:
-            ProviderAPIError: The logged request failed (its message, type and status).
+            ProviderAPIError: The logged request failed (its message and HTTP status).
             ReplayMismatchError: Every logged turn was played (raised at the first iteration).
         """
         self.requests.append(request)
@@ -178,11 +178,7 @@ class ReplayModel:
             )
         logged = self._turns[number]
         if logged.get("error"):  # the request failed: it fails again, as it was logged
-            raise ProviderAPIError(
-                logged["error"],
-                error_type=logged.get("error_type"),
-                status=logged.get("error_status"),
-            )
+            raise ProviderAPIError(logged["error"], status=logged.get("error_status"))
         decoder = OpenAIChatStream()
         for chunk in turn_chunks(logged, self._custom_tools()):
             for event in decoder.feed(chunk):
