@@ -35,6 +35,7 @@ import pytest
 
 from toolwire import Agent, AuditLog, Image, ProviderAPIError
 from toolwire.messages import ToolResult, ToolStatus
+from toolwire.observe.replay import assert_replays
 from toolwire.providers.anthropic import AnthropicModel
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.providers.openai_responses import OpenAIResponsesModel
@@ -203,6 +204,8 @@ def test_the_refused_image_becomes_the_calls_error_result(provider: str, tmp_pat
     assert rows[0][2] is None and rows[2][2] is None
     assert rows[1][3:5] == ("ProviderAPIError", 400) and "HTTP 400" in rows[1][2]
     assert rows[1][5] == "[]"
+    replayed = assert_replays(log)  # the logged 400 comes again, and is answered again
+    assert _results(replayed.messages)["call_1"].content == refused.content
 
 
 def test_a_400_about_something_else_still_fails_the_run() -> None:

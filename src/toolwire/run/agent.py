@@ -873,27 +873,28 @@ class _Run:
         try:
             return await self._stream(request, run)
         except Exception as exc:
-            resend = (
-                isinstance(exc, ProviderAPIError)
-                and self._first_event_at is None
-                and self._answer_refused_images(exc, request)
-            )
+            answered = []
+            if isinstance(exc, ProviderAPIError) and self._first_event_at is None:
+                answered = self._answer_refused_images(exc, request)
             failed_at = time.time()
-            self.emit(RequestFailed(number, exc, sent_at, self._first_event_at, failed_at, resend))
-            if not resend:
+            first = self._first_event_at
+            self.emit(RequestFailed(number, exc, sent_at, first, failed_at, answered))
+            if not answered:
                 raise
         return None
 
-    def _answer_refused_images(self, error: ProviderAPIError, request: ModelRequest) -> bool:
+    def _answer_refused_images(
+        self, error: ProviderAPIError, request: ModelRequest
+    ) -> list[tuple[ToolResult, ToolResult]]:
         """Answer the calls whose images the provider refused (see :mod:`.refused_images`);
         the images are then gone from the history, so the request is resent once at most."""
         answered = answer_refused_images(self.messages, error, request.messages)
-        for result in answered:
+        for _, result in answered:
             self.diagnostics.record(
                 "tool_error", result.name, result.content, call_id=result.call_id,
                 round=self.requests,
             )  # fmt: skip
-        return bool(answered)
+        return answered
 
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent

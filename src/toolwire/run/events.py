@@ -27,7 +27,7 @@ after each fragment of its answer while it streams.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
@@ -116,7 +116,9 @@ class RequestFailed:
         started_at: When the request was sent.
         first_event_at: When the first event arrived (``None``: none did).
         ended_at: When it failed.
-        resent: Whether the loop sends the request again (its images answered as errors).
+        answered: The calls whose images the provider refused, each as ``(the tool's
+            result, the error result that replaced it in the history)``; the request is
+            then sent again (empty: the run stops with ``error``).
     """
 
     round: int
@@ -124,7 +126,12 @@ class RequestFailed:
     started_at: float
     first_event_at: float | None
     ended_at: float
-    resent: bool = False
+    answered: list[tuple[ToolResult, ToolResult]] = field(default_factory=list)
+
+    @property
+    def resent(self) -> bool:
+        """Whether the loop sends the request again (refused images answered)."""
+        return bool(self.answered)
 
     @property
     def status(self) -> int | None:

@@ -74,14 +74,15 @@ def latest_image_results(messages: Sequence[Message]) -> list[int]:
 
 def answer_refused_images(
     messages: list[Message], error: ProviderAPIError, sent: Sequence[Message]
-) -> list[ToolResult]:
+) -> list[tuple[ToolResult, ToolResult]]:
     """Answer with an error result each call of the latest round whose result held an
     image, when ``error`` is a 400 about an image and the request ``sent`` carried
     images in that round's results; ``messages`` (the run's history) gets them in
     place of the results.
 
     Returns:
-        The new results (empty: the error is not about those images; nothing changed).
+        Each answered call's ``(old result, new error result)`` (empty: the error is not
+        about those images; nothing changed).
     """
     if not about_image(error) or not latest_image_results(sent):
         return []
@@ -91,7 +92,7 @@ def answer_refused_images(
         assert isinstance(old, ToolResult)
         new = outcomes.refused_image_result(old, _said(error))
         messages[position] = new
-        replaced.append(new)
+        replaced.append((old, new))
     return replaced
 
 
