@@ -315,3 +315,66 @@ def test_a_run_stopped_by_a_failed_request_resumes_from_its_answered_rows(
     tool_messages = [m for m in sent["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2"]
     assert _sent_image(sent)  # the logged image, sent again
+
+
+def photo() -> list[Any]:
+    """A photo of the page."""
+    return ["The photo:", Image(PNG + b"\0" * 10, media_type="image/png")]
+
+
+def _two_images(provider: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    first, answer = {
+        "anthropic": _anthropic,
+        "responses": _responses,
+        "chat": _chat,
+    }[provider]()
+    return json.loads(json.dumps(first).replace('"weather"', '"photo"')), answer
+
+
+@pytest.mark.parametrize(
+    ("provider", "error", "path"),
+    [
+        (
+            "anthropic",
+            {"type": "error", "error": {"type": "invalid_request_error", "message":
+             "messages.2.content.1.content.1.image.source.base64.data: At least one of the "
+             "image dimensions exceed max allowed size for many-image requests: 2000 pixels"}},
+            ("messages", 2, "content", 1),
+        ),
+        (
+            "responses",
+            {"error": {"message": "Invalid image.", "type": "invalid_request_error",
+                       "param": "input[4].output[1]", "code": "invalid_image"}},
+            ("input", 4),
+        ),
+    ],
+)  # fmt: skip
+def test_the_call_the_error_points_at_is_the_only_one_answered(
+    provider: str, error: dict[str, Any], path: tuple[Any, ...]
+) -> None:
+    model_class, _, _, base = PROVIDERS[provider]
+    first, answer = _two_images(provider)
+    with FaultServer(json_reply(first), status(400, error), json_reply(answer)) as server:
+        model = model_class("m", base_url=server.url + base, api_key="k")
+        result = Agent(model, [screenshot, photo]).run_sync("Go")
+        sent = [seen.body for seen in server.requests]
+    pointed: Any = sent[1]
+    for key in path:
+        pointed = pointed[key]
+    assert "call_2" in (pointed.get("tool_use_id"), pointed.get("call_id"))  # photo's result
+    results = _results(result.messages)
+    assert results["call_2"].status is ToolStatus.ERROR and "80 bytes" in results["call_2"].content
+    assert results["call_1"].status is ToolStatus.OK and results["call_1"].images
+    assert _sent_image(sent[2])  # the screenshot's image goes again; the photo's does not
+    photo_b64 = base64.b64encode(PNG + b"\0" * 10).decode()
+    assert photo_b64 in json.dumps(sent[1]) and photo_b64 not in json.dumps(sent[2])
+
+
+def test_chat_names_no_call_so_every_image_result_of_the_round_is_answered() -> None:
+    first, answer = _two_images("chat")
+    with FaultServer(json_reply(first), status(400, OPENAI_400), json_reply(answer)) as server:
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
+        result = Agent(model, [screenshot, photo]).run_sync("Go")
+    results = _results(result.messages)
+    assert {r.status for r in results.values()} == {ToolStatus.ERROR}
+    assert "70 bytes" in results["call_1"].content and "80 bytes" in results["call_2"].content

@@ -19,10 +19,14 @@ The test is careful, so that an unrelated 400 is never swallowed. All of these h
   after its last assistant turn): an image in an older round or in a user message is
   not a call's, and is left to fail the request.
 
-The provider's message is not mapped back to one image (its field path is in the
-provider's own layout, which the loop does not know): every result of the round that
-held an image is answered, each naming its own images; results without images keep
-their text.
+Which call: when the provider's error points into one tool result (Anthropic's field
+path ``messages.N.content.M...`` reaches a ``tool_result``, OpenAI Responses' ``param``
+an ``input[N]`` that is a ``function_call_output``), the HTTP layer names its call
+(``ProviderAPIError.call_id``, :func:`toolwire.providers.http.pointed_call`), and only
+that call is answered. Otherwise (OpenAI Chat carries a result's images in a user
+message that names no call in a field; a count over the whole request) every result of
+the round that held an image is answered, each naming its own images. Results without
+images keep theirs either way.
 """
 
 from __future__ import annotations
@@ -86,14 +90,20 @@ def answer_refused_images(
     """
     if not about_image(error) or not latest_image_results(sent):
         return []
+    positions = latest_image_results(messages)
+    pointed = [p for p in positions if _call_id(messages[p]) == error.call_id]
     replaced = []
-    for position in latest_image_results(messages):
+    for position in pointed or positions:
         old = messages[position]
         assert isinstance(old, ToolResult)
         new = outcomes.refused_image_result(old, _said(error))
         messages[position] = new
         replaced.append((old, new))
     return replaced
+
+
+def _call_id(message: Message) -> str | None:
+    return message.call_id if isinstance(message, ToolResult) else None
 
 
 def _said(error: ProviderAPIError) -> str:
