@@ -1,18 +1,20 @@
 """The trace viewer: one logged run as one self-contained HTML page.
 
-Each round is a timeline: the model's stream is one bar (a tick marks its first
-event), each tool call another, placed on the same time axis, so that a parallel batch
-shows as overlapping bars and an early-started call begins before the stream's bar
-ends. Bars are coloured by status and laid out here, in Python, as plain positioned
-elements; the page's only script shows a bar's details (arguments, result, timings)
-when it is clicked. Everything — styles, script, data — is inline: the page fetches
+The whole run is drawn on one time axis, from its start (ticks in human units:
+:mod:`.timescale`), so that rounds, pauses and calls line up with each other: a parallel
+batch shows as overlapping bars, an early-started call begins before its stream's bar
+ends, an approval wait sits between a call's start and its run. What is drawn comes from
+:mod:`.lanes` (one lane per model request, call and pause); every kind of bar and mark
+has an entry in the page's legend, each model request says its tokens, and the run's
+answer is on the page. Everything — styles, script, data — is inline: the page fetches
 nothing. Every logged value enters the page escaped (:func:`_text`: HTML text or an
 attribute, numbers included, since a crafted log may hold markup where a round number
 belongs; or JSON with ``<`` escaped inside the data block), never as markup. The
 page's Content-Security-Policy allows one script, the page's own, by its SHA-256
-hash: even markup that got in could run nothing. A call's images (logged once by
-hash) are shown in its details as ``data:`` URLs, the one image source the policy
-allows.
+hash: even markup that got in could run nothing. The script only shows a lane's details
+(arguments, result, timings) when one of its bars is clicked. A call's images (logged
+once by hash) are shown in its details as ``data:`` URLs, the one image source the
+policy allows.
 """
 
 from __future__ import annotations
@@ -25,42 +27,64 @@ from typing import Any
 
 from ..messages import IMAGE_MEDIA_TYPES
 from .inspect import describe_event, timeline
+from .lanes import STATUSES, Lane, lanes, run_span
+from .timescale import human_duration, ticks
 
-__all__ = ["render_html"]
+__all__ = ["CSP", "LEGEND", "SCRIPT_HASH", "render_html"]
 
-MAX_DETAIL_CHARS = 100_000  # of one result or arguments text inside the page
+MAX_DETAIL_CHARS = 100_000  # of one result, arguments or answer text inside the page
 
 _STYLE = """
 :root { --ok:#2e9d5b; --error:#d64545; --timeout:#e08a1e; --cancelled:#8a8a8a;
   --not_executed:#b9b9b9; --discarded:#9b6cd1; --model:#3b7dd8; --denied:#7a4b2a;
-  --interrupted:#c2185b; }
-.event { margin: 8px 0; padding: 4px 8px; border-left: 4px solid #c2185b;
-  background: #fdf3f7; font-family: ui-monospace, monospace; white-space: pre-wrap; }
+  --interrupted:#c2185b; --label:270px; }
 * { box-sizing: border-box; }
-body { font: 13px/1.4 system-ui, sans-serif; margin: 16px 20px; color: #222; }
+body { font: 13px/1.4 system-ui, sans-serif; margin: 16px 28px 16px 20px; color: #222; }
 h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6px; }
-.meta { color: #555; margin-bottom: 10px; } .meta b { color: #222; }
-.legend span { display: inline-block; margin-right: 12px; }
-.legend i { display: inline-block; width: 11px; height: 11px; margin-right: 4px;
-  vertical-align: -1px; border-radius: 2px; }
-.round { border-top: 1px solid #ddd; }
-.row { display: flex; align-items: center; height: 24px; }
-.label { width: 240px; flex: none; overflow: hidden; white-space: nowrap;
+.meta { color: #555; margin-bottom: 6px; } .meta b { color: #222; }
+#answer pre, #details pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0 10px;
+  max-height: 360px; overflow: auto; background: #fff; padding: 6px; border: 1px solid #e4e4e4; }
+#answer pre { border-left: 4px solid var(--ok); font: 13px/1.45 system-ui, sans-serif; }
+#answer.none pre { border-left-color: var(--error); color: #555; }
+.lanes { position: relative; }
+.grid { position: absolute; left: var(--label); right: 0; top: 0; bottom: 0;
+  pointer-events: none; z-index: 2; }
+.gridline { position: absolute; top: 0; bottom: 0; width: 1px; background: rgba(0,0,0,.09); }
+.round h2, .pause h2 { margin: 10px 0 2px; font-size: 13px; }
+.row { display: flex; align-items: center; min-height: 26px; }
+.label { width: var(--label); flex: none; overflow: hidden; white-space: nowrap;
   text-overflow: ellipsis; padding-right: 8px; font-family: ui-monospace, monospace; }
-.track { position: relative; flex: 1; height: 18px; background: #f6f6f6; }
-.bar { position: absolute; top: 2px; height: 14px; min-width: 3px; border-radius: 3px;
-  cursor: pointer; }
+.label small { display: block; color: #777; font: 11px system-ui, sans-serif; }
+.track { position: relative; flex: 1; height: 20px; background: #f6f6f6; }
+.bar { position: absolute; top: 3px; height: 14px; min-width: 3px; border-radius: 3px;
+  cursor: pointer; z-index: 1; }
 .bar:hover, .bar.selected { outline: 2px solid #222; }
-.bar.model { background: var(--model); }
-.tick { position: absolute; top: 0; width: 2px; height: 18px; background: #123d73; }
-.axis { display: flex; justify-content: space-between; margin-left: 240px; color: #777;
+.model { background: var(--model); }
+.waiting { background: repeating-linear-gradient(45deg, #9a9a9a 0 2px, #e2e2e2 2px 6px); }
+.approval { background: repeating-linear-gradient(45deg, #d9a400 0 3px, #fff1bf 3px 7px); }
+.paused { background: repeating-linear-gradient(-45deg, #7d8fa8 0 3px, #e3e8ef 3px 7px); }
+.mark { position: absolute; z-index: 3; pointer-events: none; }
+.mark.first-event { top: 0; width: 2px; height: 20px; margin-left: -1px; background: #111; }
+.mark.approved, .mark.denied { top: 4px; width: 12px; height: 12px; margin-left: -6px;
+  border-radius: 50%; border: 2px solid #fff; }
+.mark.approved { background: var(--ok); } .mark.denied { background: var(--error); }
+.axis { position: relative; height: 16px; margin-left: var(--label); color: #666;
   font-size: 11px; }
+.axis span { position: absolute; transform: translateX(-50%); white-space: nowrap; }
+.axis span:first-child { transform: none; }
+#legend { display: grid; grid-template-columns: repeat(auto-fill, minmax(330px, 1fr));
+  gap: 4px 16px; }
+#legend .key { display: flex; align-items: flex-start; gap: 6px; }
+#legend .swatch { position: relative; flex: none; width: 26px; height: 14px; margin-top: 2px;
+  border-radius: 3px; }
+#legend .swatch.at { background: #f6f6f6; }
+#legend .swatch .mark { top: -3px; left: 13px; }
+.event { margin: 4px 0; padding: 4px 8px; border-left: 4px solid #c2185b;
+  background: #fdf3f7; font-family: ui-monospace, monospace; white-space: pre-wrap; }
 #details { margin-top: 16px; padding: 10px; border: 1px solid #ccc; background: #fafafa;
   min-height: 40px; }
 #details img.result-image { display: block; max-width: 100%; max-height: 480px;
   margin: 4px 0 10px; border: 1px solid #e4e4e4; }
-#details pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0 10px;
-  max-height: 360px; overflow: auto; background: #fff; padding: 6px; border: 1px solid #e4e4e4; }
 """
 
 _SCRIPT = """
@@ -76,8 +100,8 @@ _SCRIPT = """
   }
   function show(bar) {
     var item = data.items[bar.getAttribute("data-item")];
-    var selected = document.querySelector(".bar.selected");
-    if (selected) { selected.classList.remove("selected"); }
+    var selected = document.querySelectorAll(".bar.selected");
+    for (var s = 0; s < selected.length; s++) { selected[s].classList.remove("selected"); }
     bar.classList.add("selected");
     details.textContent = "";
     add("h2", item.title);
@@ -101,17 +125,6 @@ _SCRIPT = """
 }());
 """
 
-_STATUSES = (
-    "ok",
-    "error",
-    "timeout",
-    "cancelled",
-    "denied",
-    "not_executed",
-    "interrupted",
-    "discarded",
-)
-
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(_SCRIPT.encode()).digest()).decode()
 """The page's own script, the only one its Content-Security-Policy lets run."""
 
@@ -120,14 +133,24 @@ CSP = (
     "img-src data:; base-uri 'none'; form-action 'none'"
 )
 
+LEGEND: tuple[tuple[str, str, str], ...] = (
+    ("model", "bar", "model request: from sending it to the end of its streamed turn"),
+    ("first-event", "mark", "first event: the first token, reasoning or call the model "
+     "streamed (time to first token)"),
+    ("waiting", "bar", "waiting to start: the permission check or your approval at the "
+     "terminal, then its start written to the log"),
+    ("approval", "bar", "held for approval while the run was paused, until answered"),
+    ("approved", "mark", "approved (by whom: hover, or click the call)"),
+    ("denied", "mark", "denied at approval"),
+    ("paused", "bar", "the run paused (waiting for approvals) until it was resumed"),
+    *((f"s-{s}", "bar", f"call ran, status {s}") for s in STATUSES),
+)  # fmt: skip
+"""Every kind of bar and mark the page draws: ``(kind, bar or mark, what it means)``."""
+
 
 def _text(value: object) -> str:
     """A logged value as HTML text or an attribute value (quotes escaped too)."""
     return html.escape(str(value), quote=True)
-
-
-def _ms(seconds: float) -> str:
-    return f"{seconds * 1000.0:.1f} ms"
 
 
 def _cut(text: str) -> str:
@@ -146,34 +169,70 @@ def _pretty(arguments: str) -> str:
 
 
 class _Page:
-    """Collects the bars' detail records while the rounds are laid out."""
+    """Collects the lanes' detail records while the page is laid out."""
 
-    def __init__(self) -> None:
+    def __init__(self, images: dict[str, tuple[str, bytes]]) -> None:
         self.items: list[dict[str, Any]] = []
+        self.images = images
 
-    def item(
-        self,
-        title: str,
-        summary: str,
-        sections: list[tuple[str, str]],
-        images: list[tuple[str, str]] | None = None,
-    ) -> int:
-        """Add a bar's record (``images``: ``(alt text, data: URL)`` of a result's images)."""
-        record: dict[str, Any] = {"title": title, "summary": summary, "sections": sections}
-        if images:
-            record["images"] = images
+    def item(self, lane: Lane) -> int:
+        """Add a lane's record (its details when one of its bars is clicked)."""
+        row = lane.row or {}
+        if lane.kind == "model":
+            record = _request_details(row)
+        elif lane.kind == "call":
+            record = _call_details(row, lane, self.images)
+        else:
+            record = {"title": "paused", "summary": describe_event(row), "sections": []}
         self.items.append(record)
         return len(self.items) - 1
 
 
-def _bar(css: str, item: int, start: float, end: float, *, origin: float, span: float,
-         attributes: str = "") -> str:  # fmt: skip
-    left = (start - origin) / span * 100.0
-    width = max(0.0, (end - start) / span * 100.0)
-    return (
-        f'<div class="bar {css}" data-item="{item}" {attributes}'
-        f' style="left:{left:.3f}%;width:{width:.3f}%"></div>'
+def _request_details(q: dict[str, Any]) -> dict[str, Any]:
+    tool_calls = json.loads(q["tool_calls"])
+    first = (
+        ""
+        if q["first_event_at"] is None
+        else f", first event after {human_duration(q['first_event_at'] - q['started_at'])}"
     )
+    summary = (
+        f"{human_duration(q['ended_at'] - q['started_at'])}{first}, finish reason "
+        f"{q['finish_reason']}, {q['input_tokens']} input / {q['output_tokens']} output tokens"
+        + (f" ({q['cache_read_tokens']} cached)" if q.get("cache_read_tokens") else "")
+        + (f" ({q['reasoning_tokens']} reasoning)" if q.get("reasoning_tokens") else "")
+        + f", {len(tool_calls)} tool call(s)"
+    ) + (", refused" if q.get("refused") else "")  # not in logs from before refusals
+    sections = [("text", _cut(q["text"]))] if q["text"] else []
+    if q.get("refusal"):
+        sections.append(("refusal", _cut(q["refusal"])))
+    if q["reasoning"]:
+        sections.append(("reasoning", _cut(q["reasoning"])))
+    if tool_calls:
+        sections.append(("tool calls as sent", _cut(json.dumps(tool_calls, indent=2))))
+    title = f"model request {q['seq']} (round {q['round']})"
+    return {"title": title, "summary": summary, "sections": sections}
+
+
+def _call_details(
+    c: dict[str, Any], lane: Lane, images: dict[str, tuple[str, bytes]]
+) -> dict[str, Any]:
+    flags = [flag for flag, on in (("early start", c["early"]), ("repaired", c["repaired"])) if on]
+    spans = [f"{s.title} {human_duration(s.end - s.start)}" for s in lane.segments]
+    summary = ", ".join(
+        [f"status {c['status']}", *spans, f"{c['attempts']} attempt(s)", *flags]
+        + ([f"failure class {c['failure_class']}"] if c["failure_class"] else [])
+        + ([f"discarded: {c['reason']}"] if c.get("reason") else [])
+        + [m.title for m in lane.marks]
+    )
+    record: dict[str, Any] = {
+        "title": f"{c['tool']} · {c['call_id']}",
+        "summary": summary,
+        "sections": [("arguments", _cut(_pretty(c["arguments"]))), ("result", _cut(c["result"]))],
+    }
+    found = _call_images(c, images)
+    if found:
+        record["images"] = found
+    return record
 
 
 def _call_images(
@@ -193,111 +252,125 @@ def _call_images(
     return found
 
 
-def _round(page: _Page, number: int, requests: list[dict[str, Any]],
-           calls: list[dict[str, Any]], images: dict[str, tuple[str, bytes]]) -> str:  # fmt: skip
-    starts = [q["started_at"] for q in requests] + [
-        c["started_at"] if c["started_at"] is not None else c["ended_at"] for c in calls
-    ]
-    ends = [q["ended_at"] for q in requests] + [c["ended_at"] for c in calls]
-    origin = min(starts)
-    span = max(max(ends) - origin, 1e-6)
-    rows = []
-    for q in requests:
-        tool_calls = json.loads(q["tool_calls"])
-        summary = (
-            f"{_ms(q['ended_at'] - q['started_at'])}, finish reason {q['finish_reason']}, "
-            f"{q['input_tokens']} input / {q['output_tokens']} output tokens, "
-            f"{len(tool_calls)} tool call(s)"
-        ) + (", refused" if q.get("refused") else "")  # not in logs from before refusals
-        sections = [("text", _cut(q["text"]))] if q["text"] else []
-        if q.get("refusal"):
-            sections.append(("refusal", _cut(q["refusal"])))
-        if q["reasoning"]:
-            sections.append(("reasoning", _cut(q["reasoning"])))
-        if tool_calls:
-            sections.append(("tool calls as sent", _cut(json.dumps(tool_calls, indent=2))))
-        item = page.item(f"model request {q['seq']} (round {number})", summary, sections)
-        seq = _text(q["seq"])
-        bar = _bar("model", item, q["started_at"], q["ended_at"], origin=origin, span=span,
-                   attributes=f'data-request="{seq}"')  # fmt: skip
-        if q["first_event_at"] is not None:
-            left = (q["first_event_at"] - origin) / span * 100.0
-            bar += f'<div class="tick" title="first event" style="left:{left:.3f}%"></div>'
-        rows.append(
-            f'<div class="row"><div class="label">model stream #{seq}</div>'
-            f'<div class="track">{bar}</div></div>'
+class _Axis:
+    """Seconds on the run's clock as a left offset on the page (per cent of a track)."""
+
+    def __init__(self, origin: float, span: float) -> None:
+        self.origin, self.span = origin, span
+
+    def at(self, when: float) -> float:
+        return (when - self.origin) / self.span * 100.0
+
+    def ticks(self) -> str:
+        return "".join(
+            f'<span style="left:{t / self.span * 100.0:.3f}%">{human_duration(t)}</span>'
+            for t in ticks(self.span)
         )
-    for c in calls:
-        status = c["status"] if c["status"] in _STATUSES else "error"
-        started = c["started_at"] if c["started_at"] is not None else c["ended_at"]
-        flags = [
-            flag for flag, on in (("early start", c["early"]), ("repaired", c["repaired"])) if on
-        ]
-        latency = "never ran" if c["latency_ms"] is None else f"{c['latency_ms']:.1f} ms"
-        summary = ", ".join(
-            [f"status {c['status']}", latency, f"{c['attempts']} attempt(s)", *flags]
-            + ([f"failure class {c['failure_class']}"] if c["failure_class"] else [])
-            + ([f"discarded: {c['reason']}"] if c.get("reason") else [])
+
+    def grid(self) -> str:
+        lines = "".join(
+            f'<div class="gridline" style="left:{t / self.span * 100.0:.3f}%"></div>'
+            for t in ticks(self.span)
         )
-        item = page.item(
-            f"{c['tool']} · {c['call_id']}",
-            summary,
-            [("arguments", _cut(_pretty(c["arguments"]))), ("result", _cut(c["result"]))],
-            _call_images(c, images),
+        return f'<div class="grid">{lines}</div>'
+
+
+def _lane_html(lane: Lane, item: int, axis: _Axis) -> str:
+    parts = []
+    for s in lane.segments:
+        attributes = ""
+        if lane.kind == "model" and lane.row is not None:
+            attributes = f' data-request="{_text(lane.row["seq"])}"'
+        elif s.kind.startswith("s-") and lane.row is not None:
+            attributes = f' data-call-id="{_text(lane.row["call_id"])}" data-status="{s.kind[2:]}"'
+        extra = " call" if s.kind.startswith("s-") else ""
+        left, width = axis.at(s.start), max(0.0, (s.end - s.start) / axis.span * 100.0)
+        title = f"{s.title}: {human_duration(s.end - s.start)}"
+        parts.append(
+            f'<div class="bar {s.kind}{extra}" data-kind="{s.kind}" data-item="{item}"'
+            f'{attributes} title="{_text(title)}"'
+            f' style="left:{left:.3f}%;width:{width:.3f}%"></div>'
         )
-        call_id = _text(c["call_id"])
-        bar = _bar(f"call s-{status}", item, started, c["ended_at"], origin=origin, span=span,
-                   attributes=f'data-call-id="{call_id}" data-status="{status}" title="{call_id}"')  # fmt: skip
-        label = _text(f"[{c['idx']}] {c['tool']}")
-        rows.append(
-            f'<div class="row"><div class="label" title="{label}">{label}</div>'
-            f'<div class="track">{bar}</div></div>'
+    for m in lane.marks:
+        parts.append(
+            f'<div class="mark {m.kind}" data-kind="{m.kind}" title="{_text(m.title)}"'
+            f' style="left:{axis.at(m.at):.3f}%"></div>'
         )
-    axis = "".join(f"<span>{_ms(span * k / 4)}</span>" for k in range(5))
+    note = f"<small>{_text(lane.note)}</small>" if lane.note else ""
+    label = _text(lane.label)
     return (
-        f'<section class="round" data-round="{_text(number)}"><h2>Round {_text(number)}</h2>'
-        f'{"".join(rows)}<div class="axis">{axis}</div></section>'
+        f'<div class="row lane-{lane.kind}"><div class="label" title="{label}">{label}{note}</div>'
+        f'<div class="track">{"".join(parts)}</div></div>'
     )
 
 
-def _first_time(run: dict[str, Any], number: int) -> float:
-    """When round ``number`` began (its first request or call), to order the page."""
-    times = [q["started_at"] for q in run["requests"] if q["round"] == number]
-    times += [c["started_at"] or c["ended_at"] for c in run["calls"] if c["round"] == number]
-    return min(times, default=0.0)
+def _sections(run: dict[str, Any], page: _Page) -> tuple[str, _Axis]:
+    """The lanes, a section per round (and per pause), on one axis."""
+    found = lanes(run)
+    axis = _Axis(*run_span(run, found))
+    groups: list[tuple[str, Any, list[str]]] = []
+    for lane in found:
+        key = "pause" if lane.kind == "pause" else "round"
+        if lane.kind == "pause" or not groups or groups[-1][:2] != (key, lane.round):
+            groups.append((key, lane.round, []))
+        groups[-1][2].append(_lane_html(lane, page.item(lane), axis))
+    html_groups = []
+    for key, number, rows in groups:
+        heading = f"Round {_text(number)}" if key == "round" else "Paused"
+        html_groups.append(
+            f'<section class="{key}" data-round="{_text(number)}"><h2>{heading}</h2>'
+            f"{''.join(rows)}</section>"
+        )
+    return "".join(html_groups), axis
+
+
+def _answer(run: dict[str, Any]) -> str:
+    """The run's final answer, or why there is none."""
+    if run["output"] is not None:
+        return (
+            f'<section id="answer"><h2>Answer</h2><pre>{_text(_cut(run["output"]))}</pre></section>'
+        )
+    why = f"no answer: the run's outcome is {run['outcome']}"
+    if run["error"]:
+        why += f" ({run['error']})"
+    return f'<section id="answer" class="none"><h2>Answer</h2><pre>{_text(why)}</pre></section>'
+
+
+def _legend() -> str:
+    entries = []
+    for kind, shape, meaning in LEGEND:
+        swatch = (
+            f'<i class="swatch {kind}"></i>'
+            if shape == "bar"
+            else f'<i class="swatch at"><i class="mark {kind}"></i></i>'
+        )
+        entries.append(f'<div class="key" data-key="{kind}">{swatch}<span>{meaning}</span></div>')
+    tokens = (
+        '<div class="key" data-key="tokens"><i class="swatch at"></i><span>under each model '
+        "request: its input and output tokens, as the provider reported them</span></div>"
+    )
+    return f'<section><h2>Legend</h2><div id="legend">{"".join(entries)}{tokens}</div></section>'
 
 
 def render_html(run: dict[str, Any]) -> str:
     """The page for a run loaded by :func:`~toolwire.observe.query.load_run`."""
-    page = _Page()
-    numbers = sorted({q["round"] for q in run["requests"]} | {c["round"] for c in run["calls"]})
-    sections = [
-        (
-            _first_time(run, n),
-            _round(
-                page,
-                n,
-                [q for q in run["requests"] if q["round"] == n],
-                [c for c in run["calls"] if c["round"] == n],
-                run.get("images") or {},
-            ),
-        )
-        for n in numbers
-    ]
-    # Pauses, approvals and resumes, between the rounds, in the order they happened.
-    sections += [
-        (e["at"], f'<div class="event">{_text(describe_event(e))}</div>') for e in timeline(run)
-    ]
-    sections.sort(key=lambda item: item[0])
+    page = _Page(run.get("images") or {})
+    lanes_html, axis = _sections(run, page)
+    events = "".join(f'<div class="event">{_text(describe_event(e))}</div>' for e in timeline(run))
     duration = (
-        _ms(run["ended_at"] - run["started_at"]) if run["ended_at"] is not None else "unfinished"
+        human_duration(run["ended_at"] - run["started_at"])
+        if run["ended_at"] is not None
+        else "unfinished"
     )
-    legend = "".join(
-        f'<span><i style="background:var(--{s})"></i>{s}</span>' for s in ("model", *_STATUSES)
-    )
-    status_css = "".join(f".bar.s-{s} {{ background: var(--{s}); }}\n" for s in _STATUSES)
+    status_css = "".join(f".s-{s} {{ background: var(--{s}); }}\n" for s in STATUSES)
     data = json.dumps({"items": page.items}, ensure_ascii=False).replace("<", "\\u003c")
     title = _text(f"toolwire trace {run['run_id']}")
+    timeline_html = (
+        f'<div class="axis">{axis.ticks()}</div><div class="lanes">{axis.grid()}{lanes_html}</div>'
+        f'<div class="axis">{axis.ticks()}</div>'
+        if lanes_html
+        else "<p>No model request was logged.</p>"
+    )
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
@@ -305,12 +378,16 @@ def render_html(run: dict[str, Any]) -> str:
 <body>
 <h1>{title}</h1>
 <div class="meta"><b>{_text(run["model"])}</b> · {_text(run["outcome"])} ·
-{duration} · {len(run["requests"])} model request(s) · {len(run["calls"])} call(s)
+{duration} · {len(run["requests"])} model request(s) · {len(run["calls"])} call(s) ·
+{_text(run["input_tokens"])} input / {_text(run["output_tokens"])} output tokens
 {"· " + _text(run["error"]) if run["error"] else ""}</div>
 <div class="meta">prompt: {_text(str(run["prompt"] or "")[:500])}</div>
-<div class="legend">{legend}</div>
-{"".join(part for _, part in sections) or "<p>No model request was logged.</p>"}
+{_answer(run)}
+<h2>Timeline</h2>
+{timeline_html}
+{events}
 <div id="details">Click a bar for its arguments, result and timings.</div>
+{_legend()}
 <script type="application/json" id="trace-data">{data}</script>
 <script>{_SCRIPT}</script>
 </body></html>

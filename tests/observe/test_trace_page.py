@@ -1,0 +1,151 @@
+"""The trace page's HTML, read without a browser: one axis for the run, a legend entry
+for every mark drawn, tokens per request, the answer, approval waits as segments, and
+every logged text escaped."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+from toolwire.observe.trace import LEGEND
+
+from .trace_runs import ANSWER, HOSTILE, page_of, paused_and_resumed, three_rounds
+
+HUMAN = re.compile(r"^(0|\d+(\.\d+)? (µs|ms|s)|\d+ min( \d+ s)?|\d+ h( \d+ min)?)$")
+
+
+class Elements(HTMLParser):
+    """Every element's attributes, and the text inside chosen elements."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: list[dict[str, str]] = []
+        self.texts: dict[int, list[str]] = {}
+        self._open: list[int] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = {k: v or "" for k, v in attrs} | {"tag": tag, "at": str(len(self.found))}
+        self.found.append(element)
+        if tag not in ("meta", "br", "img", "input"):
+            self._open.append(len(self.found) - 1)
+
+    def handle_endtag(self, tag: str) -> None:
+        if self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        for index in self._open:
+            self.texts.setdefault(index, []).append(data)
+
+    def text(self, element: dict[str, str]) -> str:
+        return "".join(self.texts.get(int(element["at"]), []))
+
+    def having(self, css: str) -> list[dict[str, str]]:
+        return [e for e in self.found if css in e.get("class", "").split()]
+
+    def drawn(self, kind: str) -> list[dict[str, str]]:
+        """The timeline's bars and marks of one kind (not the legend's swatches)."""
+        return [e for e in self.found if e.get("data-kind") == kind]
+
+
+def _parse(page: Path) -> Elements:
+    parsed = Elements()
+    parsed.feed(page.read_text())
+    return parsed
+
+
+def _left(element: dict[str, str]) -> float:
+    return float(re.search(r"left:([0-9.]+)%", element["style"]).group(1))  # type: ignore[union-attr]
+
+
+def _width(element: dict[str, str]) -> float:
+    return float(re.search(r"width:([0-9.]+)%", element["style"]).group(1))  # type: ignore[union-attr]
+
+
+def test_one_axis_in_human_units_for_the_whole_run(tmp_path: Path) -> None:
+    three_rounds(tmp_path / "runs.db")
+    page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+    axes = page.having("axis")
+    assert len(axes) == 2  # above and below the lanes, the same ticks
+    labels = [
+        page.text(e) for e in page.found if e["tag"] == "span" and "left:" in e.get("style", "")
+    ]
+    assert labels[: len(labels) // 2] == labels[len(labels) // 2 :]
+    assert labels[0] == "0" and all(HUMAN.match(t) for t in labels), labels
+    # The rounds share the axis: each request's bar starts after the previous one ended.
+    models = page.drawn("model")
+    assert len(models) == 3
+    for before, after in itertools.pairwise(models):
+        assert _left(after) >= _left(before) + _width(before) - 0.01
+    assert [e["data-round"] for e in page.having("round")] == ["1", "2", "3"]
+
+
+def test_every_mark_drawn_has_a_legend_entry(tmp_path: Path) -> None:
+    paused_and_resumed(tmp_path / "runs.db", answer=False)
+    three_rounds(tmp_path / "runs.db")
+    drawn = set()
+    for run in ("last", _first_run(tmp_path / "runs.db")):
+        page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html", run))
+        drawn |= {e["data-kind"] for e in page.found if "data-kind" in e}
+        keys = {e["data-key"] for e in page.found if "data-key" in e}
+        assert keys == {kind for kind, _, _ in LEGEND} | {"tokens"}
+    assert drawn <= keys
+    assert {"model", "first-event", "waiting", "approval", "denied", "paused", "s-ok",
+            "s-error", "s-denied"} <= drawn  # fmt: skip
+    legend = {kind: meaning for kind, _, meaning in LEGEND}
+    assert "time to first token" in legend["first-event"]
+
+
+def _first_run(db: Path) -> str:
+    from .helpers import rows
+
+    return str(rows(str(db), "SELECT run_id FROM runs ORDER BY started_at LIMIT 1")[0][0])
+
+
+def test_tokens_per_request_and_the_answer_are_on_the_page(tmp_path: Path) -> None:
+    three_rounds(tmp_path / "runs.db")
+    out = page_of(tmp_path / "runs.db", tmp_path / "t.html")
+    page = _parse(out)
+    notes = [page.text(e) for e in page.found if e["tag"] == "small"]
+    assert notes[:1] == ["812 in · 45 out tokens"]
+    assert "930 in · 17 out tokens" in notes and "1004 in · 9 out tokens" in notes
+    [answer] = [e for e in page.found if e.get("id") == "answer"]
+    assert page.text(answer) == f"Answer{ANSWER}"
+    assert "2746 input / 71 output tokens" in " ".join(page.text(e) for e in page.having("meta"))
+
+
+def test_an_approval_during_the_run_is_a_waiting_segment_before_the_call_ran(
+    tmp_path: Path,
+) -> None:
+    three_rounds(tmp_path / "runs.db")
+    page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+    [row] = [e for e in page.found if "[0] delete" in e.get("title", "")]
+    at = page.found.index(row)
+    waiting, ran = page.found[at + 2], page.found[at + 3]  # label, track, then its bars
+    assert waiting["data-kind"] == "waiting" and ran["data-call-id"] == "c-d"
+    assert ran["data-status"] == "ok"
+    assert abs(_left(waiting) + _width(waiting) - _left(ran)) < 0.01  # it ran once approved
+
+
+def test_a_paused_run_shows_the_wait_the_answer_and_the_resume(tmp_path: Path) -> None:
+    paused_and_resumed(tmp_path / "runs.db", answer=True)
+    page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+    [held] = page.drawn("approval")
+    assert "approved by alice" in held["title"]
+    [mark] = page.drawn("approved")
+    assert mark["title"] == "approved by alice"
+    [paused] = page.drawn("paused")
+    assert "until resumed by alice" in paused["title"]
+    assert abs(_left(mark) - (_left(held) + _width(held))) < 0.01  # the wait ends at the answer
+    assert page.text(page.having("event")[0]).startswith("paused ")
+
+
+def test_hostile_text_from_the_model_and_the_tools_stays_text(tmp_path: Path) -> None:
+    three_rounds(tmp_path / "runs.db")
+    text = page_of(tmp_path / "runs.db", tmp_path / "t.html").read_text()
+    assert HOSTILE not in text and "<img" not in text and 'onerror="' not in text
+    assert text.count("<script") == 2
+    page = _parse(tmp_path / "t.html")
+    assert HOSTILE in page.text(next(e for e in page.found if e.get("id") == "answer"))
