@@ -11,7 +11,8 @@ from pathlib import Path
 
 from toolwire.observe.trace import LEGEND
 
-from .trace_runs import ANSWER, HOSTILE, page_of, paused_and_resumed, three_rounds
+from .helpers import rows
+from .trace_runs import ANSWER, HOSTILE, page_of, paused_and_resumed, retried, three_rounds
 
 HUMAN = re.compile(r"^(0|\d+(\.\d+)? (µs|ms|s)|\d+ min( \d+ s)?|\d+ h( \d+ min)?)$")
 
@@ -83,25 +84,21 @@ def test_one_axis_in_human_units_for_the_whole_run(tmp_path: Path) -> None:
 
 
 def test_every_mark_drawn_has_a_legend_entry(tmp_path: Path) -> None:
-    paused_and_resumed(tmp_path / "runs.db", answer=False)
-    three_rounds(tmp_path / "runs.db")
+    db = tmp_path / "runs.db"
+    paused_and_resumed(db, answer=False)
+    three_rounds(db)
+    retried(db)
     drawn = set()
-    for run in ("last", _first_run(tmp_path / "runs.db")):
-        page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html", run))
+    for (run,) in rows(str(db), "SELECT run_id FROM runs"):
+        page = _parse(page_of(db, tmp_path / "t.html", run))
         drawn |= {e["data-kind"] for e in page.found if "data-kind" in e}
         keys = {e["data-key"] for e in page.found if "data-key" in e}
         assert keys == {kind for kind, _, _ in LEGEND} | {"tokens"}
     assert drawn <= keys
     assert {"model", "first-event", "waiting", "approval", "denied", "paused", "s-ok",
-            "s-error", "s-denied"} <= drawn  # fmt: skip
+            "s-error", "s-denied", "retried", "backoff"} <= drawn  # fmt: skip
     legend = {kind: meaning for kind, _, meaning in LEGEND}
     assert "time to first token" in legend["first-event"]
-
-
-def _first_run(db: Path) -> str:
-    from .helpers import rows
-
-    return str(rows(str(db), "SELECT run_id FROM runs ORDER BY started_at LIMIT 1")[0][0])
 
 
 def test_tokens_per_request_and_the_answer_are_on_the_page(tmp_path: Path) -> None:
@@ -149,3 +146,35 @@ def test_hostile_text_from_the_model_and_the_tools_stays_text(tmp_path: Path) ->
     assert text.count("<script") == 2
     page = _parse(tmp_path / "t.html")
     assert HOSTILE in page.text(next(e for e in page.found if e.get("id") == "answer"))
+
+
+def test_each_retried_attempt_and_its_backoff_are_segments(tmp_path: Path) -> None:
+    retried(tmp_path / "runs.db")
+    page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+    [row] = [e for e in page.found if "[0] flaky" in e.get("title", "")]
+    at = page.found.index(row)
+    bars = [e for e in page.found[at:] if "bar" in e.get("class", "").split()][:5]
+    kinds = [b["data-kind"] for b in bars]
+    assert kinds == ["retried", "backoff", "retried", "backoff", "s-ok"]
+    assert [b["title"].split(":")[0] for b in bars] == [
+        "attempt 1 failed", "backoff after attempt 1", "attempt 2 failed",
+        "backoff after attempt 2", "ok (attempt 3)",
+    ]  # fmt: skip
+    for before, after in itertools.pairwise(bars):  # end to end, in order
+        assert abs(_left(before) + _width(before) - _left(after)) < 0.01
+    notes = [page.text(e) for e in page.found if e["tag"] == "small"]
+    assert "3 attempts" in notes
+
+
+def test_a_crafted_retry_column_places_nothing(tmp_path: Path) -> None:
+    import sqlite3
+
+    retried(tmp_path / "runs.db")
+    for crafted in ("[[1, 2]]", '{"a": 1}', '[["<b>", 3]]', "not json", "[[9e99, 9e99]]"):
+        conn = sqlite3.connect(tmp_path / "runs.db")
+        conn.execute("UPDATE calls SET retried = ?", (crafted,))
+        conn.commit()
+        conn.close()
+        page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+        assert [b["data-kind"] for b in page.drawn("s-ok")] == ["s-ok"]
+        assert not page.drawn("retried") and not page.drawn("backoff"), crafted

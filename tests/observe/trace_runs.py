@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolwire import Agent, AuditLog, Permissions, tool
+from toolwire import Agent, AuditLog, ExecutionOptions, Permissions, tool
 from toolwire.cli import main
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.turn import ToolRequest
@@ -73,6 +73,27 @@ def paused_and_resumed(db: Path, answer: bool | str = True) -> str:
                    approve="pause", log=AuditLog(db))  # fmt: skip
     second.resume_sync(run_id, approvals={"c2": answer}, by="alice")
     return run_id
+
+
+FLAKY: list[int] = []
+
+
+@tool(idempotent=True, retries=3)
+async def flaky(q: str) -> str:
+    """Fails twice, then answers."""
+    FLAKY.append(1)
+    if len(FLAKY) <= 2:
+        raise ConnectionError("try again")
+    return f"found {q}"
+
+
+def retried(db: Path) -> None:
+    """A call whose tool failed twice and was retried (a short backoff)."""
+    FLAKY.clear()
+    model = ScriptedModel([tool_call_turn(("flaky", {"q": "a"}, "c-f")), text_turn("found")])
+    options = ExecutionOptions(backoff_base=0.01, backoff_max=0.02)
+    Agent(model, [flaky], log=str(db), execution=options).run_sync("find a")
+    assert len(FLAKY) == 3
 
 
 def page_of(db: Path, out: Path, run: str = "last") -> Path:

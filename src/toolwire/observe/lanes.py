@@ -12,14 +12,17 @@ times, on the run's clock, so that every lane of every round shares one axis:
   the time it ran, in its status (``s-ok``, ``s-error``, ...);
 * a call held by a paused run: ``approval``, from the pause to its answer (the
   ``approval`` timeline row: who answered, and what), with a mark at the answer;
+* a retried call: each attempt that failed (``retried``) and the backoff after it
+  (``backoff``), from the call's ``retried`` column, before its last attempt;
 * a pause: ``paused``, from the run's pause to its resume.
 
-Retries are not placed: the log counts a call's attempts but does not time them, so
-the page says how many there were rather than guess where each one fell.
+What the log does not time is not placed: a log written before retries were timed
+gives only the count of attempts, shown beside the call's name.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,12 +143,34 @@ def _call_lane(c: dict[str, Any], began: float | None, events: list[dict[str, An
     if began is not None and started < began <= c["ended_at"]:
         lane.segments.append(Segment("waiting", started, began, "waiting to start"))
         started = began
-    lane.segments.append(Segment(f"s-{status}", started, c["ended_at"], c["status"]))
+    tries = _attempts(c.get("retried"), started, c["ended_at"])
+    lane.segments += tries
+    started = tries[-1].end if tries else started
+    title = c["status"] + (f" (attempt {len(tries) // 2 + 1})" if tries else "")
+    lane.segments.append(Segment(f"s-{status}", started, c["ended_at"], title))
     for event in events:
         if event["kind"] == "approval" and event.get("call_id") == c["call_id"]:
             kind = "approved" if event["approved"] else "denied"
             lane.marks.append(Mark(kind, event["at"], f"{kind} by {event.get('by')}"))
     return lane
+
+
+def _attempts(logged: Any, start: float, end: float) -> list[Segment]:
+    """A retried call's failed attempts and backoffs, from its ``retried`` column
+    (``[[failed_at, next_at], ...]``). Anything else — an older log's NULL, or times
+    that are not in order within the call (a crafted log) — places nothing."""
+    try:
+        pairs = [(float(a), float(b)) for a, b in json.loads(logged)] if logged else []
+    except (TypeError, ValueError):
+        return []
+    found: list[Segment] = []
+    for number, (failed_at, next_at) in enumerate(pairs, 1):
+        if not start <= failed_at <= next_at <= end:
+            return []
+        found.append(Segment("retried", start, failed_at, f"attempt {number} failed"))
+        found.append(Segment("backoff", failed_at, next_at, f"backoff after attempt {number}"))
+        start = next_at
+    return found
 
 
 def _held(call_id: str, events: list[dict[str, Any]]) -> list[Segment]:

@@ -63,6 +63,8 @@ h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6p
 .waiting { background: repeating-linear-gradient(45deg, #9a9a9a 0 2px, #e2e2e2 2px 6px); }
 .approval { background: repeating-linear-gradient(45deg, #d9a400 0 3px, #fff1bf 3px 7px); }
 .paused { background: repeating-linear-gradient(-45deg, #7d8fa8 0 3px, #e3e8ef 3px 7px); }
+.retried { background: repeating-linear-gradient(90deg, var(--error) 0 5px, #f4c7c7 5px 7px); }
+.backoff { background: #fff; border: 1px dashed var(--error); }
 .mark { position: absolute; z-index: 3; pointer-events: none; }
 .mark.first-event { top: 0; width: 2px; height: 20px; margin-left: -1px; background: #111; }
 .mark.approved, .mark.denied { top: 4px; width: 12px; height: 12px; margin-left: -6px;
@@ -143,6 +145,8 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("approved", "mark", "approved (by whom: hover, or click the call)"),
     ("denied", "mark", "denied at approval"),
     ("paused", "bar", "the run paused (waiting for approvals) until it was resumed"),
+    ("retried", "bar", "an attempt that failed and was retried (the tool raised)"),
+    ("backoff", "bar", "the backoff before the next attempt"),
     *((f"s-{s}", "bar", f"call ran, status {s}") for s in STATUSES),
 )  # fmt: skip
 """Every kind of bar and mark the page draws: ``(kind, bar or mark, what it means)``."""
