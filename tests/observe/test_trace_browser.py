@@ -312,7 +312,8 @@ def test_the_whole_run_on_one_axis_with_a_legend_and_the_answer(
     [ran] = _boxes(browser, '.bar.call[data-call-id="c-d"]')
     # In the same lane (every call that may not run twice waits for its start row too).
     [waiting] = [b for b in _boxes(browser, ".bar.waiting") if b["top"] == ran["top"]]
-    assert waiting["width"] > 0 and abs(waiting["right"] - ran["left"]) < 1.5
+    # It ends where the run begins (a wait shorter than a bar's 3 px minimum overlaps it).
+    assert waiting["width"] > 0 and waiting["left"] <= ran["left"] <= waiting["right"] + 1.5
     details = browser.evaluate(
         "Array.from(document.querySelectorAll('.bar.waiting')).pop().click();"
         " document.getElementById('details').textContent"
@@ -342,3 +343,18 @@ def test_a_paused_run_shows_its_approval_wait(browser: DevTools, tmp_path: Path)
 
 
 HUMAN = r"0|\d+(\.\d+)? (µs|ms|s)|\d+ min( \d+ s)?|\d+ h( \d+ min)?"
+
+
+def test_a_retried_call_shows_each_attempt(browser: DevTools, tmp_path: Path) -> None:
+    from .trace_runs import page_of, retried
+
+    retried(tmp_path / "runs.db")
+    _open(browser, page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+    [ran] = _boxes(browser, '.bar.call[data-call-id="c-f"]')
+    lane = [b for b in _boxes(browser, ".lanes .bar") if b["top"] == ran["top"]]
+    assert [b["kind"] for b in lane] == ["retried", "backoff", "retried", "backoff", "s-ok"]
+    assert all(b["width"] > 0 for b in lane)
+    assert all(a["left"] <= b["left"] for a, b in itertools.pairwise(lane))
+    legend = {k["kind"] for k in _boxes(browser, "#legend .key")}
+    assert {"retried", "backoff"} <= legend
+    assert _problems(browser) == []
