@@ -25,14 +25,12 @@ import html
 import json
 from typing import Any
 
-from ..messages import IMAGE_MEDIA_TYPES
 from .inspect import describe_event, timeline
 from .lanes import STATUSES, Lane, lanes, run_span
 from .timescale import human_duration, ticks
+from .trace_details import Details, cut
 
 __all__ = ["CSP", "LEGEND", "SCRIPT_HASH", "render_html"]
-
-MAX_DETAIL_CHARS = 100_000  # of one result, arguments or answer text inside the page
 
 _STYLE = """
 :root { --ok:#2e9d5b; --error:#d64545; --timeout:#e08a1e; --cancelled:#8a8a8a;
@@ -157,105 +155,6 @@ def _text(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _cut(text: str) -> str:
-    if len(text) <= MAX_DETAIL_CHARS:
-        return text
-    return (
-        f"{text[:MAX_DETAIL_CHARS]}\n…[{len(text) - MAX_DETAIL_CHARS} more characters in the log]"
-    )
-
-
-def _pretty(arguments: str) -> str:
-    try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
-    except ValueError:
-        return arguments
-
-
-class _Page:
-    """Collects the lanes' detail records while the page is laid out."""
-
-    def __init__(self, images: dict[str, tuple[str, bytes]]) -> None:
-        self.items: list[dict[str, Any]] = []
-        self.images = images
-
-    def item(self, lane: Lane) -> int:
-        """Add a lane's record (its details when one of its bars is clicked)."""
-        row = lane.row or {}
-        if lane.kind == "model":
-            record = _request_details(row)
-        elif lane.kind == "call":
-            record = _call_details(row, lane, self.images)
-        else:
-            record = {"title": "paused", "summary": describe_event(row), "sections": []}
-        self.items.append(record)
-        return len(self.items) - 1
-
-
-def _request_details(q: dict[str, Any]) -> dict[str, Any]:
-    tool_calls = json.loads(q["tool_calls"])
-    first = (
-        ""
-        if q["first_event_at"] is None
-        else f", first event after {human_duration(q['first_event_at'] - q['started_at'])}"
-    )
-    summary = (
-        f"{human_duration(q['ended_at'] - q['started_at'])}{first}, finish reason "
-        f"{q['finish_reason']}, {q['input_tokens']} input / {q['output_tokens']} output tokens"
-        + (f" ({q['cache_read_tokens']} cached)" if q.get("cache_read_tokens") else "")
-        + (f" ({q['reasoning_tokens']} reasoning)" if q.get("reasoning_tokens") else "")
-        + f", {len(tool_calls)} tool call(s)"
-    ) + (", refused" if q.get("refused") else "")  # not in logs from before refusals
-    sections = [("text", _cut(q["text"]))] if q["text"] else []
-    if q.get("refusal"):
-        sections.append(("refusal", _cut(q["refusal"])))
-    if q["reasoning"]:
-        sections.append(("reasoning", _cut(q["reasoning"])))
-    if tool_calls:
-        sections.append(("tool calls as sent", _cut(json.dumps(tool_calls, indent=2))))
-    title = f"model request {q['seq']} (round {q['round']})"
-    return {"title": title, "summary": summary, "sections": sections}
-
-
-def _call_details(
-    c: dict[str, Any], lane: Lane, images: dict[str, tuple[str, bytes]]
-) -> dict[str, Any]:
-    flags = [flag for flag, on in (("early start", c["early"]), ("repaired", c["repaired"])) if on]
-    spans = [f"{s.title} {human_duration(s.end - s.start)}" for s in lane.segments]
-    summary = ", ".join(
-        [f"status {c['status']}", *spans, f"{c['attempts']} attempt(s)", *flags]
-        + ([f"failure class {c['failure_class']}"] if c["failure_class"] else [])
-        + ([f"discarded: {c['reason']}"] if c.get("reason") else [])
-        + [m.title for m in lane.marks]
-    )
-    record: dict[str, Any] = {
-        "title": f"{c['tool']} · {c['call_id']}",
-        "summary": summary,
-        "sections": [("arguments", _cut(_pretty(c["arguments"]))), ("result", _cut(c["result"]))],
-    }
-    found = _call_images(c, images)
-    if found:
-        record["images"] = found
-    return record
-
-
-def _call_images(
-    call: dict[str, Any], images: dict[str, tuple[str, bytes]]
-) -> list[tuple[str, str]]:
-    """A call's images as ``(alt text, data: URL)``, from its logged parts (an image
-    whose bytes the log lacks is left out). A ``data:`` URL is all the page's CSP lets
-    an image be: the page fetches nothing."""
-    if not call.get("parts"):
-        return []
-    found = []
-    for part in json.loads(call["parts"]):
-        stored = images.get(part.get("sha256", "")) if part.get("kind") == "image" else None
-        if stored is not None and stored[0] in IMAGE_MEDIA_TYPES:
-            alt = f"{stored[0]}, {len(stored[1])} bytes, sha256 {part['sha256'][:12]}"
-            found.append((alt, f"data:{stored[0]};base64,{base64.b64encode(stored[1]).decode()}"))
-    return found
-
-
 class _Axis:
     """Seconds on the run's clock as a left offset on the page (per cent of a track)."""
 
@@ -308,7 +207,7 @@ def _lane_html(lane: Lane, item: int, axis: _Axis) -> str:
     )
 
 
-def _sections(run: dict[str, Any], page: _Page) -> tuple[str, _Axis]:
+def _sections(run: dict[str, Any], page: Details) -> tuple[str, _Axis]:
     """The lanes, a section per round (and per pause), on one axis."""
     found = lanes(run)
     axis = _Axis(*run_span(run, found))
@@ -332,7 +231,7 @@ def _answer(run: dict[str, Any]) -> str:
     """The run's final answer, or why there is none."""
     if run["output"] is not None:
         return (
-            f'<section id="answer"><h2>Answer</h2><pre>{_text(_cut(run["output"]))}</pre></section>'
+            f'<section id="answer"><h2>Answer</h2><pre>{_text(cut(run["output"]))}</pre></section>'
         )
     why = f"no answer: the run's outcome is {run['outcome']}"
     if run["error"]:
@@ -358,7 +257,7 @@ def _legend() -> str:
 
 def render_html(run: dict[str, Any]) -> str:
     """The page for a run loaded by :func:`~toolwire.observe.query.load_run`."""
-    page = _Page(run.get("images") or {})
+    page = Details(run.get("images") or {})
     lanes_html, axis = _sections(run, page)
     events = "".join(f'<div class="event">{_text(describe_event(e))}</div>' for e in timeline(run))
     duration = (
