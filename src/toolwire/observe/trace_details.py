@@ -120,5 +120,3 @@ def _call_images(
             alt = f"{stored[0]}, {len(stored[1])} bytes, sha256 {part['sha256'][:12]}"
             found.append((alt, f"data:{stored[0]};base64,{base64.b64encode(stored[1]).decode()}"))
     return found
-
-
