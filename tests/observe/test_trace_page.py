@@ -178,3 +178,35 @@ def test_a_crafted_retry_column_places_nothing(tmp_path: Path) -> None:
         page = _parse(page_of(tmp_path / "runs.db", tmp_path / "t.html"))
         assert [b["data-kind"] for b in page.drawn("s-ok")] == ["s-ok"]
         assert not page.drawn("retried") and not page.drawn("backoff"), crafted
+
+
+def test_a_long_pause_is_a_break_and_the_rest_stays_readable(tmp_path: Path) -> None:
+    """The answer came two hours after the pause: the wait is a break, not 99.99 % of
+    the axis, and the ticks after it count from the resume."""
+    import sqlite3
+
+    db = tmp_path / "runs.db"
+    paused_and_resumed(db, answer=True)
+    conn = sqlite3.connect(db)
+    [(paused_at,)] = conn.execute("SELECT at FROM timeline WHERE kind = 'paused'")
+    later = (7200.0, paused_at)
+    conn.execute("UPDATE timeline SET at = at + ? WHERE at > ?", later)
+    conn.execute("UPDATE runs SET ended_at = ended_at + ?", later[:1])
+    for table, columns in (("requests", ("started_at", "first_event_at", "ended_at")),
+                           ("calls", ("started_at", "ended_at"))):  # fmt: skip
+        for column in columns:
+            conn.execute(f"UPDATE {table} SET {column} = {column} + ? WHERE {column} > ?", later)
+    conn.commit()
+    conn.close()
+    page = _parse(page_of(db, tmp_path / "t.html"))
+    [gap] = page.drawn("break")
+    assert page.text(gap) == "paused 2 h" and 4.9 < _width(gap) < 5.1
+    models = page.drawn("model")
+    # Drawn to scale, the first request would sit at 0.001 % of the axis.
+    assert _left(models[0]) > 10
+    ticks = [
+        page.text(e) for e in page.found if e["tag"] == "span" and "left:" in e.get("style", "")
+    ]
+    assert ticks[0] == "0" and "+0" in ticks and all(HUMAN.match(t.lstrip("+")) for t in ticks)
+    [held] = page.drawn("approval")
+    assert _left(held) < _left(gap) + _width(gap) <= _left(held) + _width(held) + 0.01

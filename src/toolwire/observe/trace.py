@@ -27,7 +27,7 @@ from typing import Any
 
 from .inspect import describe_event, timeline
 from .lanes import STATUSES, Lane, lanes, run_span
-from .timescale import human_duration, ticks
+from .timescale import Scale, human_duration
 from .trace_details import Details, cut
 
 __all__ = ["CSP", "LEGEND", "SCRIPT_HASH", "render_html"]
@@ -63,6 +63,12 @@ h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6p
 .paused { background: repeating-linear-gradient(-45deg, #7d8fa8 0 3px, #e3e8ef 3px 7px); }
 .retried { background: repeating-linear-gradient(90deg, var(--error) 0 5px, #f4c7c7 5px 7px); }
 .backoff { background: #fff; border: 1px dashed var(--error); }
+.axis-break { position: absolute; top: 0; bottom: 0; z-index: 2; }
+.axis-break, .swatch.break { background:
+  repeating-linear-gradient(-45deg, rgba(125,143,168,.25) 0 3px, rgba(255,255,255,.6) 3px 7px);
+  border-left: 2px dotted #7d8fa8; border-right: 2px dotted #7d8fa8; }
+.axis-break b { position: absolute; top: -2px; left: 2px; font: 10px system-ui, sans-serif;
+  color: #42536b; white-space: nowrap; }
 .mark { position: absolute; z-index: 3; pointer-events: none; }
 .mark.first-event { top: 0; width: 2px; height: 20px; margin-left: -1px; background: #111; }
 .mark.approved, .mark.denied { top: 4px; width: 12px; height: 12px; margin-left: -6px;
@@ -143,6 +149,7 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("approved", "mark", "approved (by whom: hover, or click the call)"),
     ("denied", "mark", "denied at approval"),
     ("paused", "bar", "the run paused (waiting for approvals) until it was resumed"),
+    ("break", "bar", "a long pause, not to scale: the axis counts again from the resume (+0)"),
     ("retried", "bar", "an attempt that failed and was retried (the tool raised)"),
     ("backoff", "bar", "the backoff before the next attempt"),
     *((f"s-{s}", "bar", f"call ran, status {s}") for s in STATUSES),
@@ -156,26 +163,36 @@ def _text(value: object) -> str:
 
 
 class _Axis:
-    """Seconds on the run's clock as a left offset on the page (per cent of a track)."""
+    """The run's :class:`~.timescale.Scale` as left offsets on the page (per cent of a
+    track), its ticks, grid lines and breaks (collapsed pauses)."""
 
-    def __init__(self, origin: float, span: float) -> None:
-        self.origin, self.span = origin, span
+    def __init__(self, scale: Scale) -> None:
+        self.scale = scale
 
     def at(self, when: float) -> float:
-        return (when - self.origin) / self.span * 100.0
+        return self.scale.at(when) * 100.0
+
+    def width(self, start: float, end: float) -> float:
+        return max(0.0, self.at(end) - self.at(start))
 
     def ticks(self) -> str:
         return "".join(
-            f'<span style="left:{t / self.span * 100.0:.3f}%">{human_duration(t)}</span>'
-            for t in ticks(self.span)
+            f'<span style="left:{x * 100.0:.3f}%">{_text(label)}</span>'
+            for x, label in self.scale.ticks()
         )
 
     def grid(self) -> str:
-        lines = "".join(
-            f'<div class="gridline" style="left:{t / self.span * 100.0:.3f}%"></div>'
-            for t in ticks(self.span)
-        )
-        return f'<div class="grid">{lines}</div>'
+        lines = [
+            f'<div class="gridline" style="left:{x * 100.0:.3f}%"></div>'
+            for x, _ in self.scale.ticks()
+        ]
+        lines += [
+            f'<div class="axis-break" data-kind="break" title="paused {human_duration(end - start)}"'
+            f' style="left:{self.at(start):.3f}%;width:{self.width(start, end):.3f}%">'
+            f"<b>paused {human_duration(end - start)}</b></div>"
+            for start, end in self.scale.breaks
+        ]
+        return f'<div class="grid">{"".join(lines)}</div>'
 
 
 def _lane_html(lane: Lane, item: int, axis: _Axis) -> str:
@@ -187,7 +204,7 @@ def _lane_html(lane: Lane, item: int, axis: _Axis) -> str:
         elif s.kind.startswith("s-") and lane.row is not None:
             attributes = f' data-call-id="{_text(lane.row["call_id"])}" data-status="{s.kind[2:]}"'
         extra = " call" if s.kind.startswith("s-") else ""
-        left, width = axis.at(s.start), max(0.0, (s.end - s.start) / axis.span * 100.0)
+        left, width = axis.at(s.start), axis.width(s.start, s.end)
         title = f"{s.title}: {human_duration(s.end - s.start)}"
         parts.append(
             f'<div class="bar {s.kind}{extra}" data-kind="{s.kind}" data-item="{item}"'
@@ -210,7 +227,8 @@ def _lane_html(lane: Lane, item: int, axis: _Axis) -> str:
 def _sections(run: dict[str, Any], page: Details) -> tuple[str, _Axis]:
     """The lanes, a section per round (and per pause), on one axis."""
     found = lanes(run)
-    axis = _Axis(*run_span(run, found))
+    pauses = [(s.start, s.end) for lane in found if lane.kind == "pause" for s in lane.segments]
+    axis = _Axis(Scale(*run_span(run, found), pauses))
     groups: list[tuple[str, Any, list[str]]] = []
     for lane in found:
         key = "pause" if lane.kind == "pause" else "round"
