@@ -50,6 +50,7 @@ NoticeKind = Literal[
     "fallback",
     # the agent loop
     "tool_choice_ignored",
+    "call_shaped_text",
     # the proxy (toolwire serve)
     "arguments_repaired",
     "call_not_sent",
@@ -145,6 +146,10 @@ class Notice:
 
     * ``tool_choice_ignored`` — the model answered without a call although
       ``tool_choice`` asked for one.
+    * ``call_shaped_text`` — a turn without calls wrote text that looks like a tool
+      call (a JSON object naming a tool, ``name`` with ``arguments``, or a family's
+      call marker) that nothing read as one: no tool ran, and the text is not an
+      answer the model meant (:mod:`toolwire.policies.call_shaped`).
 
     The proxy (``toolwire serve``), reported to its client:
 
