@@ -48,6 +48,8 @@ NoticeKind = Literal[
     "retry",
     # the fallback model
     "fallback",
+    # the embedded model
+    "repetition_stopped",
     # the agent loop
     "tool_choice_ignored",
     "call_shaped_text",
@@ -141,6 +143,12 @@ class Notice:
 
     * ``fallback`` — a model failed before any output; the request goes to the next
       model: which failed, why, and which is next.
+
+    The embedded model (``toolwire.LocalModel``):
+
+    * ``repetition_stopped`` — the generation's end was one piece of text repeated
+      (the same JSON object or line again and again): it was stopped early and the turn
+      ends with finish reason ``length`` (:mod:`toolwire.providers.local_repeat`).
 
     The agent loop:
 

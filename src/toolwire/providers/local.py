@@ -18,6 +18,7 @@ One turn: the history is rendered as text (ChatML with Hermes tool blocks,
 JSON Schemas (:mod:`.grammar`: a plain answer, or calls to offered tools with arguments
 that match their schemas), and the text streams through the Hermes format and the one
 assembler (:class:`~toolwire.formats.decode.TextTurnDecoder`) into events and a ``Turn``.
+A generation that repeats itself is stopped early (:mod:`.local_repeat`).
 
 Generation is synchronous C code: each token is fetched in a worker thread
 (``anyio.to_thread``), so the event loop stays free and a cancelled run stops within
@@ -46,6 +47,7 @@ from ..prompts import Prompt, PromptTemplate
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..wire.events import Event
 from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
+from .local_repeat import RepeatGuard
 from .prompt import CHATML_STOP, chatml_hermes
 
 __all__ = [
@@ -56,6 +58,7 @@ __all__ = [
     "LocalModel",
     "assemble",
     "cache_dir",
+    "chunk_events",
     "default_threads",
     "embedded_model_path",
     "pick_gguf",
@@ -352,6 +355,10 @@ class LocalModel:
             does better for Qwen2.5-Coder-0.5B: under its own template it folds "login"
             and "session" into one query (README, "The embedded models").
         max_calls: The most tool calls per turn the grammar allows.
+        stop_repeats: Stop a generation whose end is one piece of text repeated (the
+            same JSON object or line again and again): the turn ends with finish
+            reason ``length`` and a ``repetition_stopped`` notice
+            (:mod:`.local_repeat`). ``False`` generates to ``max_tokens``.
         settings: Default generation settings (``max_tokens``, ``temperature``,
             ``top_p``, ``seed``, ...), overlaid by each request's.
 
@@ -371,6 +378,7 @@ class LocalModel:
         template: PromptTemplate | Literal["gguf"] | None = None,
         max_calls: int = DEFAULT_MAX_CALLS,
         settings: Mapping[str, Any] | None = None,
+        stop_repeats: bool = True,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:
             raise CallerError(
@@ -388,6 +396,7 @@ class LocalModel:
             chatml_hermes if template is None or isinstance(template, str) else template
         )
         self.max_calls = max_calls
+        self.stop_repeats = stop_repeats
         self.settings = {**DEFAULT_SETTINGS, **(settings or {})}
 
     @property
@@ -454,12 +463,15 @@ class LocalModel:
         )
         turn = TextTurnDecoder(fmt, require_end=True)
         pieces = _generate(llama, lock, prompt, grammar, {**self.settings, **request.settings})
+        guard = RepeatGuard() if self.stop_repeats else None
         tokens = 0
         try:
             while (chunk := await anyio.to_thread.run_sync(_next_chunk, pieces)) is not None:
                 tokens += 1
-                for event in _chunk_events(turn, chunk):
+                for event in chunk_events(turn, chunk, guard):
                     yield event
+                if turn.ended:  # the model finished, or repeated itself and was stopped
+                    break
         finally:
             pieces.close()  # releases the model's lock if the caller stopped early
         if not turn.ended:
@@ -476,12 +488,24 @@ def _next_chunk(pieces: Generator[dict[str, Any], None, None]) -> dict[str, Any]
     return next(pieces, None)
 
 
-def _chunk_events(turn: TextTurnDecoder, chunk: dict[str, Any]) -> list[Event]:
-    """The events of one llama.cpp completion chunk."""
+def chunk_events(
+    turn: TextTurnDecoder, chunk: dict[str, Any], guard: RepeatGuard | None = None
+) -> list[Event]:
+    """The events of one llama.cpp completion chunk.
+
+    When ``guard`` finds the text repeating (:mod:`.local_repeat`), the turn ends here
+    with finish reason ``length`` and a ``repetition_stopped`` notice; the caller stops
+    generating once ``turn.ended``.
+    """
     choice = chunk["choices"][0]
-    events = turn.text(choice.get("text") or "")
+    text = choice.get("text") or ""
+    events = turn.text(text)
     if choice.get("finish_reason"):
-        events += turn.end(str(choice["finish_reason"]))
+        return events + turn.end(str(choice["finish_reason"]))
+    repeated = guard.feed(text) if guard is not None else None
+    if repeated is not None:
+        events += turn.notice("repetition_stopped", repeated.message)
+        events += turn.end("length")
     return events
 
 
