@@ -181,7 +181,7 @@ def _one_line(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-SHOWN_NOTICES = frozenset({"tool_choice_ignored", "call_shaped_text"})
+SHOWN_NOTICES = frozenset({"tool_choice_ignored", "call_shaped_text", "repetition_stopped"})
 """The notice kinds every view prints (the trace prints every notice)."""
 
 
