@@ -20,10 +20,10 @@ for the old one-round demo), once greedily and ``--samples`` times with sampling
 * ``success`` — ``all_calls`` and ``answered``.
 
 Run: ``python scripts/demo_success_rate.py [--model local --model local:smollm2]
-[--samples 3] [--readme FILE.md] [--json]``. A local spec ending in ``+gguf`` (such as
-``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``).
-``--readme`` rewrites the table between the ``demo-verdicts`` markers of that file (the
-README, or the docs page the table moved to), so the page shows what this script
+[--samples 3] [--readme docs/models.md] [--json]``. A local spec ending in ``+gguf`` (such
+as ``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``).
+``--readme`` rewrites the table between the ``demo-verdicts`` markers of that file, so
+the docs page (docs/models.md, "The embedded models, measured") shows what this script
 measured.
 """
 
@@ -183,10 +183,9 @@ def markdown(scores: list[Score], args: argparse.Namespace) -> str:
     from toolwire.demo.verdict import DEMO_CASES
 
     described = {case.key: case.expected for case in DEMO_CASES}
-    target = args.readme.name if args.readme else "FILE.md"
     lines = [
         f"Measured by `python scripts/demo_success_rate.py --samples {args.samples} --readme "
-        f"{target}` ({' '.join(f'--model {m}' for m in args.model)}; "
+        f"{args.readme or 'docs/models.md'}` ({' '.join(f'--model {m}' for m in args.model)}; "
         f"tool_choice={args.tool_choice} for the first round, max_rounds={args.max_rounds}; "
         f"each run judged whole; per prompt one greedy run and {args.samples} sampled at "
         f"temperature {args.temperature}; {os.cpu_count()} CPU cores, load average "
