@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -44,6 +46,7 @@ from ..wire.events import (
     ToolCallStarted,
     UsageReported,
 )
+from . import screen
 from .terminal import EscapingWriter, printable
 
 __all__ = [
@@ -366,16 +369,43 @@ class LiveView(PlainView):
     def __init__(self, out: TextIO) -> None:
         super().__init__(out)
         from rich.console import Console
-        from rich.live import Live
 
         self.console = Console(file=out)
-        self.live = Live(console=self.console, refresh_per_second=12, transient=False)
+        self.live = self._new_live()
+        self._lock = threading.Lock()  # the approver pauses the display from its thread
+        self._drawing = False  # between start() and finish()
+        self._release: Callable[[], None] | None = None
+
+    def _new_live(self) -> Any:
+        """A fresh display (one that was stopped keeps the old table's height, and would
+        erase that many lines above it when started again). Transient: stopping it
+        clears the table; :meth:`finish` prints the last one for good."""
+        from rich.live import Live
+
+        return Live(self, console=self.console, refresh_per_second=12, transient=True)
 
     def start(self, prompt: str) -> None:
         """Start the live display."""
         self.console.print(f"[bold]>[/bold] {_literal(prompt)}")
         self.state = RunState()
-        self.live.start()
+        with self._lock:
+            self._drawing = True
+            self.live.start()
+        self._release = screen.hold(self.paused)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The table cleared while a question is asked and answered (``screen.question``),
+        then drawn again below the answer — unless the run finished meanwhile."""
+        with self._lock:
+            self.live.stop()
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._drawing:
+                    self.live = self._new_live()
+                    self.live.start(refresh=True)
 
     def event(self, event: Any) -> None:
         """Update the table; a provider's retry is also printed above it, to stay."""
@@ -384,7 +414,6 @@ class LiveView(PlainView):
             self.live.console.print(
                 f"retry: {printable(event.message)}", markup=False, highlight=False
             )
-        self.live.update(self)
 
     def __rich__(self) -> Any:
         """Redrawn on every refresh, so the wait for a silent model counts up live."""
@@ -418,8 +447,14 @@ class LiveView(PlainView):
         return table
 
     def finish(self) -> None:
-        """Stop the display and print the answer."""
-        self.live.stop()
+        """Stop the display, print the last table and the answer."""
+        if self._release is not None:
+            self._release()
+            self._release = None
+        with self._lock:
+            self._drawing = False
+            self.live.stop()
+        self.console.print(self._render())
         for notice in self.state.notices:
             self.console.print(f"[yellow]notice:[/yellow] {_literal(notice)}", markup=True)
         if self.state.answer is not None:
