@@ -152,7 +152,7 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("break", "bar", "a long pause, not to scale: the axis counts again from the resume (+0)"),
     ("retried", "bar", "an attempt that failed and was retried (the tool raised)"),
     ("backoff", "bar", "the backoff before the next attempt"),
-    *((f"s-{s}", "bar", f"call ran, status {s}") for s in STATUSES),
+    *((f"s-{s}", "bar", f"a tool call, status {s}") for s in STATUSES),
 )  # fmt: skip
 """Every kind of bar and mark the page draws: ``(kind, bar or mark, what it means)``."""
 
