@@ -32,6 +32,7 @@ from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
     ObservedEvent,
+    RequestFailed,
     RequestStarted,
     ResponseDone,
     RunEnded,
@@ -148,6 +149,7 @@ class RunRecorder:
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
+            RequestFailed: self._failed,
             ToolResultReady: self._call,
             CallDiscarded: self._discarded,
             ToolProgress: self._progressed,
@@ -267,6 +269,38 @@ class RunRecorder:
                     int(turn.refused),
                     turn.model or self._start.model,  # a FallbackModel's: the one that answered
                     message_value([message]),  # verbatim: a resumed run sends it back
+                ),
+            )
+        )
+
+    def _failed(self, event: RequestFailed) -> None:
+        """The row of a request that failed: the error instead of a turn. Its messages
+        are recorded with the next request that gets an answer (this row holds none),
+        so a history rebuilt from the answered rows stays whole."""
+        request = self._request
+        self._requests += 1
+        error = event.error
+        self._log.submit(
+            (
+                "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
+                " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
+                " reasoning, tool_calls, input_tokens, output_tokens, model, error, error_type,"
+                " error_status)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?, NULL, '', '', '[]', 0, 0, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    self._requests,
+                    event.round,
+                    event.started_at,
+                    event.first_event_at,
+                    event.ended_at,
+                    (event.ended_at - event.started_at) * 1000.0,
+                    len(request.request.messages) if request is not None else 0,
+                    request.request.tool_choice if request is not None else None,
+                    self._start.model,
+                    getattr(error, "message", None) or str(error) or type(error).__name__,
+                    type(error).__name__,
+                    event.status,
                 ),
             )
         )
