@@ -210,3 +210,27 @@ def test_a_long_pause_is_a_break_and_the_rest_stays_readable(tmp_path: Path) -> 
     assert ticks[0] == "0" and "+0" in ticks and all(HUMAN.match(t.lstrip("+")) for t in ticks)
     [held] = page.drawn("approval")
     assert _left(held) < _left(gap) + _width(gap) <= _left(held) + _width(held) + 0.01
+
+
+def test_a_failed_request_is_drawn_as_failed_with_its_error(tmp_path: Path) -> None:
+    import json
+    import sqlite3
+
+    three_rounds(tmp_path / "runs.db")
+    conn = sqlite3.connect(tmp_path / "runs.db")
+    conn.execute(
+        "UPDATE requests SET error = ?, error_type = 'ProviderError', error_status = 400"
+        " WHERE seq = 2",
+        (f"image refused {HOSTILE}",),
+    )
+    conn.commit()
+    conn.close()
+    out = page_of(tmp_path / "runs.db", tmp_path / "t.html")
+    page = _parse(out)
+    [failed] = page.drawn("model-failed")
+    assert failed["data-request"] == "2" and "ProviderError" in failed["title"]
+    assert len(page.drawn("model")) == 2 and len(page.drawn("first-event")) == 2
+    data = out.read_text().split('id="trace-data">', 1)[1].split("</script>", 1)[0]
+    item = json.loads(data)["items"][int(failed["data-item"])]
+    assert item["sections"][0] == ["error: ProviderError (HTTP 400)", f"image refused {HOSTILE}"]
+    assert HOSTILE not in out.read_text()

@@ -46,7 +46,8 @@ STATUSES = (
 
 @dataclass
 class Segment:
-    """A span of one kind (``model``, ``waiting``, ``approval``, ``paused``, ``s-<status>``)."""
+    """A span of one kind (``model``, ``model-failed``, ``waiting``, ``approval``,
+    ``paused``, ``retried``, ``backoff``, ``s-<status>``)."""
 
     kind: str
     start: float
@@ -127,6 +128,10 @@ def lanes(run: dict[str, Any]) -> list[Lane]:
 def _request_lane(q: dict[str, Any]) -> Lane:
     tokens = f"{q['input_tokens']} in · {q['output_tokens']} out"
     lane = Lane("model", q["round"], f"model request #{q['seq']}", f"{tokens} tokens", q)
+    if q.get("error"):  # a request that failed: its row holds the error, not a turn
+        title = f"model request failed: {q.get('error_type') or 'error'}"
+        lane.segments.append(Segment("model-failed", q["started_at"], q["ended_at"], title))
+        return lane
     lane.segments.append(Segment("model", q["started_at"], q["ended_at"], "model request"))
     if q["first_event_at"] is not None:
         waited = human_duration(q["first_event_at"] - q["started_at"])

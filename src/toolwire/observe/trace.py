@@ -58,6 +58,7 @@ h1 { font-size: 17px; margin: 0 0 4px; } h2 { font-size: 14px; margin: 18px 0 6p
   cursor: pointer; z-index: 1; }
 .bar:hover, .bar.selected { outline: 2px solid #222; }
 .model { background: var(--model); }
+.model-failed { background: #fff; border: 2px solid var(--error); }
 .waiting { background: repeating-linear-gradient(45deg, #9a9a9a 0 2px, #e2e2e2 2px 6px); }
 .approval { background: repeating-linear-gradient(45deg, #d9a400 0 3px, #fff1bf 3px 7px); }
 .paused { background: repeating-linear-gradient(-45deg, #7d8fa8 0 3px, #e3e8ef 3px 7px); }
@@ -141,6 +142,7 @@ CSP = (
 
 LEGEND: tuple[tuple[str, str, str], ...] = (
     ("model", "bar", "model request: from sending it to the end of its streamed turn"),
+    ("model-failed", "bar", "a model request that failed (the error: click it)"),
     ("first-event", "mark", "first event: the first token, reasoning or call the model "
      "streamed (time to first token)"),
     ("waiting", "bar", "waiting to start: the permission check or your approval at the "
@@ -152,7 +154,7 @@ LEGEND: tuple[tuple[str, str, str], ...] = (
     ("break", "bar", "a long pause, not to scale: the axis counts again from the resume (+0)"),
     ("retried", "bar", "an attempt that failed and was retried (the tool raised)"),
     ("backoff", "bar", "the backoff before the next attempt"),
-    *((f"s-{s}", "bar", f"call ran, status {s}") for s in STATUSES),
+    *((f"s-{s}", "bar", f"a tool call, status {s}") for s in STATUSES),
 )  # fmt: skip
 """Every kind of bar and mark the page draws: ``(kind, bar or mark, what it means)``."""
 

@@ -73,6 +73,9 @@ def _request_details(q: dict[str, Any]) -> dict[str, Any]:
         + f", {len(tool_calls)} tool call(s)"
     ) + (", refused" if q.get("refused") else "")  # not in logs from before refusals
     sections = [("text", cut(q["text"]))] if q["text"] else []
+    if q.get("error"):  # a failed request (its HTTP status when the provider gave one)
+        status = f" (HTTP {q['error_status']})" if q.get("error_status") else ""
+        sections.insert(0, (f"error: {q.get('error_type') or 'error'}{status}", cut(q["error"])))
     if q.get("refusal"):
         sections.append(("refusal", cut(q["refusal"])))
     if q["reasoning"]:
