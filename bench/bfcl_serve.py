@@ -3,14 +3,15 @@
 The Berkeley Function Calling Leaderboard's ``simple_python``, ``multiple`` and
 ``parallel`` categories (the questions and possible answers ship in the ``bfcl-eval``
 package: ``pip download --no-deps bfcl-eval``, then ``--bfcl PATH.whl``, or installed),
-asked of one model server twice: straight (the server's own tool-call parsing) and
-through ``toolwire serve`` in front of it. A case is right when the calls match one of
-its possible answers: the same number of calls, each a function of the case with every
-argument among the allowed values (``""`` marks an optional one), none extra; parallel
-calls in any order. A benchmark, not a test (a few hundred cases on the CPU).
+asked of one model server three ways (``--modes``): straight (the server's own tool-call
+parsing), through ``toolwire serve`` forwarding to its chat endpoint, and through
+``toolwire serve`` on its ``/completions`` (toolwire renders the prompt). A case is right
+when the calls match one of its possible answers: the same number of calls, each a
+function of the case with every argument among the allowed values (``""`` marks an
+optional one), none extra; parallel calls in any order. A benchmark, not a test.
 
     python -m llama_cpp.server --model MODEL.gguf --port 8080 &   # or llama-server --jinja
-    python bench/bfcl_serve.py --server http://127.0.0.1:8080/v1 --bfcl bfcl_eval-*.whl --limit 100
+    python bench/bfcl_serve.py --server http://127.0.0.1:8080/v1 --bfcl bfcl_eval-*.whl --budget 2400
 """
 
 from __future__ import annotations
