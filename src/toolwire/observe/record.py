@@ -52,8 +52,8 @@ __all__ = ["RunRecorder", "message_json"]
 
 _INSERT_CALL = (
     "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
-    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts,"
+    " retried) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
 # An image's key is a digest, never a secret: kept as it is by the redactor.
@@ -377,6 +377,7 @@ class RunRecorder:
             call.started_at if call else None, call.ended_at if call else time.time(),
             call.latency_ms if call else None, call.attempts if call else 0,
             failure, int(call.early) if call else 0, reason, parts,
+            json.dumps(call.retried) if call and call.retried else None,
         )  # fmt: skip
         self._log.submit((_INSERT_CALL, params), urgent=True)  # durable as soon as it ends
 

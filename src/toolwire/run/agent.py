@@ -59,6 +59,7 @@ from ..errors import (
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
 from ..output import FINAL_RESULT, Output, OutputMode, OutputRun, Step
 from ..policies.budgets import FailureBudget, RetryPolicy
+from ..policies.call_shaped import call_shape
 from ..policies.diagnostics import RunDiagnostics
 from ..policies.limits import UsageLimits
 from ..policies.loops import LoopDetector, LoopPolicy, LoopVerdict
@@ -857,6 +858,7 @@ class _Run:
         assert turn is not None
         self.pending = pending_calls(run.held) if paused else []
         self._check_tool_choice_honoured(request, turn)
+        self._check_call_shaped(turn)
         if turn.tool_calls:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
@@ -989,6 +991,22 @@ class _Run:
             f"the model {self.agent.model.name!r} answered without a tool call although "
             f"tool_choice={request.tool_choice!r} was sent (finish reason "
             f"{turn.finish_reason!r}); its server may not support tool_choice",
+        )
+        turn.notices.append(notice)
+        self.emit(notice)
+
+    def _check_call_shaped(self, turn: Turn) -> None:
+        """Text that looks like a call, in a turn without calls: a notice, so that no
+        one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
+        if turn.tool_calls or not turn.message.text:
+            return
+        shape = call_shape(turn.message.text, self.executor.toolset.names)
+        if shape is None:
+            return
+        notice = Notice(
+            "call_shaped_text",
+            f"the model wrote {shape} as text, which was not read as a call: no tool ran, "
+            "and the text is shown as it was written",
         )
         turn.notices.append(notice)
         self.emit(notice)
