@@ -306,6 +306,12 @@ def test_a_run_stopped_by_a_failed_request_resumes_from_its_answered_rows(
         model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
         with pytest.raises(ProviderAPIError):
             Agent(model, [screenshot, weather], log=log).run_sync("Go")
+    conn = sqlite3.connect(log)
+    failed = conn.execute("SELECT seq, error_status, error FROM requests WHERE error IS NOT NULL")
+    ((seq, code, text),) = failed.fetchall()
+    (outcome,) = conn.execute("SELECT outcome FROM runs").fetchone()
+    conn.close()
+    assert (seq, code, outcome) == (2, 400, "error") and "output_text" in text
     with FaultServer(json_reply(answer)) as server:
         model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
         result = Agent(model, [screenshot, weather], log=log).resume_sync("last")
