@@ -16,7 +16,9 @@ no SDK: the SDK's own cost would hide the proxy's). Measured:
 - in this process, without sockets, the proxy's own work per request and per token.
 
 Run: ``python bench/bench_serve.py`` (``--quick``: fewer requests, 20 streams;
-``--only inproc``: the in-process part).
+``--only inproc``: the in-process part; ``--only count [--src PATH] [--streams N] [--tokens N]``: the
+proxy's instructions per token under callgrind, for comparing two versions on a loaded
+machine).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 import signal
 import socket
 import statistics
@@ -86,11 +89,11 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def wait_for(url: str, limit: float = 60) -> None:
+def wait_for(url: str, limit: float = 60, each: float = 1) -> None:
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         try:
-            if httpx.get(url, timeout=1).status_code == 200:
+            if httpx.get(url, timeout=each).status_code == 200:
                 return
         except httpx.TransportError:
             pass
@@ -346,14 +349,63 @@ def inproc(tokens: int, repeat: int) -> None:
           f" = {per_token / floor_token:.1f}x a floor that only re-encodes each delta ({floor_token * 1e6:.1f} µs)")  # fmt: skip
 
 
+async def _streams(url: str, streams: int, tokens: int, delay: float) -> None:
+    limits = httpx.Limits(max_connections=streams * 2)
+    async with httpx.AsyncClient(timeout=600, limits=limits) as client:
+        payload = body("text", tokens=tokens, delay=delay)
+        await asyncio.gather(*(one_stream(client, url, payload) for _ in range(streams)))
+
+
+def count(src: Path, streams: int, tokens: int) -> None:
+    """Instructions the proxy process spends per upstream token (its HTTP stacks, the
+    event loop and toolwire; not the kernel), under callgrind: counters zeroed after a
+    warm-up round, ``streams`` concurrent streams of ``tokens`` paced tokens, dumped.
+    Counts repeat where CPU times on a loaded machine do not."""
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    out = tmp / f"bench_serve.callgrind.{os.getpid()}"
+    upstream, direct = start_upstream(tmp)
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(src), "PYTHONHASHSEED": "0"}
+    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable,
+               "-m", "toolwire", "serve", "--upstream", direct, "--port", str(port)]  # fmt: skip
+    proxy = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_for(f"{url}/models", limit=900, each=60)
+        asyncio.run(_streams(url, streams, 5, 0.0))  # connections, imports, caches
+        subprocess.run(["callgrind_control", "-z", str(proxy.pid)], check=True, capture_output=True)
+        asyncio.run(_streams(url, streams, tokens, 0.02))
+        subprocess.run(["callgrind_control", "-d", str(proxy.pid)], check=True, capture_output=True)
+        dumps = [p for p in tmp.glob(f"{out.name}.*") if p.stat().st_size]
+        total = max(int(m.group(1)) for p in dumps for m in [_SUMMARY.search(p.read_text())] if m)
+    finally:
+        for process in (proxy, upstream):
+            process.send_signal(signal.SIGTERM)
+            process.wait(120)
+        for path in tmp.glob(f"{out.name}*"):
+            path.unlink()
+    print(f"\n## Proxy instructions per token (callgrind; {src})\n")
+    print(f"{streams} streams x {tokens} tokens paced at 50 tokens/s: "
+          f"{total / (streams * tokens) / 1000:.1f} k instructions per upstream token")  # fmt: skip
+
+
+_SUMMARY = re.compile(r"^(?:summary|totals): (\d+)", re.M)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--upstream-only")
-    parser.add_argument("--only", choices=["inproc"])
+    parser.add_argument("--only", choices=["inproc", "count"])
+    parser.add_argument("--src", type=Path, default=ROOT / "src", help="toolwire to count")
+    parser.add_argument("--streams", type=int, default=100)
+    parser.add_argument("--tokens", type=int, default=100, help="per stream (count)")
     args = parser.parse_args()
     if args.upstream_only:
         upstream_main(args.upstream_only)
+        return
+    if args.only == "count":
+        count(args.src, args.streams, args.tokens)
         return
     inproc(1000, 3 if args.quick else 7)
     if args.only:

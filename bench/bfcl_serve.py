@@ -3,14 +3,15 @@
 The Berkeley Function Calling Leaderboard's ``simple_python``, ``multiple`` and
 ``parallel`` categories (the questions and possible answers ship in the ``bfcl-eval``
 package: ``pip download --no-deps bfcl-eval``, then ``--bfcl PATH.whl``, or installed),
-asked of one model server twice: straight (the server's own tool-call parsing) and
-through ``toolwire serve`` in front of it. A case is right when the calls match one of
-its possible answers: the same number of calls, each a function of the case with every
-argument among the allowed values (``""`` marks an optional one), none extra; parallel
-calls in any order. A benchmark, not a test (a few hundred cases on the CPU).
+asked of one model server three ways (``--modes``): straight (the server's own tool-call
+parsing), through ``toolwire serve`` forwarding to its chat endpoint, and through
+``toolwire serve`` on its ``/completions`` (toolwire renders the prompt). A case is right
+when the calls match one of its possible answers: the same number of calls, each a
+function of the case with every argument among the allowed values (``""`` marks an
+optional one), none extra; parallel calls in any order. A benchmark, not a test.
 
     python -m llama_cpp.server --model MODEL.gguf --port 8080 &   # or llama-server --jinja
-    python bench/bfcl_serve.py --server http://127.0.0.1:8080/v1 --bfcl bfcl_eval-*.whl --limit 100
+    python bench/bfcl_serve.py --server http://127.0.0.1:8080/v1 --bfcl bfcl_eval-*.whl --budget 2400
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import openai
 
 ROOT = Path(__file__).resolve().parents[1]
 CATEGORIES = ("simple_python", "multiple", "parallel")
+MODES = ("server", "chat", "completions")
 
 
 def load(bfcl: str | None, category: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
@@ -116,7 +118,8 @@ def right(calls: list[tuple[str, dict[str, Any]]], answer: dict[str, Any]) -> bo
 
 def ask(
     client: openai.OpenAI, model: str, question: dict[str, Any], max_tokens: int
-) -> list[tuple[str, dict[str, Any]]]:
+) -> tuple[list[tuple[str, dict[str, Any]]], str]:
+    """The calls the client received, and what else it got (content or an error), for the log."""
     tools, names = openai_tools(question["function"])
     try:
         response = client.chat.completions.create(
@@ -126,16 +129,17 @@ def ask(
             temperature=0,
             max_tokens=max_tokens,
         )
-    except openai.APIError:
-        return []
+    except openai.APIError as error:
+        return [], f"error: {error}"
+    message = response.choices[0].message
     out = []
-    for call in response.choices[0].message.tool_calls or []:
+    for call in message.tool_calls or []:
         try:
             arguments = json.loads(call.function.arguments)
         except ValueError:
             arguments = {"<not json>": call.function.arguments}
         out.append((names.get(call.function.name, call.function.name), arguments))
-    return out
+    return out, message.content or ""
 
 
 def start_proxy(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -143,10 +147,13 @@ def start_proxy(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "toolwire", "serve", "--upstream", upstream, "--port", str(port)],
-        env=env,
+    # The CLI's proxy, with a read timeout a loaded CPU's answers fit in (its default is 120 s).
+    serve = (
+        "import sys, uvicorn; from toolwire.providers import Timeouts; from toolwire.serve import create_app;"
+        "uvicorn.run(create_app(sys.argv[1], timeouts=Timeouts(read=1800, total=1800)),"
+        " host='127.0.0.1', port=int(sys.argv[2]), log_level='warning')"
     )
+    process = subprocess.Popen([sys.executable, "-c", serve, upstream, str(port)], env=env)
     url = f"http://127.0.0.1:{port}/v1"
     for _ in range(600):
         try:
@@ -155,6 +162,48 @@ def start_proxy(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
         except httpx.TransportError:
             time.sleep(0.1)
     raise RuntimeError("toolwire serve did not start")
+
+
+def load_average() -> float:
+    """The 1-minute load average (the run's wall times mean little without it)."""
+    return os.getloadavg()[0]
+
+
+def interleaved(
+    bfcl: str | None, categories: list[str], limit: int
+) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """Case 1 of every category, then case 2 of every category, ...: a run cut short by
+    ``--budget`` still has about as many cases of each."""
+    by_category = {c: load(bfcl, c)[:limit] for c in categories}
+    out = []
+    for i in range(limit):
+        for category, cases in by_category.items():
+            if i < len(cases):
+                out.append((category, *cases[i]))
+    return out
+
+
+def table(records: list[dict[str, Any]], modes: list[str]) -> str:
+    """Per category and in all: cases, right and share per mode, seconds per request."""
+    lines = [
+        "| category | cases | " + " | ".join(modes) + " | s per request (mean) |",
+        "|---|---:|" + "---:|" * (len(modes) + 1),
+    ]
+    categories = list(dict.fromkeys(r["category"] for r in records))
+    for category in [*categories, "all"]:
+        rows = [r for r in records if category in ("all", r["category"])]
+        if not rows:
+            continue
+        cells = []
+        for mode in modes:
+            hits = sum(r["modes"][mode]["right"] for r in rows)
+            cells.append(f"{hits} ({hits / len(rows):.0%})")
+        seconds = [r["modes"][m]["seconds"] for r in rows for m in modes]
+        name = f"**{category}**" if category == "all" else category
+        lines.append(
+            f"| {name} | {len(rows)} | {' | '.join(cells)} | {sum(seconds) / len(seconds):.1f} |"
+        )
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -167,37 +216,77 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=100, help="cases per category")
     parser.add_argument("--max-tokens", type=int, default=256, help="per answer")
     parser.add_argument(
-        "--completions",
-        action="store_true",
-        help="the proxy uses the server's /completions (toolwire renders the prompt with the "
-        "tools in the family's own format) instead of forwarding to its chat endpoint",
+        "--modes",
+        default=",".join(MODES),
+        help="server (its own parsing), chat (the proxy forwards to its chat endpoint), "
+        "completions (the proxy uses its /completions and renders the prompt with the tools "
+        "in the family's own format)",
     )
     parser.add_argument("--categories", default=",".join(CATEGORIES))
-    args = parser.parse_args()
-    proxy, proxy_url = start_proxy(
-        f"completions:{args.server}" if args.completions else args.server
+    parser.add_argument(
+        "--budget", type=float, default=0, help="stop starting cases after this many seconds"
     )
+    parser.add_argument("--log", help="a JSON Lines file: every case's calls and content per mode")
+    args = parser.parse_args()
+    modes = args.modes.split(",")
+    proxies = []
+    clients = {}
     try:
-        clients = {
-            "server": openai.OpenAI(
-                base_url=args.server, api_key="none", max_retries=0, timeout=600
-            ),
-            "toolwire serve": openai.OpenAI(
-                base_url=proxy_url, api_key="none", max_retries=0, timeout=600
-            ),
-        }
-        print(f"| category | cases | {' | '.join(clients)} |\n|---|---:|" + "---:|" * len(clients))
-        for category in args.categories.split(","):
-            cases = load(args.bfcl, category)[: args.limit]
-            scores = {
-                name: sum(right(ask(c, args.model, q, args.max_tokens), a) for q, a in cases)
-                for name, c in clients.items()
-            }
-            cells = " | ".join(f"{scores[n]} ({scores[n] / len(cases):.0%})" for n in clients)
-            print(f"| {category} | {len(cases)} | {cells} |", flush=True)
+        for mode in modes:
+            url = args.server
+            if mode != "server":
+                process, url = start_proxy(
+                    f"completions:{args.server}" if mode == "completions" else args.server
+                )
+                proxies.append(process)
+            clients[mode] = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
+        records = run(args, clients)
     finally:
-        proxy.send_signal(signal.SIGINT)
-        proxy.wait(30)
+        for process in proxies:
+            process.send_signal(signal.SIGINT)
+            process.wait(30)
+    print(table(records, modes))
+
+
+def run(args: argparse.Namespace, clients: dict[str, openai.OpenAI]) -> list[dict[str, Any]]:
+    """Every case asked of every mode in turn (one request at a time: the modes that send the
+    same prompt share the server's cached prefix)."""
+    began = time.monotonic()
+    print(f"load at start: {load_average():.1f}", file=sys.stderr)
+    log = open(args.log, "w") if args.log else None  # noqa: SIM115 -- closed below
+    records: list[dict[str, Any]] = []
+    try:
+        for category, question, answer in interleaved(
+            args.bfcl, args.categories.split(","), args.limit
+        ):
+            if args.budget and time.monotonic() - began > args.budget:
+                break
+            record: dict[str, Any] = {"category": category, "id": question["id"], "modes": {}}
+            for mode, client in clients.items():
+                start = time.monotonic()
+                calls, content = ask(client, args.model, question, args.max_tokens)
+                record["modes"][mode] = {
+                    "right": right(calls, answer),
+                    "seconds": round(time.monotonic() - start, 2),
+                    "calls": calls,
+                    "content": content,
+                }
+            record["load"] = round(load_average(), 1)
+            records.append(record)
+            if log:
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+            marks = " ".join(f"{m}={int(r['right'])}" for m, r in record["modes"].items())
+            print(f"{question['id']}: {marks} load {record['load']}", file=sys.stderr, flush=True)
+    finally:
+        if log:
+            log.close()
+    print(
+        f"{len(records)} cases in {time.monotonic() - began:.0f} s, load at end: "
+        f"{load_average():.1f}",
+        file=sys.stderr,
+    )
+    return records
 
 
 if __name__ == "__main__":

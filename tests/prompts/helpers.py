@@ -15,22 +15,10 @@ from toolwire.messages import AssistantMessage, Message
 from toolwire.prompts import ChatTemplate, prompt_template
 from toolwire.prompts.chat import template_messages
 
+from ..helpers.tools import weather_tool
+
 TOOLS: list[dict[str, Any]] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {
-                    "city": {"type": "string", "description": "The city."},
-                    "days": {"type": "integer"},
-                },
-                "required": ["city"],
-            },
-        },
-    },
+    weather_tool(),
     {
         "type": "function",
         "function": {

@@ -1,4 +1,5 @@
-"""Run the proxy's ASGI app under a real uvicorn server on a free loopback port."""
+"""Run the proxy's ASGI app under a real uvicorn server on a free loopback port, and
+the one way the serve tests make a chat request."""
 
 from __future__ import annotations
 
@@ -7,9 +8,23 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import openai
 import uvicorn
 
 from toolwire.serve import create_app
+
+QWEN = "Qwen/Qwen2.5-7B-Instruct"
+
+
+def chat_body(model: str = QWEN, *, content: str = "go", **fields: Any) -> dict[str, Any]:
+    """A ``/v1/chat/completions`` body: one user message saying ``content``, and ``fields``."""
+    return {"model": model, "messages": [{"role": "user", "content": content}], **fields}
+
+
+def chat(client: openai.OpenAI, model: str = QWEN, **fields: Any) -> Any:
+    """One request through the official SDK (:func:`chat_body`'s arguments), its raw
+    response kept for the headers: ``.parse()`` is the completion, or the stream."""
+    return client.chat.completions.with_raw_response.create(**chat_body(model, **fields))
 
 
 @contextlib.contextmanager

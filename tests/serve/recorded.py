@@ -8,7 +8,8 @@ be paced (the bench's 50 tokens/s per stream).
 
 A real HTTP/1.1 server on asyncio (keep-alive, chunked bodies), run in its own thread:
 the proxy reaches it over a socket like any upstream. It records each request body and
-sets :attr:`RecordedUpstream.disconnected` when a client goes away mid-stream.
+sets :attr:`RecordedUpstream.disconnected` when a client goes away mid-stream (or while
+it holds a whole answer back).
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ class Reply:
         status: An HTTP error status to answer with (with ``error`` as the message).
         finish: The finish reason of the last chunk.
         delay: Seconds between two deltas (pacing).
-        hold: Seconds to wait after the first delta (a silent upstream).
+        hold: Seconds to wait after the first delta, or before a whole answer (a
+            silent upstream).
         fail_after: Send an ``error`` event after this many deltas (a stream that
             fails once output has started, as vLLM reports it).
     """
@@ -64,6 +66,7 @@ class RecordedUpstream:
         self.script = script
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.received = threading.Event()  # a chat or completions request came
         self.disconnected = threading.Event()
         self.open_streams = 0
         self._loop = asyncio.new_event_loop()
@@ -141,6 +144,7 @@ class RecordedUpstream:
             return
         body = json.loads(raw)
         self.requests.append(body)
+        self.received.set()
         reply = self.script(body)
         if reply.status != 200:
             error = {
@@ -150,6 +154,8 @@ class RecordedUpstream:
             return
         completions = path.endswith("/completions") and not path.endswith("chat/completions")
         if not body.get("stream"):
+            if reply.hold:
+                await self._hold(reader, reply.hold)
             await _send_json(writer, 200, _whole(reply, body, completions))
             return
         writer.write(
@@ -173,6 +179,14 @@ class RecordedUpstream:
             raise
         finally:
             self.open_streams -= 1
+
+    async def _hold(self, reader: asyncio.StreamReader, seconds: float) -> None:
+        """A whole answer's wait: a client that leaves meanwhile sets ``disconnected``."""
+        try:
+            await _silence(reader, seconds)
+        except ConnectionError:
+            self.disconnected.set()
+            raise
 
 
 async def _silence(reader: asyncio.StreamReader, seconds: float) -> None:

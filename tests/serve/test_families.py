@@ -22,7 +22,7 @@ from toolwire import formats
 from toolwire.errors import RepairError
 from toolwire.tools.repair import loads_lenient
 
-from .proxy import running_proxy
+from .proxy import chat, running_proxy
 from .recorded import RecordedUpstream, Reply
 
 # (family, fixture, the served model's name: the family and variant come from it)
@@ -70,13 +70,7 @@ TOOLS = [{"type": "function", "function": {"name": "any_tool", "parameters": {"t
 
 
 def ask(client: openai.OpenAI, model: str, fixture: str, **options: Any) -> Any:
-    return client.chat.completions.create(
-        model=model,
-        messages=[{"role": "user", "content": "go"}],
-        tools=TOOLS,
-        metadata={"fixture": fixture},
-        **options,
-    )
+    return chat(client, model, tools=TOOLS, metadata={"fixture": fixture}, **options).parse()
 
 
 def sendable(want: Any) -> tuple[list[tuple[str, dict[str, Any]]], str]:

