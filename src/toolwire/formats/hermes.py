@@ -63,6 +63,7 @@ CALL_CLOSE = "</tool_call>"
 # ends a call whose </tool_call> is missing as the end of the output does.
 IM_END = "<|im_end|>"
 
+_SPACE = " \t\r\n"  # what skip_whitespace skips
 _ALWAYS_THINKING = frozenset({"qwen3-thinking", "qwq"})
 _NO_REASONING = frozenset({"qwen2.5"})
 
@@ -169,17 +170,24 @@ class HermesStream(FormatStream):
             self._state = "content"
 
     def _scan_call_end(self, text: str, pos: int) -> int:
-        pos = skip_whitespace(text, pos)
+        # Streamed a character at a time this runs for each character of the
+        # "\n</tool_call>" that ends every call: the common case (a space, or a
+        # beginning of </tool_call>) is decided first, with no call it does not need.
+        if pos < len(text) and text[pos] in _SPACE:
+            pos = skip_whitespace(text, pos)
         rest = text[pos : pos + len(CALL_CLOSE)]
         if rest == CALL_CLOSE:
             self._state = "content"
             self._call_ends(self._at(text, pos + len(CALL_CLOSE)))
             return pos + len(CALL_CLOSE)
+        if CALL_CLOSE.startswith(rest):
+            self._buf = text[pos:]
+            return -1
         if text.startswith(IM_END, pos):  # </tool_call> missing at the end of the turn
             self._state = "content"
             self._call_ends(self._at(text, pos))
             return pos
-        if CALL_CLOSE.startswith(rest) or IM_END.startswith(rest):
+        if IM_END.startswith(rest):
             self._buf = text[pos:]
             return -1
         raise self._error(
