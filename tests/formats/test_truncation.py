@@ -19,7 +19,7 @@ import pytest
 from toolwire.formats import Format, get
 from toolwire.formats.registry import FAMILIES
 
-from .conftest import FIXTURES, ID_PREFIX, assert_split_invariant, load_fixture
+from .conftest import FIXTURES, ID_PREFIX, assert_split_invariant, fixture_tools, load_fixture
 
 VARIANTS = {info.name: info.variants for info in FAMILIES}
 CASES = sorted(
@@ -38,7 +38,7 @@ def _leaks(fmt: Format, text: str | None) -> list[str]:
 def test_a_cut_output_keeps_its_complete_calls_and_leaks_no_marker(
     family: str, name: str, variant: str
 ) -> None:
-    fmt = get(family, variant)
+    fmt = get(family, variant, tools=fixture_tools(family, name))
     text = load_fixture(family, name)
     whole = fmt.parse(text, id_prefix=ID_PREFIX)
     if any(n.kind == "malformed_call" for n in whole.notices):

@@ -55,6 +55,7 @@ from typing import Any
 
 from ..wire.jsonscan import ClosureScanner
 from .base import Format, FormatStream
+from .callobject import raw_members
 from .ids import AlphanumericIds
 from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
@@ -77,8 +78,6 @@ TEXT_END_THINK = "</think>"
 _TEXT_REASONING_END = MarkerSet((TEXT_END_THINK,))
 _NAME_ENDS = MarkerSet((ARGS, CALL_ID, "{"))
 _ID_ENDS = MarkerSet((ARGS, "{"))
-_SPACE = " \t\r\n"
-_DECODER = json.JSONDecoder()
 
 
 class MistralStream(FormatStream):
@@ -358,36 +357,13 @@ class MistralStream(FormatStream):
         self._arguments(_arguments_text(element, text, where, self))
 
 
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in _SPACE:
-        pos += 1
-    return pos
-
-
-def _raw_members(text: str) -> dict[str, str]:
-    """The exact text of each top-level member value of a JSON object (valid JSON)."""
-    pos = _skip_space(text, 0) + 1
-    members: dict[str, str] = {}
-    while True:
-        pos = _skip_space(text, pos)
-        if text[pos] == "}":
-            return members
-        key, pos = _DECODER.raw_decode(text, pos)
-        pos = _skip_space(text, _skip_space(text, pos) + 1)  # past ':'
-        _, end = _DECODER.raw_decode(text, pos)
-        members[key] = text[pos:end]
-        pos = _skip_space(text, end)
-        if text[pos] == ",":
-            pos += 1
-
-
 def _arguments_text(element: dict[str, Any], text: str, where: str, stream: MistralStream) -> str:
     """The arguments as the model wrote them (a JSON-encoded string is unwrapped)."""
     if "arguments" not in element:
         return "{}"
     value = element["arguments"]
     if isinstance(value, dict):
-        return _raw_members(text)["arguments"]
+        return raw_members(text)["arguments"]
     if isinstance(value, str):
         try:
             decoded = json.loads(value)
