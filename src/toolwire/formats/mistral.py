@@ -53,6 +53,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..errors import FormatError
 from ..wire.jsonscan import ClosureScanner
 from .base import Format, FormatStream
 from .callobject import raw_members
@@ -76,6 +77,7 @@ _REASONING_END = MarkerSet((END_THINK,))
 TEXT_THINK = "<think>"
 TEXT_END_THINK = "</think>"
 _TEXT_REASONING_END = MarkerSet((TEXT_END_THINK,))
+_DECODER = json.JSONDecoder()
 _NAME_ENDS = MarkerSet((ARGS, CALL_ID, "{"))
 _ID_ENDS = MarkerSet((ARGS, "{"))
 
@@ -286,6 +288,7 @@ class MistralStream(FormatStream):
         """After ``,``: the next object."""
         self._pos = skip_whitespace(self._buf, self._pos)
         if self._pos == len(self._buf):
+            self._state = self._st_list_item  # (run directly, it stores itself to wait)
             return False
         return self._open_object()
 
@@ -315,13 +318,14 @@ class MistralStream(FormatStream):
             return True
         # Whole: a list cut off later keeps this call (a malformed one does not).
         self._call_complete()
-        self._state = self._st_list_next
-        return True
+        # What follows is usually there already: decided without storing a state.
+        return self._st_list_next()
 
     def _st_list_next(self) -> bool:
         """After an object of the list: ``,`` or ``]``."""
         pos = self._pos = skip_whitespace(self._buf, self._pos)
         if pos == len(self._buf):
+            self._state = self._st_list_next  # (run directly, it stores itself to wait)
             return False
         char = self._buf[pos]
         if char == "]":
@@ -332,8 +336,7 @@ class MistralStream(FormatStream):
                 where=f"tool call {self._call_count}",
             )
         self._pos = pos + 1
-        self._state = self._st_list_item
-        return True
+        return self._st_list_item()
 
     def _end_list(self, pos: int) -> bool:
         self._pos = pos + 1
@@ -342,23 +345,31 @@ class MistralStream(FormatStream):
         return True
 
     def _emit_element(self, text: str) -> None:
-        where = f"tool call {self._call_count}"
+        """Announce the call of one whole object (its text, from ``{`` to ``}``)."""
         try:
-            element = json.loads(text)
+            element, end = _DECODER.raw_decode(text)
         except (ValueError, RecursionError) as error:
-            raise self._error(f"[TOOL_CALLS] JSON is invalid: {error}", where=where) from None
-        if not isinstance(element, dict) or not isinstance(element.get("name"), str):
-            raise self._error("each [TOOL_CALLS] element needs a string 'name'", where=where)
-        name = element["name"].strip()
+            raise self._malformed(f"[TOOL_CALLS] JSON is invalid: {error}") from None
+        name = element.get("name") if end == len(text) else None
+        if not isinstance(name, str):
+            raise self._malformed("each [TOOL_CALLS] element needs a string 'name'")
+        name = name.strip()
         if not name:
-            raise self._error("tool call name is empty", where=where)
+            raise self._malformed("tool call name is empty")
+        arguments = _arguments_text(element, text)
+        if arguments is None:
+            raise self._malformed("tool call arguments must be a JSON object")
         call_id = element.get("id")
         self._begin_call(name, call_id if isinstance(call_id, str) and call_id else None)
-        self._arguments(_arguments_text(element, text, where, self))
+        self._arguments(arguments)
+
+    def _malformed(self, message: str) -> FormatError:
+        return self._error(message, where=f"tool call {self._call_count}")
 
 
-def _arguments_text(element: dict[str, Any], text: str, where: str, stream: MistralStream) -> str:
-    """The arguments as the model wrote them (a JSON-encoded string is unwrapped)."""
+def _arguments_text(element: dict[str, Any], text: str) -> str | None:
+    """The arguments as the model wrote them (a JSON-encoded string is unwrapped);
+    ``None`` when they are not a JSON object."""
     if "arguments" not in element:
         return "{}"
     value = element["arguments"]
@@ -368,10 +379,10 @@ def _arguments_text(element: dict[str, Any], text: str, where: str, stream: Mist
         try:
             decoded = json.loads(value)
         except (ValueError, RecursionError):
-            decoded = None
+            return None
         if isinstance(decoded, dict):
             return value
-    raise stream._error("tool call arguments must be a JSON object", where=where)
+    return None
 
 
 class MistralFormat(Format):
