@@ -33,8 +33,11 @@ arguments are then emitted as the exact text the model wrote.
 
 Decisions:
 
-* **Truncated output** (ends inside a name, an id or an unclosed arguments object or
-  array): :class:`~toolwire.formats.base.FormatError` at ``close()``.
+* **Truncated output** (ends inside a name, an id, an unclosed arguments object or a
+  list): :class:`~toolwire.formats.base.FormatError` at ``close()``; the objects of a
+  list that closed before the cut stay calls (``_call_complete``), the cut one is
+  dropped (``truncated_call``). Malformed JSON anywhere in a list makes the whole
+  list content: one unit, one verdict.
 * **Malformed calls** (an empty name, arguments that are not a JSON object, an array
   element that is not an object with a string ``name``): FormatError.
 * Text after a call's JSON closes is content, verbatim; ``</s>`` ends the turn and is
