@@ -322,6 +322,15 @@ VARIANT_CASES = [
      [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]),
     ("harmony", "gpt-oss", "variant_recipient_on_analysis_code.txt", None,
      [("ffgrep", {"path": "", "pattern": "TextualDisplayView"})]),
+    ("harmony", "gpt-oss", "variant_text_before_first_header.txt",
+     "Let me search for that information.\nHere are the results...",
+     [("search", {"query": "rust programming", "limit": 10})]),
+    ("harmony", "gpt-oss", "variant_endoftext_after_return.txt", "Hello!", []),
+    ("harmony", "gpt-oss", "variant_whitespace_around_arguments.txt", None,
+     [("get_weather", {"city": "Paris"})]),
+    ("harmony", "gpt-oss", "variant_calls_back_to_back.txt", None,
+     [("get_current_weather", {"location": "San Francisco, CA", "unit": "fahrenheit"}),
+      ("get_current_stock_price", {"symbol": "AAPL", "exchange": "NASDAQ"})]),
 ]  # fmt: skip
 
 

@@ -65,13 +65,17 @@ CHANNEL = "<|channel|>"
 CONSTRAIN = "<|constrain|>"
 RETURN = "<|return|>"
 CALL = "<|call|>"
+# The tokenizer's end of text, the third stop token of gpt-oss's generation_config.json
+# (eos_token_id: <|return|>, <|endoftext|>, <|call|>): a server that keeps special
+# tokens passes it on. It ends a message as <|end|> does, and is dropped.
+END_OF_TEXT = "<|endoftext|>"
 
-_MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL))
-_MESSAGE_ENDS = frozenset((END, RETURN, CALL))
+_MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL, END_OF_TEXT))
+_MESSAGE_ENDS = frozenset((END, RETURN, CALL, END_OF_TEXT))
 _HEADER_OPENERS = frozenset((START, CHANNEL))
 # Inside an analysis message only what ends it (or starts the next one) is a marker:
 # a <|call|> or <|channel|> there is mentioned, not written.
-_REASONING_MARKERS = MarkerSet((START, END, RETURN))
+_REASONING_MARKERS = MarkerSet((START, END, RETURN, END_OF_TEXT))
 # The text steps skip the marker search for a buffer without "<" (the first character
 # of every marker).
 assert all(marker.startswith("<") for marker in _MARKERS.markers)
@@ -113,6 +117,7 @@ class HarmonyStream(FormatStream):
         self._plain_args = False
         self._args_open = False  # JSON arguments whose value has not closed yet
         self._args_emitted = False
+        self._args_space = ""  # whitespace after a JSON value, held (_args_after)
         self._marker_pos = 0  # buffer index of the last marker read
         self._header_at = 0  # output offset where the current header began
         self._prime(fmt.prompt)
@@ -262,12 +267,31 @@ class HarmonyStream(FormatStream):
             self._header.append(head)
             self._open_body("".join(self._header))
         elif marker == START:
+            if self._header_from_prompt:
+                self._text_before_header(head)
             self._open_header("")
+        elif marker == CHANNEL and self._header_from_prompt and self._text_before_header(head):
+            self._open_header(CHANNEL)
         elif marker in _MESSAGE_ENDS:
             self._header.append(head)
             self._abandon_header("".join(self._header), marker)
         else:
             self._header.append(head + marker)
+        return True
+
+    def _text_before_header(self, head: str) -> bool:
+        """Plain text the output wrote before its first marker, in the prompt's header.
+
+        The prompt leaves a header open (``<|start|>assistant``); an output that writes
+        text there and then a header of its own (``Let me search.\\n<|channel|>...``,
+        as SGLang's gpt-oss parser tests feed) wrote content, not a role. A recipient
+        (`` to=functions.f``) or Harmony markup there is the header's, as before.
+        Returns whether the text was content.
+        """
+        generated = "".join(self._header)[self._header_generated_from :] + head
+        if not generated.strip() or "<|" in generated or _recipient(generated) is not None:
+            return False
+        self._text(generated)
         return True
 
     def _abandon_header(self, header: str, marker: str) -> None:
@@ -318,6 +342,7 @@ class HarmonyStream(FormatStream):
         self._plain_args = False
         self._args_open = False
         self._args_emitted = False
+        self._args_space = ""
 
     def _args_text(self, text: str) -> None:
         if text:
@@ -343,12 +368,12 @@ class HarmonyStream(FormatStream):
         if found is None:
             end = len(buf) - _MARKERS.holdback(buf, start)
             self._pos = end
-            self._args_text(buf[start:end])
+            self._args_after(buf[start:end])
             return False
         pos = found.start()
         marker = found.group()
         self._pos = pos + len(marker)
-        self._args_text(buf[start:pos])
+        self._args_after(buf[start:pos])
         self._end_call()
         at = self._at(buf, pos)  # one offset for the call's end and the next header
         # A marker that opens the next header is not the call's: if that header breaks,
@@ -359,14 +384,31 @@ class HarmonyStream(FormatStream):
         self._on_marker(marker, at)
         return True
 
+    def _args_after(self, text: str) -> None:
+        """Arguments text after a JSON value closed (or plain arguments).
+
+        Whitespace between the value and the end marker is the template's, not the
+        arguments': held until more text follows (then it is theirs, and the validator
+        rejects what is not JSON), dropped at the end marker.
+        """
+        if self._plain_args:
+            self._args_text(text)
+            return
+        kept = text.rstrip()
+        if kept:
+            self._args_text(self._args_space + kept)
+            self._args_space = text[len(kept) :]
+        else:
+            self._args_space += text
+
     def _choose_args_kind(self) -> bool:
         """Decide JSON or plain arguments at the first non-space character."""
         first = _LEADING_SPACE.match(self._buf, self._pos).end()  # type: ignore[union-attr]
         if first == len(self._buf):
-            self._args_text(self._buf[self._pos : first])
-            self._pos = first
+            self._pos = first  # whitespace before the value: not the arguments'
             return False
         if self._buf[first] in _JSON_OPENERS:
+            self._pos = first
             self._scanner = ClosureScanner(any_value=True)
             self._args_open = True
         else:
@@ -423,7 +465,7 @@ class HarmonyFormat(Format):
     """The gpt-oss Harmony format (one variant, ``"gpt-oss"``)."""
 
     family = "harmony"
-    markers = (START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL)
+    markers = (START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL, END_OF_TEXT)
 
     def _open_stream(self, id_prefix: str | None) -> HarmonyStream:
         """Start an incremental parse of one output (the family's parser).
