@@ -322,6 +322,8 @@ VARIANT_CASES = [
      [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]),
     ("harmony", "gpt-oss", "variant_recipient_on_analysis_code.txt", None,
      [("ffgrep", {"path": "", "pattern": "TextualDisplayView"})]),
+    ("glm", "glm-4.5", "variant_interleaved_thinking.txt", "Hello, world!\nWhat's up?",
+     [("special_function", {"arg1": "1"})]),
     ("harmony", "gpt-oss", "variant_text_before_first_header.txt",
      "Let me search for that information.\nHere are the results...",
      [("search", {"query": "rust programming", "limit": 10})]),
