@@ -317,6 +317,8 @@ VARIANT_CASES = [
      [("get_weather", {"city": "Paris"})]),
     ("mistral", "v11", "variant_v11_think_as_text.txt", "Checking.",
      [("get_weather", {"city": "Paris"})]),
+    ("mistral", "v13", "variant_v13_spaces_around_markers.txt", "Checking.",
+     [("get_weather", {"city": "Paris"}), ("get_time", {})]),
     ("harmony", "gpt-oss", "variant_builtin_python_not_offered.txt", None, []),
     ("hermes", "qwen3", "variant_im_end_passed_on.txt", "Checking both.",
      [("get_weather", {"city": "Paris"}), ("get_time", {"tz": "CET"})]),

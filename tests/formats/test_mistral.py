@@ -267,3 +267,13 @@ def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str
     # A whole output in one feed walks the parser's cursor through the buffer many
     # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
     assert_long_output_consistent(get("mistral", variant), load_fixture("mistral", name))
+
+
+def test_whitespace_around_the_named_form_is_not_name_or_arguments() -> None:
+    text = load_fixture(FAMILY, "variant_v13_spaces_around_markers.txt")
+    result = assert_split_invariant(make("v13"), text, max_examples=FEW)
+    assert isinstance(result, ParseResult)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [
+        ("get_weather", '{"city": "Paris"}'),
+        ("get_time", "{}"),
+    ]

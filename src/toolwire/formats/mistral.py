@@ -257,14 +257,17 @@ class MistralStream(FormatStream):
     def _st_args(self) -> bool:
         buf, start = self._buf, self._pos
         if not self._args_started:
-            first = skip_whitespace(buf, start)
-            if first < len(buf):
-                if buf[first] != "{":
-                    raise self._error(
-                        f"arguments must be a JSON object, got {buf[first : first + 20]!r}",
-                        where=f"tool call {self._call_count - 1}",
-                    )
-                self._args_started = True
+            # Whitespace after [ARGS] (a SentencePiece tokenizer decodes one there) is
+            # the separator's, not the arguments'.
+            start = self._pos = skip_whitespace(buf, start)
+            if start == len(buf):
+                return False
+            if buf[start] != "{":
+                raise self._error(
+                    f"arguments must be a JSON object, got {buf[start : start + 20]!r}",
+                    where=f"tool call {self._call_count - 1}",
+                )
+            self._args_started = True
         # Scanned in place (a state per character when streaming one at a time).
         end = self._scanner.feed(buf, start)
         stop = len(buf) if end < 0 else end
