@@ -86,13 +86,15 @@ class _GlmStream(ThinkStream):
     def _st_content(self) -> bool:
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
-        if marker == THINK_OPEN:
-            self._state = self._st_reasoning
-        elif marker is not None and marker not in END_OF_TURN:
+        if marker is None:
+            return False
+        if marker == CALL_OPEN:
             self._markup_begins(CALL_OPEN)
             self._head = []
             self._state = self._st_name
-        return marker is not None
+        elif marker == THINK_OPEN:
+            self._state = self._st_reasoning
+        return True  # (an end-of-turn token is dropped)
 
     def _st_name(self) -> bool:
         chunk, marker = self._until(self._name_markers)
