@@ -197,9 +197,11 @@ class HermesStream(FormatStream):
     def _scan_call_end(self, text: str, pos: int) -> int:
         # Streamed a character at a time this runs for each character of the
         # "\n</tool_call>" that ends every call: the common case (a space, or a
-        # beginning of </tool_call>) is decided first, with no call it does not need.
-        if pos < len(text) and text[pos] in _SPACE:
-            pos = skip_whitespace(text, pos)
+        # beginning of </tool_call>) is decided first, with no call it does not need
+        # (the whitespace skipped inline: a call to skip_whitespace costs more).
+        end = len(text)
+        while pos < end and text[pos] in _SPACE:
+            pos += 1
         rest = text[pos : pos + len(CALL_CLOSE)]
         if rest == CALL_CLOSE:
             self._state = "content"
