@@ -25,6 +25,16 @@ that always pre-fill ``<think>\\n``) start in reasoning unless a generation prom
 otherwise; ``qwen2.5`` has no reasoning markers. Inside reasoning only ``</think>`` is
 a marker: a ``<tool_call>`` there is the model mentioning one.
 
+Fenced calls: Qwen2.5-Coder writes its call as a Markdown block, ```` ```json\n{"name":
+..., "arguments": {...}}\n``` ````, as llama.cpp's Hermes 2 Pro parser
+(``common/chat.cpp``, ``common_chat_parse_hermes_2_pro``) also accepts. With the
+offered tools known, a fence (info string empty or ``json``) whose whole body is one
+JSON object, or a list of objects, each with a ``name`` that is an offered tool and an
+``arguments`` (or ``parameters``) object, is read as those calls; the block is held
+until its closing fence (or the end of the output, or ``<|im_end|>``) decides it, and
+anything else is content verbatim. Without tools a fence is plain text (an answer may
+show such JSON; ARCHITECTURE.md says the rule and its risk).
+
 Text is kept exactly, except the separator whitespace the template puts around blocks
 (trimmed by the stream, see :mod:`.trim`); a stray ``</think>`` or ``</tool_call>``
 outside its block is content.
