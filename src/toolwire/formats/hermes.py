@@ -164,10 +164,10 @@ class HermesStream(FormatStream):
                 pos = end
             elif state == "content":
                 pos = self._scan_text(text, pos, self.format.content_markers, self._text)
+            elif state == "call_end":  # (before reasoning: every call passes here)
+                pos = self._scan_call_end(text, pos)
             elif state == "reasoning":
                 pos = self._scan_text(text, pos, self.format.reasoning_markers, self._reasoning)
-            elif state == "call_end":
-                pos = self._scan_call_end(text, pos)
             else:
                 pos = self._scan_fence(text, pos)
 
