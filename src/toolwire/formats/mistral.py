@@ -299,14 +299,26 @@ class MistralStream(FormatStream):
         return self._open_object()
 
     def _open_object(self) -> bool:
-        if self._buf[self._pos] != "{":
+        buf, pos = self._buf, self._pos
+        if buf[pos] != "{":
             raise self._error(
                 "each [TOOL_CALLS] element needs a string 'name'",
                 where=f"tool call {self._call_count}",
             )
-        self._scanner = ClosureScanner()
-        self._element = []
-        self._state = self._st_object
+        # An object already whole in the buffer (a whole output parsed at once) is
+        # decoded in one C call, with no scanner; otherwise (still arriving, or not
+        # valid JSON) the scanner finds where it closes. One attempt per object.
+        try:
+            element, end = _DECODER.raw_decode(buf, pos)
+        except (ValueError, RecursionError):
+            self._scanner = ClosureScanner()
+            self._element = []
+            self._state = self._st_object
+            return True
+        self._pos = end
+        self._emit_element(buf[pos:end], element)
+        if self._object_done(buf, end):
+            self._state = self._st_list_next
         return True
 
     def _st_object(self) -> bool:
@@ -318,14 +330,18 @@ class MistralStream(FormatStream):
         if end < 0:
             return False
         self._emit_element("".join(self._element))
+        # What follows is usually there already: decided without storing a state.
+        return self._st_list_next() if self._object_done(buf, stop) else True
+
+    def _object_done(self, buf: str, end: int) -> bool:
+        """An object closed before ``buf[end]``; returns whether a list goes on."""
         if not self._in_list:
-            self._call_ends(self._at(buf, stop))
+            self._call_ends(self._at(buf, end))
             self._state = self._st_content
-            return True
+            return False
         # Whole: a list cut off later keeps this call (a malformed one does not).
         self._call_complete()
-        # What follows is usually there already: decided without storing a state.
-        return self._st_list_next()
+        return True
 
     def _st_list_next(self) -> bool:
         """After an object of the list: ``,`` or ``]``."""
@@ -350,13 +366,17 @@ class MistralStream(FormatStream):
         self._state = self._st_content
         return True
 
-    def _emit_element(self, text: str) -> None:
-        """Announce the call of one whole object (its text, from ``{`` to ``}``)."""
-        try:
-            element, end = _DECODER.raw_decode(text)
-        except (ValueError, RecursionError) as error:
-            raise self._malformed(f"[TOOL_CALLS] JSON is invalid: {error}") from None
-        name = element.get("name") if end == len(text) else None
+    def _emit_element(self, text: str, element: Any = None) -> None:
+        """Announce the call of one whole object (its text, from ``{`` to ``}``, and
+        the object when it was decoded already)."""
+        if element is None:
+            try:
+                element, end = _DECODER.raw_decode(text)
+            except (ValueError, RecursionError) as error:
+                raise self._malformed(f"[TOOL_CALLS] JSON is invalid: {error}") from None
+            if end != len(text):
+                element = None
+        name = element.get("name") if isinstance(element, dict) else None
         if not isinstance(name, str):
             raise self._malformed("each [TOOL_CALLS] element needs a string 'name'")
         name = name.strip()
