@@ -51,10 +51,15 @@ def load_fixture(path: Path) -> str:
     return body if sep and all(line.startswith("#") for line in head.splitlines()) else raw
 
 
-def repeatable_unit(family: str, variants: tuple[str, ...]) -> tuple[Format, str, str] | None:
-    """Find (format, unit text, fixture name) whose repetition parses as repeated calls."""
+def repeatable_unit(
+    family: str, variants: tuple[str, ...], fixture: str = ""
+) -> tuple[Format, str, str] | None:
+    """Find (format, unit text, fixture name) whose repetition parses as repeated calls.
+
+    ``fixture``: only that fixture (by file name); by default the first that fits.
+    """
     for path in sorted((FIXTURES / family).glob("*")):
-        if not path.is_file() or path.suffix not in (".txt", ""):
+        if not path.is_file() or path.suffix not in (".txt", "") or fixture not in ("", path.name):
             continue
         unit = load_fixture(path)
         for variant in variants:

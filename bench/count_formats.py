@@ -11,6 +11,7 @@ side by side with this one::
     python bench/count_formats.py hermes 1 --size 10000
     python bench/count_formats.py deepseek parse --src /tmp/old/src
     python bench/count_formats.py kimi 1 --variant k3   # not the family's first variant
+    python bench/count_formats.py mistral 1 --variant v3 --fixture v3_generated_multiple.txt
 
 It needs ``valgrind`` (``apt-get install valgrind``).
 """
@@ -28,7 +29,9 @@ sys.path.insert(0, str(BENCH))
 from callgrind import instructions  # noqa: E402 — bench/ on the path first
 
 
-def _inner(src: str, family: str, mode: str, size: int, work: bool, variant: str) -> None:
+def _inner(
+    src: str, family: str, mode: str, size: int, work: bool, variant: str, fixture: str
+) -> None:
     """Build the sample with the package at ``src`` and, with ``work``, run it."""
     sys.path[:0] = [str(BENCH), src]
     import bench_formats as bf
@@ -36,7 +39,7 @@ def _inner(src: str, family: str, mode: str, size: int, work: bool, variant: str
 
     variants = next(info.variants for info in bf.FAMILIES if info.name == family)
     variants = (variant,) if variant else variants
-    found = bf.repeatable_unit(family, variants)
+    found = bf.repeatable_unit(family, variants, fixture)
     if found is None:
         raise SystemExit(f"no repeatable sample for {family}")
     fmt, unit, _ = found
@@ -49,6 +52,7 @@ def _inner(src: str, family: str, mode: str, size: int, work: bool, variant: str
 def _count(args: argparse.Namespace, work: bool) -> int:
     sample = [args.family, args.mode, "--size", str(args.size), "--src", args.src]
     sample += ["--variant", args.variant] if args.variant else []
+    sample += ["--fixture", args.fixture] if args.fixture else []
     return instructions([__file__, *sample, "--inner", "1" if work else "0"])
 
 
@@ -60,16 +64,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", type=int, default=10_000, help="sample size in characters")
     ap.add_argument("--src", default=str(BENCH.parent / "src"), help="the package's src/")
     ap.add_argument("--variant", default="", help="the variant (default: the first that fits)")
+    ap.add_argument("--fixture", default="", help="the fixture (default: the first that fits)")
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.inner is not None:
-        _inner(args.src, args.family, args.mode, args.size, args.inner == "1", args.variant)
+        work = args.inner == "1"
+        _inner(args.src, args.family, args.mode, args.size, work, args.variant, args.fixture)
         return 0
     warm = [sys.executable, __file__, args.family, args.mode, "--src", args.src]
     warm += ["--variant", args.variant] if args.variant else []
+    warm += ["--fixture", args.fixture] if args.fixture else []
     subprocess.run([*warm, "--size", "100", "--inner", "0"], check=True)  # .pyc
     count = _count(args, True) - _count(args, False)
     name = f"{args.family}/{args.variant}" if args.variant else args.family
+    name += f" ({args.fixture})" if args.fixture else ""
     print(f"{name} {args.mode} {args.size} chars: {count / 1e6:.1f} M instructions")
     return 0
 

@@ -18,7 +18,8 @@
 * ``marker_soup(markers)``: a Hypothesis strategy of random text made of marker pieces,
   for fuzz tests.
 * ``load_fixture(family, name)``: read ``tests/formats/fixtures/<family>/<name>``,
-  dropping leading ``#`` header lines (each fixture names its source there).
+  dropping leading ``#`` header lines (each fixture names its source there);
+  ``fixture_tools(family, name)``: the tools its ``# Tools:`` header line offers.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import itertools
 import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -59,6 +61,23 @@ def load_fixture(family: str, name: str) -> str:
     raw = (FIXTURES / family / name).read_text(encoding="utf-8")
     head, sep, body = raw.partition("\n---\n")
     return body if sep and all(line.startswith("#") for line in head.splitlines()) else raw
+
+
+def fixture_tools(family: str, name: str) -> list[dict[str, Any]] | None:
+    """The tools a fixture's header offers (``# Tools: a, b``), as tool definitions.
+
+    Most fixtures need none; the ones whose calls are read only for offered tools
+    (Hermes's fenced JSON) name them.
+    """
+    head = (FIXTURES / family / name).read_text(encoding="utf-8").partition("\n---\n")[0]
+    for line in head.splitlines():
+        if line.startswith("# Tools:"):
+            names = [n.strip() for n in line[len("# Tools:") :].split(",")]
+            return [
+                {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+                for n in names
+            ]
+    return None
 
 
 def stream_pieces(

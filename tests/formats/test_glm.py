@@ -237,3 +237,14 @@ def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str
     # A whole output in one feed walks the parser's cursor through the buffer many
     # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
     assert_long_output_consistent(get("glm", variant), load_fixture("glm", name))
+
+
+def test_a_think_block_between_answers_is_reasoning() -> None:
+    # GLM thinks between its answers and calls (interleaved thinking): a later <think>
+    # opens reasoning again instead of leaking into the content.
+    fmt = get("glm", "glm-4.5")
+    result = assert_split_invariant(fmt, load_fixture("glm", "variant_interleaved_thinking.txt"))
+    assert isinstance(result, ParseResult)
+    assert result.content == "Hello, world!\nWhat's up?"
+    assert result.reasoning == "I'm\nthinkingThinking2"
+    assert [c.name for c in result.tool_calls] == ["special_function"]

@@ -331,3 +331,17 @@ def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str
     # A whole output in one feed walks the parser's cursor through the buffer many
     # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
     assert_long_output_consistent(get("harmony", variant), load_fixture("harmony", name))
+
+
+def test_whitespace_around_json_arguments_is_not_theirs() -> None:
+    # Before the value and before the end marker it is the template's; between the
+    # value and more text it is kept (that text makes the arguments invalid anyway).
+    fmt = make("gpt-oss")
+    text = load_fixture(FAMILY, "variant_whitespace_around_arguments.txt")
+    result = assert_split_invariant(fmt, text, max_examples=FEW)
+    assert isinstance(result, ParseResult)
+    assert [c.arguments for c in result.tool_calls] == ['{"city": "Paris"}']
+    junk = '<|channel|>commentary to=functions.f<|message|> {"a": 1} x \n<|call|>'
+    result = assert_split_invariant(fmt, junk, max_examples=FEW)
+    assert isinstance(result, ParseResult)
+    assert [c.arguments for c in result.tool_calls] == ['{"a": 1} x']

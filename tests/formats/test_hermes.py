@@ -20,6 +20,7 @@ from .conftest import (
     assert_only_toolwire_errors,
     assert_split_invariant,
     assert_split_matches,
+    fixture_tools,
     load_fixture,
     marker_soup,
 )
@@ -42,7 +43,7 @@ def args(result: ParseResult, index: int) -> object:
 def test_every_fixture_is_split_invariant(name: str) -> None:
     prompt = PREFILL if "prefilled" in name else None
     assert_split_invariant(
-        qwen3(prompt),
+        get("hermes", "qwen3", generation_prompt=prompt, tools=fixture_tools("hermes", name)),
         load_fixture("hermes", name),
         markers_in_arguments="markers_inside" in name,
     )
@@ -240,3 +241,100 @@ def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str
     # A whole output in one feed walks the parser's cursor through the buffer many
     # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
     assert_long_output_consistent(get("hermes", variant), load_fixture("hermes", name))
+
+
+# ---- Qwen2.5-Coder's fenced JSON calls (read only for offered tools)
+
+
+def _tools(*names: str) -> list[dict[str, object]]:
+    return [{"type": "function", "function": {"name": n, "parameters": {}}} for n in names]
+
+
+FENCED = {
+    "variant_qwen25_coder_fenced_call.txt": (
+        None,
+        [("calculate_triangle_area", '{"base": 10, "height": 5}')],
+    ),
+    "variant_qwen25_coder_fenced_list.txt": (
+        "I'll check both cities.\nBoth requests are on their way.",
+        [("get_weather", '{"city": "Paris"}'), ("get_weather", '{"city": "Rome"}')],
+    ),
+    "variant_qwen25_coder_fenced_example.txt": (
+        "A call to a tool looks like this:\n```json\n"
+        '{"name": "send_email", "arguments": {"to": "a@example.com"}}\n```',
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", ["qwen2.5", "qwen3", "hermes"])
+@pytest.mark.parametrize("name", sorted(FENCED))
+def test_a_fenced_json_call_is_read_for_an_offered_tool(variant: str, name: str) -> None:
+    content, calls = FENCED[name]
+    fmt = get("hermes", variant, tools=fixture_tools("hermes", name))
+    result = assert_split_invariant(fmt, load_fixture("hermes", name), markers_in_content=True)
+    assert isinstance(result, ParseResult)
+    assert result.content == content
+    assert [(c.name, c.arguments) for c in result.tool_calls] == calls
+    assert result.notices == ()
+
+
+@pytest.mark.parametrize("name", sorted(FENCED))
+def test_a_fenced_json_block_is_content_when_no_tools_are_known(name: str) -> None:
+    # Without the offered tools nothing says the block is a call (a fence is no marker).
+    text = load_fixture("hermes", name)
+    result = get("hermes", "qwen2.5").parse(text)
+    assert result.tool_calls == ()
+    assert result.content == text.strip()
+
+
+F = '{"name": "f", "arguments": {"a": 1}}'
+
+
+@pytest.mark.parametrize(
+    ("text", "content", "calls"),
+    [
+        # not a call: another language, text after the value, a list with a non-call,
+        # arguments not an object, two values, no name, an unclosed value
+        (f"```python\n{F}\n```", f"```python\n{F}\n```", 0),
+        (f"```json\n{F} and more\n```", f"```json\n{F} and more\n```", 0),
+        (f'```json\n[{F}, {{"a": 1}}]\n```', f'```json\n[{F}, {{"a": 1}}]\n```', 0),
+        ('```json\n{"name": "f", "arguments": "x"}\n```', None, 0),
+        (f"```json\n{F}\n{F}\n```", None, 0),
+        ('```json\n{"arguments": {}}\n```', None, 0),
+        ('```json\n{"name": "f", "arguments": {"a": 1', None, 0),
+        ("```json\n[]\n```", None, 0),
+        ("``` json \nplain text\n```", None, 0),
+        # a call: the closing fence missing at the end of the output or before <|im_end|>
+        (f"```json\n{F}\n", None, 1),
+        (f"```json\n{F}\n``", None, 1),
+        (f"```json\n{F}<|im_end|>", None, 1),
+        (f"Text first.\n\n```JSON\n  {F}  \n```\n\nText after.", "Text first.\n\nText after.", 1),
+        (f"{F}\n```json\n{F}\n```", F, 1),
+    ],
+)
+def test_only_a_whole_fenced_call_is_a_call(text: str, content: str | None, calls: int) -> None:
+    fmt = get("hermes", "qwen2.5", tools=_tools("f"))
+    result = assert_split_invariant(fmt, text, max_examples=25, markers_in_content=True)
+    assert isinstance(result, ParseResult)
+    assert len(result.tool_calls) == calls
+    assert all((c.name, c.arguments) == ("f", '{"a": 1}') for c in result.tool_calls)
+    assert result.content == (text if content is None and not calls else content)
+
+
+def test_text_before_a_fence_streams_and_the_block_waits_for_its_end() -> None:
+    stream = get("hermes", "qwen2.5", tools=_tools("f")).stream(id_prefix="c")
+    assert stream.feed("Sure.\n```json\n") == [TextDelta("Sure.")]
+    assert stream.feed(F) == []  # not decided until the fence closes
+    events = stream.feed("\n```")
+    assert [type(e) for e in events] == [ToolCallStarted, ToolCallDelta]
+    assert stream.close() == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_fuzz_fenced_split_invariant(data: st.DataObject) -> None:
+    pieces = ["```", "```json\n", "\n", " ", F, "[", "]", ",", "<tool_call>", "</tool_call>", "x"]
+    text = data.draw(marker_soup(pieces))
+    cuts = data.draw(st.sets(st.integers(0, len(text))))
+    assert_split_matches(get("hermes", "qwen2.5", tools=_tools("f")), text, cuts)

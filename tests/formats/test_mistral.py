@@ -208,7 +208,7 @@ def test_trailing_text_after_json_array_is_content() -> None:
         "[TOOL_CALLS]",  # nothing after the marker
         "[TOOL_CALLS]get_weat",  # cut inside the name
         "[TOOL_CALLS]f[CALL_ID]12345",  # cut inside the id
-        '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}',  # array never closed
+        '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}, {"na',  # list cut off
         "[TOOL_CALLS][ARGS]{}",  # empty name
         "[TOOL_CALLS]f[ARGS]null",  # arguments not an object
         '[TOOL_CALLS] [{"arguments": {}}]',  # element without a name
@@ -219,6 +219,21 @@ def test_trailing_text_after_json_array_is_content() -> None:
 )
 def test_truncated_or_malformed_calls_raise_format_error(text: str) -> None:
     assert passed_through(assert_split_invariant(make("v11"), text, max_examples=FEW))
+
+
+def test_a_list_cut_off_keeps_its_closed_objects_as_calls() -> None:
+    # The token limit hit inside the second object: the first is a call, the second is
+    # dropped with a notice, and no text of either is content.
+    text = '[TOOL_CALLS] [{"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {"b'
+    result = assert_split_invariant(make("v3"), text, max_examples=FEW)
+    assert isinstance(result, ParseResult)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("f", '{"a": 1}')]
+    assert [n.kind for n in result.notices] == ["truncated_call"]
+    assert result.content is None
+    # Malformed later in the list, the whole list is content: one unit, one verdict.
+    broken = '[TOOL_CALLS] [{"name": "f", "arguments": {}}, 7]'
+    assert not make("v3").parse(broken).tool_calls
+    assert make("v3").parse(broken).content == broken
 
 
 def test_unclosed_think_is_reasoning_and_a_dangling_marker_prefix_is_text() -> None:
@@ -252,3 +267,13 @@ def test_long_output_parses_the_same_whole_and_in_pieces(variant: str, name: str
     # A whole output in one feed walks the parser's cursor through the buffer many
     # times per feed; the benchmark (bench/bench_formats.py) covers its cost.
     assert_long_output_consistent(get("mistral", variant), load_fixture("mistral", name))
+
+
+def test_whitespace_around_the_named_form_is_not_name_or_arguments() -> None:
+    text = load_fixture(FAMILY, "variant_v13_spaces_around_markers.txt")
+    result = assert_split_invariant(make("v13"), text, max_examples=FEW)
+    assert isinstance(result, ParseResult)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [
+        ("get_weather", '{"city": "Paris"}'),
+        ("get_time", "{}"),
+    ]

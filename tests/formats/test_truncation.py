@@ -12,12 +12,14 @@ output are the whole output's first calls.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from toolwire.formats import Format, get
 from toolwire.formats.registry import FAMILIES
 
-from .conftest import FIXTURES, ID_PREFIX, assert_split_invariant, load_fixture
+from .conftest import FIXTURES, ID_PREFIX, assert_split_invariant, fixture_tools, load_fixture
 
 VARIANTS = {info.name: info.variants for info in FAMILIES}
 CASES = sorted(
@@ -36,7 +38,7 @@ def _leaks(fmt: Format, text: str | None) -> list[str]:
 def test_a_cut_output_keeps_its_complete_calls_and_leaks_no_marker(
     family: str, name: str, variant: str
 ) -> None:
-    fmt = get(family, variant)
+    fmt = get(family, variant, tools=fixture_tools(family, name))
     text = load_fixture(family, name)
     whole = fmt.parse(text, id_prefix=ID_PREFIX)
     if any(n.kind == "malformed_call" for n in whole.notices):
@@ -67,6 +69,7 @@ LAST_CALL_CUTS = [
     ("llama", "llama3-json", "json_multiple_semicolons.txt", '"query": "te'),
     ("llama", "pythonic", "pythonic_python_start_parallel.txt", "do_something_cool(st"),
     ("mistral", "v13", "v13_rendered_content_and_calls.txt", "[TOOL_CALLS]F2[ARGS]"),
+    ("mistral", "v3", "v3_generated_multiple.txt", '"city": "San'),
     ("deepseek", "v4", "v4_rendered.txt", '<｜DSML｜parameter name="shape"'),
     ("glm", "glm-4.7", "glm47_sglang_two_calls.txt", "<arg_value>"),
     ("kimi", "k2", "k2_vllm_multiline.txt", '{"city": "To'),
@@ -91,3 +94,48 @@ def test_a_cut_second_call_is_dropped_and_the_first_stays(
     ]
     assert [n.kind for n in result.notices] == ["truncated_call"]
     assert result.content == whole.content or result.content is None
+
+
+def _object_ends(text: str) -> list[int]:
+    """Where each object of the ``[TOOL_CALLS] [...]`` list ends (just past its ``}``)."""
+    decoder = json.JSONDecoder()
+    pos = text.index("[", text.index("[TOOL_CALLS]") + len("[TOOL_CALLS]")) + 1
+    ends: list[int] = []
+    while True:
+        while text[pos].isspace():
+            pos += 1
+        _, pos = decoder.raw_decode(text, pos)
+        ends.append(pos)
+        while text[pos].isspace():
+            pos += 1
+        if text[pos] != ",":
+            return ends
+        pos += 1
+
+
+MISTRAL_LISTS = sorted(
+    path.name
+    for path in (FIXTURES / "mistral").glob("*.txt")
+    if "[TOOL_CALLS] [" in load_fixture("mistral", path.name)
+)
+
+
+@pytest.mark.parametrize("variant", VARIANTS["mistral"])
+@pytest.mark.parametrize("name", MISTRAL_LISTS)
+def test_a_cut_mistral_list_keeps_every_object_already_closed(variant: str, name: str) -> None:
+    # The v3 JSON form is one list of calls: cut anywhere in it, each object that closed
+    # before the cut is a call (no fewer), and only a list left open gives a notice.
+    fmt = get("mistral", variant)
+    text = load_fixture("mistral", name)
+    full = fmt.parse(text, id_prefix=ID_PREFIX).tool_calls
+    ends = _object_ends(text)
+    assert len(ends) == len(full)
+    opened = text.index("[TOOL_CALLS]") + len("[TOOL_CALLS]")
+    closed = text.index("]", ends[-1]) + 1
+    for cut in range(opened, closed):
+        result = fmt.parse(text[:cut], id_prefix=ID_PREFIX)
+        whole = sum(end <= cut for end in ends)
+        assert result.tool_calls == full[:whole], (cut, text[:cut])
+        assert [n.kind for n in result.notices] == ["truncated_call"], (cut, text[:cut])
+        assert not _leaks(fmt, result.content), (cut, text[:cut], result.content)
+    assert MISTRAL_LISTS  # (the fixtures hold lists)

@@ -16,7 +16,9 @@ from ..errors import FormatError
 from ..wire.jsonscan import ClosureScanner
 from .markers import skip_whitespace
 
-__all__ = ["CallObjectReader"]
+__all__ = ["CallObjectReader", "raw_elements", "raw_members"]
+
+_DECODER = json.JSONDecoder()
 
 
 class CallObjectReader:
@@ -265,3 +267,39 @@ def _normalise_arguments(raw: str) -> str:
         except (ValueError, RecursionError):
             pass
     return raw
+
+
+def raw_members(text: str) -> dict[str, str]:
+    """The exact text of each top-level member value of a JSON object.
+
+    For a call object already known to be valid JSON (``json.loads`` accepted it), so
+    that its arguments can be passed on exactly as the model wrote them.
+    """
+    pos = skip_whitespace(text, 0) + 1
+    members: dict[str, str] = {}
+    while True:
+        pos = skip_whitespace(text, pos)
+        if text[pos] == "}":
+            return members
+        key, pos = _DECODER.raw_decode(text, pos)
+        pos = skip_whitespace(text, skip_whitespace(text, pos) + 1)  # past ':'
+        _, end = _DECODER.raw_decode(text, pos)
+        members[key] = text[pos:end]
+        pos = skip_whitespace(text, end)
+        if text[pos] == ",":
+            pos += 1
+
+
+def raw_elements(text: str) -> list[str]:
+    """The exact text of each element of a JSON array (valid JSON, as above)."""
+    pos = skip_whitespace(text, 0) + 1
+    out: list[str] = []
+    while True:
+        pos = skip_whitespace(text, pos)
+        if text[pos] == "]":
+            return out
+        _, end = _DECODER.raw_decode(text, pos)
+        out.append(text[pos:end])
+        pos = skip_whitespace(text, end)
+        if text[pos] == ",":
+            pos += 1

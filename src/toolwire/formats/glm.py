@@ -71,7 +71,10 @@ class _GlmStream(ThinkStream):
         # The template's newline before <tool_call> is separator whitespace, trimmed as
         # every family trims it (not part of the marker: "A\n\n<tool_call>" keeps the
         # same separator as in the other families).
-        self._content_markers = MarkerSet([CALL_OPEN, *END_OF_TURN])
+        # A <think> later in the content opens reasoning again: GLM thinks between its
+        # answers and calls (interleaved thinking; llama.cpp's GLM 4.5 parser tests read
+        # "A\n<think>R2</think>B" as content A B and reasoning R2).
+        self._content_markers = MarkerSet([CALL_OPEN, THINK_OPEN, *END_OF_TURN])
         self._name_markers = MarkerSet([KEY_OPEN, CALL_CLOSE, VALUE_OPEN, CALL_OPEN, KEY_CLOSE])
         self._key_markers = MarkerSet([KEY_CLOSE, KEY_OPEN, VALUE_OPEN, CALL_CLOSE])
         self._value_end = MarkerSet([VALUE_CLOSE])
@@ -83,11 +86,15 @@ class _GlmStream(ThinkStream):
     def _st_content(self) -> bool:
         chunk, marker = self._until(self._content_markers)
         self._text(chunk)
-        if marker is not None and marker not in END_OF_TURN:
+        if marker is None:
+            return False
+        if marker == CALL_OPEN:
             self._markup_begins(CALL_OPEN)
             self._head = []
             self._state = self._st_name
-        return marker is not None
+        elif marker == THINK_OPEN:
+            self._state = self._st_reasoning
+        return True  # (an end-of-turn token is dropped)
 
     def _st_name(self) -> bool:
         chunk, marker = self._until(self._name_markers)

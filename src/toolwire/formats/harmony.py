@@ -12,8 +12,8 @@ the header holds the role, ``<|channel|>NAME``, an optional recipient ``to=RECIP
 answer). Generation starts after the prompt ``<|start|>assistant``, so the first header
 arrives without its ``<|start|>`` (sometimes as `` to=functions.f<|channel|>...``).
 
-Strategy: a small state machine over four modes (between messages, in a header, in a
-text body, in a tool-call body). A header is buffered until ``<|message|>`` (headers
+Strategy: a small state machine (between messages, in a header, in a content,
+reasoning or built-in tool body, in a tool-call body). A header is buffered until ``<|message|>`` (headers
 are a few words) and then classified: a recipient makes the body a tool call
 (``functions.`` is stripped from the name; built-in recipients such as ``python`` or
 ``browser.search`` keep their full name), the ``analysis`` channel is reasoning, and
@@ -47,9 +47,8 @@ Decisions:
 
 from __future__ import annotations
 
-import enum
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..wire.jsonscan import ClosureScanner
@@ -66,13 +65,17 @@ CHANNEL = "<|channel|>"
 CONSTRAIN = "<|constrain|>"
 RETURN = "<|return|>"
 CALL = "<|call|>"
+# The tokenizer's end of text, the third stop token of gpt-oss's generation_config.json
+# (eos_token_id: <|return|>, <|endoftext|>, <|call|>): a server that keeps special
+# tokens passes it on. It ends a message as <|end|> does, and is dropped.
+END_OF_TEXT = "<|endoftext|>"
 
-_MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL))
-_MESSAGE_ENDS = frozenset((END, RETURN, CALL))
+_MARKERS = MarkerSet((START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL, END_OF_TEXT))
+_MESSAGE_ENDS = frozenset((END, RETURN, CALL, END_OF_TEXT))
 _HEADER_OPENERS = frozenset((START, CHANNEL))
 # Inside an analysis message only what ends it (or starts the next one) is a marker:
 # a <|call|> or <|channel|> there is mentioned, not written.
-_REASONING_MARKERS = MarkerSet((START, END, RETURN))
+_REASONING_MARKERS = MarkerSet((START, END, RETURN, END_OF_TEXT))
 # The text steps skip the marker search for a buffer without "<" (the first character
 # of every marker).
 assert all(marker.startswith("<") for marker in _MARKERS.markers)
@@ -85,14 +88,6 @@ _JSON_OPENERS = frozenset('{["')
 _LEADING_SPACE = re.compile(r"\s*")
 
 
-class _Mode(enum.Enum):
-    BETWEEN = "between"
-    HEADER = "header"
-    CONTENT = "content"
-    REASONING = "reasoning"
-    ARGS = "args"
-
-
 # The recipients of gpt-oss's built-in tools (openai/harmony: the browser and python
 # tool namespaces, and "container" in the chat template's builtin_tools).
 _BUILT_IN = frozenset({"python", "browser", "container"})
@@ -101,16 +96,20 @@ _BUILT_IN = frozenset({"python", "browser", "container"})
 class HarmonyStream(FormatStream):
     """Incremental parser of one gpt-oss Harmony output (see the module docstring).
 
-    The unread input is ``_buf[_pos:]``: the steps move the cursor and the buffer is
-    cut once per feed, so a whole output fed at once is never copied per marker
-    (cutting the front off per step made parsing quadratic in the output length).
+    Written the one way (ARCHITECTURE.md): the current state is a bound method in
+    ``_state``, one ``_st_<name>`` per state (between messages, a header, a content,
+    reasoning or built-in tool body, a call's arguments), run by ``_feed`` in its loop;
+    each consumes what it can of ``_buf[_pos:]`` and returns ``True`` to run the
+    (possibly new) state again, ``False`` when it needs more input. The buffer is cut
+    once per feed, so a whole output fed at once is never copied per marker (cutting
+    the front off per step made parsing quadratic in the output length).
     """
 
     def __init__(self, fmt: HarmonyFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self._buf = ""
         self._pos = 0
-        self._mode = _Mode.BETWEEN
+        self._state: Callable[[], bool] = self._st_between
         self._header: list[str] = []
         self._header_generated_from = 0  # where the output's own header text begins
         self._header_from_prompt = False  # the header was opened by the prompt
@@ -118,7 +117,7 @@ class HarmonyStream(FormatStream):
         self._plain_args = False
         self._args_open = False  # JSON arguments whose value has not closed yet
         self._args_emitted = False
-        self._built_in_body = False  # a message to a built-in tool, read as reasoning
+        self._args_space = ""  # whitespace after a JSON value, held (_args_after)
         self._marker_pos = 0  # buffer index of the last marker read
         self._header_at = 0  # output offset where the current header began
         self._prime(fmt.prompt)
@@ -131,7 +130,7 @@ class HarmonyStream(FormatStream):
         self._feed(prompt or "")
         self._forget_events()
         self._header_generated_from = sum(len(piece) for piece in self._header) + len(self._buf)
-        if self._mode is _Mode.HEADER:
+        if self._state == self._st_header:
             self._header.append(self._buf)
             self._buf = ""
             self._header_from_prompt = True
@@ -140,84 +139,85 @@ class HarmonyStream(FormatStream):
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        # Each step consumes what the current mode can and says whether to run again;
-        # dispatched here, without a call in between (a step per character when
-        # streaming a character at a time).
-        header, args = _Mode.HEADER, _Mode.ARGS
-        while self._pos < len(self._buf):
-            mode = self._mode
-            if mode is header:
-                more = self._step_header()
-            elif mode is args:
-                more = self._step_args()
-            else:
-                more = self._step_text()
-            if not more:
-                break
+        while self._pos < len(self._buf) and self._state():
+            pass
         self._buf = self._buf[self._pos :]
         self._pos = 0
 
     def _close(self) -> None:
-        handler = {
-            _Mode.BETWEEN: self._close_text,
-            _Mode.CONTENT: self._close_text,
-            _Mode.REASONING: self._close_text,
-            _Mode.HEADER: self._close_header,
-            _Mode.ARGS: self._close_args,
-        }[self._mode]
-        handler()
-
-    # ---- emitting
-
-    def _emit(self, text: str) -> None:
-        if self._mode is _Mode.REASONING:
-            self._reasoning(text)
-        elif self._mode is _Mode.ARGS:
-            if text:
-                self._args_emitted = True
-            self._arguments(text)
+        state = self._state
+        rest = self._buf[self._pos :]
+        self._pos = len(self._buf)
+        # Whatever a text state held back could only have been a marker's beginning;
+        # the output ended, so it is plain text after all.
+        if state in (self._st_reasoning, self._st_built_in):
+            self._reasoning(rest)
+        elif state == self._st_header:
+            self._close_header("".join(self._header) + rest)
+        elif state == self._st_args:
+            self._close_args(rest)
         else:
-            self._text(text)
-
-    def _take(self, end: int, skip: int = 0) -> str:
-        """Consume the buffer up to ``end`` (returned) and ``skip`` characters more."""
-        piece = self._buf[self._pos : end]
-        self._pos = end + skip
-        return piece
-
-    def _safe_end(self) -> int:
-        """No marker in the rest of the buffer: where a possible marker beginning starts."""
-        return len(self._buf) - _MARKERS.holdback(self._buf, self._pos)
-
-    def _emit_safe(self) -> bool:
-        """No marker in the buffer: emit all but a possible marker beginning."""
-        self._emit(self._take(self._safe_end()))
-        return False
+            self._text(rest)
 
     # ---- text bodies and the space between messages
 
-    def _step_text(self) -> bool:
-        markers = _MARKERS
-        if self._mode is _Mode.REASONING and not self._built_in_body:
-            markers = _REASONING_MARKERS
-        # The hot steps search the pattern and cut the buffer in place (no helper calls:
-        # streaming a character at a time runs a step per character).
+    def _read_text(self, markers: MarkerSet, emit: Callable[[str], None]) -> str | None:
+        """Emit text up to the next marker of ``markers`` and consume it.
+
+        Returns the marker, or ``None`` when the buffer holds none (all but a possible
+        marker beginning was emitted).
+        """
+        # Searched in place (streaming a character at a time runs this per character).
         buf, start = self._buf, self._pos
         if "<" not in buf:  # every marker begins with "<": none here, none beginning
             self._pos = len(buf)
-            self._emit(buf[start:] if start else buf)
-            return False
+            emit(buf[start:] if start else buf)
+            return None
         found = markers.pattern.search(buf, start)
         if found is None:
             end = len(buf) - markers.holdback(buf, start)
             self._pos = end
-            self._emit(buf[start:end])
-            return False
+            emit(buf[start:end])
+            return None
         pos = found.start()
         marker = found.group()
         self._pos = pos + len(marker)
-        self._emit(buf[start:pos])
+        emit(buf[start:pos])
         self._marker_pos = pos
+        return marker
+
+    def _st_between(self) -> bool:
+        """Between messages: stray text is content; ``<|message|>`` opens a body."""
+        marker = self._read_text(_MARKERS, self._text)
+        if marker is None:
+            return False
+        if marker == MESSAGE:
+            self._state = self._st_content
+        else:
+            self._on_marker(marker)
+        return True
+
+    def _st_content(self) -> bool:
+        """A final answer, a preamble or a message without channel."""
+        marker = self._read_text(_MARKERS, self._text)
+        if marker is None:
+            return False
+        self._on_marker(marker)
+        return True
+
+    def _st_reasoning(self) -> bool:
+        """An analysis message: only what ends it (or starts the next) is a marker."""
+        marker = self._read_text(_REASONING_MARKERS, self._reasoning)
+        if marker is None:
+            return False
+        self._on_marker(marker)
+        return True
+
+    def _st_built_in(self) -> bool:
+        """A message to a built-in tool (``python``, ``browser``): reasoning."""
+        marker = self._read_text(_MARKERS, self._reasoning)
+        if marker is None:
+            return False
         self._on_marker(marker)
         return True
 
@@ -229,9 +229,7 @@ class HarmonyStream(FormatStream):
             # A message that skipped <|start|> (or <|end|>): the header begins here.
             self._open_header(CHANNEL, at)
         elif marker in _MESSAGE_ENDS:
-            self._mode = _Mode.BETWEEN
-        elif marker == MESSAGE and self._mode is _Mode.BETWEEN:
-            self._mode = _Mode.CONTENT
+            self._state = self._st_between
         # <|constrain|>, or <|message|> inside a body, carry nothing there: dropped.
 
     # ---- headers
@@ -242,12 +240,12 @@ class HarmonyStream(FormatStream):
         if at is None:
             at = self._at(self._buf, self._marker_pos)
         self._header_at = max(at, 0)
-        self._mode = _Mode.HEADER
+        self._state = self._st_header
         self._header = [initial]
         self._header_generated_from = 0
         self._header_from_prompt = False
 
-    def _step_header(self) -> bool:
+    def _st_header(self) -> bool:
         buf, start = self._buf, self._pos
         if "<" not in buf:  # every marker begins with "<": none here, none beginning
             self._pos = len(buf)
@@ -269,12 +267,31 @@ class HarmonyStream(FormatStream):
             self._header.append(head)
             self._open_body("".join(self._header))
         elif marker == START:
+            if self._header_from_prompt:
+                self._text_before_header(head)
             self._open_header("")
+        elif marker == CHANNEL and self._header_from_prompt and self._text_before_header(head):
+            self._open_header(CHANNEL)
         elif marker in _MESSAGE_ENDS:
             self._header.append(head)
             self._abandon_header("".join(self._header), marker)
         else:
             self._header.append(head + marker)
+        return True
+
+    def _text_before_header(self, head: str) -> bool:
+        """Plain text the output wrote before its first marker, in the prompt's header.
+
+        The prompt leaves a header open (``<|start|>assistant``); an output that writes
+        text there and then a header of its own (``Let me search.\\n<|channel|>...``,
+        as SGLang's gpt-oss parser tests feed) wrote content, not a role. A recipient
+        (`` to=functions.f``) or Harmony markup there is the header's, as before.
+        Returns whether the text was content.
+        """
+        generated = "".join(self._header)[self._header_generated_from :] + head
+        if not generated.strip() or "<|" in generated or _recipient(generated) is not None:
+            return False
+        self._text(generated)
         return True
 
     def _abandon_header(self, header: str, marker: str) -> None:
@@ -284,26 +301,20 @@ class HarmonyStream(FormatStream):
                 f"tool call header {header!r} ended with {marker} before any arguments",
                 where=f"tool call {self._call_count}",
             )
-        self._mode = _Mode.BETWEEN
+        self._state = self._st_between
 
     def _open_body(self, header: str) -> None:
         recipient = _recipient(header)
-        if (
-            recipient is not None
-            and recipient not in ("assistant", "user")
-            and not self._built_in(recipient)
-        ):
-            self._open_call(recipient)
-            return
         if recipient is not None and recipient not in ("assistant", "user"):
+            if not self._built_in(recipient):
+                self._open_call(recipient)
+                return
             # The model using its own built-in tool (python, browser): not a call of
             # the caller's; the message is part of its reasoning.
-            self._mode = _Mode.REASONING
-            self._built_in_body = True
+            self._state = self._st_built_in
             return
-        channel = _channel(header)
-        self._built_in_body = False
-        self._mode = _Mode.REASONING if channel == "analysis" else _Mode.CONTENT
+        analysis = _channel(header) == "analysis"
+        self._state = self._st_reasoning if analysis else self._st_content
 
     def _built_in(self, recipient: str) -> bool:
         """A built-in recipient (``python``, ``browser.search``) not offered as a tool."""
@@ -326,51 +337,78 @@ class HarmonyStream(FormatStream):
                 where=f"tool call {self._call_count}",
             )
         self._begin_call(name)
-        self._mode = _Mode.ARGS
+        self._state = self._st_args
         self._scanner = None
         self._plain_args = False
         self._args_open = False
         self._args_emitted = False
+        self._args_space = ""
 
-    def _step_args(self) -> bool:
+    def _args_text(self, text: str) -> None:
+        if text:
+            self._args_emitted = True
+            self._arguments(text)
+
+    def _st_args(self) -> bool:
         if self._scanner is None and not self._plain_args and not self._choose_args_kind():
             return False
         scanner = self._scanner
         if self._args_open and scanner is not None:
-            # Scanned in place (a step per character when streaming one at a time).
+            # Scanned in place (a state per character when streaming one at a time).
             buf, start = self._buf, self._pos
             end = scanner.feed(buf, start)
             stop = len(buf) if end < 0 else end
             self._pos = stop
-            if stop > start:
-                self._args_emitted = True
-                self._arguments(buf[start:stop])
+            self._args_text(buf[start:stop])
             if end < 0:
                 return False
             self._args_open = False
-        found = _MARKERS.search(self._buf, self._pos)
+        buf, start = self._buf, self._pos
+        found = _MARKERS.pattern.search(buf, start)
         if found is None:
-            return self._emit_safe()
-        pos, marker = found
-        self._emit(self._take(pos, len(marker)))
+            end = len(buf) - _MARKERS.holdback(buf, start)
+            self._pos = end
+            self._args_after(buf[start:end])
+            return False
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        self._args_after(buf[start:pos])
         self._end_call()
-        at = self._at(self._buf, pos)  # one offset for the call's end and the next header
+        at = self._at(buf, pos)  # one offset for the call's end and the next header
         # A marker that opens the next header is not the call's: if that header breaks,
         # its text is given back from the marker on.
         self._call_ends(at if marker in _HEADER_OPENERS else at + len(marker))
         self._marker_pos = pos
+        self._state = self._st_between  # <|message|> or <|constrain|>: not an end
         self._on_marker(marker, at)
-        if self._mode is _Mode.ARGS:  # <|message|> or <|constrain|>: not an end
-            self._mode = _Mode.BETWEEN
         return True
+
+    def _args_after(self, text: str) -> None:
+        """Arguments text after a JSON value closed (or plain arguments).
+
+        Whitespace between the value and the end marker is the template's, not the
+        arguments': held until more text follows (then it is theirs, and the validator
+        rejects what is not JSON), dropped at the end marker.
+        """
+        if self._plain_args:
+            self._args_text(text)
+            return
+        kept = text.rstrip()
+        if kept:
+            self._args_text(self._args_space + kept)
+            self._args_space = text[len(kept) :]
+        else:
+            self._args_space += text
 
     def _choose_args_kind(self) -> bool:
         """Decide JSON or plain arguments at the first non-space character."""
         first = _LEADING_SPACE.match(self._buf, self._pos).end()  # type: ignore[union-attr]
         if first == len(self._buf):
-            self._emit(self._take(first))
+            self._pos = first  # whitespace before the value: not the arguments'
             return False
         if self._buf[first] in _JSON_OPENERS:
+            self._pos = first
             self._scanner = ClosureScanner(any_value=True)
             self._args_open = True
         else:
@@ -386,13 +424,7 @@ class HarmonyStream(FormatStream):
 
     # ---- end of output
 
-    def _close_text(self) -> None:
-        # Whatever was held back could only have been a marker's beginning; the output
-        # ended, so it is plain text after all.
-        self._emit(self._take(len(self._buf)))
-
-    def _close_header(self) -> None:
-        header = "".join(self._header) + self._take(len(self._buf))
+    def _close_header(self, header: str) -> None:
         if _recipient(header) is not None:
             self._call_begins(self._header_at)
             raise self._error(
@@ -406,7 +438,7 @@ class HarmonyStream(FormatStream):
             # it was plain text. A header the output opened itself is structure: dropped.
             self._text(generated)
 
-    def _close_args(self) -> None:
+    def _close_args(self, rest: str) -> None:
         scanner = self._scanner
         unfinished = scanner is not None and not scanner.closed
         if unfinished or (scanner is None and not self._plain_args):
@@ -415,9 +447,8 @@ class HarmonyStream(FormatStream):
                 f"{self._call_count - 1}; it was probably cut off by the token limit",
                 where=f"tool call {self._call_count - 1}",
             )
-        rest = self._take(len(self._buf))
         if self._plain_args:
-            self._emit(rest)
+            self._args_text(rest)
 
 
 def _recipient(header: str) -> str | None:
@@ -434,7 +465,7 @@ class HarmonyFormat(Format):
     """The gpt-oss Harmony format (one variant, ``"gpt-oss"``)."""
 
     family = "harmony"
-    markers = (START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL)
+    markers = (START, END, MESSAGE, CHANNEL, CONSTRAIN, RETURN, CALL, END_OF_TEXT)
 
     def _open_stream(self, id_prefix: str | None) -> HarmonyStream:
         """Start an incremental parse of one output (the family's parser).

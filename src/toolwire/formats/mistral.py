@@ -33,8 +33,11 @@ arguments are then emitted as the exact text the model wrote.
 
 Decisions:
 
-* **Truncated output** (ends inside a name, an id or an unclosed arguments object or
-  array): :class:`~toolwire.formats.base.FormatError` at ``close()``.
+* **Truncated output** (ends inside a name, an id, an unclosed arguments object or a
+  list): :class:`~toolwire.formats.base.FormatError` at ``close()``; the objects of a
+  list that closed before the cut stay calls (``_call_complete``), the cut one is
+  dropped (``truncated_call``). Malformed JSON anywhere in a list makes the whole
+  list content: one unit, one verdict.
 * **Malformed calls** (an empty name, arguments that are not a JSON object, an array
   element that is not an object with a string ``name``): FormatError.
 * Text after a call's JSON closes is content, verbatim; ``</s>`` ends the turn and is
@@ -49,13 +52,14 @@ Decisions:
 
 from __future__ import annotations
 
-import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ..errors import FormatError
 from ..wire.jsonscan import ClosureScanner
 from .base import Format, FormatStream
+from .callobject import raw_members
 from .ids import AlphanumericIds
 from .markers import MarkerSet, opens_reasoning, skip_whitespace
 
@@ -76,28 +80,20 @@ _REASONING_END = MarkerSet((END_THINK,))
 TEXT_THINK = "<think>"
 TEXT_END_THINK = "</think>"
 _TEXT_REASONING_END = MarkerSet((TEXT_END_THINK,))
+_DECODER = json.JSONDecoder()
 _NAME_ENDS = MarkerSet((ARGS, CALL_ID, "{"))
 _ID_ENDS = MarkerSet((ARGS, "{"))
-_SPACE = " \t\r\n"
-_DECODER = json.JSONDecoder()
-
-
-class _Mode(enum.Enum):
-    CONTENT = "content"
-    REASONING = "reasoning"
-    CALL_START = "call_start"
-    NAME = "name"
-    CALL_ID = "call_id"
-    ARGS = "args"
-    ARRAY = "array"
 
 
 class MistralStream(FormatStream):
     """Incremental parser of one Mistral output (see the module docstring).
 
-    The unread input is ``_buf[_pos:]``: the steps move the cursor and the buffer is
-    cut once per feed, so a whole output fed at once is never copied per marker
-    (cutting the front off per step made parsing quadratic in the output length).
+    Written the one way (ARCHITECTURE.md): the current state is a bound method in
+    ``_state``, one ``_st_<name>`` per state, run by ``_feed`` in its loop; each state
+    consumes what it can of ``_buf[_pos:]`` and returns ``True`` to run the (possibly
+    new) state again, ``False`` when it needs more input. The buffer is cut once per
+    feed, so a whole output fed at once is never copied per marker (cutting the front
+    off per step made parsing quadratic in the output length).
     """
 
     def __init__(self, fmt: MistralFormat, *, id_prefix: str | None = None) -> None:
@@ -105,130 +101,124 @@ class MistralStream(FormatStream):
         self._buf = ""
         self._pos = 0
         reasoning = opens_reasoning(fmt.generation_prompt, THINK, END_THINK)
-        self._mode = _Mode.REASONING if reasoning else _Mode.CONTENT
-        self._opening = not reasoning  # a text <think> may still open the output
+        self._state: Callable[[], bool] = (
+            self._st_reasoning if reasoning else self._st_opening  # a text <think> may open
+        )
         self._reasoning_end = _REASONING_END
         self._name: list[str] = []
         self._id: list[str] = []
         self._scanner = ClosureScanner()
         self._args_started = False  # the arguments' "{" was seen
-        self._array: list[str] = []
-        # The handler of each mode (built once: _step runs for every piece of input).
-        self._steps: dict[_Mode, Callable[[], bool]] = {
-            _Mode.CONTENT: self._step_text,
-            _Mode.REASONING: self._step_text,
-            _Mode.CALL_START: self._step_call_start,
-            _Mode.NAME: self._step_name,
-            _Mode.CALL_ID: self._step_call_id,
-            _Mode.ARGS: self._step_args,
-            _Mode.ARRAY: self._step_array,
-        }
+        self._element: list[str] = []  # the JSON form: the open object's text
+        self._in_list = False  # the JSON form: the objects are in a list
 
     # ---- FormatStream hooks
 
     def _feed(self, delta: str) -> None:
         self._buf += delta
-        steps = self._steps  # dispatched here, without a call in between
-        while self._pos < len(self._buf) and steps[self._mode]():
+        while self._pos < len(self._buf) and self._state():
             pass
         self._buf = self._buf[self._pos :]
         self._pos = 0
 
     def _close(self) -> None:
-        if self._mode in (_Mode.CONTENT, _Mode.REASONING):
+        state = self._state
+        if state in (self._st_content, self._st_opening):
             # A held-back marker beginning is plain text once the output has ended.
-            self._emit_text(self._buf)
-            self._buf = ""
-            return
-        where = f"tool call {self._call_count}"
-        if self._mode is _Mode.ARGS:
-            where = f"tool call {self._call_count - 1}"
-        raise self._error(
-            f"output ended inside a tool call ({self._mode.value}); it was probably cut off "
-            "by the token limit",
-            where=where,
-        )
-
-    # ---- emitting
-
-    def _emit_text(self, text: str) -> None:
-        if self._mode is _Mode.REASONING:
-            self._reasoning(text)
+            self._text(self._buf[self._pos :])
+        elif state == self._st_reasoning:
+            self._reasoning(self._buf[self._pos :])
         else:
-            self._text(text)
-
-    def _take(self, end: int, skip: int = 0) -> str:
-        """Consume the buffer up to ``end`` (returned) and ``skip`` characters more."""
-        piece = self._buf[self._pos : end]
-        self._pos = end + skip
-        return piece
+            # The open call (its name, id, arguments, or an object of the JSON form)
+            # was cut off; the objects of a list already whole stay (_call_complete).
+            where = self._call_count - 1 if state == self._st_args else self._call_count
+            raise self._error(
+                "output ended inside a tool call; it was probably cut off by the token limit",
+                where=f"tool call {where}",
+            )
+        self._buf = ""
+        self._pos = 0
 
     # ---- content and reasoning
 
-    def _step_text(self) -> bool:
-        if self._opening and not self._open_text_think():
-            return False
-        buf, start = self._buf, self._pos
-        # Inside reasoning only its end is a marker ([TOOL_CALLS] there is mentioned).
-        markers = self._reasoning_end if self._mode is _Mode.REASONING else _MARKERS
-        # The hot steps search the pattern and cut the buffer in place (no helper
-        # calls: streaming a character at a time runs a step per character).
-        found = markers.pattern.search(buf, start)
-        if found is None:
-            end = len(buf) - markers.holdback(buf, start)
-            self._pos = end
-            self._emit_text(buf[start:end])
-            return False
-        pos = found.start()
-        marker = found.group()
-        self._pos = pos + len(marker)
-        self._emit_text(buf[start:pos])
-        if marker == TOOL_CALLS:
-            self._call_begins(self._at(buf, pos))
-            self._mode = _Mode.CALL_START
-        elif marker == THINK:
-            self._mode = _Mode.REASONING
-        elif marker in (END_THINK, TEXT_END_THINK):
-            self._mode = _Mode.CONTENT
-        # [ARGS], [CALL_ID] outside a call and </s> carry no text: dropped.
-        return True
-
-    def _open_text_think(self) -> bool:
-        """At the start of the output: enter reasoning on a text ``<think>``.
-
-        Returns whether to go on (``False``: the buffer may still grow into one).
-        """
+    def _st_opening(self) -> bool:
+        """At the start of the output: a text ``<think>`` opens reasoning."""
         start = skip_whitespace(self._buf, self._pos)
         head = self._buf[start : start + len(TEXT_THINK)]
         if head == TEXT_THINK:
             self._pos = start + len(TEXT_THINK)
-            self._mode = _Mode.REASONING
             self._reasoning_end = _TEXT_REASONING_END
-        elif TEXT_THINK.startswith(head):
+            self._state = self._st_reasoning
+            return True
+        if TEXT_THINK.startswith(head):
             return False  # whitespace or a prefix of <think>: wait
-        self._opening = False
+        self._state = self._st_content
         return True
 
-    # ---- the two call shapes
+    def _st_content(self) -> bool:
+        # The hot states search the pattern and cut the buffer in place (no helper
+        # calls: streaming a character at a time runs a state per character).
+        buf, start = self._buf, self._pos
+        found = _MARKERS.pattern.search(buf, start)
+        if found is None:
+            end = len(buf) - _MARKERS.holdback(buf, start)
+            self._pos = end
+            self._text(buf[start:end])
+            return False
+        pos = found.start()
+        marker = found.group()
+        self._pos = pos + len(marker)
+        self._text(buf[start:pos])
+        if marker == TOOL_CALLS:
+            self._call_begins(self._at(buf, pos))
+            self._state = self._st_call_start
+        elif marker == THINK:
+            self._state = self._st_reasoning
+        # [/THINK], [ARGS], [CALL_ID] outside their place and </s> carry no text: dropped.
+        return True
 
-    def _step_call_start(self) -> bool:
+    def _st_reasoning(self) -> bool:
+        # Inside reasoning only its end is a marker ([TOOL_CALLS] there is mentioned).
+        buf, start = self._buf, self._pos
+        markers = self._reasoning_end
+        found = markers.pattern.search(buf, start)
+        if found is None:
+            end = len(buf) - markers.holdback(buf, start)
+            self._pos = end
+            self._reasoning(buf[start:end])
+            return False
+        pos = found.start()
+        self._pos = found.end()
+        self._reasoning(buf[start:pos])
+        self._state = self._st_content
+        return True
+
+    # ---- after [TOOL_CALLS]: a name, or the JSON form
+
+    def _st_call_start(self) -> bool:
         self._pos = skip_whitespace(self._buf, self._pos)
         if self._pos == len(self._buf):
             return False
-        if self._buf[self._pos] in "[{":
-            self._mode = _Mode.ARRAY
-            self._scanner = ClosureScanner()
-            self._array = []
+        first = self._buf[self._pos]
+        if first == "[":
+            self._pos += 1
+            self._in_list = True
+            self._state = self._st_list_first
+        elif first == "{":
+            self._in_list = False
+            return self._open_object()
         else:
-            self._mode = _Mode.NAME
             self._name = []
             self._id = []
+            self._state = self._st_name
         return True
 
-    def _step_name(self) -> bool:
+    # ---- the named form: NAME[CALL_ID]ID[ARGS]{...}
+
+    def _st_name(self) -> bool:
         return self._collect(self._name, _NAME_ENDS)
 
-    def _step_call_id(self) -> bool:
+    def _st_call_id(self) -> bool:
         return self._collect(self._id, _ID_ENDS)
 
     def _collect(self, into: list[str], ends: MarkerSet) -> bool:
@@ -246,7 +236,7 @@ class MistralStream(FormatStream):
         self._pos = pos + (len(marker) if marker != "{" else 0)
         into.append(buf[start:pos])
         if marker == CALL_ID:
-            self._mode = _Mode.CALL_ID
+            self._state = self._st_call_id
         else:
             self._start_named_call()
         return True
@@ -260,121 +250,165 @@ class MistralStream(FormatStream):
             )
         call_id = "".join(self._id).strip() or None
         self._begin_call(name, call_id)
-        self._mode = _Mode.ARGS
         self._scanner = ClosureScanner()
         self._args_started = False
+        self._state = self._st_args
 
-    def _step_args(self) -> bool:
+    def _st_args(self) -> bool:
         buf, start = self._buf, self._pos
         if not self._args_started:
-            first = skip_whitespace(buf, start)
-            if first < len(buf):
-                if buf[first] != "{":
-                    raise self._error(
-                        f"arguments must be a JSON object, got {buf[first : first + 20]!r}",
-                        where=f"tool call {self._call_count - 1}",
-                    )
-                self._args_started = True
-        # Scanned in place (a step per character when streaming one at a time).
+            # Whitespace after [ARGS] (a SentencePiece tokenizer decodes one there) is
+            # the separator's, not the arguments'.
+            start = self._pos = skip_whitespace(buf, start)
+            if start == len(buf):
+                return False
+            if buf[start] != "{":
+                raise self._error(
+                    f"arguments must be a JSON object, got {buf[start : start + 20]!r}",
+                    where=f"tool call {self._call_count - 1}",
+                )
+            self._args_started = True
+        # Scanned in place (a state per character when streaming one at a time).
         end = self._scanner.feed(buf, start)
         stop = len(buf) if end < 0 else end
         self._pos = stop
         self._arguments(buf[start:stop])
         if end < 0:
             return False
-        self._mode = _Mode.CONTENT
-        self._call_ends(self._at(self._buf, self._pos))
+        self._call_ends(self._at(buf, stop))
+        self._state = self._st_content
         return True
 
-    def _step_array(self) -> bool:
-        end = self._scanner.feed(self._buf, self._pos)
-        self._array.append(self._take(len(self._buf) if end < 0 else end))
+    # ---- the JSON form: [{...}, {...}] or one {...}; a call per object as it closes
+
+    def _st_list_first(self) -> bool:
+        """After ``[``: the first object, or ``]`` (an empty list)."""
+        pos = self._pos = skip_whitespace(self._buf, self._pos)
+        if pos == len(self._buf):
+            return False
+        if self._buf[pos] == "]":
+            return self._end_list(pos)
+        return self._open_object()
+
+    def _st_list_item(self) -> bool:
+        """After ``,``: the next object."""
+        self._pos = skip_whitespace(self._buf, self._pos)
+        if self._pos == len(self._buf):
+            self._state = self._st_list_item  # (run directly, it stores itself to wait)
+            return False
+        return self._open_object()
+
+    def _open_object(self) -> bool:
+        buf, pos = self._buf, self._pos
+        if buf[pos] != "{":
+            raise self._error(
+                "each [TOOL_CALLS] element needs a string 'name'",
+                where=f"tool call {self._call_count}",
+            )
+        # An object already whole in the buffer (a whole output parsed at once) is
+        # decoded in one C call, with no scanner; otherwise (still arriving, or not
+        # valid JSON) the scanner finds where it closes. One attempt per object.
+        try:
+            element, end = _DECODER.raw_decode(buf, pos)
+        except (ValueError, RecursionError):
+            self._scanner = ClosureScanner()
+            self._element = []
+            self._state = self._st_object
+            return True
+        self._pos = end
+        self._emit_element(buf[pos:end], element)
+        if self._object_done(buf, end):
+            self._state = self._st_list_next
+        return True
+
+    def _st_object(self) -> bool:
+        buf, start = self._buf, self._pos
+        end = self._scanner.feed(buf, start)
+        stop = len(buf) if end < 0 else end
+        self._pos = stop
+        self._element.append(buf[start:stop])
         if end < 0:
             return False
-        self._emit_array("".join(self._array))
-        self._mode = _Mode.CONTENT
-        self._call_ends(self._at(self._buf, self._pos))
+        self._emit_element("".join(self._element))
+        # What follows is usually there already: decided without storing a state.
+        return self._st_list_next() if self._object_done(buf, stop) else True
+
+    def _object_done(self, buf: str, end: int) -> bool:
+        """An object closed before ``buf[end]``; returns whether a list goes on."""
+        if not self._in_list:
+            self._call_ends(self._at(buf, end))
+            self._state = self._st_content
+            return False
+        # Whole: a list cut off later keeps this call (a malformed one does not).
+        self._call_complete()
         return True
 
-    def _emit_array(self, text: str) -> None:
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError) as error:
+    def _st_list_next(self) -> bool:
+        """After an object of the list: ``,`` or ``]``."""
+        pos = self._pos = skip_whitespace(self._buf, self._pos)
+        if pos == len(self._buf):
+            self._state = self._st_list_next  # (run directly, it stores itself to wait)
+            return False
+        char = self._buf[pos]
+        if char == "]":
+            return self._end_list(pos)
+        if char != ",":
             raise self._error(
-                f"[TOOL_CALLS] JSON is invalid: {error}", where=f"tool call {self._call_count}"
-            ) from None
-        elements = value if isinstance(value, list) else [value]
-        raw = _raw_elements(text) if isinstance(value, list) else [text.strip()]
-        for element, element_text in zip(elements, raw, strict=True):
-            self._emit_element(element, element_text)
+                f"[TOOL_CALLS] JSON is invalid: expected ',' or ']', got {char!r}",
+                where=f"tool call {self._call_count}",
+            )
+        self._pos = pos + 1
+        return self._st_list_item()
 
-    def _emit_element(self, element: Any, text: str) -> None:
-        where = f"tool call {self._call_count}"
-        if not isinstance(element, dict) or not isinstance(element.get("name"), str):
-            raise self._error("each [TOOL_CALLS] element needs a string 'name'", where=where)
-        name = element["name"].strip()
+    def _end_list(self, pos: int) -> bool:
+        self._pos = pos + 1
+        self._call_ends(self._at(self._buf, pos + 1))
+        self._state = self._st_content
+        return True
+
+    def _emit_element(self, text: str, element: Any = None) -> None:
+        """Announce the call of one whole object (its text, from ``{`` to ``}``, and
+        the object when it was decoded already)."""
+        if element is None:
+            try:
+                element, end = _DECODER.raw_decode(text)
+            except (ValueError, RecursionError) as error:
+                raise self._malformed(f"[TOOL_CALLS] JSON is invalid: {error}") from None
+            if end != len(text):
+                element = None
+        name = element.get("name") if isinstance(element, dict) else None
+        if not isinstance(name, str):
+            raise self._malformed("each [TOOL_CALLS] element needs a string 'name'")
+        name = name.strip()
         if not name:
-            raise self._error("tool call name is empty", where=where)
+            raise self._malformed("tool call name is empty")
+        arguments = _arguments_text(element, text)
+        if arguments is None:
+            raise self._malformed("tool call arguments must be a JSON object")
         call_id = element.get("id")
         self._begin_call(name, call_id if isinstance(call_id, str) and call_id else None)
-        self._arguments(_arguments_text(element, _raw_members(text), where, self))
+        self._arguments(arguments)
+
+    def _malformed(self, message: str) -> FormatError:
+        return self._error(message, where=f"tool call {self._call_count}")
 
 
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in _SPACE:
-        pos += 1
-    return pos
-
-
-def _raw_elements(text: str) -> list[str]:
-    """The exact text of each element of a JSON array (already known to be valid)."""
-    pos = _skip_space(text, 0) + 1
-    out: list[str] = []
-    while True:
-        pos = _skip_space(text, pos)
-        if text[pos] == "]":
-            return out
-        _, end = _DECODER.raw_decode(text, pos)
-        out.append(text[pos:end])
-        pos = _skip_space(text, end)
-        if text[pos] == ",":
-            pos += 1
-
-
-def _raw_members(text: str) -> dict[str, str]:
-    """The exact text of each top-level member value of a JSON object (valid JSON)."""
-    pos = _skip_space(text, 0) + 1
-    members: dict[str, str] = {}
-    while True:
-        pos = _skip_space(text, pos)
-        if text[pos] == "}":
-            return members
-        key, pos = _DECODER.raw_decode(text, pos)
-        pos = _skip_space(text, _skip_space(text, pos) + 1)  # past ':'
-        _, end = _DECODER.raw_decode(text, pos)
-        members[key] = text[pos:end]
-        pos = _skip_space(text, end)
-        if text[pos] == ",":
-            pos += 1
-
-
-def _arguments_text(
-    element: dict[str, Any], raw: dict[str, str], where: str, stream: MistralStream
-) -> str:
-    """The arguments as the model wrote them (a JSON-encoded string is unwrapped)."""
+def _arguments_text(element: dict[str, Any], text: str) -> str | None:
+    """The arguments as the model wrote them (a JSON-encoded string is unwrapped);
+    ``None`` when they are not a JSON object."""
     if "arguments" not in element:
         return "{}"
     value = element["arguments"]
     if isinstance(value, dict):
-        return raw["arguments"]
+        return raw_members(text)["arguments"]
     if isinstance(value, str):
         try:
             decoded = json.loads(value)
         except (ValueError, RecursionError):
-            decoded = None
+            return None
         if isinstance(decoded, dict):
             return value
-    raise stream._error("tool call arguments must be a JSON object", where=where)
+    return None
 
 
 class MistralFormat(Format):
