@@ -219,7 +219,12 @@ def samples() -> dict[str, list[str]]:
     repo = ROOT.parent
     prose = [
         p.read_text(encoding="utf-8")
-        for p in (repo / "README.md", repo / "ARCHITECTURE.md", repo / "CHANGELOG.md")
+        for p in (
+            repo / "README.md",
+            *sorted((repo / "docs").glob("*.md")),  # the reference the README held once
+            repo / "ARCHITECTURE.md",
+            repo / "CHANGELOG.md",
+        )
     ]
     prose += [". ".join(q["query"] for q in load_set()["queries"][i : i + 50]) for i in (0, 300)]
     code = [p.read_text(encoding="utf-8") for p in sorted((repo / "src/toolwire").rglob("*.py"))]

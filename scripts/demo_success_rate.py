@@ -15,10 +15,11 @@ model decide), once greedily and ``--samples`` times with sampling (temperature
 * ``success`` — ``right_calls`` and ``answered``.
 
 Run: ``python scripts/demo_success_rate.py [--model local --model local:smollm2]
-[--samples 3] [--readme README.md] [--json]``. A local spec ending in ``+gguf`` (such as
+[--samples 3] [--readme docs/models.md] [--json]``. A local spec ending in ``+gguf`` (such as
 ``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``).
 ``--readme`` rewrites the table between the ``demo-verdicts`` markers of that file, so
-the README shows what this script measured.
+the docs page (docs/models.md, "The embedded models, measured") shows what this script
+measured.
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def markdown(scores: list[Score], args: argparse.Namespace) -> str:
     described = {case.key: case.expected for case in DEMO_CASES}
     lines = [
         f"Measured by `python scripts/demo_success_rate.py --samples {args.samples} --readme "
-        f"README.md` ({' '.join(f'--model {m}' for m in args.model)}; "
+        f"{args.readme or 'docs/models.md'}` ({' '.join(f'--model {m}' for m in args.model)}; "
         f"tool_choice={args.tool_choice}, max_rounds={args.max_rounds}; per prompt one greedy "
         f"run and {args.samples} sampled at temperature {args.temperature}; "
         f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end — "

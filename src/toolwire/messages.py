@@ -146,7 +146,7 @@ class Image:
     """An image a tool returns (or a user sends): its bytes and media type.
 
     Return one from a tool, or a list mixing text and images, and the model sees the
-    image in its tool result, in the shape its provider documents (see README, "Images
+    image in its tool result, in the shape its provider documents (see docs/tools.md, "Images
     in tool results").
 
     Args:

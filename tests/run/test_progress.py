@@ -391,16 +391,16 @@ def test_an_early_call_whose_position_changed_runs_again_with_its_final_key() ->
     assert result.content.endswith(idempotency_key("run-7", 3, 0))
 
 
-# -- the README's idempotency example ---------------------------------------------------------
+# -- the idempotency example (docs/tools.md) ---------------------------------------------------------
 
 
-def test_the_readme_example_charges_once_when_a_lost_response_is_retried() -> None:
-    readme = Path(__file__).resolve().parents[2] / "README.md"
-    text = readme.read_text(encoding="utf-8")
-    section = text[text.index("### Tool context, idempotency keys and progress") :]
+def test_the_docs_example_charges_once_when_a_lost_response_is_retried() -> None:
+    page = Path(__file__).resolve().parents[2] / "docs" / "tools.md"
+    text = page.read_text(encoding="utf-8")
+    section = text[text.index("## Tool context, idempotency keys and progress") :]
     [example] = re.findall(r"```python\n(.*?)```", section, re.DOTALL)[:1]
     namespace: dict[str, Any] = {}
-    exec(compile(example, "README:idempotency", "exec"), namespace)
+    exec(compile(example, "docs/tools.md:idempotency", "exec"), namespace)
 
     class Bank:
         """Deduplicates by key; its first answer is lost on the way back."""
