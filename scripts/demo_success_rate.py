@@ -1,22 +1,27 @@
 """How often an embedded model gets the demo right: measured, not assumed.
 
 Runs the demo prompts of ``toolwire run --demo`` (``toolwire.demo.verdict.DEMO_CASES``)
-with the demo tools, configured as the demo is (``tool_choice="required"``, one round of
-calls, then the forced answer; pass ``--tool-choice auto --max-rounds 3`` to let the
-model decide), once greedily and ``--samples`` times with sampling (temperature
-``--temperature``, seeds 0..N-1), and judges each run's first turn with the same
-:func:`toolwire.demo.verdict.judge` the demo prints:
+with the demo tools, configured as the demo is (``tool_choice="required"`` for the
+first round, ``auto`` after it, up to three rounds of calls, then the forced answer;
+pass ``--tool-choice auto`` to let the model decide from the start, ``--max-rounds 1``
+for the old one-round demo), once greedily and ``--samples`` times with sampling
+(temperature ``--temperature``, seeds 0..N-1), and judges each whole run with the same
+:func:`toolwire.demo.verdict.judge_run` the demo prints:
 
-* ``well_formed`` — every call parsed and validated against its tool's schema (the
-  grammar's promise: this should be 100%);
+* ``well_formed`` — every call of the run parsed and validated against its tool's
+  schema (the grammar's promise: this should be 100%);
 * ``right_tool`` — every call named the expected tool;
-* ``right_calls`` — the first turn holds exactly the expected calls, in parallel;
-* ``answered`` — the run ended with a non-empty answer (no error, no loop stop);
-* ``success`` — ``right_calls`` and ``answered``.
+* ``all_calls`` — every expected call was made and nothing else, in any turns;
+* ``in_one_turn`` — ... and all of them in the first turn with calls (in parallel);
+* ``answered`` — the run ended with answer text (no error, no loop stop) that is not
+  a tool call written as text;
+* ``call_shaped`` — the last turn's text was a tool call written as text
+  (``call_shaped_text``);
+* ``success`` — ``all_calls`` and ``answered``.
 
 Run: ``python scripts/demo_success_rate.py [--model local --model local:smollm2]
-[--samples 3] [--readme docs/models.md] [--json]``. A local spec ending in ``+gguf`` (such as
-``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``).
+[--samples 3] [--readme docs/models.md] [--json]``. A local spec ending in ``+gguf`` (such
+as ``local+gguf``) renders the model's own chat template (``LocalModel(template="gguf")``).
 ``--readme`` rewrites the table between the ``demo-verdicts`` markers of that file, so
 the docs page (docs/models.md, "The embedded models, measured") shows what this script
 measured.
@@ -35,7 +40,24 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-FIELDS = ("well_formed", "right_tool", "right_calls", "answered", "success")
+FIELDS = (
+    "well_formed",
+    "right_tool",
+    "all_calls",
+    "in_one_turn",
+    "answered",
+    "call_shaped",
+    "success",
+)
+LABELS = (
+    "well-formed",
+    "right tool",
+    "all calls (any turns)",
+    "in one turn",
+    "answered",
+    "call as text",
+    "success",
+)
 MARKERS = ("<!-- demo-verdicts:start -->", "<!-- demo-verdicts:end -->")
 
 
@@ -48,24 +70,26 @@ class Score:
     seed: int | None
     well_formed: bool = False
     right_tool: bool = False
-    right_calls: bool = False
+    all_calls: bool = False
+    in_one_turn: bool = False
     answered: bool = False
+    call_shaped: bool = False
     error: str | None = None
-    first_calls: str = ""
+    calls: str = ""
     seconds: float = 0.0
 
     @property
     def success(self) -> bool:
-        """The first turn was right and the run answered."""
-        return self.right_calls and self.answered
+        """The run made the right calls and answered."""
+        return self.all_calls and self.answered
 
 
 async def score_run(
     spec: str, model: Any, case: Any, seed: int | None, *, max_rounds: int, tool_choice: str
 ) -> Score:
-    """Run one prompt and mark it."""
+    """Run one prompt and mark the whole run."""
     from toolwire.demo.tools import DEMO_TOOLS
-    from toolwire.demo.verdict import first_calls, judge
+    from toolwire.demo.verdict import judge_run, run_calls
     from toolwire.run import Agent
     from toolwire.tools import Toolset
 
@@ -76,23 +100,26 @@ async def score_run(
     score = Score(spec, case.key, seed)
     started = time.perf_counter()
     stream = agent.run_stream(case.prompt)
+    ended = False
     try:
         async with stream:
             async for _ in stream:
                 pass
-        score.answered = bool(stream.result.output.strip())
+        ended = True
     except Exception as exc:  # a failed run is a data point, not a crash of the script
         score.error = f"{type(exc).__name__}: {' '.join(str(exc).split())[:160]}"
     score.seconds = time.perf_counter() - started
-    calls, text = first_calls(stream.messages)
     toolset = Toolset(DEMO_TOOLS)
     score.well_formed = all(
         (tool := toolset.get(call.name)) is not None and tool.validate(call.arguments).ok
-        for call in calls
+        for turn in run_calls(stream.messages)
+        for call in turn
     )
-    verdict = judge(case, calls, text)
-    score.right_tool, score.right_calls = verdict.right_tool, verdict.right_calls
-    score.first_calls = verdict.calls
+    verdict = judge_run(case, stream.messages, toolset.names)
+    score.right_tool, score.all_calls = verdict.right_tool, verdict.right_calls
+    score.in_one_turn, score.call_shaped = verdict.in_one_turn, bool(verdict.call_shaped)
+    score.answered = ended and verdict.answered
+    score.calls = verdict.calls
     return score
 
 
@@ -142,9 +169,9 @@ def report(scores: list[Score], temperature: float) -> str:
                         f"{model:16} {prompt:12} {mode:8} "
                         + " ".join(f"{hits(group, f):>12}" for f in FIELDS)
                     )
-    lines.append("first turns (greedy):")
+    lines.append("calls by round (greedy):")
     lines += [
-        f"  {s.model} {s.prompt}: {s.first_calls}" + (f"  [{s.error}]" if s.error else "")
+        f"  {s.model} {s.prompt}: {s.calls}" + (f"  [{s.error}]" if s.error else "")
         for s in scores
         if s.seed is None
     ]
@@ -152,26 +179,26 @@ def report(scores: list[Score], temperature: float) -> str:
 
 
 def markdown(scores: list[Score], args: argparse.Namespace) -> str:
-    """The README table: one row per model and prompt, greedy and sampled runs together."""
+    """The success table: one row per model and prompt, greedy and sampled runs together."""
     from toolwire.demo.verdict import DEMO_CASES
 
     described = {case.key: case.expected for case in DEMO_CASES}
     lines = [
         f"Measured by `python scripts/demo_success_rate.py --samples {args.samples} --readme "
         f"{args.readme or 'docs/models.md'}` ({' '.join(f'--model {m}' for m in args.model)}; "
-        f"tool_choice={args.tool_choice}, max_rounds={args.max_rounds}; per prompt one greedy "
-        f"run and {args.samples} sampled at temperature {args.temperature}; "
-        f"{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} at the end — "
-        "seconds grow with the load):",
+        f"tool_choice={args.tool_choice} for the first round, max_rounds={args.max_rounds}; "
+        f"each run judged whole; per prompt one greedy run and {args.samples} sampled at "
+        f"temperature {args.temperature}; {os.cpu_count()} CPU cores, load average "
+        f"{os.getloadavg()[0]:.1f} at the end — seconds grow with the load):",
         "",
-        "| model | prompt (right answer) | well-formed | right tool | right calls | answered | seconds per run |",
-        "|---|---|---|---|---|---|---|",
+        "| model | prompt (right answer) | " + " | ".join(LABELS) + " | seconds per run |",
+        "|---|---|" + "---|" * len(LABELS) + "---|",
     ]
     for model in dict.fromkeys(s.model for s in scores):
         for prompt in dict.fromkeys(s.prompt for s in scores):
             group = [s for s in scores if s.model == model and s.prompt == prompt]
             seconds = sum(s.seconds for s in group) / max(1, len(group))
-            cells = " | ".join(hits(group, f) for f in FIELDS[:4])
+            cells = " | ".join(hits(group, f) for f in FIELDS)
             lines.append(f"| `{model}` | {prompt}: {described[prompt]} | {cells} | {seconds:.1f} |")
     return "\n".join(lines)
 
@@ -191,7 +218,7 @@ def main() -> int:
     parser.add_argument("--model", action="append", help="model spec, repeatable (default: local)")
     parser.add_argument("--samples", type=int, default=3, help="sampled runs per prompt")
     parser.add_argument("--temperature", type=float, default=0.7)
-    parser.add_argument("--max-rounds", type=int, default=1, help="as --demo: 1")
+    parser.add_argument("--max-rounds", type=int, default=3, help="as --demo: 3")
     parser.add_argument("--tool-choice", default="required", help="as --demo: required")
     parser.add_argument("--readme", type=Path, help="write the table into this file")
     parser.add_argument("--json", action="store_true")

@@ -44,7 +44,7 @@ MAY_IMPORT = {
     "serve": CORE
     | {"wire", "formats", "history", "prompts", "tools", "run", "providers", "observe"},
     "testing": CORE | {"wire", "history", "run", "observe"},
-    "demo": CORE | {"tools", "safety"},
+    "demo": CORE | {"tools", "policies", "safety"},
 }
 _LAYERS = {
     p.name.removesuffix(".py")

@@ -51,10 +51,12 @@ def test_the_other_call_sites_pass_a_kind_on() -> None:
     # A call site that does not write its kind passes on one made elsewhere (a retry's
     # notice with its message scrubbed, a format's notice applied to the assembler, or
     # by ContentCalls reading a served model's answer text, the format stream's own
-    # helper): a new one of these needs a look.
+    # helper, or the embedded model's repetition_stopped through TextTurnDecoder.notice):
+    # a new one of these needs a look.
     _, passed_on = emitted_kinds()
     assert sorted(passed_on) == [
         "formats/base.py kind",
+        "formats/decode.py kind",  # TextTurnDecoder.notice: a provider's, about its output
         "providers/http.py item.kind",
         "wire/assembler.py event.kind",
         "wire/assembler.py kind",

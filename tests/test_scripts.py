@@ -59,6 +59,10 @@ STUB = """#!/usr/bin/env bash
 # compiles llama.cpp for minutes; what is tested here is what the script says, and when).
 echo "STUB $(basename "$0") $*"
 if [ "$1" = "-c" ]; then exit "${LLAMA_MISSING:-1}"; fi
+case "$*" in *"[local]"*)
+  echo "Building wheel for llama-cpp-python (pyproject.toml): started"
+  exit "${LOCAL_FAILS:-0}";;
+esac
 """
 
 
@@ -75,38 +79,56 @@ def _demo_checkout(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _demo(checkout: Path, llama_missing: str = "1") -> list[str]:
-    result = subprocess.run(
+def _demo(
+    checkout: Path, llama_missing: str = "1", local_fails: str = "0"
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         ["bash", str(checkout / "scripts" / "demo"), "--events"],
         capture_output=True,
         text=True,
         check=False,
         timeout=60,
-        env={"PATH": "/usr/bin:/bin", "LLAMA_MISSING": llama_missing},
+        env={"PATH": "/usr/bin:/bin", "LLAMA_MISSING": llama_missing, "LOCAL_FAILS": local_fails},
     )
+
+
+def _lines(result: subprocess.CompletedProcess[str]) -> list[str]:
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 
 
-def test_demo_says_what_it_installs_core_first(tmp_path: Path) -> None:
-    lines = _demo(_demo_checkout(tmp_path))
+def test_demo_shows_a_first_result_while_llama_cpp_builds(tmp_path: Path) -> None:
+    checkout = _demo_checkout(tmp_path)
+    lines = _lines(_demo(checkout))
 
     def where(part: str) -> int:
         return next(i for i, line in enumerate(lines) if part in line)
 
     assert lines[0].startswith("demo: installing toolwire into .venv")  # before any pip
     core = where("STUB python -m pip install --quiet -e .")
-    hint = where(".venv/bin/toolwire pipeline")
     build = where("building llama.cpp, once: a few minutes on 2 cores")
-    local = where("STUB python -m pip install -e .[local]")  # no --quiet: pip's progress
-    assert 0 < core < hint < build < local < where("STUB toolwire run --demo --events")
-    assert "491 MB" in lines[build]
+    first = where("STUB toolwire pipeline")  # the offline walk-through: a first result
+    built = where("demo: the local extra is installed (Building wheel for llama-cpp-python")
+    assert 0 < core < build < first < built < where("STUB toolwire run --demo --events")
+    assert "491 MB" in lines[build] and "toolwire-local-install.log" in lines[build]
+    # pip ran in the background with its output in the log, not on the terminal.
+    log = (checkout / ".venv" / "toolwire-local-install.log").read_text()
+    assert "STUB python -m pip install -e .[local]" in log
+    assert not any("pip install -e .[local]" in line for line in lines)
+
+
+def test_a_failed_build_shows_the_end_of_its_log_and_stops(tmp_path: Path) -> None:
+    result = _demo(_demo_checkout(tmp_path), local_fails="3")
+    assert result.returncode == 3
+    assert "demo: installing the local extra failed (exit 3)" in result.stdout
+    assert "Building wheel for llama-cpp-python" in result.stdout  # the log's end
+    assert "toolwire run --demo" not in result.stdout
 
 
 def test_demo_installs_once_and_knows_a_built_runtime(tmp_path: Path) -> None:
     checkout = _demo_checkout(tmp_path)
     (checkout / ".venv" / ".toolwire-demo-install").write_text("stale\n")
-    lines = _demo(checkout, llama_missing="0")
+    lines = _lines(_demo(checkout, llama_missing="0"))
     assert any("llama.cpp is already built" in line for line in lines)
     assert not any("building llama.cpp" in line for line in lines)
-    assert _demo(checkout) == ["STUB toolwire run --demo --events"]  # installed: no install
+    assert _lines(_demo(checkout)) == ["STUB toolwire run --demo --events"]  # no install

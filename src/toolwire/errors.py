@@ -152,7 +152,11 @@ class TurnError(ProtocolError):
 
 
 class ProviderAPIError(ProviderError):
-    """The provider reported an error (an ``error`` event or an HTTP error status)."""
+    """The provider reported an error (an ``error`` event or an HTTP error status).
+
+    ``call_id`` names the tool call whose result the error's field path points into
+    (a 400 about a part of a tool result), when the request sent shows one.
+    """
 
     def __init__(
         self,
@@ -162,10 +166,12 @@ class ProviderAPIError(ProviderError):
         status: int | None = None,
         body: Any = None,
         hint: str | None = None,
+        call_id: str | None = None,
     ) -> None:
         self.error_type = error_type
         self.status = status
         self.body = body
+        self.call_id = call_id
         super().__init__(message, hint=hint)
 
 

@@ -48,8 +48,11 @@ NoticeKind = Literal[
     "retry",
     # the fallback model
     "fallback",
+    # the embedded model
+    "repetition_stopped",
     # the agent loop
     "tool_choice_ignored",
+    "call_shaped_text",
     # the proxy (toolwire serve)
     "arguments_repaired",
     "call_not_sent",
@@ -141,10 +144,20 @@ class Notice:
     * ``fallback`` — a model failed before any output; the request goes to the next
       model: which failed, why, and which is next.
 
+    The embedded model (``toolwire.LocalModel``):
+
+    * ``repetition_stopped`` — the generation's end was one piece of text repeated
+      (the same JSON object or line again and again): it was stopped early and the turn
+      ends with finish reason ``length`` (:mod:`toolwire.providers.local_repeat`).
+
     The agent loop:
 
     * ``tool_choice_ignored`` — the model answered without a call although
       ``tool_choice`` asked for one.
+    * ``call_shaped_text`` — a turn without calls wrote text that looks like a tool
+      call (a JSON object naming a tool, ``name`` with ``arguments``, or a family's
+      call marker) that nothing read as one: no tool ran, and the text is not an
+      answer the model meant (:mod:`toolwire.policies.call_shaped`).
 
     The proxy (``toolwire serve``), reported to its client:
 

@@ -191,3 +191,24 @@ def test_a_denied_call_tells_the_user_to_use_yes(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "needs approval" in result.stderr and "--yes" in result.stderr
     assert "deleted a.txt" not in result.stdout + result.stderr  # it never ran
+
+
+def test_models_counts_the_assembled_default_model_without_its_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # After the first run the cached GGUF is all a run reads, so a user may uninstall the
+    # six packages to save 491 MB (docs/models.md); a distribution that is really not
+    # installed stands in for them.
+    pytest.importorskip("llama_cpp")
+    from toolwire.cli.models_cmd import _local_status
+    from toolwire.providers import local
+
+    monkeypatch.setattr(local, "EMBEDDED_PARTS", ("toolwire-no-such-distribution",))
+    monkeypatch.setenv("TOOLWIRE_CACHE_DIR", str(tmp_path))
+    ready, status = _local_status("local")
+    assert not ready and status.startswith("not installed (toolwire-no-such-distribution)")
+    (tmp_path / local.EMBEDDED_FILE).write_bytes(b"GGUF")
+    assert _local_status("local") == (
+        True,
+        "installed (assembled in the cache; its packages were removed)",
+    )

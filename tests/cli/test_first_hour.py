@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -218,12 +219,13 @@ def test_demo_says_what_is_right_and_what_the_model_did(
         code = main(["run", "--demo", "--model", "openai:m", "--base-url", f"{server.url}/v1"])
     out = capsys.readouterr().out
     assert code == 0
-    assert '=== a right answer: two parallel explore_code calls, query "login"' in out
-    assert "=== verdict: right tool, right calls: explore_code(" in out
+    assert '=== a right answer: two explore_code calls, query "login"' in out
+    assert "=== verdict: right calls, in one turn (parallel): round 1: explore_code(" in out
     assert (
         "=== verdict: wrong tool (the model's choice, not a toolwire error): no call, text "
-        "'I cannot check the weather.'" in out
+        "'I cannot check the weather.'; then an answer" in out
     )
+    assert "tool_choice=required" in out and "tool_choice=auto" in out  # required, then auto
     assert "tool_choice_ignored" in out  # the model ignored tool_choice=required
     assert "TextDelta(" not in out  # text streams on one line; --events shows events
 
@@ -335,3 +337,55 @@ def test_the_live_caption_names_the_retry_while_waiting() -> None:
     assert "returned HTTP 503: busy; try 2 of 4" in str(view._render().caption)
     view.state.apply(TextDelta("hi"), 0.2)
     assert view.state.retry is None and "HTTP 503" not in str(view._render().caption)
+
+
+def test_the_demo_judges_the_second_city_in_a_second_round(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    def weather(city: str) -> bytes:
+        """A Chat stream with one get_weather call for ``city``, tomorrow."""
+        arguments = json.dumps({"city": city, "day": "tomorrow"})
+        call = {"index": 0, "id": f"c_{city}", "type": "function",
+                "function": {"name": "get_weather", "arguments": arguments}}  # fmt: skip
+        chunks = [
+            {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]},
+            {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+        ]
+        return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + (
+            b"data: [DONE]\n\n"
+        )
+
+    written = '{"name": "get_weather", "arguments": {"city": "Beijing"}}'
+    replies = (
+        sse(answer_stream("Nothing to search.")),  # the code search: no call
+        sse(weather("Beijing")),
+        sse(weather("Shanghai")),
+        sse(answer_stream(written)),  # the answer: a call written as text
+    )
+    with FaultServer(*replies) as server:
+        code = main(["run", "--demo", "--model", "openai:m", "--base-url", f"{server.url}/v1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "=== verdict: right calls, across 2 turns: round 1: get_weather(" in out
+    assert "no answer: the last turn's text is a JSON tool call to get_weather" in out
+    assert "=== answer: (not an answer: the model wrote a tool call as text" in out
+    assert "Notice(kind='call_shaped_text'" in out
+
+
+def test_a_run_cut_at_the_token_limit_says_so_and_logs_outcome_length(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cut = answer_stream("The weather in Beijing is").replace(
+        b'"finish_reason": "stop"', b'"finish_reason": "length"'
+    )
+    log = tmp_path / "runs.db"
+    with FaultServer(sse(cut)) as server:
+        url = f"{server.url}/v1"
+        code = main(["run", "weather?", "-m", "openai:m", "--base-url", url, "--log", str(log)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "(outcome length: the model's turn was cut at the token limit" in out
+    assert out.rstrip().endswith("raise --max-tokens) The weather in Beijing is")
+    assert main(["log", "--log", str(log), "--json", "-n", "1"]) == 0
+    [listed] = json.loads(capsys.readouterr().out)
+    assert listed["outcome"] == "length"

@@ -138,7 +138,7 @@ def test_trace_writes_one_page(db: str, tmp_path: Path, capsys: pytest.CaptureFi
     out = tmp_path / "trace.html"
     assert main(["trace", "last", "--db", db, "--html", str(out)]) == 0
     page = out.read_text()
-    assert page.startswith("<!DOCTYPE html>") and "model stream #1" in page
+    assert page.startswith("<!DOCTYPE html>") and "model request #1" in page
     for pattern in ("http://", "https://", "src=", "href="):
         assert pattern not in page, pattern
 

@@ -252,3 +252,109 @@ def test_a_crafted_log_runs_no_script(browser: DevTools, tmp_path: Path) -> None
     )
     assert "found a" in details
     assert _problems(browser) == []
+
+
+# -- the run on one axis, the legend, the answer, approvals -------------------------------
+
+BOXES = (
+    "Array.from(document.querySelectorAll(SELECTOR)).map(e => {"
+    " const r = e.getBoundingClientRect();"
+    " return {kind: e.dataset.kind || e.dataset.key || '', text: e.textContent,"
+    " title: e.title || '', left: r.left, right: r.right, width: r.width, height: r.height,"
+    " top: r.top}; })"
+)
+
+
+def _boxes(browser: DevTools, selector: str) -> list[dict[str, Any]]:
+    return browser.evaluate(BOXES.replace("SELECTOR", json.dumps(selector)))  # type: ignore[no-any-return]
+
+
+def _open(browser: DevTools, page: Path) -> None:
+    browser.send("Page.navigate", url=page.as_uri())
+    browser.wait_for("Page.loadEventFired")
+
+
+def test_the_whole_run_on_one_axis_with_a_legend_and_the_answer(
+    browser: DevTools, tmp_path: Path
+) -> None:
+    from .trace_runs import ANSWER, page_of, three_rounds
+
+    three_rounds(tmp_path / "runs.db")
+    _open(browser, page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+
+    # One axis: labels in human units, evenly spaced, the same above and below the lanes.
+    ticks = _boxes(browser, ".axis span")
+    top, bottom = ticks[: len(ticks) // 2], ticks[len(ticks) // 2 :]
+    assert [t["text"] for t in top] == [t["text"] for t in bottom]
+    assert top[0]["text"] == "0" and all(re.fullmatch(HUMAN, t["text"]) for t in top)
+    centres = [(t["left"] + t["right"]) / 2 for t in top[1:]]  # each label centred on its tick
+    gaps = [b - a for a, b in itertools.pairwise(centres)]
+    assert max(gaps) - min(gaps) < 1.5  # pixels: one step apart, each
+    tracks = _boxes(browser, ".track")
+    assert len({(round(t["left"]), round(t["width"])) for t in tracks}) == 1  # one scale
+    models = _boxes(browser, ".bar.model")
+    assert [m["left"] >= p["right"] - 1 for p, m in itertools.pairwise(models)] == [True, True]
+
+    # Every bar and mark drawn has a visible legend entry; the black tick is explained.
+    drawn = {b["kind"] for b in _boxes(browser, ".lanes [data-kind]")}
+    legend = {k["kind"]: k for k in _boxes(browser, "#legend .key")}
+    assert {"model", "first-event", "waiting", "s-ok", "s-error"} <= drawn <= set(legend)
+    assert all(legend[k]["width"] > 0 and legend[k]["height"] > 0 for k in drawn)
+    assert "time to first token" in legend["first-event"]["text"]
+    ticks_on_bars = _boxes(browser, ".lanes .mark.first-event")
+    assert len(ticks_on_bars) == 3 and all(t["height"] > 0 for t in ticks_on_bars)
+
+    # Tokens per request, the answer without a click, the approval wait as a segment.
+    labels = [b["text"] for b in _boxes(browser, ".lane-model .label")]
+    assert labels[0] == "model request #1812 in · 45 out tokens"
+    assert browser.evaluate("document.querySelector('#answer pre').textContent") == ANSWER
+    assert _boxes(browser, "#answer pre")[0]["height"] > 0
+    [ran] = _boxes(browser, '.bar.call[data-call-id="c-d"]')
+    # In the same lane (every call that may not run twice waits for its start row too).
+    [waiting] = [b for b in _boxes(browser, ".bar.waiting") if b["top"] == ran["top"]]
+    # It ends where the run begins (a wait shorter than a bar's 3 px minimum overlaps it).
+    assert waiting["width"] > 0 and waiting["left"] <= ran["left"] <= waiting["right"] + 1.5
+    details = browser.evaluate(
+        "Array.from(document.querySelectorAll('.bar.waiting')).pop().click();"
+        " document.getElementById('details').textContent"
+    )
+    assert "waiting to start" in details and '"path": "x"' in details
+    assert browser.evaluate("window.__pwned === undefined")
+    assert browser.evaluate("document.querySelectorAll('img, script').length") == 2
+    shot = browser.send("Page.captureScreenshot", format="png")
+    (tmp_path / "trace.png").write_bytes(base64.b64decode(shot["data"]))
+    assert _problems(browser) == []
+
+
+def test_a_paused_run_shows_its_approval_wait(browser: DevTools, tmp_path: Path) -> None:
+    from .trace_runs import page_of, paused_and_resumed
+
+    paused_and_resumed(tmp_path / "runs.db", answer="not now")
+    _open(browser, page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+    [held] = _boxes(browser, ".bar.approval")
+    [denied] = _boxes(browser, ".lanes .mark.denied")
+    [paused] = _boxes(browser, ".bar.paused")
+    assert held["width"] > 0 and denied["width"] > 0 and paused["width"] > 0
+    assert "denied by alice" in held["title"] and abs(denied["left"] + 6 - held["right"]) < 1.5
+    [call] = _boxes(browser, '.bar.call[data-call-id="c2"]')
+    assert call["top"] == held["top"] and call["left"] >= held["right"] - 1.5
+    assert "paused" in browser.evaluate("document.querySelector('section.pause').textContent")
+    assert _problems(browser) == []
+
+
+HUMAN = r"0|\d+(\.\d+)? (µs|ms|s)|\d+ min( \d+ s)?|\d+ h( \d+ min)?"
+
+
+def test_a_retried_call_shows_each_attempt(browser: DevTools, tmp_path: Path) -> None:
+    from .trace_runs import page_of, retried
+
+    retried(tmp_path / "runs.db")
+    _open(browser, page_of(tmp_path / "runs.db", tmp_path / "t.html"))
+    [ran] = _boxes(browser, '.bar.call[data-call-id="c-f"]')
+    lane = [b for b in _boxes(browser, ".lanes .bar") if b["top"] == ran["top"]]
+    assert [b["kind"] for b in lane] == ["retried", "backoff", "retried", "backoff", "s-ok"]
+    assert all(b["width"] > 0 for b in lane)
+    assert all(a["left"] <= b["left"] for a, b in itertools.pairwise(lane))
+    legend = {k["kind"] for k in _boxes(browser, "#legend .key")}
+    assert {"retried", "backoff"} <= legend
+    assert _problems(browser) == []

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from toolwire.providers.local import (
     cache_dir,
     embedded_model_path,
     fits_hermes,
+    join_parts,
 )
 
 HAVE_PARTS = importlib.util.find_spec("llama_cpp") is not None and all(
@@ -209,3 +212,32 @@ def test_named_models_resolve_before_paths(tmp_path: Path, monkeypatch: pytest.M
     gguf = tmp_path / "mine.gguf"
     gguf.write_bytes(b"GGUF")
     assert LocalModel(str(gguf)).source.path == gguf  # a path ends in .gguf
+
+
+def test_parts_on_another_filesystem_are_copied_block_by_block(tmp_path: Path) -> None:
+    # /dev/shm is tmpfs: the kernel's copy between filesystems fails (EXDEV) and the
+    # join copies the bytes itself; the result is the same file.
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs a second filesystem at /dev/shm")
+    elsewhere = Path(tempfile.mkdtemp(dir=shm))
+    try:
+        parts, digest = _parts(elsewhere)
+        target = tmp_path / "model.gguf"
+        assert assemble(parts, digest, target) == target
+        assert target.read_bytes() == b"".join(p.read_bytes() for p in parts)
+    finally:
+        shutil.rmtree(elsewhere)
+
+
+def test_join_parts_writes_at_the_offsets_of_large_parts(tmp_path: Path) -> None:
+    sizes = (3 << 20, 1, (1 << 20) + 7)  # more than one block, one byte, a ragged tail
+    parts = []
+    for number, size in enumerate(sizes):
+        path = tmp_path / f"p{number}.bin"
+        path.write_bytes(bytes([65 + number]) * size)
+        parts.append(path)
+    out = tmp_path / "joined"
+    with out.open("wb") as handle:
+        join_parts(parts, handle.fileno())
+    assert out.read_bytes() == b"".join(p.read_bytes() for p in parts)

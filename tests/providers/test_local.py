@@ -168,3 +168,17 @@ def test_an_agent_runs_the_weather_demo_to_a_valid_history() -> None:
     result = agent.run_sync("What's tomorrow's weather in Beijing and Shanghai?")
     check_history(result.messages)
     assert result.requests >= 1
+
+
+@local
+@pytest.mark.local
+def test_a_repeating_generation_is_stopped_early_as_length() -> None:
+    # Measured: SmolLM2 continues this list with the same line until max_tokens; the
+    # guard stops it after about 19 copies (256 characters) with finish reason length.
+    prompt = "Continue this list to 100 items:\n" + "- hello world\n" * 5
+    model = LocalModel("smollm2", settings={"max_tokens": 300})
+    events, turn = run(model, ModelRequest([UserMessage(prompt.strip())]))
+    assert turn.finish_reason == "length"
+    assert [n.kind for n in turn.notices] == ["repetition_stopped"]
+    assert turn.usage.output_tokens < 300
+    assert any(getattr(e, "kind", None) == "repetition_stopped" for e in events)

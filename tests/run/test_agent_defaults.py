@@ -216,3 +216,30 @@ def test_a_loop_stopped_under_required_says_so() -> None:
     with pytest.raises(LoopDetectedError) as info:
         agent.run_sync("go")
     assert "tool_choice='required' was sent every round" in info.value.hint
+
+
+def _notices(model: ScriptedModel, **options: Any) -> tuple[Any, list[Notice]]:
+    stream = Agent(model, [add], **options).run_stream("go")
+
+    async def body() -> list[Any]:
+        return [event async for event in stream]
+
+    notices = [e for e in run(body()) if isinstance(e, Notice)]
+    return stream.result, notices
+
+
+def test_a_call_written_as_the_answer_gets_a_notice() -> None:
+    # The forced final answer (tool_choice="none") of a small model is often the call it
+    # wanted, as JSON text: nothing ran it, and it must not pass for an answer.
+    written = '{"name": "add", "arguments": {"a": 1, "b": 2}}'
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 1})), text_turn(written)])
+    result, notices = _notices(model, max_rounds=1)
+    assert result.output == written and result.forced_final
+    assert [n.kind for n in notices] == ["call_shaped_text"]
+    assert "a JSON tool call to add as text" in notices[0].message
+
+
+def test_an_answer_that_is_not_a_call_gets_no_notice() -> None:
+    model = ScriptedModel([text_turn('The sum is 2; as JSON: {"a": 1, "b": 1, "sum": 2}')])
+    _, notices = _notices(model)
+    assert notices == []

@@ -14,9 +14,15 @@ lock keeps two questions from interleaving.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import textwrap
 import threading
 from typing import Any, TextIO
+
+from . import screen
+from .terminal import printable
 
 __all__ = ["TerminalApprover", "cli_permissions"]
 
@@ -31,8 +37,9 @@ class TerminalApprover:
     Args:
         stdin: Where answers are read (default ``sys.stdin``).
         out: Where questions are written (default: ``sys.stderr`` at the time of asking,
-            so that a live display that wraps ``sys.stderr`` prints the question above
-            itself).
+            after the live display, which wraps ``sys.stderr`` while it runs, has stood
+            aside: :func:`toolwire.cli.screen.question`). A question is wrapped to the
+            terminal's width, its control characters shown as escapes.
         interactive: Whether anyone can answer (default: ``stdin`` is a terminal).
     """
 
@@ -66,8 +73,11 @@ class TerminalApprover:
             arguments = arguments[:_MAX_SHOWN] + "…"
         if getattr(request, "repaired", False):
             arguments += " (repaired from malformed arguments)"
-        with self._lock:
-            self._say(f"toolwire: allow {request.name} {arguments}? [y/N, or type why not]")
+        question = f"toolwire: allow {request.name} {arguments}? [y/N, or type why not]"
+        # The live table stands aside while the user reads and types (cli/screen.py).
+        with self._lock, screen.question():
+            out = self._out or sys.stderr  # the real stream again, once the table paused
+            self._say(_wrapped(printable(question), _columns(out)), out)
             line = self.stdin.readline()
         if not line:
             return f"no answer to the approval of `{request.name}` (end of input)"
@@ -78,12 +88,30 @@ class TerminalApprover:
             return False
         return f"the user refused: {answer}"
 
-    def _say(self, line: str) -> None:
-        """Write one whole line: a live display passes complete lines through above
-        itself."""
-        out = self._out or sys.stderr
-        out.write(line + "\n")
+    def _say(self, text: str, out: TextIO | None = None) -> None:
+        """Write whole lines: a live display passes complete lines through above itself."""
+        out = out or self._out or sys.stderr
+        out.write(text + "\n")
         out.flush()
+
+
+def _columns(out: TextIO) -> int:
+    """The width of the terminal ``out`` writes to (``COLUMNS`` first, as rich does)."""
+    named = os.environ.get("COLUMNS", "")
+    if named.isdigit() and int(named) > 0:
+        return int(named)
+    try:
+        return os.get_terminal_size(out.fileno()).columns or 80
+    except (AttributeError, OSError, ValueError):  # not a terminal (a pipe, a StringIO)
+        return shutil.get_terminal_size().columns
+
+
+def _wrapped(text: str, columns: int) -> str:
+    """``text`` cut into lines that fit ``columns`` (continuations indented), so that
+    nothing relies on the terminal's own wrapping (long JSON words are cut too)."""
+    return "\n".join(
+        textwrap.wrap(text, width=max(columns, 20), subsequent_indent="  ", break_on_hyphens=False)
+    )
 
 
 def cli_permissions(*, yes: bool, deny: list[str] | None, ask: list[str] | None) -> Any:

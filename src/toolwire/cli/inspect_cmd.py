@@ -93,6 +93,14 @@ def render(report: dict[str, Any]) -> str:
     if report["prompt"]:
         lines.append(f"  prompt: {report['prompt'][:120]}")
     for request in report["requests"]:
+        if request.get("error"):
+            status = f"HTTP {request['error_status']}, " if request.get("error_status") else ""
+            lines.append(
+                f"round {request['round']}: model request failed after "
+                f"{_ms(request['latency_ms'])} ({status}{request['error_type']}): "
+                f"{request['error'][:200]}"
+            )
+            continue  # its round's calls are listed under the request that was answered
         usage = request["usage"]
         cost = "" if usage["cost"] is None else f", ${usage['cost']:.6f}"
         lines.append(

@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -44,6 +46,7 @@ from ..wire.events import (
     ToolCallStarted,
     UsageReported,
 )
+from . import screen
 from .terminal import EscapingWriter, printable
 
 __all__ = [
@@ -93,6 +96,7 @@ class RunState:
     notices: list[str] = field(default_factory=list)
     waiting_since: float | None = None  # a request is out and nothing has come back yet
     retry: str | None = None  # the provider's last retry while waiting (why, and how long)
+    call_shaped: bool = False  # the latest turn's text looks like a call nothing read
 
     @property
     def current(self) -> RoundState:
@@ -105,7 +109,7 @@ class RunState:
         """Update from one run event observed at time ``now`` (seconds)."""
         if isinstance(event, RequestStarted):
             self.rounds.append(RoundState(event.round))
-            self.waiting_since, self.retry = now, None
+            self.waiting_since, self.retry, self.call_shaped = now, None, False
         elif isinstance(event, TextDelta):
             self.current.text += event.text
         elif isinstance(event, ToolCallStarted):
@@ -121,9 +125,10 @@ class RunState:
         elif isinstance(event, Finished):
             self.current.finish = event.reason
         elif isinstance(event, RunFinished):
-            self.answer = _answer(event.result)
-        elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
+            self.answer = _answer(event.result, call_shaped=self.call_shaped)
+        elif isinstance(event, Notice) and event.kind in SHOWN_NOTICES:
             self.notices.append(event.message)
+            self.call_shaped = self.call_shaped or event.kind == "call_shaped_text"
         elif isinstance(event, Notice) and event.kind == "retry":
             self.retry = event.message
         if isinstance(
@@ -179,6 +184,10 @@ def _one_line(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+SHOWN_NOTICES = frozenset({"tool_choice_ignored", "call_shaped_text", "repetition_stopped"})
+"""The notice kinds every view prints (the trace prints every notice)."""
+
+
 # -- views ---------------------------------------------------------------------------
 
 
@@ -209,7 +218,7 @@ class PlainView:
                   f"{_one_line(call.progress, 60)}", file=self.out)  # fmt: skip
         elif isinstance(event, RoundEnd) and event.turn.tool_calls:
             print(f"  round {event.round}: {len(event.turn.tool_calls)} call(s)", file=self.out)
-        elif isinstance(event, Notice) and event.kind == "tool_choice_ignored":
+        elif isinstance(event, Notice) and event.kind in SHOWN_NOTICES:
             print(f"  notice: {event.message}", file=self.out)
         elif isinstance(event, Notice) and event.kind == "retry":
             print(f"  retry: {event.message}", file=self.out)
@@ -360,16 +369,43 @@ class LiveView(PlainView):
     def __init__(self, out: TextIO) -> None:
         super().__init__(out)
         from rich.console import Console
-        from rich.live import Live
 
         self.console = Console(file=out)
-        self.live = Live(console=self.console, refresh_per_second=12, transient=False)
+        self.live = self._new_live()
+        self._lock = threading.Lock()  # the approver pauses the display from its thread
+        self._drawing = False  # between start() and finish()
+        self._release: Callable[[], None] | None = None
+
+    def _new_live(self) -> Any:
+        """A fresh display (one that was stopped keeps the old table's height, and would
+        erase that many lines above it when started again). Transient: stopping it
+        clears the table; :meth:`finish` prints the last one for good."""
+        from rich.live import Live
+
+        return Live(self, console=self.console, refresh_per_second=12, transient=True)
 
     def start(self, prompt: str) -> None:
         """Start the live display."""
         self.console.print(f"[bold]>[/bold] {_literal(prompt)}")
         self.state = RunState()
-        self.live.start()
+        with self._lock:
+            self._drawing = True
+            self.live.start()
+        self._release = screen.hold(self.paused)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """The table cleared while a question is asked and answered (``screen.question``),
+        then drawn again below the answer — unless the run finished meanwhile."""
+        with self._lock:
+            self.live.stop()
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._drawing:
+                    self.live = self._new_live()
+                    self.live.start(refresh=True)
 
     def event(self, event: Any) -> None:
         """Update the table; a provider's retry is also printed above it, to stay."""
@@ -378,7 +414,6 @@ class LiveView(PlainView):
             self.live.console.print(
                 f"retry: {printable(event.message)}", markup=False, highlight=False
             )
-        self.live.update(self)
 
     def __rich__(self) -> Any:
         """Redrawn on every refresh, so the wait for a silent model counts up live."""
@@ -412,8 +447,14 @@ class LiveView(PlainView):
         return table
 
     def finish(self) -> None:
-        """Stop the display and print the answer."""
-        self.live.stop()
+        """Stop the display, print the last table and the answer."""
+        if self._release is not None:
+            self._release()
+            self._release = None
+        with self._lock:
+            self._drawing = False
+            self.live.stop()
+        self.console.print(self._render())
         for notice in self.state.notices:
             self.console.print(f"[yellow]notice:[/yellow] {_literal(notice)}", markup=True)
         if self.state.answer is not None:
@@ -473,8 +514,8 @@ def run_prompts(
     With several prompts (``--demo``) a failed run is reported on one line and the next
     prompt still runs; the status is then 2. A single prompt's error propagates, for the
     CLI's one-line error handling. ``cases`` (``toolwire.demo.verdict.DemoCase``, by
-    prompt) say what a right answer is: it is printed before the run, and the first
-    turn's verdict after it, whether the run succeeded or not.
+    prompt) say what a right answer is: it is printed before the run, and the whole
+    run's verdict after it, whether the run succeeded or not.
     """
     status = 0
     by_prompt = {case.prompt: case for case in cases}
@@ -490,11 +531,10 @@ def run_prompts(
     return status
 
 
-def _print_verdict(case: Any, messages: Sequence[Any], out: TextIO) -> None:
-    from ..demo.verdict import first_calls, judge
+def _print_verdict(case: Any, messages: Sequence[Any], tools: Sequence[str], out: TextIO) -> None:
+    from ..demo.verdict import judge_run
 
-    calls, text = first_calls(messages)
-    print(f"=== {judge(case, calls, text).line}", file=out)
+    print(f"=== {judge_run(case, messages, tools).line}", file=out)
 
 
 async def _run_one(agent: Any, prompt: str, view: PlainView, case: Any = None) -> None:
@@ -507,7 +547,7 @@ async def _run_one(agent: Any, prompt: str, view: PlainView, case: Any = None) -
         await _drive(stream, view)
     finally:
         if case is not None:
-            _print_verdict(case, stream.messages, out)
+            _print_verdict(case, stream.messages, agent.toolset.names, out)
     report_failures(stream.result.diagnostics, out)
     if isinstance(view, TraceView):
         report_tokens(stream.result.context, out)
@@ -553,9 +593,27 @@ def report_failures(diagnostics: Any, out: TextIO) -> None:
         print(diagnostics.summary(), file=out)
 
 
-def _answer(result: Any) -> str:
-    """What a finished run says: its answer; a refusal or a pause shown as what it is."""
+def _answer(result: Any, *, call_shaped: bool = False) -> str:
+    """What a finished run says: its answer; a refusal, a pause, a turn cut at the token
+    limit and call-shaped text (``call_shaped_text``) shown as what they are."""
     if result.paused:  # nothing answered yet: what waits, and how to go on
         waiting = ", ".join(f"{p.tool} ({p.call_id})" for p in result.pending)
         return f"(paused) waiting for approval of {waiting}: toolwire resume {result.run_id[:8]}"
-    return f"(refused) {result.refusal}" if result.refused else str(result.output)
+    if result.refused:
+        return f"(refused) {result.refusal}"
+    labels = []
+    if result.truncated:
+        labels.append(TRUNCATED_LABEL)
+    if call_shaped:
+        labels.append(CALL_SHAPED_LABEL)
+    return "".join(f"({label}) " for label in labels) + str(result.output)
+
+
+TRUNCATED_LABEL = (
+    "outcome length: the model's turn was cut at the token limit, so this is what it "
+    "wrote before the cut; raise --max-tokens"
+)
+"""How an answer of a run whose outcome is ``length`` begins."""
+
+CALL_SHAPED_LABEL = "not an answer: the model wrote a tool call as text, and no tool ran"
+"""How an answer whose text looks like an unread call begins (``call_shaped_text``)."""

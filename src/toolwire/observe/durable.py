@@ -6,7 +6,9 @@ the previous request (or the whole history, when it was rewritten in between: th
 their count is the row's ``history_length``), and, since schema 5, the model's turn
 verbatim (``requests.message``). The last turn's calls are matched with their result
 rows and with the ``call_started`` rows of the ``timeline`` table: a call with a start
-row and no result was running when the process stopped.
+row and no result was running when the process stopped. A request that failed (schema
+10: its row has an ``error``) holds no messages and no turn: it counts as a request
+made, and is skipped otherwise.
 
 Values come back as the log stored them: redacted values stay redacted (a resumed run
 sends ``[REDACTED]`` where a secret was, and a tool gets the redacted argument), while
@@ -86,7 +88,8 @@ def load_saved(conn: sqlite3.Connection, ref: str, path: str) -> SavedRun:
     """
     run = load_run(conn, ref, path)
     run_id = run["run_id"]
-    requests = run["requests"]
+    made = run["requests"]
+    requests = [r for r in made if not r.get("error")]  # a failed request has no turn
     timeline = [dict(t, detail=json.loads(t["detail"])) for t in run["timeline"]]
     saved = SavedRun(
         run_id=run_id,
@@ -99,7 +102,7 @@ def load_saved(conn: sqlite3.Connection, ref: str, path: str) -> SavedRun:
         settings=json.loads(run["settings"]),
         tools=[_tool_name(t) for t in json.loads(run["tools"])],
         rounds=sum(1 for r in requests if r["tool_calls"] != "[]"),
-        requests=len(requests),
+        requests=len(made),
         usage=_usage(requests),
         claim=(run["outcome_stored"], run["pid"], run["owner"]),
     )

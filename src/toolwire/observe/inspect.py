@@ -140,6 +140,10 @@ def inspect_run(
             "usage": _usage(q, prices),
             "started_at": q["started_at"],
             "ended_at": q["ended_at"],
+            # A failed request (a log written before schema 10 has none).
+            "error": q.get("error"),
+            "error_type": q.get("error_type"),
+            "error_status": q.get("error_status"),
         }
         for q in run["requests"]
     ]

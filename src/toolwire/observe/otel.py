@@ -14,7 +14,8 @@ Attributes used (https://opentelemetry.io/docs/specs/semconv/gen-ai/):
 ``provider:model`` spec), ``gen_ai.agent.name``,
 ``gen_ai.conversation.id`` (the run id), ``gen_ai.response.finish_reasons``,
 ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``, ``gen_ai.tool.name``,
-``gen_ai.tool.call.id``, ``gen_ai.tool.type``, ``error.type``; toolwire's own under
+``gen_ai.tool.call.id``, ``gen_ai.tool.type``, ``error.type`` (a failed request's
+``chat`` span also ``http.response.status_code``, when the provider answered one); toolwire's own under
 ``toolwire.*`` (the call's status, round, early start, repair, attempts).
 """
 
@@ -27,6 +28,7 @@ from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
     ObservedEvent,
+    RequestFailed,
     RequestStarted,
     ResponseDone,
     RunEnded,
@@ -105,6 +107,7 @@ class _RunSpans:
         self._handlers = {
             RequestStarted: self._request,
             ResponseDone: self._response,
+            RequestFailed: self._failed,
             ToolResultReady: self._result,
             CallDiscarded: self._discarded,
             RunEnded: self._ended,
@@ -142,6 +145,21 @@ class _RunSpans:
         if turn.model is not None:  # a FallbackModel's: the model that answered
             span.set_attribute("gen_ai.response.model", turn.model)
         span.end(end_time=_ns(event.ended_at))
+
+    def _failed(self, event: RequestFailed) -> None:
+        """The request's span ends with its error (the run may go on: a resent request
+        has a span of its own)."""
+        span, self._chat = self._chat, None
+        if span is None:
+            return
+        if event.status is not None:
+            span.set_attribute("http.response.status_code", event.status)
+        self._end_failed(span, event.error, event.ended_at)
+
+    def _end_failed(self, span: Any, error: BaseException, at: float) -> None:
+        span.set_attribute("error.type", type(error).__name__)
+        span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, str(error)))
+        span.end(end_time=_ns(at))
 
     def _tool_span(
         self, name: str, call_id: str, round_: int, call: CallRecord | None, status: str
@@ -189,11 +207,11 @@ class _RunSpans:
 
     def _ended(self, event: RunEnded) -> None:
         error = event.error
-        if self._chat is not None:  # the stream failed
+        if self._chat is not None:  # the run stopped while its request was in flight
             if error is not None:
-                self._chat.set_attribute("error.type", type(error).__name__)
-                self._chat.set_status(self._trace.Status(self._trace.StatusCode.ERROR, str(error)))
-            self._chat.end(end_time=_ns(event.at))
+                self._end_failed(self._chat, error, event.at)
+            else:
+                self._chat.end(end_time=_ns(event.at))
             self._chat = None
         span = self._span
         span.set_attribute("gen_ai.usage.input_tokens", event.usage.input_tokens)

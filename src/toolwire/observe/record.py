@@ -32,6 +32,7 @@ from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
     ObservedEvent,
+    RequestFailed,
     RequestStarted,
     ResponseDone,
     RunEnded,
@@ -51,8 +52,8 @@ __all__ = ["RunRecorder", "message_json"]
 
 _INSERT_CALL = (
     "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
-    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts,"
+    " retried) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
 # An image's key is a digest, never a secret: kept as it is by the redactor.
@@ -148,6 +149,7 @@ class RunRecorder:
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
+            RequestFailed: self._failed,
             ToolResultReady: self._call,
             CallDiscarded: self._discarded,
             ToolProgress: self._progressed,
@@ -271,6 +273,38 @@ class RunRecorder:
             )
         )
 
+    def _failed(self, event: RequestFailed) -> None:
+        """The row of a request that failed: the error instead of a turn. Its messages
+        are recorded with the next request that gets an answer (this row holds none),
+        so a history rebuilt from the answered rows stays whole."""
+        request = self._request
+        self._requests += 1
+        error = event.error
+        self._log.submit(
+            (
+                "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
+                " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
+                " reasoning, tool_calls, input_tokens, output_tokens, model, error, error_type,"
+                " error_status)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?, NULL, '', '', '[]', 0, 0, ?, ?, ?, ?)",
+                (
+                    self.run_id,
+                    self._requests,
+                    event.round,
+                    event.started_at,
+                    event.first_event_at,
+                    event.ended_at,
+                    (event.ended_at - event.started_at) * 1000.0,
+                    len(request.request.messages) if request is not None else 0,
+                    request.request.tool_choice if request is not None else None,
+                    self._start.model,
+                    getattr(error, "message", None) or str(error) or type(error).__name__,
+                    type(error).__name__,
+                    event.status,
+                ),
+            )
+        )
+
     def _store_images(self, parts: tuple[ContentPart, ...]) -> None:
         """Submit each image not submitted yet: one row per distinct image, ever (the
         table's key makes a repeat across runs a no-op too)."""
@@ -343,6 +377,7 @@ class RunRecorder:
             call.started_at if call else None, call.ended_at if call else time.time(),
             call.latency_ms if call else None, call.attempts if call else 0,
             failure, int(call.early) if call else 0, reason, parts,
+            json.dumps(call.retried) if call and call.retried else None,
         )  # fmt: skip
         self._log.submit((_INSERT_CALL, params), urgent=True)  # durable as soon as it ends
 

@@ -17,7 +17,13 @@ from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from ..errors import CallerError, ReplayedToolError, ReplayMismatchError, ToolwireError
+from ..errors import (
+    CallerError,
+    ProviderAPIError,
+    ReplayedToolError,
+    ReplayMismatchError,
+    ToolwireError,
+)
 from ..messages import (
     AssistantMessage,
     ContentPart,
@@ -36,7 +42,7 @@ from ..messages import (
 )
 from ..policies.loops import call_signature
 from ..run.agent import Agent, RunResult
-from ..run.events import ToolResultReady
+from ..run.events import RequestFailed, ToolResultReady
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..tools.tool import Tool
 from ..wire.openai_chat import OpenAIChatStream
@@ -98,10 +104,11 @@ class ReplayModel:
 
     def history(self) -> list[Message]:
         """The history the logged run started from (system prompt, user prompt, ...)."""
-        if not self._turns:
+        answered = [t for t in self._turns if not t.get("error")]  # a failed one holds none
+        if not answered:
             prompt = self.run.get("prompt")
             return [UserMessage(prompt)] if prompt else []
-        return messages_from_json(self._turns[0]["messages"], self.run.get("images"))
+        return messages_from_json(answered[0]["messages"], self.run.get("images"))
 
     def tools(self) -> list[Tool]:
         """The logged run's tools, answering each call with its logged result.
@@ -152,9 +159,10 @@ class ReplayModel:
         )
 
     def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
-        """Play the next logged turn.
+        """Play the next logged turn (a request that failed fails again).
 
         Raises:
+            ProviderAPIError: The logged request failed (its message and HTTP status).
             ReplayMismatchError: Every logged turn was played (raised at the first iteration).
         """
         self.requests.append(request)
@@ -169,6 +177,8 @@ class ReplayModel:
                 f"{len(self._turns)} model turn(s)"
             )
         logged = self._turns[number]
+        if logged.get("error"):  # the request failed: it fails again, as it was logged
+            raise ProviderAPIError(logged["error"], status=logged.get("error_status"))
         decoder = OpenAIChatStream()
         for chunk in turn_chunks(logged, self._custom_tools()):
             for event in decoder.feed(chunk):
@@ -381,13 +391,16 @@ def assert_replays(
     agent = Agent(model, model.tools() if tools is None else tools, **agent_options)
     _outside_event_loop()
     try:
-        result, classes = asyncio.run(_replayed(agent, model.history()))
+        result, classes, swapped = asyncio.run(_replayed(agent, model.history()))
     except ToolwireError as exc:
         raise AssertionError(
             f"replay of run {model.run['run_id']} stopped ({model.run['outcome']} when logged): {exc}"
         ) from exc
     logged = [c for c in model.run["calls"] if c["status"] != "discarded"]
-    replayed = _paired(result.messages[len(model.history()) :])
+    replayed = [
+        (swapped.get(id(now), now), call)
+        for now, call in _paired(result.messages[len(model.history()) :])
+    ]
     differences = []
     for position, (then, (now, call)) in enumerate(zip(logged, replayed, strict=False)):
         pairs = [
@@ -433,15 +446,20 @@ def _outside_event_loop() -> None:
 
 async def _replayed(
     agent: Agent, history: list[Message]
-) -> tuple[RunResult, dict[int, str | None]]:
+) -> tuple[RunResult, dict[int, str | None], dict[int, ToolResult]]:
     """Run the replay; also the failure class of each result (by ``id`` of the result),
-    as the executor's call records give it."""
+    as the executor's call records give it, and the tool's own result of each call whose
+    images a provider's 400 refused (by ``id`` of the error result that replaced it)."""
     classes: dict[int, str | None] = {}
+    swapped: dict[int, ToolResult] = {}
     async with agent.run_stream(history=history) as stream:
         async for event in stream:
             if isinstance(event, ToolResultReady) and event.call is not None:
                 classes[id(event.result)] = event.call.failure_class
-    return stream.result, classes
+            elif isinstance(event, RequestFailed):  # a result the provider's 400 replaced:
+                for ran, answer in event.answered:  # the log holds what the tool returned
+                    swapped[id(answer)] = ran
+    return stream.result, classes, swapped
 
 
 def _paired(messages: Sequence[Message]) -> list[tuple[ToolResult, ToolCall]]:

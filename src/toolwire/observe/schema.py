@@ -163,6 +163,20 @@ MIGRATIONS: tuple[str, ...] = (
         notices TEXT NOT NULL
     );
     """,
+    # 10: a request that failed (RequestFailed): its row holds the error instead of a
+    # turn (empty text, no calls, no tokens); ``error_status`` is the provider's HTTP
+    # status, when it answered one. Readers that rebuild turns skip these rows.
+    """
+    ALTER TABLE requests ADD COLUMN error TEXT;
+    ALTER TABLE requests ADD COLUMN error_type TEXT;
+    ALTER TABLE requests ADD COLUMN error_status INTEGER;
+    """,
+    # 11: a retried call's attempts in time: for each attempt that failed and was
+    # retried, when it failed and when the next one began, after the backoff (JSON
+    # [[failed_at, next_at], ...]; NULL: it ran once, or the log is older).
+    """
+    ALTER TABLE calls ADD COLUMN retried TEXT;
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

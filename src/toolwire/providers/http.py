@@ -38,6 +38,7 @@ from __future__ import annotations
 import email.utils
 import json
 import random
+import re
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -538,7 +539,7 @@ async def _check_status(
         raw = await _read_body(response, request, options, deadline, MAX_ERROR_BODY)
     except (_Retry, ProtocolError):
         raw = b""
-    error = api_error(status, raw, request.provider, key_env=request.key_env)
+    error = api_error(status, raw, request.provider, key_env=request.key_env, sent=request.body)
     if status in RETRYABLE_STATUSES or status >= 500:
         raise _Retry(error, parse_retry_after(response.headers))
     raise error
@@ -742,7 +743,12 @@ _STATUS_HINTS = {
 
 
 def api_error(
-    status: int, raw: bytes, provider: str, *, key_env: str | None = None
+    status: int,
+    raw: bytes,
+    provider: str,
+    *,
+    key_env: str | None = None,
+    sent: Mapping[str, Any] | None = None,
 ) -> ProviderAPIError:
     """A ``ProviderAPIError`` for an HTTP error response, with the provider's own message.
 
@@ -751,6 +757,8 @@ def api_error(
         raw: The response body.
         provider: The provider label.
         key_env: The API key's environment variable, named in 401/403 hints.
+        sent: The JSON body of the request: a 400's field path is looked up in it for
+            the tool call it points into (``ProviderAPIError.call_id``).
     """
     body: Any
     try:
@@ -770,7 +778,47 @@ def api_error(
         error_type=error_type,
         body=body,
         hint=hint,
+        call_id=pointed_call(sent, body, message) if status == 400 and sent else None,
     )
+
+
+# A field path at the start of a message (Anthropic: "messages.2.content.0.content.1.image
+# .source.base64: image exceeds ...") or quoted in it (OpenAI: "'messages[1].content[1]
+# .image_url.url'"); OpenAI also sends it as the error's ``param``.
+_FIELD_PATH = re.compile(r"(?:^|')((?:messages|input)(?:\.\w+|\.?\[\d+\])+)")
+_PATH_KEYS = re.compile(r"\w+")
+_CALL_ID_KEYS = ("tool_use_id", "call_id", "tool_call_id")  # Anthropic, Responses, Chat
+
+
+def pointed_call(sent: Mapping[str, Any], body: Any, message: str) -> str | None:
+    """The call whose tool result a 400's field path points into, walked in the body
+    ``sent``: the id of the deepest item on the path that carries a call id (Anthropic's
+    ``tool_result``, Responses' ``function_call_output``); ``None`` when the error names
+    no path or the path reaches no such item (Chat carries a result's images in a user
+    message, which names no call in a field)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    param = error.get("param") if isinstance(error, dict) else None
+    paths = [param] if isinstance(param, str) else []
+    paths += _FIELD_PATH.findall(message)
+    for path in paths:
+        found = _walk(sent, path)
+        if found is not None:
+            return found
+    return None
+
+
+def _walk(node: Any, path: str) -> str | None:
+    found = None
+    for key in _PATH_KEYS.findall(path):
+        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+            node = node[int(key)]
+        elif isinstance(node, Mapping) and key in node:
+            node = node[key]
+        else:
+            break
+        if isinstance(node, Mapping):
+            found = next((v for k in _CALL_ID_KEYS if isinstance(v := node.get(k), str)), found)
+    return found
 
 
 def _error_fields(body: Any) -> tuple[str, str | None]:

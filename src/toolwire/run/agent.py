@@ -1,11 +1,16 @@
 """The agent loop: request a turn, execute its calls, repeat until a final answer.
 
+The loop is request → execute → decide → (exit | next round); the *decide* step is
+:func:`toolwire.run.step.decide`, which says in one place what every kind of turn
+means (a final answer, a pause, a cut at the token limit, owed provider items, feedback
+for a broken call or a missing structured output, the next round).
+
 One round: build a :class:`~toolwire.run.model.ModelRequest` (which checks the history:
 one result per call, :func:`toolwire.history.check_history`), send it, stream the turn while a
 :class:`~toolwire.run.execute.TurnRun` starts safe calls early, bind the final turn,
 run the rest, and append the assistant message and exactly one result per call to the
 history — in a ``finally``, so that cancellation, ``KeyboardInterrupt`` or an error
-still leaves a history every provider accepts. A turn without tool calls ends the run.
+still leaves a history every provider accepts.
 
 Stopping rules, checked after the round's results are in the history:
 
@@ -48,11 +53,13 @@ from ..errors import (
     LoopDetectedError,
     MaxRoundsExceededError,
     ProtocolError,
+    ProviderAPIError,
     UsageLimitExceededError,
 )
 from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
 from ..output import FINAL_RESULT, Output, OutputMode, OutputRun, Step
 from ..policies.budgets import FailureBudget, RetryPolicy
+from ..policies.call_shaped import call_shape
 from ..policies.diagnostics import RunDiagnostics
 from ..policies.limits import UsageLimits
 from ..policies.loops import LoopDetector, LoopPolicy, LoopVerdict
@@ -69,6 +76,7 @@ from .calls import CallRecord, Discarded
 from .events import (
     CallDiscarded,
     LoopWarning,
+    RequestFailed,
     RequestStarted,
     ResponseDone,
     RoundEnd,
@@ -84,10 +92,12 @@ from .observers import Observation, RunHook, new_run_id, resolve_hooks
 from .options import ObserveOptions, OnMaxRounds, RequestOptions, SafetyOptions, StopOptions
 from .pause import DecidedGate, PendingCall, hold_every_call, pending_calls
 from .progress import ToolScope
+from .refused_images import answer_refused_images
 from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
+from .step import Decision, Next, decide
 
 __all__ = [
     "Agent",
@@ -685,45 +695,56 @@ class _Run:
             if self.tools is not None:
                 await self.tools.refresh()  # between rounds: list_changed and the like
                 self.context.use_toolset(self.tools.executor.toolset)
-            turn = await self._round(forced)
-            # Calls wait for approval: the run pauses here. A refusal is the model's last
-            # word: no feedback, no more rounds.
-            if self.pending or turn.refused:
+            turn = await self._round(forced)  # request, then execute
+            if turn is None:  # a provider refused the latest results' images: answered
+                continue  # and sent again
+            owed = await self._answer_owed(turn, forced)
+            decision = decide(
+                turn,
+                forced=forced,
+                paused=bool(self.pending),
+                owed=owed,
+                reprompted=self.reprompted,
+                judge=self.output.judge,
+            )
+            if decision.next.ends:
                 return self._finish(turn, forced)
-            # Items the turn owes an answer (a provider's approval requests, calls the
-            # client runs) are answered in the next request: a round of its own when the
-            # turn made no call. Never left hanging, never approved by default.
-            answered = await answer_owed(turn.message, self.owed_handlers, final=forced)
-            if turn.finish_reason == "length":  # cut at the token limit: the run ends here
-                return self._finish(turn, forced)
-            if answered and not turn.tool_calls and not forced:
-                self.rounds += 1
-                continue
-            feedback = None if forced or turn.tool_calls else broken_call_feedback(turn)
-            if feedback is not None:
-                # The model wrote a call the format could not read: tell it, as for an
-                # invalid call, and let it try again (a round, bounded by max_rounds).
-                self.messages.append(UserMessage(feedback))
-                self.rounds += 1
-                continue
-            step = self.output.judge(turn, forced)  # a structured output: in, or ask again
-            if step.done:
-                return self._finish(turn, forced)
-            if step.retry:
-                self._retry_output(step)
-                continue
-            if not turn.tool_calls:
-                if self._reprompt_empty_turn(turn, forced):
-                    continue
-                return self._finish(turn, forced)
+            self._act(decision)
+
+    async def _answer_owed(self, turn: Turn, forced: bool) -> bool:
+        """Answer the items the turn owes an answer (a provider's approval requests, calls
+        the client runs): never left hanging, never approved by default. Not for a turn
+        whose calls wait for approval, nor for a refusal (the model's last word)."""
+        if self.pending or turn.refused:
+            return False
+        return bool(await answer_owed(turn.message, self.owed_handlers, final=forced))
+
+    def _act(self, decision: Decision) -> None:
+        """Get the history ready for the next round, as ``decision`` says (or raise)."""
+        kind = decision.next
+        if kind is Next.ROUND:
             self.reprompted = False
-            if forced:
-                raise MaxRoundsExceededError(
-                    agent.max_rounds,
-                    "the model called tools even in the final request sent with tool_choice='none'",
-                    hint="this model ignores tool_choice='none'; raise max_rounds, or use a "
-                    "model (or server) that honours tool_choice",
-                )
+        elif kind is Next.ANSWER_OWED:
+            self.rounds += 1  # the answers go in the next request: a round of its own
+        elif kind is Next.FIX_CALL:
+            # The model wrote a call the format could not read: tell it, as for an
+            # invalid call, and let it try again (a round, bounded by max_rounds).
+            assert decision.feedback is not None
+            self.messages.append(UserMessage(decision.feedback))
+            self.rounds += 1
+        elif kind is Next.RETRY_OUTPUT:
+            assert decision.output is not None
+            self._retry_output(decision.output)
+        elif kind is Next.REPROMPT:
+            self._reprompt_empty_turn()
+        elif kind is Next.CALLS_WHEN_FORCED:
+            self.reprompted = False
+            raise MaxRoundsExceededError(
+                self.agent.max_rounds,
+                "the model called tools even in the final request sent with tool_choice='none'",
+                hint="this model ignores tool_choice='none'; raise max_rounds, or use a "
+                "model (or server) that honours tool_choice",
+            )
 
     def _max_rounds_hint(self) -> str:
         """What to do about a run stopped at ``max_rounds`` (``on_max_rounds='raise'``)."""
@@ -779,8 +800,11 @@ class _Run:
 
     # -- one round -------------------------------------------------------------------------
 
-    async def _round(self, forced: bool) -> Turn:
-        """One request and its calls; the history gets the turn and its results."""
+    async def _round(self, forced: bool) -> Turn | None:
+        """One request and its calls; the history gets the turn and its results.
+
+        ``None``: the request failed on images the provider refused, which were answered
+        with error results (:meth:`_send`); the request is to be sent again."""
         agent = self.agent
         agent.limits.check_request(self.requests)
         await self._compress()
@@ -807,7 +831,9 @@ class _Run:
         paused = False  # calls were held: they stay unanswered in the history
         try:
             async with run:
-                turn = await self._stream(request, run)
+                turn = await self._send(request, run, number, sent_at)
+                if turn is None:  # nothing started (no output came): nothing to answer
+                    return None
                 if turn.continuations:  # the model continued a paused turn: more requests
                     self.requests += turn.continuations
                     agent.limits.check_request(self.requests - 1)
@@ -832,11 +858,45 @@ class _Run:
         assert turn is not None
         self.pending = pending_calls(run.held) if paused else []
         self._check_tool_choice_honoured(request, turn)
+        self._check_call_shaped(turn)
         if turn.tool_calls:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
         self._enforce(run, verdict)
         return turn
+
+    async def _send(
+        self, request: ModelRequest, run: TurnRun, number: int, sent_at: float
+    ) -> Turn | None:
+        """Stream the request's turn. A request that fails is closed for the observers
+        (:class:`RequestFailed`); a provider's 400 about the images of the latest tool
+        results, before any output, answers those calls with an error result
+        (:mod:`.refused_images`), and ``None`` says to send the request again."""
+        try:
+            return await self._stream(request, run)
+        except Exception as exc:
+            answered = []
+            if isinstance(exc, ProviderAPIError) and self._first_event_at is None:
+                answered = self._answer_refused_images(exc, request)
+            failed_at = time.time()
+            first = self._first_event_at
+            self.emit(RequestFailed(number, exc, sent_at, first, failed_at, answered))
+            if not answered:
+                raise
+        return None
+
+    def _answer_refused_images(
+        self, error: ProviderAPIError, request: ModelRequest
+    ) -> list[tuple[ToolResult, ToolResult]]:
+        """Answer the calls whose images the provider refused (see :mod:`.refused_images`);
+        the images are then gone from the history, so the request is resent once at most."""
+        answered = answer_refused_images(self.messages, error, request.messages)
+        for _, result in answered:
+            self.diagnostics.record(
+                "tool_error", result.name, result.content, call_id=result.call_id,
+                round=self.requests,
+            )  # fmt: skip
+        return answered
 
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
@@ -869,14 +929,11 @@ class _Run:
         self.usage = self.usage + turn.usage
         self.context.set_summary(turn.text, turn.usage)
 
-    def _reprompt_empty_turn(self, turn: Turn, forced: bool) -> bool:
+    def _reprompt_empty_turn(self) -> None:
         """A turn that says "tool calls" but has none: ask once more instead of ending."""
-        if forced or self.reprompted or turn.finish_reason != "tool_calls":
-            return False
         self.reprompted = True
         self.diagnostics.record("empty_turn", "(none)", _EMPTY_TURN_FEEDBACK)
         self.messages.append(UserMessage(_EMPTY_TURN_FEEDBACK))
-        return True
 
     async def _stream(self, request: ModelRequest, run: TurnRun) -> Turn:
         """Stream one turn, feeding calls to the executor as they complete."""
@@ -934,6 +991,22 @@ class _Run:
             f"the model {self.agent.model.name!r} answered without a tool call although "
             f"tool_choice={request.tool_choice!r} was sent (finish reason "
             f"{turn.finish_reason!r}); its server may not support tool_choice",
+        )
+        turn.notices.append(notice)
+        self.emit(notice)
+
+    def _check_call_shaped(self, turn: Turn) -> None:
+        """Text that looks like a call, in a turn without calls: a notice, so that no
+        one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
+        if turn.tool_calls or not turn.message.text:
+            return
+        shape = call_shape(turn.message.text, self.executor.toolset.names)
+        if shape is None:
+            return
+        notice = Notice(
+            "call_shaped_text",
+            f"the model wrote {shape} as text, which was not read as a call: no tool ran, "
+            "and the text is shown as it was written",
         )
         turn.notices.append(notice)
         self.emit(notice)
@@ -1010,27 +1083,6 @@ class _Run:
             except BudgetExceededError as exc:
                 first = first or exc
         return first
-
-
-#: Notice kinds of a tool call the model's text format could not read.
-BROKEN_CALL_NOTICES = frozenset({"malformed_call", "truncated_call"})
-
-
-def broken_call_feedback(turn: Turn) -> str | None:
-    """The message that tells the model its tool call could not be read, if it wrote one.
-
-    A text format passes a malformed or cut-off call through as content with a notice
-    (``toolwire.formats``); the loop reads the notice, not an exception.
-    """
-    problems = [n.message for n in turn.notices if n.kind in BROKEN_CALL_NOTICES]
-    if not problems:
-        return None
-    listed = "\n".join(f"- {p}" for p in problems)
-    return (
-        "Your last tool call could not be read, so no tool ran:\n"
-        f"{listed}\n"
-        "Write the call again, complete and in the tool-call format."
-    )
 
 
 def _is_retry(item: object) -> bool:

@@ -46,6 +46,8 @@ class CallRecord:
             the model saw it all).
         failure_class: Why it failed (:func:`toolwire.tools.outcomes.failure_class`;
             ``None``: it did not fail, or it was stopped).
+        retried: For each attempt that failed and was retried: when it failed and when
+            the next attempt began (after the backoff); empty when it ran once.
     """
 
     index: int
@@ -60,6 +62,7 @@ class CallRecord:
     attempts: int
     full_result: str | None = None
     failure_class: FailureClass | None = None
+    retried: tuple[tuple[float, float], ...] = ()
 
     @property
     def latency_ms(self) -> float | None:
@@ -153,6 +156,7 @@ class TurnCall:
         "index",
         "request",
         "result",
+        "retried",
         "safe",
         "started_at",
         "state",
@@ -176,6 +180,7 @@ class TurnCall:
         self.early = False
         self.started_at: float | None = None
         self.attempts = 0
+        self.retried: tuple[tuple[float, float], ...] = ()  # (failed at, next began at)
         self.full_result: str | None = None
 
     def advance(self, state: CallState) -> None:
@@ -243,6 +248,7 @@ class TurnCall:
             ended_at=time.time(),
             attempts=self.attempts,
             full_result=self.full_result,
+            retried=self.retried,
             failure_class=None
             if result is None
             else outcomes.failure_class(validation.kind, result.status),

@@ -7,7 +7,8 @@ arrive (``TextDelta``, ``ReasoningDelta``, ``ToolCallStarted``, ``ToolCallDelta`
 ``ToolProgress`` for each progress value a tool reports (``ToolContext.progress``, or a
 generator tool's yielded values but the last) and a
 ``ToolResultReady`` per call as it ends (early-started calls can end before the stream
-does); ``ResponseDone`` when the model's stream ends; ``CallDiscarded`` and
+does); ``ResponseDone`` when the model's stream ends (``RequestFailed`` when it raised
+instead); ``CallDiscarded`` and
 ``LoopWarning`` when they happen; ``RoundEnd``. The last event of a successful run is
 ``RunFinished``.
 
@@ -26,7 +27,7 @@ after each fragment of its answer while it streams.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from ..context.events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
@@ -46,6 +47,7 @@ __all__ = [
     "CallDiscarded",
     "LoopWarning",
     "ObservedEvent",
+    "RequestFailed",
     "RequestStarted",
     "ResponseDone",
     "RoundEnd",
@@ -96,6 +98,46 @@ class ResponseDone:
     def latency_ms(self) -> float:
         """Milliseconds from the request to the complete turn."""
         return (self.ended_at - self.started_at) * 1000.0
+
+
+@dataclass(slots=True)
+class RequestFailed:
+    """A model request failed: its stream raised instead of ending with a turn.
+
+    Observers close the request here (the audit log writes its row with the error, the
+    OpenTelemetry ``chat`` span ends with it). The run then either stops with the error
+    or, for a provider's 400 about an image in the latest tool results, answers those
+    calls with an error result and sends the request again
+    (:mod:`toolwire.run.refused_images`).
+
+    Attributes:
+        round: The round of the request.
+        error: What the stream raised (a ``ProviderError`` for a provider's refusal).
+        started_at: When the request was sent.
+        first_event_at: When the first event arrived (``None``: none did).
+        ended_at: When it failed.
+        answered: The calls whose images the provider refused, each as ``(the tool's
+            result, the error result that replaced it in the history)``; the request is
+            then sent again (empty: the run stops with ``error``).
+    """
+
+    round: int
+    error: Exception
+    started_at: float
+    first_event_at: float | None
+    ended_at: float
+    answered: list[tuple[ToolResult, ToolResult]] = field(default_factory=list)
+
+    @property
+    def resent(self) -> bool:
+        """Whether the loop sends the request again (refused images answered)."""
+        return bool(self.answered)
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status of a provider's error response (``None``: no response)."""
+        status = getattr(self.error, "status", None)
+        return status if isinstance(status, int) else None
 
 
 @dataclass(slots=True)
@@ -277,6 +319,7 @@ RunEvent: TypeAlias = (
     Event
     | RequestStarted
     | ResponseDone
+    | RequestFailed
     | ToolCallRunning
     | ToolProgress
     | ToolResultReady

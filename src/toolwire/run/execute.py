@@ -228,18 +228,17 @@ class Executor:
                 ``ToolContext`` or reporting progress get (:mod:`.progress`; ``None``:
                 the turn is a run of its own, and progress goes nowhere).
         """
-        run = TurnRun(
+        return TurnRun(
             self,
             early=early,
             allowed=allowed,
             on_result=on_result,
             on_call=on_call,
             shape_result=shape_result,
+            on_start=on_start,
+            before_start=before_start,
+            scope=scope,
         )
-        run.on_start = on_start
-        run._runner.before_start = before_start
-        run.scope = scope
-        return run
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
         """Validate, plan and run a finished turn's calls.
@@ -308,7 +307,7 @@ class TurnRun:
             pass the ``allowed`` limit (0 when the limit was not hit).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 — the turn's callbacks, each optional
         self,
         executor: Executor,
         *,
@@ -317,11 +316,17 @@ class TurnRun:
         on_result: ResultCallback | None,
         on_call: CallCallback | None = None,
         shape_result: ResultShaper | None = None,
+        on_start: StartCallback | None = None,
+        before_start: BeforeStart | None = None,
+        scope: ToolScope | None = None,
     ) -> None:
         self._executor = executor
         self._runner = CallRunner(
             executor, shape_result=shape_result, keep_full=on_call is not None
         )
+        self._runner.on_start = on_start
+        self._runner.before_start = before_start  # the run store's start row
+        self._runner.scope = scope
         self._allowed = allowed
         self._on_result = on_result
         self._on_call = on_call

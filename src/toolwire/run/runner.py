@@ -158,7 +158,9 @@ class CallRunner:
                 return self._success(call, tool, value)
             if attempt + 1 == attempts or not executor.options.retry_on(failure):
                 break
+            failed_at = time.time()  # retries only: the trace page draws each attempt
             await executor.sleep(executor.backoff(attempt))
+            call.retried = (*call.retried, (failed_at, time.time()))
         return outcomes.raised_result(call.request.id, tool, failure)
 
     async def _once(self, call: TurnCall, tool: Tool) -> Any:

@@ -61,6 +61,7 @@ __all__ = [
     "is_resumable",
     "not_executed_result",
     "raised_result",
+    "refused_image_result",
     "unfinished_result",
     "with_earlier_run",
 ]
@@ -176,6 +177,25 @@ def raised_result(call_id: str, tool: Tool, error: Exception) -> ToolResult:
     )
     status = ToolStatus.TIMEOUT if timed_out else ToolStatus.ERROR
     return failure_result(call_id, tool.name, error, tool=tool, status=status)
+
+
+def refused_image_result(result: ToolResult, said: str) -> ToolResult:
+    """The error result of a call whose images the provider refused (its 400, ``said``):
+    which images, the provider's words, and the text the tool returned besides them."""
+    images = result.images
+    many = len(images) > 1
+    listed = ", ".join(
+        f"image {number}: {image.media_type}, {len(image.data)} bytes"
+        for number, image in enumerate(images, 1)
+    )
+    text = (
+        f"{TOOL_ERROR_PREFIX}the provider refused the image{'s' if many else ''} the call "
+        f"to `{result.name}` returned ({listed}), so the model cannot see "
+        f"{'them' if many else 'it'}: {said}"
+    )
+    if result.content:
+        text += f"\nThe result's text was:\n{result.content}"
+    return ToolResult(result.call_id, result.name, text, ToolStatus.ERROR)
 
 
 def denied_result(call_id: str, name: str, reason: str) -> ToolResult:
