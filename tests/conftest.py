@@ -9,11 +9,13 @@ test asks for. ``bash scripts/test`` runs ``ci``; choose it anywhere with
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 import toolwire.wire
+from tests.subsets import SUBSETS, in_subset
 
 FAST_EXAMPLES = 20
 """The most examples a property runs under the ``fast`` profile."""
@@ -27,6 +29,28 @@ def pytest_report_header() -> str:
     """Say which build of the wire layer the run tests (scripts/test runs both)."""
     build = "compiled (mypyc)" if toolwire.wire.COMPILED else "pure Python"
     return f"toolwire wire layer: {build}, from {toolwire.wire.__file__}"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--subset``: run only the tests a later stage of scripts/test can change."""
+    parser.addoption(
+        "--subset",
+        choices=SUBSETS,
+        default=None,
+        help="compiled: the tests that reach the mypyc-compiled modules' edges; versions: "
+        "the tests of what differs between Python versions (tests/subsets.py says how "
+        "each is chosen)",
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Under ``--subset``, skip the test files outside it (not even imported)."""
+    subset = config.getoption("subset")
+    if subset is None or not collection_path.name.startswith("test_"):
+        return None
+    if collection_path.suffix != ".py":
+        return None
+    return True if not in_subset(subset, collection_path) else None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -21,9 +21,22 @@ def test_each_stage_is_announced_and_timed() -> None:
     result = _bash('stage one "the first"\necho work\nstage two "the second"\n')
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert lines[:4] == ["== one: the first", "work", "== two: the second", "== time per stage"]
-    rows = [re.fullmatch(r"  (\S+) +(\d+) s", line) for line in lines[4:]]
+    assert lines[:3] == ["== one: the first", "work", "== two: the second"]
+    assert re.fullmatch(r"== time per stage \(wall, .*load average \S+ at the start.*\)", lines[3])
+    rows = [re.fullmatch(r"  (\S+) +(\d+) s +(\d+) s cpu", line) for line in lines[4:]]
     assert all(rows) and [m.group(1) for m in rows if m] == ["one", "two", "total"]
+
+
+def test_a_stage_counts_the_cpu_its_processes_use() -> None:
+    # About a second of CPU in a child process: counted in its stage, not the next.
+    busy = "python3 -c 'import time; t = time.process_time()\nwhile time.process_time() - t < 1.2: pass'"
+    result = _bash(f'stage busy "spins"\n{busy}\nstage idle "waits"\n')
+    assert result.returncode == 0, result.stderr
+    rows = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^  (\S+) +\d+ s +(\d+) s cpu$", result.stdout, re.M)
+    }
+    assert rows["busy"] >= 1 and rows["idle"] == 0
 
 
 def test_a_failing_stage_is_named_and_keeps_its_status() -> None:

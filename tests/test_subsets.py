@@ -1,0 +1,51 @@
+"""The later stages' test subsets (tests/subsets.py) follow what the files import."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.subsets import TESTS, compiled_modules, in_subset
+
+ROOT = TESTS.parent
+
+
+def test_the_compiled_modules_are_the_build_configs() -> None:
+    wire = {p.stem for p in (ROOT / "src" / "toolwire" / "wire").glob("*.py")} - {"__init__"}
+    assert compiled_modules() == {f"toolwire.wire.{name}" for name in wire}
+
+
+@pytest.mark.parametrize(
+    ("path", "compiled", "versions"),
+    [
+        # builds and feeds the compiled parsers; pure data handling
+        ("wire/test_jsonscan.py", True, False),
+        # through tests/formats/conftest.py, which imports the wire layer
+        ("formats/test_hermes.py", True, False),
+        # through the test helper tests/run/helpers.py; asyncio
+        ("run/test_agent.py", True, True),
+        # SQLite through the audit log module it names; no wire object of its own
+        ("observe/test_log_secrets.py", False, True),
+        # signatures read at run time; no wire object
+        ("tools/test_schema.py", False, True),
+        ("test_imports.py", False, True),
+    ],
+)
+def test_a_file_is_placed_by_its_imports(path: str, compiled: bool, versions: bool) -> None:
+    assert in_subset("compiled", TESTS / path) is compiled
+    assert in_subset("versions", TESTS / path) is versions
+
+
+def test_neither_subset_is_the_whole_suite() -> None:
+    # The root conftest.py counts for every test: an import of the wire layer or of a
+    # version-sensitive module there would put every file in a subset.
+    files = sorted(TESTS.rglob("test_*.py"))
+    for subset in ("compiled", "versions"):
+        chosen = [f for f in files if in_subset(subset, f)]
+        assert 0 < len(chosen) < len(files), subset
+
+
+def test_an_unknown_subset_is_refused() -> None:
+    with pytest.raises(ValueError, match="compiled, versions"):
+        in_subset("quick", TESTS / Path("test_imports.py"))
