@@ -92,3 +92,14 @@ def test_a_request_leaves_in_one_write_when_the_response_is_read() -> None:
 def _available(sock: socket.socket) -> bytes:
     ready, _, _ = select.select([sock], [], [], 0)
     return sock.recv(1000) if ready else b""
+
+
+def test_an_httpcore_without_the_expected_state_keeps_its_own_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A future httpcore whose pool no longer has the private step LinearPool replaces:
+    # the transport stays httpx's own (correct, only slower), never a half-swapped pool.
+    monkeypatch.delattr(httpcore.AsyncConnectionPool, "_assign_requests_to_connections")
+    transport = pooled_transport(httpx.Limits(max_connections=4))
+    assert type(transport._pool) is httpcore.AsyncConnectionPool
+    assert not isinstance(transport._pool._network_backend, OneWriteBackend)

@@ -162,12 +162,27 @@ class OneWriteBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+_POOL_STATE = (
+    "_assign_requests_to_connections",
+    "_requests",
+    "_connections",
+    "_max_connections",
+    "_max_keepalive_connections",
+    "_network_backend",
+)
+"""httpcore's private names :class:`LinearPool` and :class:`OneWriteBackend` rely on."""
+
+
 def pooled_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
     """httpx's transport (no proxy from the environment: the upstream is named
     explicitly) whose pool is a :class:`LinearPool` sending each request in one write."""
     transport = httpx.AsyncHTTPTransport(limits=limits)
     pool = transport._pool
-    if type(pool) is httpcore.AsyncConnectionPool:  # not a proxy's pool subclass
+    # Both swaps reach into httpcore's private state: made only where it is the state
+    # this module was written against, else httpx's own pool (correct, just slower).
+    if type(pool) is httpcore.AsyncConnectionPool and all(
+        hasattr(pool, name) for name in _POOL_STATE
+    ):
         pool.__class__ = LinearPool  # same state, linear bookkeeping
         pool._network_backend = OneWriteBackend(pool._network_backend)
     return transport
