@@ -22,6 +22,7 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
@@ -29,23 +30,38 @@ sys.path.insert(0, str(BENCH))
 from callgrind import instructions  # noqa: E402 — bench/ on the path first
 
 
-def _inner(
-    src: str, family: str, mode: str, size: int, work: bool, variant: str, fixture: str
-) -> None:
-    """Build the sample with the package at ``src`` and, with ``work``, run it."""
+def sample(src: str, family: str, size: int, variant: str, fixture: str) -> tuple[Any, str]:
+    """The format (the package at ``src``) and ``size`` characters of the family's sample."""
     sys.path[:0] = [str(BENCH), src]
     import bench_formats as bf
     from toolwire import formats
 
     variants = next(info.variants for info in bf.FAMILIES if info.name == family)
-    variants = (variant,) if variant else variants
-    found = bf.repeatable_unit(family, variants, fixture)
+    found = bf.repeatable_unit(family, (variant,) if variant else variants, fixture)
     if found is None:
         raise SystemExit(f"no repeatable sample for {family}")
     fmt, unit, _ = found
-    text = bf.scale(unit, size)
-    fmt = formats.get(family, fmt.variant)  # the copy at ``src``, not bench's own
+    return formats.get(family, fmt.variant), bf.scale(unit, size)  # ``src``'s copy
+
+
+def sample_arguments(ap: argparse.ArgumentParser) -> None:
+    """The arguments that pick one sample and mode (shared with ``count_opcodes.py``)."""
+    ap.add_argument("family")
+    ap.add_argument("mode", choices=("parse", "8", "1"))
+    ap.add_argument("--size", type=int, default=10_000, help="sample size in characters")
+    ap.add_argument("--src", default=str(BENCH.parent / "src"), help="the package's src/")
+    ap.add_argument("--variant", default="", help="the variant (default: the first that fits)")
+    ap.add_argument("--fixture", default="", help="the fixture (default: the first that fits)")
+
+
+def _inner(
+    src: str, family: str, mode: str, size: int, work: bool, variant: str, fixture: str
+) -> None:
+    """Build the sample with the package at ``src`` and, with ``work``, run it."""
+    fmt, text = sample(src, family, size, variant, fixture)
     if work:
+        import bench_formats as bf
+
         bf.run_mode(fmt, text, mode)
 
 
@@ -59,12 +75,7 @@ def _count(args: argparse.Namespace, work: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Print the instruction count of one sample and mode."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("family")
-    ap.add_argument("mode", choices=("parse", "8", "1"))
-    ap.add_argument("--size", type=int, default=10_000, help="sample size in characters")
-    ap.add_argument("--src", default=str(BENCH.parent / "src"), help="the package's src/")
-    ap.add_argument("--variant", default="", help="the variant (default: the first that fits)")
-    ap.add_argument("--fixture", default="", help="the fixture (default: the first that fits)")
+    sample_arguments(ap)
     ap.add_argument("--inner", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.inner is not None:

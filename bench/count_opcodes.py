@@ -21,21 +21,16 @@ from types import FrameType
 from typing import Any
 
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from count_formats import sample, sample_arguments  # noqa: E402 — bench/ on the path first
 
 
 def count(src: str, family: str, mode: str, size: int, variant: str, fixture: str) -> Any:
     """Run one sample with the package at ``src``; return the opcode counts by function."""
-    sys.path[:0] = [str(BENCH), src]
+    fmt, text = sample(src, family, size, variant, fixture)
     import bench_formats as bf
-    from toolwire import formats
 
-    variants = next(info.variants for info in bf.FAMILIES if info.name == family)
-    found = bf.repeatable_unit(family, (variant,) if variant else variants, fixture)
-    if found is None:
-        raise SystemExit(f"no repeatable sample for {family}")
-    fmt, unit, _ = found
-    text = bf.scale(unit, size)
-    fmt = formats.get(family, fmt.variant)  # the copy at ``src``
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
 
     def tracer(frame: FrameType, event: str, arg: object) -> Any:
@@ -55,12 +50,7 @@ def count(src: str, family: str, mode: str, size: int, variant: str, fixture: st
 def main(argv: list[str] | None = None) -> int:
     """Print the opcode count of one sample and mode, and its costliest functions."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("family")
-    ap.add_argument("mode", choices=("parse", "8", "1"))
-    ap.add_argument("--size", type=int, default=10_000, help="sample size in characters")
-    ap.add_argument("--src", default=str(BENCH.parent / "src"), help="the package's src/")
-    ap.add_argument("--variant", default="", help="the variant (default: the first that fits)")
-    ap.add_argument("--fixture", default="", help="the fixture (default: the first that fits)")
+    sample_arguments(ap)
     ap.add_argument("--top", type=int, default=0, help="also list the N costliest functions")
     args = ap.parse_args(argv)
     counts = count(args.src, args.family, args.mode, args.size, args.variant, args.fixture)

@@ -23,6 +23,7 @@ import pytest
 from toolwire.safety import sandbox
 from toolwire.testing import text_turn, tool_call_turn
 
+from ..helpers.network import PROXY_VARIABLES
 from ..providers.faultserver import FaultServer, sse
 from .snippets import Block, blocks, pages
 
@@ -56,14 +57,7 @@ def _page_params() -> list[Any]:
 
 def _environment(home: Path, page: list[Block]) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.upper().endswith(("_API_KEY", "PROXY"))}
-    for name in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-    ):
+    for name in PROXY_VARIABLES:
         env[name] = CLOSED
     env["NO_PROXY"] = env["no_proxy"] = "127.0.0.1,localhost"
     env["XDG_DATA_HOME"] = str(home / "data")  # the CLI's default audit log stays here

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from ..helpers.network import PROXY_VARIABLES
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "output.md"
 
 
@@ -16,14 +18,7 @@ def test_the_snippets_run(
     # the fallback snippet's hosted model gets a key and no network: its request fails to
     # connect (every proxy is a closed loopback port), and the scripted model answers
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    for name in (
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-    ):
+    for name in PROXY_VARIABLES:
         monkeypatch.setenv(name, "http://127.0.0.1:9")
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
