@@ -10,8 +10,13 @@ when the calls match one of its possible answers: the same number of calls, each
 function of the case with every argument among the allowed values (``""`` marks an
 optional one), none extra; parallel calls in any order. A benchmark, not a test.
 
-    python -m llama_cpp.server --model MODEL.gguf --port 8080 &   # or llama-server --jinja
-    python bench/bfcl_serve.py --server http://127.0.0.1:8080/v1 --bfcl bfcl_eval-*.whl --budget 2400
+``--then MODES`` asks those ways in a second pass over the cases the first pass ran,
+until ``--then-budget`` ends: a slow way (``completions`` shares no cached prompt with
+the others) covers as many cases as fit without shrinking the required comparison.
+
+    llama-server -m MODEL.gguf --jinja --alias Qwen2.5-Coder-0.5B-Instruct --port 8080 &
+    python bench/bfcl_serve.py --server http://127.0.0.1:8080/v1 --bfcl bfcl_eval-*.whl \
+        --modes server,chat --then completions --budget 2400 --then-budget 600
 """
 
 from __future__ import annotations
@@ -184,10 +189,20 @@ def interleaved(
 
 
 def table(records: list[dict[str, Any]], modes: list[str]) -> str:
-    """Per category and in all: cases, right and share per mode, seconds per request."""
+    """Per category and in all: right of asked and share per mode, seconds per request
+    (mean per mode); then, when a mode ran on fewer cases, the same on only the cases
+    every mode ran (the like-for-like comparison)."""
+    out = _table(records, modes)
+    common = [r for r in records if all(m in r["modes"] for m in modes)]
+    if len(common) < len(records):
+        out += f"\n\nOn the {len(common)} cases every way ran:\n\n" + _table(common, modes)
+    return out
+
+
+def _table(records: list[dict[str, Any]], modes: list[str]) -> str:
     lines = [
-        "| category | cases | " + " | ".join(modes) + " | s per request (mean) |",
-        "|---|---:|" + "---:|" * (len(modes) + 1),
+        "| category | cases | " + " | ".join(modes) + " |",
+        "|---|---:|" + "---:|" * len(modes),
     ]
     categories = list(dict.fromkeys(r["category"] for r in records))
     for category in [*categories, "all"]:
@@ -196,14 +211,16 @@ def table(records: list[dict[str, Any]], modes: list[str]) -> str:
             continue
         cells = []
         for mode in modes:
-            hits = sum(r["modes"][mode]["right"] for r in rows)
-            cells.append(f"{hits} ({hits / len(rows):.0%})")
-        seconds = [r["modes"][m]["seconds"] for r in rows for m in modes]
+            asked = [r["modes"][mode]["right"] for r in rows if mode in r["modes"]]
+            share = f"{sum(asked) / len(asked):.0%}" if asked else "-"
+            cells.append(f"{sum(asked)}/{len(asked)} ({share})")
         name = f"**{category}**" if category == "all" else category
-        lines.append(
-            f"| {name} | {len(rows)} | {' | '.join(cells)} | {sum(seconds) / len(seconds):.1f} |"
-        )
-    return "\n".join(lines)
+        lines.append(f"| {name} | {len(rows)} | {' | '.join(cells)} |")
+    seconds = []
+    for mode in modes:
+        times = [r["modes"][mode]["seconds"] for r in records if mode in r["modes"]]
+        seconds.append(f"{mode} {sum(times) / len(times):.1f}" if times else f"{mode} -")
+    return "\n".join(lines) + "\n\nSeconds per request (mean): " + ", ".join(seconds)
 
 
 def main() -> None:
@@ -226,13 +243,20 @@ def main() -> None:
     parser.add_argument(
         "--budget", type=float, default=0, help="stop starting cases after this many seconds"
     )
+    parser.add_argument(
+        "--then",
+        default="",
+        help="modes asked in a second pass over the first pass's cases (same order)",
+    )
+    parser.add_argument("--then-budget", type=float, default=0, help="the second pass's --budget")
     parser.add_argument("--log", help="a JSON Lines file: every case's calls and content per mode")
     args = parser.parse_args()
     modes = args.modes.split(",")
+    later = [m for m in args.then.split(",") if m]
     proxies = []
     clients = {}
     try:
-        for mode in modes:
+        for mode in [*modes, *later]:
             url = args.server
             if mode != "server":
                 process, url = start_proxy(
@@ -240,50 +264,63 @@ def main() -> None:
                 )
                 proxies.append(process)
             clients[mode] = openai.OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
-        records = run(args, clients)
+        cases = interleaved(args.bfcl, args.categories.split(","), args.limit)
+        log = open(args.log, "w") if args.log else None  # noqa: SIM115 -- closed below
+        try:
+            first = {m: clients[m] for m in modes}
+            records = run(cases, first, args, args.budget, log)
+            if later:
+                done = {r["id"] for r in records}
+                again = [c for c in cases if c[1]["id"] in done]
+                extra = {r["id"]: r for r in run(again, {m: clients[m] for m in later},
+                                                 args, args.then_budget, log)}  # fmt: skip
+                for record in records:
+                    record["modes"].update(extra.get(record["id"], {}).get("modes", {}))
+        finally:
+            if log:
+                log.close()
     finally:
         for process in proxies:
             process.send_signal(signal.SIGINT)
             process.wait(30)
-    print(table(records, modes))
+    print(table(records, [*modes, *later]))
 
 
-def run(args: argparse.Namespace, clients: dict[str, openai.OpenAI]) -> list[dict[str, Any]]:
+def run(
+    cases: list[tuple[str, dict[str, Any], dict[str, Any]]],
+    clients: dict[str, openai.OpenAI],
+    args: argparse.Namespace,
+    budget: float,
+    log: Any,
+) -> list[dict[str, Any]]:
     """Every case asked of every mode in turn (one request at a time: the modes that send the
-    same prompt share the server's cached prefix)."""
+    same prompt share the server's cached prefix), until ``budget`` seconds have gone."""
     began = time.monotonic()
-    print(f"load at start: {load_average():.1f}", file=sys.stderr)
-    log = open(args.log, "w") if args.log else None  # noqa: SIM115 -- closed below
+    print(f"{','.join(clients)}: load at start {load_average():.1f}", file=sys.stderr)
     records: list[dict[str, Any]] = []
-    try:
-        for category, question, answer in interleaved(
-            args.bfcl, args.categories.split(","), args.limit
-        ):
-            if args.budget and time.monotonic() - began > args.budget:
-                break
-            record: dict[str, Any] = {"category": category, "id": question["id"], "modes": {}}
-            for mode, client in clients.items():
-                start = time.monotonic()
-                calls, content = ask(client, args.model, question, args.max_tokens)
-                record["modes"][mode] = {
-                    "right": right(calls, answer),
-                    "seconds": round(time.monotonic() - start, 2),
-                    "calls": calls,
-                    "content": content,
-                }
-            record["load"] = round(load_average(), 1)
-            records.append(record)
-            if log:
-                log.write(json.dumps(record) + "\n")
-                log.flush()
-            marks = " ".join(f"{m}={int(r['right'])}" for m, r in record["modes"].items())
-            print(f"{question['id']}: {marks} load {record['load']}", file=sys.stderr, flush=True)
-    finally:
+    for category, question, answer in cases:
+        if budget and time.monotonic() - began > budget:
+            break
+        record: dict[str, Any] = {"category": category, "id": question["id"], "modes": {}}
+        for mode, client in clients.items():
+            start = time.monotonic()
+            calls, content = ask(client, args.model, question, args.max_tokens)
+            record["modes"][mode] = {
+                "right": right(calls, answer),
+                "seconds": round(time.monotonic() - start, 2),
+                "calls": calls,
+                "content": content,
+            }
+        record["load"] = round(load_average(), 1)
+        records.append(record)
         if log:
-            log.close()
+            log.write(json.dumps(record) + "\n")
+            log.flush()
+        marks = " ".join(f"{m}={int(r['right'])}" for m, r in record["modes"].items())
+        print(f"{question['id']}: {marks} load {record['load']}", file=sys.stderr, flush=True)
     print(
-        f"{len(records)} cases in {time.monotonic() - began:.0f} s, load at end: "
-        f"{load_average():.1f}",
+        f"{','.join(clients)}: {len(records)} cases in {time.monotonic() - began:.0f} s, "
+        f"load at end {load_average():.1f}",
         file=sys.stderr,
     )
     return records
