@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -280,8 +279,8 @@ def main() -> None:
             if log:
                 log.close()
     finally:
-        for process in proxies:
-            process.send_signal(signal.SIGINT)
+        for process in proxies:  # SIGTERM: a background job's children ignore SIGINT
+            process.terminate()
             process.wait(30)
     print(table(records, [*modes, *later]))
 
