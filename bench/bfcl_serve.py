@@ -83,15 +83,28 @@ def openai_tools(functions: list[dict[str, Any]]) -> tuple[list[dict[str, Any]],
 
 def matches(call: tuple[str, dict[str, Any]], truth: dict[str, dict[str, list[Any]]]) -> bool:
     ((name, allowed),) = truth.items()
-    if call[0] != name:
-        return False
+    return call[0] == name and _arguments_match(call[1], allowed)
+
+
+def _arguments_match(arguments: dict[str, Any], allowed: dict[str, list[Any]]) -> bool:
+    """Every argument among its allowed values, every one left out optional, none extra.
+    A dict-valued argument's possible answer is a dict of allowed values per key
+    (``[{"math": [90], ...}]``), checked the same way."""
     for key, values in allowed.items():
-        if key in call[1]:
-            if call[1][key] not in values and not _loosely_in(call[1][key], values):
+        if key in arguments:
+            if not _allowed(arguments[key], values):
                 return False
         elif "" not in values:
             return False
-    return all(key in allowed for key in call[1])
+    return all(key in allowed for key in arguments)
+
+
+def _allowed(value: Any, values: list[Any]) -> bool:
+    if value in values or _loosely_in(value, values):
+        return True
+    return isinstance(value, dict) and any(
+        isinstance(allowed, dict) and _arguments_match(value, allowed) for allowed in values
+    )
 
 
 def _loosely_in(value: Any, values: list[Any]) -> bool:
@@ -224,7 +237,7 @@ def _table(records: list[dict[str, Any]], modes: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--server", required=True, help="the model server's /v1 URL")
+    parser.add_argument("--server", help="the model server's /v1 URL")
     parser.add_argument(
         "--model", default="Qwen2.5-Coder-0.5B-Instruct", help="the served model's name"
     )
@@ -249,7 +262,16 @@ def main() -> None:
     )
     parser.add_argument("--then-budget", type=float, default=0, help="the second pass's --budget")
     parser.add_argument("--log", help="a JSON Lines file: every case's calls and content per mode")
+    parser.add_argument(
+        "--score", help="a --log file: score its answers again with this checker, ask nothing"
+    )
     args = parser.parse_args()
+    if args.score:
+        records = score(args.score, args.bfcl, args.categories.split(","))
+        print(table(records, list(dict.fromkeys(m for r in records for m in r["modes"]))))
+        return
+    if not args.server:
+        parser.error("--server is required (or --score LOG)")
     modes = args.modes.split(",")
     later = [m for m in args.then.split(",") if m]
     proxies = []
@@ -283,6 +305,21 @@ def main() -> None:
             process.terminate()
             process.wait(30)
     print(table(records, [*modes, *later]))
+
+
+def score(path: str, bfcl: str | None, categories: list[str]) -> list[dict[str, Any]]:
+    """A ``--log`` file's cases (both passes' lines merged), each answer scored again."""
+    answers = {q["id"]: a for c in categories for q, a in load(bfcl, c)}
+    records: dict[str, dict[str, Any]] = {}
+    with open(path) as lines:
+        for line in lines:
+            logged = json.loads(line)
+            record = records.setdefault(logged["id"], {**logged, "modes": {}})
+            record["modes"].update(logged["modes"])
+    for record in records.values():
+        for answer in record["modes"].values():
+            answer["right"] = right(answer["calls"], answers[record["id"]])
+    return list(records.values())
 
 
 def run(
