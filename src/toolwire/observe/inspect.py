@@ -144,6 +144,8 @@ def inspect_run(
             "error": q.get("error"),
             "error_type": q.get("error_type"),
             "error_status": q.get("error_status"),
+            # What labelled its answer or dropped a call (kind, message, index).
+            "notices": q.get("notices", []),
         }
         for q in run["requests"]
     ]

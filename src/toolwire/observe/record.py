@@ -22,6 +22,7 @@ import json
 import os
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ from ..run.events import (
 from ..run.pause import PendingCall
 from ..run.progress import progress_text
 from ..tools.outcomes import failure_class
+from ..turn import Notice
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
 
 if TYPE_CHECKING:
@@ -54,6 +56,9 @@ _INSERT_CALL = (
     "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
     " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts,"
     " retried) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_NOTICE = (
+    "INSERT INTO notices (run_id, request, seq, kind, message, idx) VALUES (?, ?, ?, ?, ?, ?)"
 )
 _INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
 # An image's key is a digest, never a secret: kept as it is by the redactor.
@@ -85,6 +90,20 @@ def parts_json(parts: tuple[ContentPart, ...]) -> list[dict[str, Any]]:
         else {"kind": "text", "text": p.text}
         for p in parts
     ]
+
+
+def _untold(turn: list[Notice], heard: list[Notice]) -> list[Notice]:
+    """The turn's notices that its stream did not announce. A streamed notice may be a
+    copy of the turn's (its message scrubbed), so they are matched by kind and index."""
+    told = Counter((n.kind, n.index) for n in heard)
+    untold = []
+    for notice in turn:
+        key = (notice.kind, notice.index)
+        if told[key]:
+            told[key] -= 1
+        else:
+            untold.append(notice)
+    return untold
 
 
 def _copy(value: Any) -> Any:
@@ -146,6 +165,9 @@ class RunRecorder:
         self._request: RequestStarted | None = None
         self._images: set[str] = set()  # hashes of the images already submitted
         self._round = 0  # the round of the latest request
+        self._open = False  # a request is in flight: its notices wait for its row
+        self._heard: list[Notice] = []  # the notices streamed while it was
+        self._noted = 0  # notices recorded for the latest request
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
@@ -153,13 +175,18 @@ class RunRecorder:
             ToolResultReady: self._call,
             CallDiscarded: self._discarded,
             ToolProgress: self._progressed,
+            Notice: self._noticed,
             RunEnded: self._ended,
         }
 
-    def continue_after(self, requests: int, calls: int, round_: int) -> None:
-        """A resumed run: number its requests and calls after those in the log (its
-        last round is the one it resumes in)."""
+    def continue_after(
+        self, requests: int, calls: int, round_: int, progress: int = 0, noted: int = 0
+    ) -> None:
+        """A resumed run: number its requests, calls, progress rows and the last
+        request's notices after those in the log (its last round is the one it resumes
+        in)."""
         self._requests, self._calls, self._round = requests, calls, round_
+        self._progress, self._noted = progress, noted
 
     def start_row(self) -> Row:
         """The ``runs`` row (written before the first request)."""
@@ -215,6 +242,7 @@ class RunRecorder:
     def _started(self, event: RequestStarted) -> None:
         self._request = event
         self._round = event.round
+        self._open, self._heard = True, []
 
     def _extends(self, messages: list[Message]) -> bool:
         """Whether ``messages`` continue what the previous request sent (a history that
@@ -272,6 +300,7 @@ class RunRecorder:
                 ),
             )
         )
+        self._close_request(turn.notices)
 
     def _failed(self, event: RequestFailed) -> None:
         """The row of a request that failed: the error instead of a turn. Its messages
@@ -304,6 +333,31 @@ class RunRecorder:
                 ),
             )
         )
+        self._close_request([])  # a retry's notices say what was tried before it failed
+
+    def _noticed(self, notice: Notice) -> None:
+        """A notice streamed while a request is in flight waits for that request's row;
+        one the agent adds after the turn ended (text shaped like a call, a tool choice
+        ignored) belongs to the latest request and is recorded at once."""
+        if self._open:
+            self._heard.append(notice)
+        else:
+            self._note(notice)
+
+    def _close_request(self, turn: list[Notice]) -> None:
+        """Record the notices of the request whose row was just submitted: those its
+        stream told the caller, as told (an HTTP provider's copy has the request's
+        credentials masked), then those only its turn carries (found as the turn was
+        finished, e.g. ``empty_call``)."""
+        heard, self._heard = self._heard, []
+        self._open, self._noted = False, 0
+        for notice in heard + _untold(turn, heard):
+            self._note(notice)
+
+    def _note(self, notice: Notice) -> None:
+        self._noted += 1
+        row = (self.run_id, self._requests, self._noted, notice.kind, notice.message, notice.index)
+        self._log.submit((_INSERT_NOTICE, row))
 
     def _store_images(self, parts: tuple[ContentPart, ...]) -> None:
         """Submit each image not submitted yet: one row per distinct image, ever (the
