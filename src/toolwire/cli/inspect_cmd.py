@@ -132,6 +132,7 @@ def render(report: dict[str, Any]) -> str:
                     ("early", call["early"]),
                     ("repaired", call["repaired"]),
                     (f"{call['retries']} retries", call["retries"]),
+                    ("images refused", call.get("images_refused")),
                 )
                 if on
             )

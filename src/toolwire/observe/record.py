@@ -60,6 +60,13 @@ _INSERT_CALL = (
 _INSERT_NOTICE = (
     "INSERT INTO notices (run_id, request, seq, kind, message, idx) VALUES (?, ?, ?, ?, ?, ?)"
 )
+# A call whose images the provider refused: its row becomes the error result that
+# replaced the tool's (the call's latest row: ids may repeat across turns).
+_IMAGES_REFUSED = (
+    "UPDATE calls SET status = ?1, failure_class = ?2, result = ?3, images_refused = 1"
+    " WHERE run_id = ?4 AND seq = (SELECT MAX(seq) FROM calls"
+    " WHERE run_id = ?4 AND call_id = ?5 AND status != 'discarded')"
+)
 _INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
 # An image's key is a digest, never a secret: kept as it is by the redactor.
 _IMAGE_KEYS = frozenset({"sha256"})
@@ -334,6 +341,11 @@ class RunRecorder:
             )
         )
         self._close_request([])  # a retry's notices say what was tried before it failed
+        for _, answer in event.answered:  # calls whose images the provider refused
+            status = answer.status
+            row = (status.value, failure_class(None, status), answer.content, self.run_id,
+                   answer.call_id)  # fmt: skip
+            self._log.submit((_IMAGES_REFUSED, row), urgent=True)
 
     def _noticed(self, notice: Notice) -> None:
         """A notice streamed while a request is in flight waits for that request's row;

@@ -96,7 +96,15 @@ def _notice_line(notice: dict[str, Any]) -> str:
 def _call_details(
     c: dict[str, Any], lane: Lane, images: dict[str, tuple[str, bytes]]
 ) -> dict[str, Any]:
-    flags = [flag for flag, on in (("early start", c["early"]), ("repaired", c["repaired"])) if on]
+    flags = [
+        flag
+        for flag, on in (
+            ("early start", c["early"]),
+            ("repaired", c["repaired"]),
+            ("its images refused by the provider", c.get("images_refused")),
+        )
+        if on
+    ]
     spans = [f"{s.title} {human_duration(s.end - s.start)}" for s in lane.segments]
     summary = ", ".join(
         [f"status {c['status']}", *spans, f"{c['attempts']} attempt(s)", *flags]
