@@ -265,7 +265,6 @@ class RunRecorder:
         for message in new:
             if isinstance(message, (ToolResult, UserMessage)) and message.parts:
                 self._store_images(message.parts)
-        self._requests += 1
         turn = event.turn
         message = turn.message
         calls = [
@@ -275,36 +274,21 @@ class RunRecorder:
         ]
         usage = turn.usage
         self._log.submit(
-            (
-                "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
-                " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
-                " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
-                " reasoning_tokens, refusal, refused, model, message)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.run_id,
-                    self._requests,
-                    event.round,
-                    event.started_at,
-                    event.first_event_at,
-                    event.ended_at,
-                    event.latency_ms,
-                    message_value(new),
-                    len(messages),
-                    request.request.tool_choice if request is not None else None,
-                    turn.finish_reason,
-                    message.text,
-                    message.reasoning,
-                    JsonValue(calls),
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.cache_read_tokens,
-                    usage.reasoning_tokens,
-                    message.refusal,
-                    int(turn.refused),
-                    turn.model or self._start.model,  # a FallbackModel's: the one that answered
-                    message_value([message]),  # verbatim: a resumed run sends it back
-                ),
+            self._request_row(
+                event,
+                messages=message_value(new),
+                finish_reason=turn.finish_reason,
+                text=message.text,
+                reasoning=message.reasoning,
+                tool_calls=JsonValue(calls),
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+                refusal=message.refusal,
+                refused=int(turn.refused),
+                model=turn.model or self._start.model,  # a FallbackModel's: the one that answered
+                message=message_value([message]),  # verbatim: a resumed run sends it back
             )
         )
         self._close_request(turn.notices)
@@ -313,31 +297,20 @@ class RunRecorder:
         """The row of a request that failed: the error instead of a turn. Its messages
         are recorded with the next request that gets an answer (this row holds none),
         so a history rebuilt from the answered rows stays whole."""
-        request = self._request
-        self._requests += 1
         error = event.error
         self._log.submit(
-            (
-                "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
-                " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
-                " reasoning, tool_calls, input_tokens, output_tokens, model, error, error_type,"
-                " error_status)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?, NULL, '', '', '[]', 0, 0, ?, ?, ?, ?)",
-                (
-                    self.run_id,
-                    self._requests,
-                    event.round,
-                    event.started_at,
-                    event.first_event_at,
-                    event.ended_at,
-                    (event.ended_at - event.started_at) * 1000.0,
-                    len(request.request.messages) if request is not None else 0,
-                    request.request.tool_choice if request is not None else None,
-                    self._start.model,
-                    getattr(error, "message", None) or str(error) or type(error).__name__,
-                    type(error).__name__,
-                    event.status,
-                ),
+            self._request_row(
+                event,
+                messages="[]",  # no turn: no text, no calls, no tokens
+                text="",
+                reasoning="",
+                tool_calls="[]",
+                input_tokens=0,
+                output_tokens=0,
+                model=self._start.model,
+                error=getattr(error, "message", None) or str(error) or type(error).__name__,
+                error_type=type(error).__name__,
+                error_status=event.status,
             )
         )
         self._close_request([])  # a retry's notices say what was tried before it failed
@@ -346,6 +319,26 @@ class RunRecorder:
             row = (status.value, failure_class(None, status), answer.content, self.run_id,
                    answer.call_id)  # fmt: skip
             self._log.submit((_IMAGES_REFUSED, row), urgent=True)
+
+    def _request_row(self, event: ResponseDone | RequestFailed, **columns: object) -> Row:
+        """The next ``requests`` row: the columns every request has (the run, its
+        number, its round and times, what was sent), then ``columns``: an answered
+        turn's, or a failure's."""
+        self._requests += 1
+        sent = self._request.request if self._request is not None else None
+        values = {
+            "run_id": self.run_id,
+            "seq": self._requests,
+            "round": event.round,
+            "started_at": event.started_at,
+            "first_event_at": event.first_event_at,
+            "ended_at": event.ended_at,
+            "latency_ms": (event.ended_at - event.started_at) * 1000.0,
+            "history_length": len(sent.messages) if sent is not None else 0,
+            "tool_choice": sent.tool_choice if sent is not None else None,
+        } | columns
+        names, marks = ", ".join(values), ", ".join("?" * len(values))
+        return f"INSERT INTO requests ({names}) VALUES ({marks})", tuple(values.values())
 
     def _noticed(self, notice: Notice) -> None:
         """A notice streamed while a request is in flight waits for that request's row;
