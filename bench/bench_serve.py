@@ -356,10 +356,20 @@ async def _streams(url: str, streams: int, tokens: int, delay: float) -> None:
         await asyncio.gather(*(one_stream(client, url, payload) for _ in range(streams)))
 
 
-def count(src: Path, streams: int, tokens: int) -> None:
+async def _requests(url: str, n: int) -> None:
+    """``n`` short streamed requests (one token), one at a time."""
+    async with httpx.AsyncClient(timeout=600) as client:
+        for _ in range(n):
+            await one_stream(client, url, body("text", tokens=1))
+
+
+def count(src: Path, streams: int, tokens: int, requests: int = 0) -> None:
     """Instructions the proxy process spends per upstream token (its HTTP stacks, the
     event loop and toolwire; not the kernel), under callgrind: counters zeroed after a
     warm-up round, ``streams`` concurrent streams of ``tokens`` paced tokens, dumped.
+    With ``requests``: per request instead, that many one-token streamed requests one
+    at a time (a request's cost is mostly its path to the first byte: read the request,
+    send the upstream's, read its headers, write the first chunk).
     Counts repeat where CPU times on a loaded machine do not."""
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     out = tmp / f"bench_serve.callgrind.{os.getpid()}"
@@ -373,8 +383,13 @@ def count(src: Path, streams: int, tokens: int) -> None:
     try:
         wait_for(f"{url}/models", limit=900, each=60)
         asyncio.run(_streams(url, streams, 5, 0.0))  # connections, imports, caches
+        if requests:
+            asyncio.run(_requests(url, 20))
         subprocess.run(["callgrind_control", "-z", str(proxy.pid)], check=True, capture_output=True)
-        asyncio.run(_streams(url, streams, tokens, 0.02))
+        if requests:
+            asyncio.run(_requests(url, requests))
+        else:
+            asyncio.run(_streams(url, streams, tokens, 0.02))
         subprocess.run(["callgrind_control", "-d", str(proxy.pid)], check=True, capture_output=True)
         dumps = [p for p in tmp.glob(f"{out.name}.*") if p.stat().st_size]
         total = max(int(m.group(1)) for p in dumps for m in [_SUMMARY.search(p.read_text())] if m)
@@ -384,6 +399,11 @@ def count(src: Path, streams: int, tokens: int) -> None:
             process.wait(120)
         for path in tmp.glob(f"{out.name}*"):
             path.unlink()
+    if requests:
+        print(f"\n## Proxy instructions per request (callgrind; {src})\n")
+        print(f"{requests} one-token streamed requests, one at a time: "
+              f"{total / requests / 1000:.1f} k instructions per request")  # fmt: skip
+        return
     print(f"\n## Proxy instructions per token (callgrind; {src})\n")
     print(f"{streams} streams x {tokens} tokens paced at 50 tokens/s: "
           f"{total / (streams * tokens) / 1000:.1f} k instructions per upstream token")  # fmt: skip
@@ -400,12 +420,15 @@ def main() -> None:
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="toolwire to count")
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--tokens", type=int, default=100, help="per stream (count)")
+    parser.add_argument(
+        "--requests", type=int, default=0, help="count: per request, this many one at a time"
+    )
     args = parser.parse_args()
     if args.upstream_only:
         upstream_main(args.upstream_only)
         return
     if args.only == "count":
-        count(args.src, args.streams, args.tokens)
+        count(args.src, args.streams, args.tokens, args.requests)
         return
     inproc(1000, 3 if args.quick else 7)
     if args.only:

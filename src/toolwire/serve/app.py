@@ -24,6 +24,7 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -46,6 +47,7 @@ from .upstream import RAW_TAP, Upstream, closing, make_upstream, parse_upstream
 __all__ = ["EventStream", "Proxy", "create_app"]
 
 NOTICES_HEADER = "x-toolwire-notices"
+CHAT_PATH = "/v1/chat/completions"
 CLIENT_CLOSED = 499  # nginx's "client closed request": logged, never received
 
 
@@ -59,11 +61,23 @@ class Proxy:
         self.forced = forced
         self.log = log
 
-    async def chat(self, request: Request) -> Response:
-        """``POST /v1/chat/completions``."""
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``POST /v1/chat/completions`` as a plain ASGI app: no request object, no
+        middleware wrapping each send (the path to the first byte and every chunk's
+        write, bench/bench_serve.py)."""
+        try:
+            raw = await _read_body(receive)
+        except _ClientGone:
+            return  # nobody to answer (Starlette's own route would not answer either)
+        response = await self.chat(raw, Headers(scope=scope), receive)
+        await response(scope, receive, send)
+
+    async def chat(self, raw: bytes, headers: Mapping[str, str], receive: Receive) -> Response:
+        """The response to a ``/v1/chat/completions`` body (``receive``: the client's
+        channel, listened to for a disconnect)."""
         exchange = Exchange(None)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
         except ValueError:
             return await self._error_reply(exchange, CallerError("the request body is not JSON"))
         try:
@@ -74,8 +88,8 @@ class Proxy:
         token = RAW_TAP.set(exchange.raw)
         try:
             if call.stream:
-                return await self._stream(call, request.headers, exchange)
-            return await self._complete_watched(call, request, exchange)
+                return await self._stream(call, headers, exchange)
+            return await self._complete_watched(call, headers, receive, exchange)
         finally:
             RAW_TAP.reset(token)
 
@@ -89,14 +103,14 @@ class Proxy:
         return JSONResponse(body, status)
 
     async def _complete_watched(
-        self, call: ProxyCall, request: Request, exchange: Exchange
+        self, call: ProxyCall, headers: Mapping[str, str], receive: Receive, exchange: Exchange
     ) -> Response:
         """:meth:`_complete` while listening for the client: one that goes away
         cancels the upstream request at once (its connection is closed)."""
         response: Response | None = None
         async with anyio.create_task_group() as group:
-            group.start_soon(EventStream.watch, request.receive, group.cancel_scope)
-            response = await self._complete(call, request.headers, exchange)
+            group.start_soon(EventStream.watch, receive, group.cancel_scope)
+            response = await self._complete(call, headers, exchange)
             group.cancel_scope.cancel()
         if response is None:  # cancelled: nobody is left to answer
             exchange.outcome = "cancelled"  # as a stream's: the cancellation is the error
@@ -212,6 +226,26 @@ class Proxy:
         await self.upstream.aclose()
         if self.log is not None:
             self.log.close()
+
+
+class _ClientGone(Exception):
+    """The client disconnected before its request body was read."""
+
+
+async def _read_body(receive: Receive) -> bytes:
+    """The request body, all of it.
+
+    Raises:
+        _ClientGone: The client went away first.
+    """
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _ClientGone
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
 
 
 def error_response(exc: ToolwireError) -> tuple[int, dict[str, Any]]:
@@ -330,15 +364,36 @@ def create_app(
         ProxyLog(log, spec.label) if log else None,
     )
 
-    app = Starlette(
+    app = _ProxyApp(
         routes=[
-            Route("/v1/chat/completions", proxy.chat, methods=["POST"]),
+            Route("/v1/chat/completions", proxy, methods=["POST"]),
             Route("/v1/models", proxy.models, methods=["GET"]),
         ],
         lifespan=_lifespan(proxy),
     )
     app.state.proxy = proxy
     return app
+
+
+class _ProxyApp(Starlette):
+    """Starlette, with ``POST /v1/chat/completions`` sent straight to the proxy.
+
+    Starlette's error and exception middleware, its router and request object cost
+    more than the rest of the proxy's work before the first byte, and its middleware
+    wrap every chunk's send; the proxy answers every error of its own. Any other
+    request (a mounted app's prefix too) takes Starlette's way, the same route.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"] == CHAT_PATH
+            and scope["method"] == "POST"
+            and not scope.get("root_path")
+        ):
+            await self.state.proxy(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
 
 
 def _lifespan(proxy: Proxy) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
