@@ -38,6 +38,7 @@ from .pool import pooled_transport
 from .request import ProxyCall
 
 if TYPE_CHECKING:
+    from ..formats.base import Format
     from ..run.model import Model
 
 __all__ = [
@@ -60,6 +61,7 @@ raw text); ``None``: not copied. Set per request by the app, read by :class:`_Ta
 T = TypeVar("T")
 UPSTREAM = "the upstream"
 MAX_MODELS = 64  # completions models kept built, by served model name
+MAX_FORMATS = 64  # chat upstream: family formats kept built, by family, prompt and tools
 # Chat fields the proxy reads itself; the rest of a body are the model's settings when
 # toolwire renders the request (completions, local).
 _CHAT_FIELDS = frozenset(
@@ -306,11 +308,33 @@ def _content_calls(call: ProxyCall) -> Callable[[], Any]:
     """A factory of the turn's ``ContentCalls`` (``None`` when no family is known)."""
     if call.family is None:
         return lambda: None
-    from .. import formats
     from ..wire.content_calls import ContentCalls
 
-    fmt = formats.get(*call.family, tools=call.tools, generation_prompt=call.generation_prompt)
+    fmt = _format(call, call.family)
     return lambda: ContentCalls(fmt, apply=call.applies_calls)
+
+
+_FORMATS: dict[tuple[Any, ...], Format] = {}
+
+
+def _format(call: ProxyCall, family: tuple[str, str | None]) -> Format:
+    """The request's family format, made once per family, prompt and tools.
+
+    Building one (its marker sets, its regular expressions, the tool index) was the
+    largest part of toolwire's own work before the first byte; a ``Format`` is
+    configuration, each response parses with its own stream. Clients send the same
+    tools turn after turn; the key is the tools as sent (another order is only a miss).
+    """
+    from .. import formats
+
+    key = (*family, call.generation_prompt, json.dumps(call.body.get("tools")))
+    fmt = _FORMATS.get(key)
+    if fmt is None:
+        fmt = formats.get(*family, tools=call.tools, generation_prompt=call.generation_prompt)
+        if len(_FORMATS) >= MAX_FORMATS:  # clients name tools: keep memory bounded
+            _FORMATS.clear()
+        _FORMATS[key] = fmt
+    return fmt
 
 
 class _ModelUpstream(Upstream):
