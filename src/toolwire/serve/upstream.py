@@ -52,6 +52,7 @@ __all__ = [
     "closing",
     "make_upstream",
     "parse_upstream",
+    "warm_imports",
 ]
 
 RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", default=None)
@@ -290,6 +291,12 @@ def _json(raw: bytes) -> Any:
         raise ProtocolError(
             f"{UPSTREAM} sent a JSON content type with a body that is not JSON"
         ) from None
+
+
+def warm_imports() -> None:
+    """Import what the first chat request would (the Chat decoders, the formats)."""
+    from .. import formats  # noqa: F401
+    from ..wire import content_calls, openai_chat, openai_chat_body  # noqa: F401
 
 
 def _chat_wire(call: ProxyCall) -> Wire:
