@@ -66,10 +66,9 @@ class Proxy:
         """``POST /v1/chat/completions`` as a plain ASGI app: no request object, no
         middleware wrapping each send (the path to the first byte and every chunk's
         write, bench/bench_serve.py)."""
-        try:
-            raw = await _read_body(receive)
-        except _ClientGone:
-            return  # nobody to answer (Starlette's own route would not answer either)
+        raw = await _read_body(receive)
+        if raw is None:
+            return  # the client went away before its body came: nobody to answer
         response = await self.chat(raw, Headers(scope=scope), receive)
         await response(scope, receive, send)
 
@@ -229,21 +228,13 @@ class Proxy:
             self.log.close()
 
 
-class _ClientGone(Exception):
-    """The client disconnected before its request body was read."""
-
-
-async def _read_body(receive: Receive) -> bytes:
-    """The request body, all of it.
-
-    Raises:
-        _ClientGone: The client went away first.
-    """
+async def _read_body(receive: Receive) -> bytes | None:
+    """The request body, all of it; ``None`` when the client went away first."""
     parts: list[bytes] = []
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise _ClientGone
+            return None
         parts.append(message.get("body", b""))
         if not message.get("more_body", False):
             return b"".join(parts)
