@@ -8,6 +8,11 @@ that status (502, or the upstream's own) in OpenAI's error shape, not a broken s
 an error after output began ends the stream with an error event. Nothing is retried: the
 client decides that.
 
+``POST /v1/chat/completions`` is a plain ASGI app (:class:`Proxy`) that Starlette's
+subclass here sends requests to before its middleware and router: those layers cost
+more than the rest of the proxy's work before the first byte, and wrapped every chunk's
+send (bench/README.md). Every other request is Starlette's.
+
 The stream is sent by :class:`EventStream`, which listens for the client going away
 the whole time, not only when it writes: a disconnect cancels the upstream request at
 once (its connection is closed, no task is left), even while the upstream is silent. A
