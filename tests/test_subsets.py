@@ -23,8 +23,6 @@ def test_the_compiled_modules_are_the_build_configs() -> None:
         ("wire/test_jsonscan.py", True, False),
         # names the wire layer's events itself; pure data handling
         ("formats/test_hermes.py", True, False),
-        # only through tests/formats/conftest.py: the same parsers, by the same paths
-        ("formats/test_truncation.py", False, False),
         # names the wire layer itself (and its helper does); asyncio
         ("run/test_agent.py", True, True),
         # only through the helper tests/observe/helpers.py; SQLite
