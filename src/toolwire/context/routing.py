@@ -158,6 +158,11 @@ class ToolRouter:
             documents.append(document)
             texts.append(text)
         self._postings = _index(documents)
+        self._order = {name: i for i, name in enumerate(self.names)}  # ties: registration
+        # The last ranking asked for: a router is shared by every run over its tool set,
+        # and a run's query (its first user message, the model's latest words) repeats
+        # request after request, so ranking it again would give the same list.
+        self._last: tuple[str, int, list[tuple[str, float]]] | None = None
         self._encoder: Any = None
         self._vectors: Any = None
         if method != "bm25":
@@ -208,13 +213,21 @@ class ToolRouter:
         check_int("k", k, minimum=1)
         if not isinstance(query, str):
             raise CallerError(f"the query must be a str, not {type(query).__name__}")
+        last = self._last
+        if last is not None and last[0] == query and last[1] == k:
+            return list(last[2])  # a copy: the caller may change its list
+        ranked = self._rank(query, k)
+        self._last = (query, k, ranked)
+        return list(ranked)
+
+    def _rank(self, query: str, k: int) -> list[tuple[str, float]]:
         if self.method == "embeddings":
             scored = self.similarities(query)
         elif self.method == "hybrid":
             scored = self._hybrid(query)
         else:
             scored = self.scores(query)
-        order = {name: i for i, name in enumerate(self.names)}
+        order = self._order
         best = heapq.nsmallest(k, scored.items(), key=lambda item: (-item[1], order[item[0]]))
         ranked = [(name, round(score, 4)) for name, score in best]
         if len(ranked) < k:

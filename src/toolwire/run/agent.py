@@ -939,22 +939,30 @@ class _Run:
         """Stream one turn, feeding calls to the executor as they complete."""
         stream = self.agent.model.stream(request)
         turn: Turn | None = None
+        emit = self.emit
+        listening = emit is not _ignore  # nobody listens: no call per event
         try:
             async for item in stream:
-                if isinstance(item, TurnDone):
-                    turn = item.turn
-                    continue
+                # Each call streams a ToolCallStarted and a ToolCallReady: those two are
+                # told by their class, without isinstance (a subclass takes _kind).
+                kind = item.__class__
+                if kind is not ToolCallReady and kind is not ToolCallStarted:
+                    if isinstance(item, TurnDone):
+                        turn = item.turn
+                        continue
+                    kind = _kind(item)
                 if self._first_event_at is None and not _is_retry(item):
                     self._first_event_at = time.time()
-                self.emit(item)
-                if isinstance(item, ToolCallReady):
+                if listening:
+                    emit(item)
+                if kind is ToolCallReady:
                     if len(item.request.raw_arguments) > OFF_LOOP_ARGUMENTS:
                         await run.ready_off_loop(item)  # big arguments validate in a thread
                     else:
                         run.ready(item)  # no coroutine per call
-                elif isinstance(item, ToolCallStarted):
+                elif kind is ToolCallStarted:
                     run.started(item)
-                elif isinstance(item, ToolCallRetracted):
+                elif kind is ToolCallRetracted:
                     run.retract(item.index, item.reason)
         finally:
             await _close(stream)
@@ -1089,6 +1097,15 @@ class _Run:
             except BudgetExceededError as exc:
                 first = first or exc
         return first
+
+
+def _kind(item: object) -> type:
+    """The run loop's name for a stream item: the call event class it is an instance of
+    (a subclass of one), else its own class."""
+    for kind in (ToolCallReady, ToolCallStarted, ToolCallRetracted):
+        if isinstance(item, kind):
+            return kind
+    return item.__class__
 
 
 def _is_retry(item: object) -> bool:
