@@ -31,6 +31,7 @@ _K1 = 1.2
 _B = 0.75
 _RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al., 2009)
 _NAME_WEIGHT = 3  # a term in the tool's name counts as three occurrences
+_RANKINGS_KEPT = 16  # rankings a router remembers (ToolRouter.rank)
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[0-9]+|[^\W\d_A-Za-z]+")
 _STOP = frozenset(
@@ -159,10 +160,12 @@ class ToolRouter:
             texts.append(text)
         self._postings = _index(documents)
         self._order = {name: i for i, name in enumerate(self.names)}  # ties: registration
-        # The last ranking asked for: a router is shared by every run over its tool set,
-        # and a run's query (its first user message, the model's latest words) repeats
-        # request after request, so ranking it again would give the same list.
-        self._last: tuple[str, int, list[tuple[str, float]]] | None = None
+        # The latest rankings asked for: a router is shared by every run over its tool
+        # set, and a run's queries (its first user message, the model's latest words)
+        # repeat request after request and run after run; ranking one again gives the
+        # same list. A few are kept (then forgotten together: one atomic clear, as
+        # runs in several threads may share a router).
+        self._ranked: dict[tuple[str, int], list[tuple[str, float]]] = {}
         self._encoder: Any = None
         self._vectors: Any = None
         if method != "bm25":
@@ -213,11 +216,13 @@ class ToolRouter:
         check_int("k", k, minimum=1)
         if not isinstance(query, str):
             raise CallerError(f"the query must be a str, not {type(query).__name__}")
-        last = self._last
-        if last is not None and last[0] == query and last[1] == k:
-            return list(last[2])  # a copy: the caller may change its list
+        known = self._ranked.get((query, k))
+        if known is not None:
+            return list(known)  # a copy: the caller may change its list
         ranked = self._rank(query, k)
-        self._last = (query, k, ranked)
+        if len(self._ranked) >= _RANKINGS_KEPT:
+            self._ranked.clear()
+        self._ranked[(query, k)] = ranked
         return list(ranked)
 
     def _rank(self, query: str, k: int) -> list[tuple[str, float]]:

@@ -828,6 +828,7 @@ class _Run:
             scope=ToolScope(self.run_id, number, agent.deps, self.emit),
         )
         turn: Turn | None = None
+        results: list[ToolResult] | None = None
         paused = False  # calls were held: they stay unanswered in the history
         try:
             async with run:
@@ -848,18 +849,21 @@ class _Run:
             assert turn is not None  # set before bind(), or the block raised
             results = run.results(keep_held=paused)
             self.output.observe(run.validations(), results)
-            verdict = self._judge(run, results) if turn.tool_calls else LoopVerdict()
+            called = bool(turn.tool_calls)  # read once: the property builds a list
+            verdict = self._judge(run, results) if called else LoopVerdict()
         finally:
             self._record_discarded(run)
             if turn is not None and run.bound:
                 self.messages.append(turn.message)
-                self.messages.extend(run.results(keep_held=paused))
+                self.messages.extend(
+                    results if results is not None else run.results(keep_held=paused)
+                )
                 self.tool_calls += run.executed
-        assert turn is not None
+        assert turn is not None and results is not None
         self.pending = pending_calls(run.held) if paused else []
-        self._check_tool_choice_honoured(request, turn)
-        self._check_call_shaped(turn)
-        if turn.tool_calls:
+        self._check_tool_choice_honoured(request, turn, called)
+        self._check_call_shaped(turn, called)
+        if called:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
         self._enforce(run, verdict)
@@ -985,14 +989,14 @@ class _Run:
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
 
-    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn) -> None:
+    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn, called: bool) -> None:
         """A turn without calls under ``required`` (or a named tool): a notice, not an error.
 
         Some served models (and servers that drop the field) ignore ``tool_choice``; the
         turn is a usable answer, so the run goes on, but the user should know why no
         tool ran.
         """
-        if turn.tool_calls or request.tool_choice in ("auto", "none") or not request.tools:
+        if called or request.tool_choice in ("auto", "none") or not request.tools:
             return
         notice = Notice(
             "tool_choice_ignored",
@@ -1003,10 +1007,10 @@ class _Run:
         turn.notices.append(notice)
         self.emit(notice)
 
-    def _check_call_shaped(self, turn: Turn) -> None:
+    def _check_call_shaped(self, turn: Turn, called: bool) -> None:
         """Text that looks like a call, in a turn without calls: a notice, so that no
         one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
-        if turn.tool_calls or not turn.message.text:
+        if called or not turn.message.text:
             return
         shape = call_shape(turn.message.text, self.executor.toolset.names)
         if shape is None:

@@ -568,9 +568,12 @@ class TurnRun:
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
         order: list[TurnCall] = []
+        by_index = self._by_index
         for position, request in enumerate(requests):
-            early = self._by_index.get(request.index)
-            if early is not None and early.same_request(request):
+            early = by_index.get(request.index)
+            # The request the decoder announced is the one its turn holds (the common
+            # case, tested inline); else the same id, name and arguments text.
+            if early is not None and (early.request is request or early.same_request(request)):
                 if self._positions.get(early, position) == position:
                     order.append(early)
                     continue
