@@ -130,8 +130,6 @@ class CallRunner:
         if isinstance(denial, Hold):
             return None
         if denial is None and self.before_start is not None and not call.harmless:
-            tool = call.tool
-            assert tool is not None
             unsafe = await self.before_start(call.request, tool)
             if unsafe is not None:
                 return call.unfinished(unsafe)
