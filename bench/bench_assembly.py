@@ -27,7 +27,16 @@ Two benchmarks over the same nine workloads (1, 4, 16 parallel calls x ~100 B, ~
 2. **Raw SSE bytes.** The OpenAI stream serialised as SSE and read in 64-4096-byte
    pieces: toolwire ``feed_bytes`` against a floor that splits lines and calls
    ``json.loads`` per data line before the same dict-by-index assembly.
-3. **Non-streaming bodies** (``--only bodies``; also after a full run). The same calls
+3. **Per-turn assembly** (``--only turns``; issue 30). Short turns as the providers
+   stream them (1 and 4 calls x ~100 B and ~2 KB, one call after another, OpenAI's
+   arguments in token-sized pieces, Anthropic's in larger ones, with the events and
+   usage each sends around them; ``provider_turn``), decoded by toolwire with
+   ``deltas=False`` against the floor (a dict by index, one join and one
+   ``json.loads`` per call) in the same process: each round times the floor and
+   toolwire back to back (alternating which goes first), a cell's ratio is the median
+   of its rounds' ratios. ``count_assembly.py --turns`` counts the same turns in
+   instructions. Target: median <= 1.4x, no cell above 2x (goal 1.3x).
+4. **Non-streaming bodies** (``--only bodies``; also after a full run). The same calls
    as one response body per provider (OpenAI Chat, Anthropic, OpenAI Responses),
    decoded by ``toolwire.wire``'s ``decode_*_response`` (the body decoders, compiled
    with the stream decoders) against a floor that reads each call's id, name and
@@ -70,6 +79,7 @@ from workloads import (
     build_tool_workload,
     format_ns,
     format_ratio,
+    fragment,
     measure,
     median_ratio,
     response_bodies,
@@ -111,7 +121,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument(
-        "--only", choices=("chunks", "sse", "bodies"), help="run one of the three benchmarks"
+        "--only",
+        choices=("chunks", "sse", "turns", "bodies"),
+        help="run one of the four benchmarks",
     )
     ap.add_argument(
         "--calls",
@@ -480,6 +492,200 @@ def run_bodies(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
+# -- per-turn assembly, as the providers stream it (issue 30) ----------------------------
+
+TURN_WORKLOADS = ((1, 100), (1, 2_000), (4, 100), (4, 2_000))
+TURN_PROVIDERS = ("openai", "anthropic")
+TURN_TARGET_MEDIAN = 1.4
+TURN_TARGET_MAX = 2.0
+TURN_GOAL = 1.3
+
+
+def provider_turn(provider: str, calls: int, size: int) -> list[dict[str, Any]]:
+    """One short turn as ``provider`` streams it, as decoded dicts.
+
+    The calls come one after another (neither API interleaves them). OpenAI Chat: a
+    role chunk, per call a first chunk with id, name and empty arguments, then one
+    chunk per token-sized piece (1-7 characters), a finish chunk and the usage chunk
+    (``stream_options.include_usage``: every chunk carries ``"usage": null`` before it).
+    Anthropic: ``message_start``, a ``ping``, per call a ``content_block_start``, an
+    empty first ``input_json_delta``, pieces of 4-24 characters and the block's stop,
+    then ``message_delta`` with usage and ``message_stop``.
+    """
+    import random
+
+    w = build_tool_workload(calls, size)
+    rng = random.Random(w.seed)
+    if provider == "openai":
+        base = {
+            "id": f"chatcmpl-{w.seed}",
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": "gpt-4o-2024-08-06",
+            "service_tier": "default",
+            "system_fingerprint": "fp_50cad350e4",
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return {**base, "choices": [choice], "usage": None}
+
+        out = [chunk({"role": "assistant", "content": None, "refusal": None})]
+        for spec in w.calls:
+            first = {
+                "index": spec.index,
+                "id": spec.id,
+                "type": "function",
+                "function": {"name": spec.name, "arguments": ""},
+            }
+            out.append(chunk({"tool_calls": [first]}))
+            for piece in fragment(spec.arguments, rng, 1, 7):
+                entry = {"index": spec.index, "function": {"arguments": piece}}
+                out.append(chunk({"tool_calls": [entry]}))
+        out.append(chunk({}, "tool_calls"))
+        usage = {
+            "prompt_tokens": 412,
+            "completion_tokens": len(out),
+            "total_tokens": 412 + len(out),
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+        out.append({**base, "choices": [], "usage": usage})
+        return out
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_{w.seed}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": 412,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 1,
+                    "service_tier": "standard",
+                },
+            },
+        },
+        {"type": "ping"},
+    ]
+    for spec in w.calls:
+        block = {"type": "tool_use", "id": spec.id, "name": spec.name, "input": {}}
+        events.append({"type": "content_block_start", "index": spec.index, "content_block": block})
+        for piece in ("", *fragment(spec.arguments, rng, 4, 24)):
+            delta = {"type": "input_json_delta", "partial_json": piece}
+            events.append({"type": "content_block_delta", "index": spec.index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": spec.index})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": len(events)},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
+def turn_floor(provider: str, items: list[dict[str, Any]]) -> Callable[[], Any]:
+    """The floor for one turn: a dict by index, one join and one ``json.loads`` per call."""
+    if provider == "openai":
+        return lambda: peers.assemble_openai_dicts(items)
+    return lambda: peers.assemble_anthropic_dicts(items)
+
+
+def turn_toolwire(provider: str, items: list[dict[str, Any]]) -> Callable[[], Any]:
+    """toolwire's decoder for one turn, ``deltas=False``, ending with each call's parsed input."""
+    from toolwire.wire import AnthropicStream, OpenAIChatStream
+
+    decoder = OpenAIChatStream if provider == "openai" else AnthropicStream
+
+    def run() -> Any:
+        stream = decoder(deltas=False)
+        feed = stream.feed
+        for item in items:
+            feed(item)
+        return [(r.id, r.name, r.input) for r in stream.close().requests]
+
+    return run
+
+
+def _loop_ns(run: Callable[[], Any], number: int) -> float:
+    """Time per call of ``number`` calls of ``run``, the collector off (as timeit)."""
+    gc.disable()
+    try:
+        start = time.perf_counter_ns()
+        for _ in range(number):
+            run()
+        return (time.perf_counter_ns() - start) / number
+    finally:
+        gc.enable()
+
+
+def turn_ratio(
+    floor: Callable[[], Any], tool: Callable[[], Any], rounds: int, sample_ns: int
+) -> tuple[float, float, float]:
+    """(floor ns, toolwire ns, ratio): the medians over ``rounds`` back-to-back rounds."""
+    number = max(1, int(sample_ns // max(_loop_ns(floor, 20), 1.0)))
+    floors, tools, ratios = [], [], []
+    for i in range(rounds):
+        if i % 2:
+            t, f = _loop_ns(tool, number), _loop_ns(floor, number)
+        else:
+            f, t = _loop_ns(floor, number), _loop_ns(tool, number)
+        floors.append(f)
+        tools.append(t)
+        ratios.append(t / f)
+    return median_ratio(floors), median_ratio(tools), median_ratio(ratios)
+
+
+def run_turns(args: argparse.Namespace) -> dict[str, Any]:
+    """The per-turn table (issue 30): both providers, ``deltas=False``, against the floor."""
+    rounds = 15 if args.quick else 41
+    sample_ns = 2_000_000 if args.quick else 5_000_000
+    print(f"### Per-turn assembly ({build_name()} wire layer, deltas=False)\n")
+    print(f"{rounds} interleaved rounds of >= {sample_ns / 1e6:g} ms per contestant and cell\n")
+    print("| provider | workload | items | floor | toolwire | ratio |")
+    print("|---|---|---:|---:|---:|---:|")
+    summary: dict[str, Any] = {}
+    for provider in TURN_PROVIDERS:
+        ratios = []
+        for calls, size in TURN_WORKLOADS:
+            items = provider_turn(provider, calls, size)
+            floor, tool = turn_floor(provider, items), turn_toolwire(provider, items)
+            if floor() != tool():
+                raise SystemExit(f"{provider} {calls}x{size}: wrong calls decoded")
+            f, t, ratio = turn_ratio(floor, tool, rounds, sample_ns)
+            ratios.append(ratio)
+            label = f"{calls} x {size // 1000}KB" if size >= 1000 else f"{calls} x {size}B"
+            print(
+                f"| {provider} | {label} | {len(items)} | {format_ns(f)} | {format_ns(t)} "
+                f"| {format_ratio(ratio)} |",
+                flush=True,
+            )
+        summary[provider] = {"median_ratio": median_ratio(ratios), "max_ratio": max(ratios)}
+    print()
+    for provider, s in summary.items():
+        ok = s["median_ratio"] <= TURN_TARGET_MEDIAN and s["max_ratio"] <= TURN_TARGET_MAX
+        print(
+            f"{provider}: median {format_ratio(s['median_ratio'])}, worst "
+            f"{format_ratio(s['max_ratio'])} — target (median <= {TURN_TARGET_MEDIAN:g}x, "
+            f"none above {TURN_TARGET_MAX:g}x) {'MET' if ok else 'MISSED'}"
+            f"{', goal ' + format_ratio(TURN_GOAL) + ' met' if s['median_ratio'] <= TURN_GOAL else ''}"
+        )
+    return summary
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print Markdown; optionally write JSON."""
     args = parse_args(argv)
@@ -488,6 +694,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.only == "bodies":
         run_bodies(args)
+        return 0
+    if args.only == "turns":
+        run_turns(args)
         return 0
     rows: list[dict[str, Any]] = []
     started = time.monotonic()

@@ -18,13 +18,16 @@ no SDK: the SDK's own cost would hide the proxy's). Measured:
 Run: ``python bench/bench_serve.py`` (``--quick``: fewer requests, 20 streams;
 ``--only inproc``: the in-process part; ``--only count [--src PATH] [--streams N] [--tokens N]``: the
 proxy's instructions per token under callgrind, for comparing two versions on a loaded
-machine).
+machine; with ``--requests N``: its instructions per one-token request instead;
+``--only first-byte [--src PATH] [--requests N]``: the proxy's CPU time from a request's
+arrival to its first byte written). The full run ends with one row per target.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import itertools
 import json
 import os
@@ -76,6 +79,8 @@ def upstream_main(port_file: str) -> None:
         return Reply(text=TOKEN * tokens, pieces=len(TOKEN), delay=delay)
 
     with RecordedUpstream(script) as upstream:
+        gc.collect()
+        gc.freeze()  # its full collections would stall direct and proxied streams alike
         Path(port_file).write_text(str(upstream.port))
         signal.sigwait({signal.SIGTERM, signal.SIGINT})
 
@@ -211,7 +216,7 @@ def p99(values: list[float]) -> float:
     return values[min(len(values) - 1, int(len(values) * 0.99))]
 
 
-async def sequential(direct: str, proxy: str, n: int) -> None:
+async def sequential(direct: str, proxy: str, n: int) -> dict[str, float]:
     """TTFB and time to the first complete call, one request at a time, interleaved."""
     results: dict[str, list[dict[str, Any]]] = {"direct": [], "proxy": [], "proxy-markup": []}
     async with httpx.AsyncClient(timeout=60) as client:
@@ -239,35 +244,73 @@ async def sequential(direct: str, proxy: str, n: int) -> None:
     print(
         f"\nadded TTFB (median): {ms(added)}; added time to the first complete call: {ms(added_call)}"
     )
+    return {
+        "ttfb_direct": statistics.median(r["ttfb"] for r in results["direct"]),
+        "ttfb_proxy": statistics.median(r["ttfb"] for r in results["proxy"]),
+        "ttfb_added": added,
+        "call_added": added_call,
+    }
 
 
-async def concurrent(direct: str, proxy: str, proxy_pid: int, streams: int, tokens: int) -> None:
-    """``streams`` at once, each paced at 50 tokens/s."""
+async def concurrent(
+    direct: str, proxy: str, proxy_pid: int, streams: int, tokens: int
+) -> dict[str, float]:
+    """``streams`` at once, each paced at 50 tokens/s; then where the long gaps were."""
     print(f"\n## {streams} concurrent streams, {tokens} tokens each, paced at 50 tokens/s\n")
     print(
         "| | per-stream tokens/s (median) | slowest stream | p99 inter-chunk delay | proxy CPU per 1,000 tokens |"
     )
     print("|---|---:|---:|---:|---:|")
     limits = httpx.Limits(max_connections=streams * 2)
+    out: dict[str, float] = {}
+    spread: dict[str, list[list[float]]] = {}
     async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+        for url in (direct, proxy):  # both pools hold their connections before the clock
+            await asyncio.gather(*(one_stream(client, url, body("text", tokens=2)) for _ in range(streams)))  # fmt: skip
+        gc.collect()
+        gc.freeze()  # this client's own full collections would stall its stamps
         for name, url in (("direct", direct), ("proxy", proxy)):
             cpu = cpu_seconds(proxy_pid)
             payload = body("text", tokens=tokens, delay=0.02)
             rows = await asyncio.gather(*(one_stream(client, url, payload) for _ in range(streams)))
             spent = cpu_seconds(proxy_pid) - cpu
             rates, gaps = [], []
+            spread[name] = []
             for row in rows:
                 stamps = row["stamps"]
                 rates.append((len(stamps) - 1) / (stamps[-1] - stamps[0]))
-                gaps += [b - a for a, b in itertools.pairwise(stamps)]
+                mine = [b - a for a, b in itertools.pairwise(stamps)]
+                spread[name].append(mine)
+                gaps += mine
             total = sum(len(r["stamps"]) for r in rows)
             per_k = f"{spent / total * 1000 * 1000:.1f} ms" if name == "proxy" else "—"
             print(
                 f"| {name} | {statistics.median(rates):.1f} | {min(rates):.1f} | {ms(p99(gaps))} | {per_k} |"
             )
+            out[f"rate_{name}"] = statistics.median(rates)
+            out[f"p99_{name}"] = p99(gaps)
+    gaps_table(spread)
+    return out
 
 
-async def memory(proxy: str, proxy_pid: int, requests: int) -> None:
+def gaps_table(spread: dict[str, list[list[float]]]) -> None:
+    """The inter-chunk delays' distribution, and how the long ones fall on streams: a
+    pause of the whole process (a collection, the CPU taken away) hits every stream at
+    once; a slow stream shows in few. A gap of 0 is two chunks read together (the one
+    after them is then twice as long)."""
+    print("\n| inter-chunk delay | p50 | p90 | p99 | p99.9 | max | zero gaps | gaps > 40 ms | streams with one |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, per_stream in spread.items():
+        gaps = sorted(g for mine in per_stream for g in mine)
+        at = [gaps[min(len(gaps) - 1, int(len(gaps) * q))] for q in (0.5, 0.9, 0.99, 0.999)]
+        zero = sum(g < 0.0005 for g in gaps) / len(gaps)
+        long = sum(g > 0.04 for g in gaps)
+        hit = sum(any(g > 0.04 for g in mine) for mine in per_stream)
+        print(f"| {name} | " + " | ".join(ms(v) for v in [*at, gaps[-1]])
+              + f" | {zero:.1%} | {long} | {hit} of {len(per_stream)} |")  # fmt: skip
+
+
+async def memory(proxy: str, proxy_pid: int, requests: int) -> list[tuple[int, float]]:
     """Resident memory of the proxy every tenth of ``requests`` streamed requests."""
     print(f"\n## Proxy memory over {requests:,} streamed requests (10 at a time)\n")
     samples = [(0, rss_mb(proxy_pid))]
@@ -282,6 +325,22 @@ async def memory(proxy: str, proxy_pid: int, requests: int) -> None:
     print("| requests | " + " | ".join(f"{n:,}" for n, _ in samples) + " |")
     print("|---|" + "---:|" * len(samples))
     print("| RSS MB | " + " | ".join(f"{mb:.1f}" for _, mb in samples) + " |")
+    return samples
+
+
+def summary(seq: dict[str, float], conc: dict[str, float], rss: list[tuple[int, float]]) -> None:
+    """The issue's targets, one row each, for comparing runs at a glance."""
+    print(f"\n## Targets (load {os.getloadavg()[0]:.1f} now)\n")
+    print("| measure | direct | proxy | added / ratio | target |")
+    print("|---|---:|---:|---:|---|")
+    print(f"| TTFB, median | {ms(seq['ttfb_direct'])} | {ms(seq['ttfb_proxy'])} | "
+          f"+{ms(seq['ttfb_added'])} | ≤ +2 ms |")  # fmt: skip
+    print(f"| p99 inter-chunk delay | {ms(conc['p99_direct'])} | {ms(conc['p99_proxy'])} | "
+          f"+{ms(conc['p99_proxy'] - conc['p99_direct'])} | ≤ +5 ms |")  # fmt: skip
+    print(f"| per-stream tokens/s | {conc['rate_direct']:.1f} | {conc['rate_proxy']:.1f} | "
+          f"{conc['rate_proxy'] / conc['rate_direct']:.1%} | ≥ 90% |")  # fmt: skip
+    print(f"| proxy RSS, MB | | {rss[1][1]:.1f} → {rss[-1][1]:.1f} | "
+          f"{rss[-1][1] - rss[1][1]:+.1f} | flat |")  # fmt: skip
 
 
 def inproc(tokens: int, repeat: int) -> None:
@@ -356,10 +415,20 @@ async def _streams(url: str, streams: int, tokens: int, delay: float) -> None:
         await asyncio.gather(*(one_stream(client, url, payload) for _ in range(streams)))
 
 
-def count(src: Path, streams: int, tokens: int) -> None:
+async def _requests(url: str, n: int) -> None:
+    """``n`` short streamed requests (one token), one at a time."""
+    async with httpx.AsyncClient(timeout=600) as client:
+        for _ in range(n):
+            await one_stream(client, url, body("text", tokens=1))
+
+
+def count(src: Path, streams: int, tokens: int, requests: int = 0) -> None:
     """Instructions the proxy process spends per upstream token (its HTTP stacks, the
     event loop and toolwire; not the kernel), under callgrind: counters zeroed after a
     warm-up round, ``streams`` concurrent streams of ``tokens`` paced tokens, dumped.
+    With ``requests``: per request instead, that many one-token streamed requests one
+    at a time (a request's cost is mostly its path to the first byte: read the request,
+    send the upstream's, read its headers, write the first chunk).
     Counts repeat where CPU times on a loaded machine do not."""
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     out = tmp / f"bench_serve.callgrind.{os.getpid()}"
@@ -373,8 +442,13 @@ def count(src: Path, streams: int, tokens: int) -> None:
     try:
         wait_for(f"{url}/models", limit=900, each=60)
         asyncio.run(_streams(url, streams, 5, 0.0))  # connections, imports, caches
+        if requests:
+            asyncio.run(_requests(url, 20))
         subprocess.run(["callgrind_control", "-z", str(proxy.pid)], check=True, capture_output=True)
-        asyncio.run(_streams(url, streams, tokens, 0.02))
+        if requests:
+            asyncio.run(_requests(url, requests))
+        else:
+            asyncio.run(_streams(url, streams, tokens, 0.02))
         subprocess.run(["callgrind_control", "-d", str(proxy.pid)], check=True, capture_output=True)
         dumps = [p for p in tmp.glob(f"{out.name}.*") if p.stat().st_size]
         total = max(int(m.group(1)) for p in dumps for m in [_SUMMARY.search(p.read_text())] if m)
@@ -384,9 +458,76 @@ def count(src: Path, streams: int, tokens: int) -> None:
             process.wait(120)
         for path in tmp.glob(f"{out.name}*"):
             path.unlink()
+    if requests:
+        print(f"\n## Proxy instructions per request (callgrind; {src})\n")
+        print(f"{requests} one-token streamed requests, one at a time: "
+              f"{total / requests / 1000:.1f} k instructions per request")  # fmt: skip
+        return
     print(f"\n## Proxy instructions per token (callgrind; {src})\n")
     print(f"{streams} streams x {tokens} tokens paced at 50 tokens/s: "
           f"{total / (streams * tokens) / 1000:.1f} k instructions per upstream token")  # fmt: skip
+
+
+def traced_proxy_main(upstream: str, port: int, out: str) -> None:
+    """The proxy as ``toolwire serve`` runs it, each chat request's CPU time (this
+    thread's) from the app's call to its first body write kept, written to ``out`` at
+    exit: what the first byte waits for in this process, without the wait for the
+    upstream (CPU time: a loaded machine inflates it far less than wall time)."""
+    import atexit
+    import inspect
+
+    import uvicorn
+
+    from toolwire.serve import create_app
+
+    options = {"freeze_gc": True} if "freeze_gc" in inspect.signature(create_app).parameters else {}
+    app = create_app(upstream, **options)  # an older --src has no freeze_gc
+    spent: list[int] = []
+
+    async def traced(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != "/v1/chat/completions":
+            return await app(scope, receive, send)
+        start = time.thread_time_ns()
+        first = True
+
+        async def timed_send(message: Any) -> None:
+            nonlocal first
+            if first and message["type"] == "http.response.body":
+                first = False
+                await send(message)
+                spent.append(time.thread_time_ns() - start)
+                return
+            await send(message)
+
+        await app(scope, receive, timed_send)
+
+    atexit.register(lambda: Path(out).write_text(json.dumps(spent)))
+    uvicorn.run(traced, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def first_byte(src: Path, requests: int) -> None:
+    """The proxy's CPU from a request's arrival to its first byte written, one-token
+    streamed requests one at a time (after 30 to warm up)."""
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    out = tmp / f"bench_serve.first_byte.{os.getpid()}.json"
+    upstream, direct = start_upstream(tmp)
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, __file__, "--traced-proxy", direct, str(port), str(out)]
+    proxy = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_for(f"{url}/models")
+        asyncio.run(_requests(url, 30 + requests))
+    finally:
+        for process in (proxy, upstream):
+            process.send_signal(signal.SIGINT)
+            process.wait(120)
+    spent = [ns / 1000 for ns in json.loads(out.read_text())[30:]]
+    out.unlink()
+    print(f"\n## Proxy CPU to the first byte ({src}; load {os.getloadavg()[0]:.1f})\n")
+    print(f"{len(spent)} one-token streamed requests: median {statistics.median(spent):.0f} µs, "
+          f"min {min(spent):.0f} µs, p90 {sorted(spent)[int(len(spent) * 0.9)]:.0f} µs")  # fmt: skip
 
 
 _SUMMARY = re.compile(r"^(?:summary|totals): (\d+)", re.M)
@@ -396,16 +537,27 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--upstream-only")
-    parser.add_argument("--only", choices=["inproc", "count"])
+    parser.add_argument("--traced-proxy", nargs=3)
+    parser.add_argument("--only", choices=["inproc", "count", "first-byte"])
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="toolwire to count")
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--tokens", type=int, default=100, help="per stream (count)")
+    parser.add_argument(
+        "--requests", type=int, default=0, help="count: per request, this many one at a time"
+    )
     args = parser.parse_args()
     if args.upstream_only:
         upstream_main(args.upstream_only)
         return
+    if args.traced_proxy:
+        upstream_url, port, out = args.traced_proxy
+        traced_proxy_main(upstream_url, int(port), out)
+        return
+    if args.only == "first-byte":
+        first_byte(args.src, args.requests or 300)
+        return
     if args.only == "count":
-        count(args.src, args.streams, args.tokens)
+        count(args.src, args.streams, args.tokens, args.requests)
         return
     inproc(1000, 3 if args.quick else 7)
     if args.only:
@@ -417,10 +569,11 @@ def main() -> None:
         print(
             f"python {sys.version.split()[0]}, {os.cpu_count()} cores; load {os.getloadavg()[0]:.1f}"
         )
-        asyncio.run(sequential(direct, proxy, 30 if args.quick else 300))
+        seq = asyncio.run(sequential(direct, proxy, 30 if args.quick else 300))
         streams = 20 if args.quick else 100
-        asyncio.run(concurrent(direct, proxy, proxy_process.pid, streams, 100))
-        asyncio.run(memory(proxy, proxy_process.pid, 1_000 if args.quick else 10_000))
+        conc = asyncio.run(concurrent(direct, proxy, proxy_process.pid, streams, 100))
+        rss = asyncio.run(memory(proxy, proxy_process.pid, 1_000 if args.quick else 10_000))
+        summary(seq, conc, rss)
     finally:
         for process in (proxy_process, upstream):
             process.send_signal(signal.SIGTERM)

@@ -10,6 +10,10 @@ repeats is the count of one turn (start-up and imports cancel out)::
     PYTHONPATH=build/compiled python bench/count_assembly.py
     python bench/count_assembly.py --no-deltas         # decoders with deltas=False
     python bench/count_assembly.py --bodies            # the non-streaming body decoders
+    python bench/count_assembly.py --turns             # issue 30's per-turn table
+
+``--turns`` counts the turns of ``bench_assembly.py --only turns`` (each provider's own
+chunking, ``deltas=False``): the instruction twin of that wall-clock table.
 
 It needs ``valgrind`` (``apt-get install valgrind``) and prints a Markdown table.
 """
@@ -50,6 +54,16 @@ def _body_run(provider: str, who: str, calls: int, size: int) -> Callable[[], ob
 
 def _inner(provider: str, who: str, calls: int, size: int, repeats: int) -> None:
     """Run one contestant ``repeats`` times (the process callgrind counts)."""
+    if who.endswith("_turn"):
+        from bench_assembly import provider_turn, turn_floor, turn_toolwire
+
+        items = provider_turn(provider, calls, size)
+        make = turn_floor if who == "floor_turn" else turn_toolwire
+        turn_run = make(provider, items)
+        turn_run()  # warm, as below
+        for _ in range(repeats):
+            turn_run()
+        return
     if who.endswith("_body"):
         body_run = _body_run(provider, who.removesuffix("_body"), calls, size)
         body_run()  # warm, as below
@@ -93,6 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the non-streaming body decoders (decode_*_response), one row per provider",
     )
+    ap.add_argument(
+        "--turns",
+        action="store_true",
+        help="the per-turn table (bench_assembly.py --only turns): providers' chunking, deltas=False",
+    )
     ap.add_argument("--inner", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.inner:
@@ -110,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     floor_who, providers = "floor", list(args.providers)
     if args.bodies:
         who, floor_who, providers, mode = "toolwire_body", "floor_body", list(BODIES), ", bodies"
+    elif args.turns:
+        who, floor_who, mode = "toolwire_turn", "floor_turn", ", deltas=False, providers' chunking"
     print(f"toolwire {build} build{mode}, Python {sys.version.split()[0]}, instructions per turn\n")
     print("| provider | workload | floor | toolwire | ratio |")
     print("|---|---|---:|---:|---:|")

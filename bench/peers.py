@@ -110,7 +110,7 @@ def available(name: str) -> bool:
 # -- floors ------------------------------------------------------------------------------
 
 
-def _assemble_openai_dicts(chunks: Sequence[dict[str, Any]]) -> Calls:
+def assemble_openai_dicts(chunks: Sequence[dict[str, Any]]) -> Calls:
     """The floor's job: a dict by index, list appends, one join and one json.loads per call."""
     calls: dict[int, list[Any]] = {}
     for chunk in chunks:
@@ -142,7 +142,7 @@ def floor_openai(w: ToolWorkload) -> Contestant:
 
     def run(cap_ns: int) -> Run:
         t0 = _clock()
-        out = _assemble_openai_dicts(chunks)
+        out = assemble_openai_dicts(chunks)
         return Run(_clock() - t0, output=out)
 
     return run
@@ -154,21 +154,26 @@ def floor_anthropic(w: ToolWorkload) -> Contestant:
 
     def run(cap_ns: int) -> Run:
         t0 = _clock()
-        calls: dict[int, list[Any]] = {}
-        for ev in events:
-            kind = ev["type"]
-            if kind == "content_block_delta":
-                delta = ev["delta"]
-                if delta["type"] == "input_json_delta":
-                    calls[ev["index"]][2].append(delta["partial_json"])
-            elif kind == "content_block_start":
-                block = ev["content_block"]
-                if block["type"] == "tool_use":
-                    calls[ev["index"]] = [block["id"], block["name"], []]
-        out = _floor_result(calls)
+        out = assemble_anthropic_dicts(events)
         return Run(_clock() - t0, output=out)
 
     return run
+
+
+def assemble_anthropic_dicts(events: Sequence[dict[str, Any]]) -> Calls:
+    """The floor's job on Anthropic events: the same dict-by-index assembly."""
+    calls: dict[int, list[Any]] = {}
+    for ev in events:
+        kind = ev["type"]
+        if kind == "content_block_delta":
+            delta = ev["delta"]
+            if delta["type"] == "input_json_delta":
+                calls[ev["index"]][2].append(delta["partial_json"])
+        elif kind == "content_block_start":
+            block = ev["content_block"]
+            if block["type"] == "tool_use":
+                calls[ev["index"]] = [block["id"], block["name"], []]
+    return _floor_result(calls)
 
 
 def floor_sse(reads: Sequence[bytes]) -> Contestant:

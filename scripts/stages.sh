@@ -4,6 +4,10 @@
 # seconds its processes used, so a long run says where the time went (and, when it
 # failed, in which stage). On a shared machine the wall clock grows with the others'
 # load, the CPU seconds do not: the table says the load average at the start and end.
+# `stage_background NAME WHAT COMMAND...` starts a one-core job beside the stages that
+# follow (its output kept in build/stages/NAME.log) and `stage_wait NAME` waits for it
+# between two stages, prints its output and adds its own wall and CPU seconds to the
+# table; the table's total is then the elapsed time, less than the sum of its rows.
 # shellcheck shell=bash
 _STAGE_NAMES=()
 _STAGE_SECONDS=()
@@ -12,12 +16,18 @@ _STAGE_NAME=""
 _STAGE_START=0
 _STAGE_CPU_START=0
 _STAGE_LOAD_START=""
+_STAGE_CLOCK_START=$SECONDS
+declare -A _STAGE_BG_PID=()
 
 # CPU seconds used by this shell's finished children (user + system, from /proc; 0
 # where there is none).
 _stage_cpu() {
+  _stage_cpu_of $$
+}
+
+_stage_cpu_of() {
   awk -v tck="$(getconf CLK_TCK 2>/dev/null || echo 100)" \
-    '{ sub(/^.*\) /, ""); print int(($14 + $15) / tck) }' "/proc/$$/stat" 2>/dev/null || echo 0
+    '{ sub(/^.*\) /, ""); print int(($14 + $15) / tck) }' "/proc/$1/stat" 2>/dev/null || echo 0
 }
 
 _stage_load() {
@@ -43,20 +53,61 @@ stage() {
   echo "== $1: $2"
 }
 
+# stage_background NAME WHAT COMMAND...: run COMMAND from now on, beside what follows.
+stage_background() {
+  local name=$1 what=$2
+  shift 2
+  mkdir -p build/stages
+  rm -f "build/stages/$name.time"
+  echo "== $name (in the background from here): $what"
+  (
+    local start=$SECONDS status=0 me=$BASHPID
+    "$@" >"build/stages/$name.log" 2>&1 || status=$?
+    # This subshell's children's CPU, read before it exits ($BASHPID: not $(...)'s own).
+    echo "$((SECONDS - start)) $(_stage_cpu_of "$me") $status" >"build/stages/$name.time"
+    exit "$status"
+  ) &
+  _STAGE_BG_PID[$name]=$!
+}
+
+# stage_wait NAME: end the running stage, wait for NAME, print its output; its status.
+stage_wait() {
+  local name=$1 wall cpu status
+  _stage_end
+  echo "== waiting for $name"
+  wait "${_STAGE_BG_PID[$name]}" || true
+  unset "_STAGE_BG_PID[$name]"
+  cat "build/stages/$name.log"
+  read -r wall cpu status <"build/stages/$name.time" || { wall=0 cpu=0 status=1; }
+  _STAGE_NAMES+=("$name")
+  _STAGE_SECONDS+=("$wall")
+  _STAGE_CPU+=("$cpu")
+  # Its CPU reached this shell's children's count when it was waited for: not a stage's.
+  _STAGE_CPU_START=$(_stage_cpu)
+  if [ "$status" -ne 0 ]; then
+    _STAGE_NAME=$name
+    return "$status"
+  fi
+}
+
 # The table of stage: wall seconds, CPU seconds; keeps the exit status it was called with.
 stages_summary() {
-  local status=$? failed=$_STAGE_NAME i total=0 cpu=0
+  local status=$? failed=$_STAGE_NAME i cpu=0 name
   _stage_end
+  # A background job not waited for (a stage before its wait failed) ends by itself:
+  # wait for it, so that no build outlives the run.
+  for name in "${!_STAGE_BG_PID[@]}"; do
+    wait "${_STAGE_BG_PID[$name]}" 2>/dev/null || true
+  done
   [ ${#_STAGE_NAMES[@]} -eq 0 ] && return "$status"
   echo "== time per stage (wall, and CPU of its processes; load average $_STAGE_LOAD_START at \
 the start, $(_stage_load) at the end)"
   for i in "${!_STAGE_NAMES[@]}"; do
     printf '  %-24s %6d s %6d s cpu\n' "${_STAGE_NAMES[$i]}" "${_STAGE_SECONDS[$i]}" \
       "${_STAGE_CPU[$i]}"
-    total=$((total + _STAGE_SECONDS[i]))
     cpu=$((cpu + _STAGE_CPU[i]))
   done
-  printf '  %-24s %6d s %6d s cpu\n' "total" "$total" "$cpu"
+  printf '  %-24s %6d s %6d s cpu\n' "total" "$((SECONDS - _STAGE_CLOCK_START))" "$cpu"
   if [ "$status" -ne 0 ] && [ -n "$failed" ]; then
     echo "== failed in stage: $failed (exit $status)"
   fi

@@ -9,6 +9,9 @@ test asks for. ``bash scripts/test`` runs ``ci``; choose it anywhere with
 from __future__ import annotations
 
 import os
+import resource
+import time
+from collections.abc import Generator
 from pathlib import Path
 
 import pytest
@@ -41,6 +44,72 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "the tests of what differs between Python versions (tests/subsets.py says how "
         "each is chosen)",
     )
+    parser.addoption(
+        "--timings",
+        metavar="PATH",
+        default=None,
+        help="write each test's wall and CPU seconds (its own process's and its waited-for "
+        "subprocesses', setup + call + teardown) to PATH as tab-separated lines, slowest "
+        "CPU first: what scripts/test uses to size the slow tests by measurement",
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    """Under ``--timings``, measure a test's wall and CPU seconds around its whole run.
+
+    CPU is what a loaded machine does not inflate: the process's own CPU time (every
+    thread: llama.cpp's too) and that of the subprocesses it waited for. The figures ride
+    on the teardown report's ``user_properties``, which xdist sends to the controller.
+    """
+    if item.config.getoption("timings") is None:
+        yield
+        return
+    wall, cpu = time.perf_counter(), time.process_time()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    item.user_properties.append(("timing_start", (wall, cpu, _child_cpu(children))))
+    yield
+
+
+def _child_cpu(usage: resource.struct_rusage) -> float:
+    return usage.ru_utime + usage.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, None, None]:
+    """Close the ``--timings`` measurement on the teardown report."""
+    outcome = yield
+    report = outcome.get_result()
+    start = dict(item.user_properties).get("timing_start")
+    if report.when != "teardown" or start is None:
+        return
+    wall, cpu, children = start
+    now = _child_cpu(resource.getrusage(resource.RUSAGE_CHILDREN))
+    report.user_properties.append(
+        ("timing", (time.perf_counter() - wall, time.process_time() - cpu, now - children))
+    )
+
+
+_TIMINGS: dict[str, tuple[float, float, float]] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the ``--timings`` figures (in the controller, under xdist too)."""
+    for name, value in report.user_properties:
+        if name == "timing":
+            _TIMINGS[report.nodeid] = value
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Write the ``--timings`` file, slowest CPU (own + subprocesses) first."""
+    path = session.config.getoption("timings")
+    if path is None or hasattr(session.config, "workerinput"):
+        return
+    rows = sorted(_TIMINGS.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))
+    with open(path, "w", encoding="utf-8") as file:
+        file.write("cpu\twall\tcpu_own\tcpu_children\ttest\n")
+        for nodeid, (wall, cpu, children) in rows:
+            file.write(f"{cpu + children:.3f}\t{wall:.3f}\t{cpu:.3f}\t{children:.3f}\t{nodeid}\n")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

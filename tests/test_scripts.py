@@ -47,6 +47,42 @@ def test_a_failing_stage_is_named_and_keeps_its_status() -> None:
     assert "  two " in result.stdout  # the failed stage's time is in the table too
 
 
+def test_a_background_stage_runs_beside_the_next_and_is_timed_on_its_own(
+    tmp_path: Path,
+) -> None:
+    # The background job spins a second of CPU while the next stage waits for its file:
+    # they overlap, the job's CPU is its own row, and the total is the elapsed time.
+    flag = tmp_path / "started"
+    busy = (
+        f'python3 -c \'import pathlib, time; pathlib.Path("{flag}").touch(); '
+        "t = time.process_time()\nwhile time.process_time() - t < 1.2: pass'"
+    )
+    body = (
+        f'cd {tmp_path}\nstage_background bg "spins" {busy}\n'
+        f'stage fg "waits for it to start"\nwhile [ ! -e {flag} ]; do sleep 0.05; done\n'
+        'stage_wait bg\nstage after "nothing"\n'
+    )
+    result = _bash(body)
+    assert result.returncode == 0, result.stderr
+    rows = {
+        m.group(1): (int(m.group(2)), int(m.group(3)))
+        for m in re.finditer(r"^  (\S+) +(\d+) s +(\d+) s cpu$", result.stdout, re.M)
+    }
+    assert list(rows) == ["fg", "bg", "after", "total"]
+    assert rows["bg"][1] >= 1 and rows["fg"][1] == 0 and rows["after"][1] == 0
+    assert "== bg (in the background from here): spins" in result.stdout
+
+
+def test_a_failed_background_stage_fails_the_run_where_it_is_waited_for(
+    tmp_path: Path,
+) -> None:
+    body = f'cd {tmp_path}\nstage_background bg "fails" false\nstage fg "x"\nstage_wait bg\necho never\n'
+    result = _bash(body)
+    assert result.returncode == 1
+    assert "never" not in result.stdout
+    assert result.stdout.splitlines()[-1] == "== failed in stage: bg (exit 1)"
+
+
 def test_no_stage_prints_no_table() -> None:
     result = _bash("echo nothing\n")
     assert result.returncode == 0 and result.stdout == "nothing\n"

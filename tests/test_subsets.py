@@ -21,15 +21,21 @@ def test_the_compiled_modules_are_the_build_configs() -> None:
     [
         # builds and feeds the compiled parsers; pure data handling
         ("wire/test_jsonscan.py", True, False),
-        # through tests/formats/conftest.py, which imports the wire layer
+        # names the wire layer's events itself; pure data handling
         ("formats/test_hermes.py", True, False),
-        # through the test helper tests/run/helpers.py; asyncio
+        # names the wire layer itself (and its helper does); asyncio
         ("run/test_agent.py", True, True),
+        # only through the helper tests/observe/helpers.py; SQLite
+        ("observe/test_log_writer.py", False, True),
         # SQLite through the audit log module it names; no wire object of its own
         ("observe/test_log_secrets.py", False, True),
         # signatures read at run time; no wire object
         ("tools/test_schema.py", False, True),
         ("test_imports.py", False, True),
+        # the error classes: data, found with importlib (not a version difference)
+        ("test_errors.py", False, False),
+        # threads and subprocesses of its own
+        ("cli/test_conventions.py", False, True),
     ],
 )
 def test_a_file_is_placed_by_its_imports(path: str, compiled: bool, versions: bool) -> None:

@@ -244,3 +244,20 @@ def test_the_instruction_count_runs_every_short_workload_without_valgrind() -> N
     for provider in count_assembly.PROVIDERS:
         for who in ("floor", "toolwire"):
             count_assembly._inner(provider, who, 1, 100, 1)  # what callgrind counts
+
+
+@pytest.mark.parametrize("provider", bench_assembly.TURN_PROVIDERS)
+@pytest.mark.parametrize(("calls", "size"), bench_assembly.TURN_WORKLOADS)
+def test_per_turn_floor_and_toolwire_agree(provider: str, calls: int, size: int) -> None:
+    items = bench_assembly.provider_turn(provider, calls, size)
+    floor = bench_assembly.turn_floor(provider, items)()
+    assert floor == bench_assembly.turn_toolwire(provider, items)()
+    assert [name for _, name, _ in floor] and len(floor) == calls
+
+
+def test_the_per_turn_count_runs_without_valgrind() -> None:
+    import count_assembly
+
+    for provider in bench_assembly.TURN_PROVIDERS:
+        for who in ("floor_turn", "toolwire_turn"):
+            count_assembly._inner(provider, who, 1, 100, 1)  # what callgrind counts

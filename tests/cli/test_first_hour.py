@@ -260,7 +260,7 @@ def test_plain_view_prints_a_notice_when_required_is_ignored(
 
 
 def test_run_state_splits_queue_and_run_time() -> None:
-    from toolwire.cli.live import RunState
+    from toolwire.cli.run_state import RunState
     from toolwire.messages import ToolCall, ToolResult
     from toolwire.run import ToolCallRunning
     from toolwire.run.events import RequestStarted, ToolResultReady
@@ -284,7 +284,7 @@ def test_run_state_splits_queue_and_run_time() -> None:
 def test_streamed_text_stays_one_line_per_part() -> None:
     import io
 
-    from toolwire.cli.live import TraceView
+    from toolwire.cli.trace_view import TraceView
     from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallStarted
 
     out = io.StringIO()
@@ -325,7 +325,7 @@ def test_the_live_caption_names_the_retry_while_waiting() -> None:
     import io
     import time
 
-    from toolwire.cli.live import LiveView
+    from toolwire.cli.live_view import LiveView
     from toolwire.run.events import RequestStarted
     from toolwire.run.model import ModelRequest
     from toolwire.turn import Notice

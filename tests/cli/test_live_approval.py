@@ -26,7 +26,7 @@ import pytest
 
 from toolwire import Agent
 from toolwire.cli.approve import TerminalApprover, cli_permissions
-from toolwire.cli.live import run_prompts
+from toolwire.cli.drive import run_prompts
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 from ..safety import cli_tools

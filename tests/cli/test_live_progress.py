@@ -9,7 +9,9 @@ from collections.abc import Iterator
 import pytest
 
 from toolwire import Agent, tool
-from toolwire.cli.live import LiveView, RunState, run_prompts
+from toolwire.cli.drive import run_prompts
+from toolwire.cli.live_view import LiveView
+from toolwire.cli.run_state import RunState
 from toolwire.run.events import RequestStarted, ToolCallRunning, ToolProgress
 from toolwire.run.model import ModelRequest
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from toolwire.cli import main
-from toolwire.cli.live import RunState, latency_text
+from toolwire.cli.plain_view import latency_text
+from toolwire.cli.run_state import RunState
 from toolwire.demo import recorded_stream
 
 from ..providers.faultserver import FaultServer, sse
@@ -231,7 +232,7 @@ def test_failures_of_a_run_are_reported_after_the_answer() -> None:
     import io
 
     from toolwire import Agent
-    from toolwire.cli.live import run_prompts
+    from toolwire.cli.drive import run_prompts
     from toolwire.demo.tools import DEMO_TOOLS
     from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 

@@ -15,7 +15,9 @@ import pytest
 
 from toolwire import Agent, tool
 from toolwire.cli import main
-from toolwire.cli.live import LiveView, RunState, run_prompts
+from toolwire.cli.drive import run_prompts
+from toolwire.cli.live_view import LiveView
+from toolwire.cli.run_state import RunState
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 # A hyperlink, a screen clear, a title change and a C1 CSI: what a fetched page may hold.

@@ -68,6 +68,21 @@ def test_the_relevant_tool_ranks_first() -> None:
     ]
 
 
+def test_a_repeated_query_gets_the_same_ranking_as_a_fresh_router() -> None:
+    # A router keeps its latest rankings (runs repeat their queries); what it hands
+    # back is a copy, and every query still gets its own ranking.
+    router = ToolRouter(TOOLS)
+    queries = ["what's the weather in Paris?", "email Bob", "stock prices", "weather"] * 3
+    for k in (1, 3):
+        for query in queries:
+            ranked = router.rank(query, k)
+            assert ranked == ToolRouter(TOOLS).rank(query, k)
+            ranked.clear()  # the caller's list: the router's next answer is whole
+            assert router.rank(query, k) == ToolRouter(TOOLS).rank(query, k)
+    for n in range(40):  # more queries than it keeps: still right after it forgets them
+        assert router.rank(f"weather {n}", 2) == ToolRouter(TOOLS).rank(f"weather {n}", 2)
+
+
 def test_parameter_descriptions_are_read() -> None:
     router = ToolRouter(TOOLS)
     assert router.select("who is the recipient address?", k=1) == ["sendEmail"]

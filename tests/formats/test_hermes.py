@@ -322,6 +322,17 @@ def test_only_a_whole_fenced_call_is_a_call(text: str, content: str | None, call
     assert result.content == (text if content is None and not calls else content)
 
 
+@pytest.mark.parametrize("opening", ["````", "```js `", "```" + " " * 40])
+def test_a_fence_line_that_cannot_open_a_call_leaves_the_markers_after_it(opening: str) -> None:
+    # Rejected at its first impossible character, parsed whole as streamed: the call
+    # after it on the same line is still a call (it was content when parsed whole).
+    text = f"{opening}<tool_call>\n{F}\n</tool_call>"
+    fmt = get("hermes", "qwen2.5", tools=_tools("f"))
+    result = assert_split_invariant(fmt, text, max_examples=25, markers_in_content=True)
+    assert isinstance(result, ParseResult)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [("f", '{"a": 1}')]
+
+
 def test_text_before_a_fence_streams_and_the_block_waits_for_its_end() -> None:
     stream = get("hermes", "qwen2.5", tools=_tools("f")).stream(id_prefix="c")
     assert stream.feed("Sure.\n```json\n") == [TextDelta("Sure.")]

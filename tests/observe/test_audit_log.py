@@ -28,7 +28,17 @@ def test_schema_from_an_empty_database(tmp_path: Path) -> None:
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = _tables(conn)
-    assert set(tables) == {"runs", "requests", "calls", "progress", "timeline", "images", "proxied"}
+    assert set(tables) == {
+        "runs",
+        "requests",
+        "calls",
+        "progress",
+        "timeline",
+        "images",
+        "proxied",
+        "notices",
+    }
+    assert tables["notices"] == ["idx", "kind", "message", "request", "run_id", "seq"]
     assert tables["images"] == ["data", "media_type", "sha256"]
     assert {"pid", "cache_read_tokens", "outcome", "tools"} <= set(tables["runs"])
     assert {"early", "repaired", "latency_ms", "attempts", "reason", "parts"} <= set(

@@ -9,9 +9,9 @@ from toolwire.cli import main
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 from .test_images import PNG, snap
-from .test_trace_browser import DevTools, _problems, browser
+from .test_trace_browser import DevTools, _problems, browser, chromium_tmp
 
-__all__ = ["browser"]  # the fixture, shared with the trace page's own tests
+__all__ = ["browser", "chromium_tmp"]  # the fixtures, shared with the trace page's own tests
 
 
 def test_the_trace_page_shows_a_result_image(browser: DevTools, tmp_path: Path) -> None:

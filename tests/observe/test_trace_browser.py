@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -92,14 +93,27 @@ class DevTools:
         return result["result"].get("value")
 
 
+def _profile(tmp_path: Path) -> Path:
+    return tmp_path / "chromium-profile"  # a fresh profile per test
+
+
 @pytest.fixture
-def browser(tmp_path: Path) -> Iterator[DevTools]:
-    profile = tmp_path / "chromium-profile"  # a fresh profile per test
+def chromium_tmp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Chromium's own temporary folder (its TMPDIR), in pytest's: the folder of its
+    singleton socket goes there, so a browser the fixture kills leaves nothing in /tmp.
+    Not under ``tmp_path``: a socket's path must fit in 108 bytes, and a test's
+    ``tmp_path`` with the socket's own folder and name does not."""
+    return tmp_path_factory.mktemp("chr")
+
+
+@pytest.fixture
+def browser(tmp_path: Path, chromium_tmp: Path) -> Iterator[DevTools]:
     with subprocess.Popen(
-        [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        [_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={_profile(tmp_path)}", "about:blank"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        env={**os.environ, "TMPDIR": str(chromium_tmp)},
     ) as process:
         try:
             assert process.stderr is not None
@@ -123,6 +137,17 @@ def browser(tmp_path: Path) -> Iterator[DevTools]:
             process.wait(timeout=30)
             assert process.stderr is not None
             process.stderr.close()
+
+
+def test_chromium_keeps_its_temporary_files_in_pytests_folder(
+    browser: DevTools, tmp_path: Path, chromium_tmp: Path
+) -> None:
+    """The profile's singleton socket points into pytest's folder, not /tmp (where every
+    killed browser used to leave an ``org.chromium.Chromium.*`` folder)."""
+    assert browser.evaluate("1 + 1") == 2
+    socket = Path(os.readlink(_profile(tmp_path) / "SingletonSocket"))
+    assert socket.parent.parent == chromium_tmp
+    assert socket.parent.name.startswith("org.chromium.Chromium.")
 
 
 def _page(tmp_path: Path) -> tuple[Path, list[str]]:

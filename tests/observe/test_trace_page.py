@@ -202,8 +202,12 @@ def test_a_long_pause_is_a_break_and_the_rest_stays_readable(tmp_path: Path) -> 
     [gap] = page.drawn("break")
     assert page.text(gap) == "paused 2 h" and 4.9 < _width(gap) < 5.1
     models = page.drawn("model")
-    # Drawn to scale, the first request would sit at 0.001 % of the axis.
-    assert _left(models[0]) > 10
+    # Drawn to scale, the first request would sit at 0.001 % of the axis; with the break
+    # it gets its share of the time actually spent (how much depends on the machine's
+    # load, so only its order of magnitude is checked), and the break lies between it
+    # and the resumed request.
+    assert _left(models[0]) > 0.02
+    assert _left(models[0]) < _left(gap) < _left(models[-1])
     ticks = [
         page.text(e) for e in page.found if e["tag"] == "span" and "left:" in e.get("style", "")
     ]

@@ -204,6 +204,17 @@ def test_the_refused_image_becomes_the_calls_error_result(provider: str, tmp_pat
     assert rows[0][2] is None and rows[2][2] is None
     assert rows[1][3:5] == ("ProviderAPIError", 400) and "HTTP 400" in rows[1][2]
     assert rows[1][5] == "[]"
+    # The refused call's row is the error result the model read, counted failed as the
+    # diagnostics count it; its parts are still the tool's (the trace shows the image).
+    conn = sqlite3.connect(log)
+    selected = "SELECT call_id, status, failure_class, images_refused, result, parts FROM calls"
+    calls = {row[0]: row[1:] for row in conn.execute(selected)}
+    conn.close()
+    assert calls["call_1"][:4] == ("error", "tool_error", 1, refused.content)
+    assert '"kind": "image"' in calls["call_1"][4]
+    assert calls["call_2"][:4] == ("ok", None, 0, "sunny")
+    (logged,) = AuditLog(log).runs()
+    assert logged["failures"] == len(result.diagnostics.failures) == 1
     replayed = assert_replays(log)  # the logged 400 comes again, and is answered again
     assert _results(replayed.messages)["call_1"].content == refused.content
 
@@ -321,6 +332,59 @@ def test_a_run_stopped_by_a_failed_request_resumes_from_its_answered_rows(
     tool_messages = [m for m in sent["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2"]
     assert _sent_image(sent)  # the logged image, sent again
+
+
+def test_a_run_that_failed_after_the_resend_resumes_without_the_refused_image(
+    tmp_path: Path,
+) -> None:
+    """The resend failed too: a resumed run sends the refused call's error result, as the
+    resend did, not the tool's image again."""
+    first, answer = _chat()
+    log = tmp_path / "runs.db"
+    replies = [json_reply(first), status(400, OPENAI_400), status(400, OPENAI_400_NOT_IMAGE)]
+    with FaultServer(*replies) as server:
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
+        with pytest.raises(ProviderAPIError, match="output_text"):
+            Agent(model, [screenshot, weather], log=log).run_sync("Go")
+        resent = server.requests[2].body
+    with FaultServer(json_reply(answer)) as server:
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
+        result = Agent(model, [screenshot, weather], log=log).resume_sync("last")
+        (sent,) = [seen.body for seen in server.requests]
+    assert result.output == "Sunny; no picture."
+    assert not _sent_image(sent)
+    tools = [m for m in sent["messages"] if m["role"] == "tool"]
+    assert tools == [m for m in resent["messages"] if m["role"] == "tool"]
+    assert "the provider refused the image" in tools[0]["content"]
+    (logged,) = AuditLog(log).runs()
+    assert logged["failures"] == 1 and logged["outcome"] == "ok"
+
+
+def test_inspect_flags_the_refused_call_and_an_older_log_still_replays(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log written before schema 12 kept the tool's own result in the refused call's
+    row: it replays as it did."""
+    from toolwire.cli import main
+
+    first, answer = _chat()
+    log = tmp_path / "runs.db"
+    with FaultServer(json_reply(first), status(400, OPENAI_400), json_reply(answer)) as server:
+        model = OpenAIChatModel("m", base_url=server.url + "/v1", api_key="k")
+        Agent(model, [screenshot, weather], log=log).run_sync("Go")
+    capsys.readouterr()
+    assert main(["inspect", "last", "--db", str(log)]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if "] screenshot(" in x]
+    assert " error " in line and line.endswith("[images refused]")
+    assert_replays(log)
+    conn = sqlite3.connect(log)
+    conn.execute(
+        "UPDATE calls SET status = 'ok', failure_class = NULL, result = 'The page:',"
+        " images_refused = 0 WHERE call_id = 'call_1'"
+    )  # what the row held before
+    conn.commit()
+    conn.close()
+    assert _results(assert_replays(log).messages)["call_1"].status is ToolStatus.ERROR
 
 
 def photo() -> list[Any]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
-from toolwire.run._scope import TaskScope, deadline
+from toolwire.run._scope import TaskScope, deadline, task_maker
 
 from .helpers import run
 
@@ -88,3 +89,34 @@ def test_deadline() -> None:
         return "ok"
 
     assert run(unlimited()) == "ok"
+
+
+def test_tasks_are_made_as_the_loop_would_make_them() -> None:
+    # A plain loop's tasks are made directly (what its create_task makes); a task
+    # factory or debug mode keeps loop.create_task, and so the factory is used.
+    made: list[object] = []
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
+        made.append(coro)
+        return asyncio.Task(coro, loop=loop)
+
+    async def body(setup: str) -> tuple[bool, bool]:
+        loop = asyncio.get_running_loop()
+        if setup == "factory":
+            loop.set_task_factory(factory)
+        elif setup == "debug":
+            loop.set_debug(True)
+        direct = task_maker(loop) != loop.create_task
+        tasks: list[asyncio.Task[Any] | None] = []
+
+        async def child() -> None:
+            tasks.append(asyncio.current_task())
+
+        async with TaskScope() as scope:
+            started = scope.start(child())
+        return tasks == [started], direct
+
+    assert run(body("plain")) == (True, True)  # the tool ran in its own task
+    assert run(body("debug")) == (True, False)
+    assert run(body("factory")) == (True, False)
+    assert [c for c in made if getattr(c, "__name__", "") == "child"]  # the factory made it

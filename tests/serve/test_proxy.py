@@ -477,3 +477,23 @@ def test_a_raw_completions_upstream_gets_the_familys_own_prompt() -> None:
         sent = completions.requests[-1]
     assert "[AVAILABLE_TOOLS]" in sent["prompt"] and "<|im_start|>" not in sent["prompt"]
     assert sent["stop"]
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_freeze_gc_moves_the_start_ups_objects_out_of_the_collectors_reach(
+    freeze: bool,
+) -> None:
+    """``create_app(freeze_gc=True)`` (what ``toolwire serve`` runs) freezes at start-up;
+    the default leaves the process's collector alone."""
+    import gc
+
+    from starlette.testclient import TestClient
+
+    from toolwire.serve import create_app
+
+    gc.unfreeze()
+    try:
+        with TestClient(create_app("http://127.0.0.1:9/v1", freeze_gc=freeze)):
+            assert (gc.get_freeze_count() > 0) is freeze
+    finally:
+        gc.unfreeze()

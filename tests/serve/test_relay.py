@@ -83,3 +83,27 @@ def test_any_split_gives_the_same_response(sizes: list[int], cuts: list[int]) ->
         pieces.append(TEXT[at : at + size])
         at += size
     assert relayed(pieces, cuts) == WHOLE
+
+
+def test_a_format_is_made_once_per_family_prompt_and_tools() -> None:
+    """Requests with the same tools share the family's format; other tools or another
+    family get their own (its tool index types the arguments)."""
+    from toolwire.serve import upstream
+
+    upstream._FORMATS.clear()
+    typed = [{"type": "function", "function": {"name": "read", "parameters": {
+        "type": "object", "properties": {"lines": {"type": "integer"}}}}}]  # fmt: skip
+
+    def fmt(**fields: Any) -> Any:
+        call = read_call(chat_body(**fields), None)
+        assert call.family is not None
+        return upstream._format(call, call.family)
+
+    first = fmt(tools=TOOLS)
+    assert fmt(tools=TOOLS) is first
+    other = fmt(tools=typed)
+    assert other is not first and "read" in other.tools
+    assert fmt(tools=TOOLS, model="mistralai/Mistral-Small-3.2-24B-Instruct-2506") is not first
+    for n in range(upstream.MAX_FORMATS + 1):  # bounded: clients choose the tools
+        fmt(tools=[{"type": "function", "function": {"name": f"t{n}"}}])
+    assert len(upstream._FORMATS) <= upstream.MAX_FORMATS

@@ -245,7 +245,7 @@ def test_a_refused_turn_ends_the_run() -> None:
 
 
 def test_the_cli_view_shows_a_refusal_as_one() -> None:
-    from toolwire.cli.live import RunState
+    from toolwire.cli.run_state import RunState
     from toolwire.run.events import RunFinished
 
     result = Agent(ScriptedModel([REFUSAL_CHUNKS]), []).run_sync("hack it")

@@ -5,7 +5,8 @@
     toolwire inspect 3f2a --price-in 0.4 --price-out 1.6   # USD per million tokens
 
 RUN is a full run id, an unambiguous prefix, or ``last``. It shows the rounds with
-each call's status and latency, the tool distribution, suspicious loops (one call
+each call's status and latency, each request's notices (a repaired or dropped call,
+text shaped like a call, a retry), the tool distribution, suspicious loops (one call
 signature more than --loop-threshold times), failures by class with what to check
 first, and tokens (and cost, given prices) per round.
 """
@@ -83,6 +84,16 @@ def _ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f} ms"
 
 
+def _notice_lines(request: dict[str, Any]) -> list[str]:
+    """A request's notices, one line each: why an answer was labelled or a call dropped."""
+    return [
+        f"  notice {n['kind']}"
+        + ("" if n["index"] is None else f" [{n['index']}]")
+        + f": {n['message'][:200]}"
+        for n in request.get("notices", ())
+    ]
+
+
 def render(report: dict[str, Any]) -> str:
     """The report as text."""
     lines = [
@@ -100,6 +111,7 @@ def render(report: dict[str, Any]) -> str:
                 f"{_ms(request['latency_ms'])} ({status}{request['error_type']}): "
                 f"{request['error'][:200]}"
             )
+            lines += _notice_lines(request)
             continue  # its round's calls are listed under the request that was answered
         usage = request["usage"]
         cost = "" if usage["cost"] is None else f", ${usage['cost']:.6f}"
@@ -110,6 +122,7 @@ def render(report: dict[str, Any]) -> str:
         )
         if request.get("refused"):
             lines.append(f"  refused: {request['refusal_preview'][:110] or '(no text)'}")
+        lines += _notice_lines(request)
         for call in report["calls"]:
             if call["round"] != request["round"]:
                 continue
@@ -119,6 +132,7 @@ def render(report: dict[str, Any]) -> str:
                     ("early", call["early"]),
                     ("repaired", call["repaired"]),
                     (f"{call['retries']} retries", call["retries"]),
+                    ("images refused", call.get("images_refused")),
                 )
                 if on
             )

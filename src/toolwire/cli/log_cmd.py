@@ -1,6 +1,6 @@
 """``toolwire log``: the latest runs in the audit log.
 
-toolwire log                 # id, time, model, requests, rounds, calls, failures, outcome
+toolwire log                 # id, time, model, requests, rounds, calls, failures, notices, outcome
 toolwire log -n 50 --json    # -n is --limit
 toolwire log --db runs.db
 """
@@ -45,12 +45,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # requests beside rounds: a round is a request whose answer held calls, and the
     # final answer takes one more, so "1 round" alone hid a run's second request.
-    print(f"{'run':12}  {'time':19}  {'model':24}  requests  rounds  calls  failed  outcome")
+    print(
+        f"{'run':12}  {'time':19}  {'model':24}  requests  rounds  calls  failed  notices  outcome"
+    )
     for r in runs:
         time = (r["time"] or "")[:19].replace("T", " ")
         line = (
             f"{r['run_id'][:12]}  {time:19}  {r['model'][:24]:24}  {r['requests']:>8}  {r['rounds']:>6}  "
-            f"{r['calls']:>5}  {r['failures']:>6}  {r['outcome']}"
+            f"{r['calls']:>5}  {r['failures']:>6}  {r['notices']:>7}  {r['outcome']}"
         )
         print(printable(line))  # a log's text is shown, never obeyed
     return 0

@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
         raise CallerError("no prompt given", hint='toolwire run "PROMPT", or toolwire run --demo')
     agent = build_agent(args)
     prompts = DEMO_PROMPTS if args.demo else (args.prompt,)
-    from .live import run_prompts
+    from .drive import run_prompts
 
     cases: tuple[Any, ...] = ()
     if args.demo:

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             f"toolwire serve needs the serve extra ({exc.name} is missing)",
             hint="pip install 'toolwire[serve]'",
         ) from None
-    app = create_app(args.upstream, format=args.format, log=args.log)
+    app = create_app(args.upstream, format=args.format, log=args.log, freeze_gc=True)
     print(f"toolwire serve: http://{args.host}:{args.port}/v1 -> {args.upstream}", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0

@@ -31,6 +31,7 @@ _K1 = 1.2
 _B = 0.75
 _RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al., 2009)
 _NAME_WEIGHT = 3  # a term in the tool's name counts as three occurrences
+_RANKINGS_KEPT = 16  # rankings a router remembers (ToolRouter.rank)
 
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|[0-9]+|[^\W\d_A-Za-z]+")
 _STOP = frozenset(
@@ -158,6 +159,13 @@ class ToolRouter:
             documents.append(document)
             texts.append(text)
         self._postings = _index(documents)
+        self._order = {name: i for i, name in enumerate(self.names)}  # ties: registration
+        # The latest rankings asked for: a router is shared by every run over its tool
+        # set, and a run's queries (its first user message, the model's latest words)
+        # repeat request after request and run after run; ranking one again gives the
+        # same list. A few are kept (then forgotten together: one atomic clear, as
+        # runs in several threads may share a router).
+        self._ranked: dict[tuple[str, int], list[tuple[str, float]]] = {}
         self._encoder: Any = None
         self._vectors: Any = None
         if method != "bm25":
@@ -208,13 +216,23 @@ class ToolRouter:
         check_int("k", k, minimum=1)
         if not isinstance(query, str):
             raise CallerError(f"the query must be a str, not {type(query).__name__}")
+        known = self._ranked.get((query, k))
+        if known is not None:
+            return list(known)  # a copy: the caller may change its list
+        ranked = self._rank(query, k)
+        if len(self._ranked) >= _RANKINGS_KEPT:
+            self._ranked.clear()
+        self._ranked[(query, k)] = ranked
+        return list(ranked)
+
+    def _rank(self, query: str, k: int) -> list[tuple[str, float]]:
         if self.method == "embeddings":
             scored = self.similarities(query)
         elif self.method == "hybrid":
             scored = self._hybrid(query)
         else:
             scored = self.scores(query)
-        order = {name: i for i, name in enumerate(self.names)}
+        order = self._order
         best = heapq.nsmallest(k, scored.items(), key=lambda item: (-item[1], order[item[0]]))
         ranked = [(name, round(score, 4)) for name, score in best]
         if len(ranked) < k:

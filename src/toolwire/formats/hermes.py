@@ -78,6 +78,14 @@ IM_END = "<|im_end|>"
 FENCE = "```"
 _FENCE_INFO = "json"  # the fence's info string, when it has one
 _FENCE_LINE = 40  # a longer fence line (spaces) is no call's
+
+
+def _fence_line_rejected(line: str) -> bool:
+    """Whether a fence's line so far can no longer open a call: too long, or an info
+    string that cannot grow into ``json``. Once true it stays true as the line grows."""
+    return len(line) > _FENCE_LINE or not _FENCE_INFO.startswith(line[len(FENCE) :].strip().lower())
+
+
 _ARGS_KEYS = ("arguments", "parameters")
 
 _SPACE = " \t\r\n"  # what skip_whitespace skips
@@ -246,19 +254,27 @@ class HermesStream(FormatStream):
     def _scan_fence_info(self, text: str, pos: int) -> int:
         """The rest of the fence's line: nothing, or ``json``."""
         end = text.find("\n", pos)
-        self._fence.append(text[pos:] if end < 0 else text[pos : end + 1])
-        line = "".join(self._fence)
-        info = line[len(FENCE) :].strip().lower()
-        # (Decided the same however the line arrives: a line too long or an info
-        # string that cannot grow into "json" is rejected before its end, too.)
-        rejected = len(line) > _FENCE_LINE or not _FENCE_INFO.startswith(info)
-        if rejected or (end >= 0 and info not in ("", _FENCE_INFO)):
-            return self._fence_is_text(len(text) if end < 0 else end + 1)
+        stop = len(text) if end < 0 else end + 1
+        piece = text[pos:stop]
+        line = "".join(self._fence) + piece
+        if _fence_line_rejected(line):
+            # Rejected at the first character no call's fence line can have, as a
+            # stream fed a character at a time rejects it: what follows is content
+            # again, scanned for markers (``````<tool_call>`` holds a call).
+            held = len(line) - len(piece)
+            cut = 1
+            while not _fence_line_rejected(line[: held + cut]):
+                cut += 1
+            self._fence.append(piece[:cut])
+            return self._fence_is_text(pos + cut)
+        self._fence.append(piece)
         if end < 0:
             self._buf = ""
             return -1
+        if line[len(FENCE) :].strip().lower() not in ("", _FENCE_INFO):
+            return self._fence_is_text(stop)  # "```js": decided at the line's end
         self._state = "fence_value"
-        return end + 1
+        return stop
 
     def _scan_fence_value(self, text: str, pos: int) -> int:
         """One JSON object or list, read as it arrives."""

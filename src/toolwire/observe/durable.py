@@ -166,7 +166,11 @@ def _last_calls(
         row = results.get(call.id)
         result = None
         if row is not None:
-            parts = parts_from_json(json.loads(row["parts"]), images) if row.get("parts") else ()
+            parts = (
+                parts_from_json(json.loads(row["parts"]), images)
+                if row.get("parts") and not row.get("images_refused")  # the model read none
+                else ()
+            )
             status = ToolStatus(row["status"])
             result = ToolResult(call.id, row["tool"], row["result"], status, parts=parts)
         calls.append(SavedCall(call, result, call.id in started, call.id in pending))

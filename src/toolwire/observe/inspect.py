@@ -102,6 +102,9 @@ def inspect_run(
             "retries": max(0, c["attempts"] - 1),
             "failure_class": c["failure_class"],
             "reason": c.get("reason"),
+            # A provider's 400 refused its images: the row is the error result that
+            # replaced the tool's (a log written before schema 12 has no such column).
+            "images_refused": bool(c.get("images_refused")),
             "started_at": c["started_at"],
             "ended_at": c["ended_at"],
         }
@@ -144,6 +147,8 @@ def inspect_run(
             "error": q.get("error"),
             "error_type": q.get("error_type"),
             "error_status": q.get("error_status"),
+            # What labelled its answer or dropped a call (kind, message, index).
+            "notices": q.get("notices", []),
         }
         for q in run["requests"]
     ]

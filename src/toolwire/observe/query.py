@@ -47,7 +47,8 @@ def list_runs(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, Any]]
                     AND c.failure_class IS NOT NULL) AS failures,
                (SELECT COUNT(*) FROM requests q WHERE q.run_id = r.run_id
                     AND q.tool_calls != '[]') AS tool_rounds,
-               (SELECT COUNT(*) FROM requests q WHERE q.run_id = r.run_id) AS requests
+               (SELECT COUNT(*) FROM requests q WHERE q.run_id = r.run_id) AS requests,
+               (SELECT COUNT(*) FROM notices n WHERE n.run_id = r.run_id) AS notices
         FROM runs r ORDER BY r.started_at DESC, r.rowid DESC LIMIT ?
         """,
         (limit,),
@@ -64,6 +65,7 @@ def list_runs(conn: sqlite3.Connection, limit: int = 20) -> list[dict[str, Any]]
             "requests": row[13],
             "calls": row[10],
             "failures": row[11],
+            "notices": row[14],
             "input_tokens": row[7],
             "output_tokens": row[8],
             "prompt": row[9],
@@ -107,7 +109,8 @@ def resolve_run(conn: sqlite3.Connection, ref: str, path: str) -> str:
 
 
 def load_run(conn: sqlite3.Connection, ref: str, path: str) -> dict[str, Any]:
-    """One run with its requests and calls (call order: round, index, discarded first).
+    """One run with its requests (each with its ``notices``) and calls (call order:
+    round, index, discarded first).
 
     Raises:
         RunNotFoundError: ``ref`` names no run.
@@ -126,6 +129,7 @@ def load_run(conn: sqlite3.Connection, ref: str, path: str) -> dict[str, Any]:
             dict(r)
             for r in conn.execute("SELECT * FROM requests WHERE run_id = ? ORDER BY seq", (run_id,))
         ]
+        _attach_notices(conn, run_id, run["requests"])
         run["calls"] = [
             dict(r)
             for r in conn.execute(
@@ -138,6 +142,21 @@ def load_run(conn: sqlite3.Connection, ref: str, path: str) -> dict[str, Any]:
         conn.row_factory = None
     run["images"] = _images(conn, run)
     return run
+
+
+def _attach_notices(conn: sqlite3.Connection, run_id: str, requests: list[dict[str, Any]]) -> None:
+    """Give each request row its ``notices`` (``kind``, ``message``, ``index``), in the
+    order the run heard them."""
+    by_request: dict[int, list[dict[str, Any]]] = {}
+    for request, kind, message, index in conn.execute(
+        "SELECT request, kind, message, idx FROM notices WHERE run_id = ? ORDER BY request, seq",
+        (run_id,),
+    ):
+        by_request.setdefault(request, []).append(
+            {"kind": kind, "message": message, "index": index}
+        )
+    for row in requests:
+        row["notices"] = by_request.get(row["seq"], [])
 
 
 def _images(conn: sqlite3.Connection, run: dict[str, Any]) -> dict[str, tuple[str, bytes]]:

@@ -22,6 +22,7 @@ import json
 import os
 import time
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ from ..run.events import (
 from ..run.pause import PendingCall
 from ..run.progress import progress_text
 from ..tools.outcomes import failure_class
+from ..turn import Notice
 from .store import SIGNED_FIELDS, AuditLogWarning, JsonValue
 
 if TYPE_CHECKING:
@@ -54,6 +56,16 @@ _INSERT_CALL = (
     "INSERT INTO calls (run_id, seq, round, idx, call_id, tool, arguments, repaired, status,"
     " result, started_at, ended_at, latency_ms, attempts, failure_class, early, reason, parts,"
     " retried) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_NOTICE = (
+    "INSERT INTO notices (run_id, request, seq, kind, message, idx) VALUES (?, ?, ?, ?, ?, ?)"
+)
+# A call whose images the provider refused: its row becomes the error result that
+# replaced the tool's (the call's latest row: ids may repeat across turns).
+_IMAGES_REFUSED = (
+    "UPDATE calls SET status = ?1, failure_class = ?2, result = ?3, images_refused = 1"
+    " WHERE run_id = ?4 AND seq = (SELECT MAX(seq) FROM calls"
+    " WHERE run_id = ?4 AND call_id = ?5 AND status != 'discarded')"
 )
 _INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
 # An image's key is a digest, never a secret: kept as it is by the redactor.
@@ -85,6 +97,20 @@ def parts_json(parts: tuple[ContentPart, ...]) -> list[dict[str, Any]]:
         else {"kind": "text", "text": p.text}
         for p in parts
     ]
+
+
+def _untold(turn: list[Notice], heard: list[Notice]) -> list[Notice]:
+    """The turn's notices that its stream did not announce. A streamed notice may be a
+    copy of the turn's (its message scrubbed), so they are matched by kind and index."""
+    told = Counter((n.kind, n.index) for n in heard)
+    untold = []
+    for notice in turn:
+        key = (notice.kind, notice.index)
+        if told[key]:
+            told[key] -= 1
+        else:
+            untold.append(notice)
+    return untold
 
 
 def _copy(value: Any) -> Any:
@@ -146,6 +172,9 @@ class RunRecorder:
         self._request: RequestStarted | None = None
         self._images: set[str] = set()  # hashes of the images already submitted
         self._round = 0  # the round of the latest request
+        self._open = False  # a request is in flight: its notices wait for its row
+        self._heard: list[Notice] = []  # the notices streamed while it was
+        self._noted = 0  # notices recorded for the latest request
         self._handlers: dict[type, Callable[[Any], None]] = {
             RequestStarted: self._started,
             ResponseDone: self._response,
@@ -153,13 +182,18 @@ class RunRecorder:
             ToolResultReady: self._call,
             CallDiscarded: self._discarded,
             ToolProgress: self._progressed,
+            Notice: self._noticed,
             RunEnded: self._ended,
         }
 
-    def continue_after(self, requests: int, calls: int, round_: int) -> None:
-        """A resumed run: number its requests and calls after those in the log (its
-        last round is the one it resumes in)."""
+    def continue_after(
+        self, requests: int, calls: int, round_: int, progress: int = 0, noted: int = 0
+    ) -> None:
+        """A resumed run: number its requests, calls, progress rows and the last
+        request's notices after those in the log (its last round is the one it resumes
+        in)."""
         self._requests, self._calls, self._round = requests, calls, round_
+        self._progress, self._noted = progress, noted
 
     def start_row(self) -> Row:
         """The ``runs`` row (written before the first request)."""
@@ -215,6 +249,7 @@ class RunRecorder:
     def _started(self, event: RequestStarted) -> None:
         self._request = event
         self._round = event.round
+        self._open, self._heard = True, []
 
     def _extends(self, messages: list[Message]) -> bool:
         """Whether ``messages`` continue what the previous request sent (a history that
@@ -230,7 +265,6 @@ class RunRecorder:
         for message in new:
             if isinstance(message, (ToolResult, UserMessage)) and message.parts:
                 self._store_images(message.parts)
-        self._requests += 1
         turn = event.turn
         message = turn.message
         calls = [
@@ -240,70 +274,95 @@ class RunRecorder:
         ]
         usage = turn.usage
         self._log.submit(
-            (
-                "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
-                " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
-                " reasoning, tool_calls, input_tokens, output_tokens, cache_read_tokens,"
-                " reasoning_tokens, refusal, refused, model, message)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.run_id,
-                    self._requests,
-                    event.round,
-                    event.started_at,
-                    event.first_event_at,
-                    event.ended_at,
-                    event.latency_ms,
-                    message_value(new),
-                    len(messages),
-                    request.request.tool_choice if request is not None else None,
-                    turn.finish_reason,
-                    message.text,
-                    message.reasoning,
-                    JsonValue(calls),
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.cache_read_tokens,
-                    usage.reasoning_tokens,
-                    message.refusal,
-                    int(turn.refused),
-                    turn.model or self._start.model,  # a FallbackModel's: the one that answered
-                    message_value([message]),  # verbatim: a resumed run sends it back
-                ),
+            self._request_row(
+                event,
+                messages=message_value(new),
+                finish_reason=turn.finish_reason,
+                text=message.text,
+                reasoning=message.reasoning,
+                tool_calls=JsonValue(calls),
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cache_read_tokens=usage.cache_read_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+                refusal=message.refusal,
+                refused=int(turn.refused),
+                model=turn.model or self._start.model,  # a FallbackModel's: the one that answered
+                message=message_value([message]),  # verbatim: a resumed run sends it back
             )
         )
+        self._close_request(turn.notices)
 
     def _failed(self, event: RequestFailed) -> None:
         """The row of a request that failed: the error instead of a turn. Its messages
         are recorded with the next request that gets an answer (this row holds none),
         so a history rebuilt from the answered rows stays whole."""
-        request = self._request
-        self._requests += 1
         error = event.error
         self._log.submit(
-            (
-                "INSERT INTO requests (run_id, seq, round, started_at, first_event_at, ended_at,"
-                " latency_ms, messages, history_length, tool_choice, finish_reason, text,"
-                " reasoning, tool_calls, input_tokens, output_tokens, model, error, error_type,"
-                " error_status)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, '[]', ?, ?, NULL, '', '', '[]', 0, 0, ?, ?, ?, ?)",
-                (
-                    self.run_id,
-                    self._requests,
-                    event.round,
-                    event.started_at,
-                    event.first_event_at,
-                    event.ended_at,
-                    (event.ended_at - event.started_at) * 1000.0,
-                    len(request.request.messages) if request is not None else 0,
-                    request.request.tool_choice if request is not None else None,
-                    self._start.model,
-                    getattr(error, "message", None) or str(error) or type(error).__name__,
-                    type(error).__name__,
-                    event.status,
-                ),
+            self._request_row(
+                event,
+                messages="[]",  # no turn: no text, no calls, no tokens
+                text="",
+                reasoning="",
+                tool_calls="[]",
+                input_tokens=0,
+                output_tokens=0,
+                model=self._start.model,
+                error=getattr(error, "message", None) or str(error) or type(error).__name__,
+                error_type=type(error).__name__,
+                error_status=event.status,
             )
         )
+        self._close_request([])  # a retry's notices say what was tried before it failed
+        for _, answer in event.answered:  # calls whose images the provider refused
+            status = answer.status
+            row = (status.value, failure_class(None, status), answer.content, self.run_id,
+                   answer.call_id)  # fmt: skip
+            self._log.submit((_IMAGES_REFUSED, row), urgent=True)
+
+    def _request_row(self, event: ResponseDone | RequestFailed, **columns: object) -> Row:
+        """The next ``requests`` row: the columns every request has (the run, its
+        number, its round and times, what was sent), then ``columns``: an answered
+        turn's, or a failure's."""
+        self._requests += 1
+        sent = self._request.request if self._request is not None else None
+        values = {
+            "run_id": self.run_id,
+            "seq": self._requests,
+            "round": event.round,
+            "started_at": event.started_at,
+            "first_event_at": event.first_event_at,
+            "ended_at": event.ended_at,
+            "latency_ms": (event.ended_at - event.started_at) * 1000.0,
+            "history_length": len(sent.messages) if sent is not None else 0,
+            "tool_choice": sent.tool_choice if sent is not None else None,
+        } | columns
+        names, marks = ", ".join(values), ", ".join("?" * len(values))
+        return f"INSERT INTO requests ({names}) VALUES ({marks})", tuple(values.values())
+
+    def _noticed(self, notice: Notice) -> None:
+        """A notice streamed while a request is in flight waits for that request's row;
+        one the agent adds after the turn ended (text shaped like a call, a tool choice
+        ignored) belongs to the latest request and is recorded at once."""
+        if self._open:
+            self._heard.append(notice)
+        else:
+            self._note(notice)
+
+    def _close_request(self, turn: list[Notice]) -> None:
+        """Record the notices of the request whose row was just submitted: those its
+        stream told the caller, as told (an HTTP provider's copy has the request's
+        credentials masked), then those only its turn carries (found as the turn was
+        finished, e.g. ``empty_call``)."""
+        heard, self._heard = self._heard, []
+        self._open, self._noted = False, 0
+        for notice in heard + _untold(turn, heard):
+            self._note(notice)
+
+    def _note(self, notice: Notice) -> None:
+        self._noted += 1
+        row = (self.run_id, self._requests, self._noted, notice.kind, notice.message, notice.index)
+        self._log.submit((_INSERT_NOTICE, row))
 
     def _store_images(self, parts: tuple[ContentPart, ...]) -> None:
         """Submit each image not submitted yet: one row per distinct image, ever (the

@@ -44,6 +44,7 @@ from ..policies.loops import call_signature
 from ..run.agent import Agent, RunResult
 from ..run.events import RequestFailed, ToolResultReady
 from ..run.model import ModelEvent, ModelRequest, TurnDone
+from ..tools.outcomes import failure_class
 from ..tools.tool import Tool
 from ..wire.openai_chat import OpenAIChatStream
 from .query import load_run
@@ -130,7 +131,10 @@ class ReplayModel:
                 answer: Answer = call["result"]
                 if call.get("parts"):  # a result with images: its parts, images restored
                     answer = list(parts_from_json(json.loads(call["parts"]), images))
-                answers[key].append((call["status"], answer))
+                # Images a provider refused: the tool returned them (its parts), the
+                # row holds the error result that replaced them, which the loop makes again.
+                status = "ok" if call.get("images_refused") else call["status"]
+                answers[key].append((status, answer))
         tools = []
         for definition in json.loads(self.run["tools"]):
             custom = definition.get("custom")  # a free-form tool: {"type": "custom", ...}
@@ -397,12 +401,12 @@ def assert_replays(
             f"replay of run {model.run['run_id']} stopped ({model.run['outcome']} when logged): {exc}"
         ) from exc
     logged = [c for c in model.run["calls"] if c["status"] != "discarded"]
-    replayed = [
-        (swapped.get(id(now), now), call)
-        for now, call in _paired(result.messages[len(model.history()) :])
-    ]
+    replayed = _paired(result.messages[len(model.history()) :])
     differences = []
-    for position, (then, (now, call)) in enumerate(zip(logged, replayed, strict=False)):
+    for position, (then, (result_now, call)) in enumerate(zip(logged, replayed, strict=False)):
+        # A log from before schema 12 kept the tool's own result for a call whose images
+        # the provider refused; a newer one, the error result that replaced it.
+        now = result_now if then.get("images_refused") else swapped.get(id(result_now), result_now)
         pairs = [
             ("tool", then["tool"], now.name),
             ("arguments", then["arguments"], call.arguments),
@@ -456,9 +460,10 @@ async def _replayed(
         async for event in stream:
             if isinstance(event, ToolResultReady) and event.call is not None:
                 classes[id(event.result)] = event.call.failure_class
-            elif isinstance(event, RequestFailed):  # a result the provider's 400 replaced:
-                for ran, answer in event.answered:  # the log holds what the tool returned
+            elif isinstance(event, RequestFailed):  # a result the provider's 400 replaced
+                for ran, answer in event.answered:
                     swapped[id(answer)] = ran
+                    classes[id(answer)] = failure_class(None, answer.status)
     return stream.result, classes, swapped
 
 

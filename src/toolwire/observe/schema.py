@@ -177,6 +177,27 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE calls ADD COLUMN retried TEXT;
     """,
+    # 12: the notices of each request (toolwire.turn.Notice: a repaired or dropped call,
+    # text shaped like a call, a retry, a generation stopped for repeating, ...), in the
+    # order the run heard them: what labelled an answer or dropped a call. ``request``
+    # is the ``requests`` row's ``seq``; ``idx`` the provider's index of the call a
+    # notice concerns (NULL: none). Older logs have none. And a call whose images a
+    # provider's 400 refused (toolwire.run.refused_images): ``images_refused`` 1, its
+    # status, failure class and result those of the error result that replaced the
+    # tool's in the history (what the model read, as RunDiagnostics counts it); its
+    # ``parts`` stay what the tool returned (a replay answers the call with them).
+    """
+    ALTER TABLE calls ADD COLUMN images_refused INTEGER NOT NULL DEFAULT 0;
+    CREATE TABLE notices (
+        run_id TEXT NOT NULL REFERENCES runs(run_id),
+        request INTEGER NOT NULL,     -- the request's seq
+        seq INTEGER NOT NULL,         -- 1-based order within the request
+        kind TEXT NOT NULL,
+        message TEXT NOT NULL,
+        idx INTEGER,
+        PRIMARY KEY (run_id, request, seq)
+    );
+    """,
 )
 """Each entry moves the schema one version up (entry ``n - 1`` makes version ``n``)."""
 

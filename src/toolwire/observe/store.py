@@ -579,8 +579,9 @@ class AuditLog:
         if self.error is not None:
             raise self.error
 
-    def _counts(self, run_id: str) -> tuple[int, int, int]:
-        """The run's last request number, call number and round in the file."""
+    def _counts(self, run_id: str) -> tuple[int, int, int, int, int]:
+        """The run's last request number, call number and round in the file, its last
+        progress number and the number of its last request's notices."""
         self.flush()
         conn = self._conn
         assert conn is not None
@@ -590,10 +591,13 @@ class AuditLog:
                 " WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-            calls = conn.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?", (run_id,)
-            ).fetchone()[0]
-        return int(requests), int(calls), int(round_)
+            calls, progress, noted = conn.execute(
+                "SELECT (SELECT COALESCE(MAX(seq), 0) FROM calls WHERE run_id = ?1),"
+                " (SELECT COALESCE(MAX(seq), 0) FROM progress WHERE run_id = ?1),"
+                " (SELECT COALESCE(MAX(seq), 0) FROM notices WHERE run_id = ?1 AND request = ?2)",
+                (run_id, requests),
+            ).fetchone()
+        return int(requests), int(calls), int(round_), int(progress), int(noted)
 
     def inspect(self, ref: str, *, loop_threshold: int = 2) -> dict[str, Any]:
         """The analysis of one run (what ``toolwire inspect RUN --json`` prints)."""

@@ -1,7 +1,7 @@
 """What the trace page shows when a bar is clicked: one record per lane.
 
-A model request's record gives its timings, finish reason, tokens, text, reasoning and
-the calls as sent; a call's its status, each of its segments' durations, attempts,
+A model request's record gives its timings, finish reason, tokens, text, reasoning,
+the calls as sent and its notices; a call's its status, each of its segments' durations, attempts,
 arguments, result and images (as ``data:`` URLs, the one image source the page's
 policy allows); a pause's the line ``toolwire inspect`` prints for it. Records are
 data: the page's script puts them in the DOM as text, never as markup.
@@ -82,14 +82,29 @@ def _request_details(q: dict[str, Any]) -> dict[str, Any]:
         sections.append(("reasoning", cut(q["reasoning"])))
     if tool_calls:
         sections.append(("tool calls as sent", cut(json.dumps(tool_calls, indent=2))))
+    if q.get("notices"):  # what labelled the answer or dropped a call
+        sections.append(("notices", cut("\n".join(_notice_line(n) for n in q["notices"]))))
     title = f"model request {q['seq']} (round {q['round']})"
     return {"title": title, "summary": summary, "sections": sections}
+
+
+def _notice_line(notice: dict[str, Any]) -> str:
+    where = "" if notice["index"] is None else f" (call {notice['index']})"
+    return f"{notice['kind']}{where}: {notice['message']}"
 
 
 def _call_details(
     c: dict[str, Any], lane: Lane, images: dict[str, tuple[str, bytes]]
 ) -> dict[str, Any]:
-    flags = [flag for flag, on in (("early start", c["early"]), ("repaired", c["repaired"])) if on]
+    flags = [
+        flag
+        for flag, on in (
+            ("early start", c["early"]),
+            ("repaired", c["repaired"]),
+            ("its images refused by the provider", c.get("images_refused")),
+        )
+        if on
+    ]
     spans = [f"{s.title} {human_duration(s.end - s.start)}" for s in lane.segments]
     summary = ", ".join(
         [f"status {c['status']}", *spans, f"{c['attempts']} attempt(s)", *flags]

@@ -151,20 +151,28 @@ class LoopDetector:
         self, requests: Sequence[ToolRequest], results: Sequence[ToolResult]
     ) -> LoopVerdict:
         """Count one round (its requests and results, in call order); judge it."""
-        signatures = [request_signature(r) for r in requests]
+        # request_signature written out: once per call of every round.
+        signatures = [
+            call_signature(r.name, r.input if r.error is None else r.raw_arguments)
+            for r in requests
+        ]
+        first = _first_positions(signatures)
         verdict = LoopVerdict()
-        progress = self._count(signatures, results)
+        progress = self._count(first, signatures, results)
         self.stalled = 0 if progress else self.stalled + 1
-        self._judge_repeats(signatures, results, verdict)
+        self._judge_repeats(first, results, verdict)
         if verdict.stop is None and results:
             self._judge_stall(results, verdict)
         return verdict
 
-    def _count(self, signatures: list[str], results: Sequence[ToolResult]) -> bool:
-        """Add the round to the counts; report whether it brought anything new."""
+    def _count(
+        self, first: dict[str, int], signatures: list[str], results: Sequence[ToolResult]
+    ) -> bool:
+        """Add the round to the counts (``first``: its distinct signatures); report
+        whether it brought anything new."""
         new = False
         rounds_with = self._rounds_with
-        for signature in dict.fromkeys(signatures):
+        for signature in first:
             # get + 1, not Counter's += 1: a new signature would call __missing__.
             count = rounds_with.get(signature, 0)
             new = new or not count
@@ -177,10 +185,10 @@ class LoopDetector:
         return new
 
     def _judge_repeats(
-        self, signatures: list[str], results: Sequence[ToolResult], verdict: LoopVerdict
+        self, first: dict[str, int], results: Sequence[ToolResult], verdict: LoopVerdict
     ) -> None:
         warn, stop = self.policy.repeat_warn, self.policy.repeat_stop
-        for signature, position in _first_positions(signatures).items():
+        for signature, position in first.items():
             count = self._rounds_with[signature]
             tool = results[position].name if position < len(results) else signature
             if stop and count >= stop:
@@ -214,7 +222,11 @@ class LoopDetector:
 
 
 def _first_positions(signatures: list[str]) -> dict[str, int]:
-    positions: dict[str, int] = {}
+    """Each distinct signature's first position, in the order they first appear."""
+    positions = dict(zip(signatures, range(len(signatures)), strict=True))
+    if len(positions) == len(signatures):  # none repeats (the common round): built in C
+        return positions
+    positions = {}
     for position, signature in enumerate(signatures):
         positions.setdefault(signature, position)
     return positions

@@ -22,22 +22,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import sys
-from collections.abc import AsyncIterator, Coroutine, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any
 
-__all__ = ["TaskScope", "deadline"]
+__all__ = ["TaskScope", "deadline", "task_maker"]
 
 
 class TaskScope:
     """Owns tasks that never raise; cancels and awaits whatever is left on exit."""
 
-    __slots__ = ("_tasks",)
+    __slots__ = ("_new_task", "_tasks")
 
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[None]] = set()
+        self._new_task: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = None
 
     async def __aenter__(self) -> TaskScope:
         return self
@@ -72,7 +74,10 @@ class TaskScope:
         done tasks): a done callback to drop it would cost one more event-loop handle
         per task, and a scope lives one turn.
         """
-        task = asyncio.get_running_loop().create_task(coro)
+        new_task = self._new_task
+        if new_task is None:  # once per scope: the loop's way to make a task
+            new_task = self._new_task = task_maker(asyncio.get_running_loop())
+        task = new_task(coro)
         self._tasks.add(task)
         return task
 
@@ -103,6 +108,27 @@ class TaskScope:
                     task.cancel()
         if interrupted is not None:
             raise interrupted
+
+
+def task_maker(
+    loop: asyncio.AbstractEventLoop,
+) -> Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]]:
+    """How to make ``loop``'s tasks: ``loop.create_task``, or the ``asyncio.Task`` it
+    would make, made directly.
+
+    A stdlib event loop with no task factory and no debug mode makes exactly
+    ``asyncio.Task(coro, loop=loop)``; its ``create_task`` first calls two Python
+    methods (itself and ``_check_closed``: the loop runs, so it is open), once per tool
+    call. Any other loop, a task factory or debug mode: ``loop.create_task`` itself.
+    """
+    if (
+        isinstance(loop, asyncio.BaseEventLoop)
+        and type(loop).create_task is asyncio.BaseEventLoop.create_task
+        and loop.get_task_factory() is None
+        and not loop.get_debug()
+    ):
+        return functools.partial(asyncio.Task, loop=loop)
+    return loop.create_task
 
 
 def deadline(seconds: float | None) -> AbstractAsyncContextManager[Any]:

@@ -828,6 +828,7 @@ class _Run:
             scope=ToolScope(self.run_id, number, agent.deps, self.emit),
         )
         turn: Turn | None = None
+        results: list[ToolResult] | None = None
         paused = False  # calls were held: they stay unanswered in the history
         try:
             async with run:
@@ -848,18 +849,21 @@ class _Run:
             assert turn is not None  # set before bind(), or the block raised
             results = run.results(keep_held=paused)
             self.output.observe(run.validations(), results)
-            verdict = self._judge(run, results) if turn.tool_calls else LoopVerdict()
+            called = bool(turn.tool_calls)  # read once: the property builds a list
+            verdict = self._judge(run, results) if called else LoopVerdict()
         finally:
             self._record_discarded(run)
             if turn is not None and run.bound:
                 self.messages.append(turn.message)
-                self.messages.extend(run.results(keep_held=paused))
+                self.messages.extend(
+                    results if results is not None else run.results(keep_held=paused)
+                )
                 self.tool_calls += run.executed
-        assert turn is not None
+        assert turn is not None and results is not None
         self.pending = pending_calls(run.held) if paused else []
-        self._check_tool_choice_honoured(request, turn)
-        self._check_call_shaped(turn)
-        if turn.tool_calls:
+        self._check_tool_choice_honoured(request, turn, called)
+        self._check_call_shaped(turn, called)
+        if called:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
         self._enforce(run, verdict)
@@ -939,23 +943,35 @@ class _Run:
         """Stream one turn, feeding calls to the executor as they complete."""
         stream = self.agent.model.stream(request)
         turn: Turn | None = None
+        emit = self.emit
+        listening = emit is not _ignore  # nobody listens: no call per event
         try:
             async for item in stream:
-                if isinstance(item, TurnDone):
-                    turn = item.turn
-                    continue
+                # Each call streams a ToolCallStarted and a ToolCallReady: those two are
+                # told by their class, without isinstance (a subclass takes _kind).
+                kind = item.__class__
+                if kind is not ToolCallReady and kind is not ToolCallStarted:
+                    if isinstance(item, TurnDone):
+                        turn = item.turn
+                        continue
+                    kind = _kind(item)
                 if self._first_event_at is None and not _is_retry(item):
                     self._first_event_at = time.time()
-                self.emit(item)
-                if isinstance(item, ToolCallReady):
-                    if len(item.request.raw_arguments) > OFF_LOOP_ARGUMENTS:
-                        await run.ready_off_loop(item)  # big arguments validate in a thread
+                # (The type checker cannot follow a test by class: the ignores below
+                # name what the tests above made sure of.)
+                if listening:
+                    emit(item)  # type: ignore[arg-type]  # not a TurnDone: that went on
+                if kind is ToolCallReady:
+                    ready: ToolCallReady = item  # type: ignore[assignment]
+                    if len(ready.request.raw_arguments) > OFF_LOOP_ARGUMENTS:
+                        await run.ready_off_loop(ready)  # big arguments validate in a thread
                     else:
-                        run.ready(item)  # no coroutine per call
-                elif isinstance(item, ToolCallStarted):
-                    run.started(item)
-                elif isinstance(item, ToolCallRetracted):
-                    run.retract(item.index, item.reason)
+                        run.ready(ready)  # no coroutine per call
+                elif kind is ToolCallStarted:
+                    run.started(item)  # type: ignore[arg-type]
+                elif kind is ToolCallRetracted:
+                    retracted: ToolCallRetracted = item  # type: ignore[assignment]
+                    run.retract(retracted.index, retracted.reason)
         finally:
             await _close(stream)
         return _the_turn(turn, self.agent.model)
@@ -977,14 +993,14 @@ class _Run:
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
 
-    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn) -> None:
+    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn, called: bool) -> None:
         """A turn without calls under ``required`` (or a named tool): a notice, not an error.
 
         Some served models (and servers that drop the field) ignore ``tool_choice``; the
         turn is a usable answer, so the run goes on, but the user should know why no
         tool ran.
         """
-        if turn.tool_calls or request.tool_choice in ("auto", "none") or not request.tools:
+        if called or request.tool_choice in ("auto", "none") or not request.tools:
             return
         notice = Notice(
             "tool_choice_ignored",
@@ -995,10 +1011,10 @@ class _Run:
         turn.notices.append(notice)
         self.emit(notice)
 
-    def _check_call_shaped(self, turn: Turn) -> None:
+    def _check_call_shaped(self, turn: Turn, called: bool) -> None:
         """Text that looks like a call, in a turn without calls: a notice, so that no
         one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
-        if turn.tool_calls or not turn.message.text:
+        if called or not turn.message.text:
             return
         shape = call_shape(turn.message.text, self.executor.toolset.names)
         if shape is None:
@@ -1089,6 +1105,15 @@ class _Run:
             except BudgetExceededError as exc:
                 first = first or exc
         return first
+
+
+def _kind(item: object) -> type:
+    """The run loop's name for a stream item: the call event class it is an instance of
+    (a subclass of one), else its own class."""
+    for kind in (ToolCallReady, ToolCallStarted, ToolCallRetracted):
+        if isinstance(item, kind):
+            return kind
+    return item.__class__
 
 
 def _is_retry(item: object) -> bool:

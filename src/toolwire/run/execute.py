@@ -406,11 +406,12 @@ class TurnRun:
         ``validation``: the request's validation, when the caller already made it
         (:meth:`ready_off_loop`).
         """
-        self._early.know(event.index, self._by_index)
-        if event.index not in self._by_index:
-            self._by_index[event.index] = self._prepare(event.request, validation)
+        index, early, by_index = event.index, self._early, self._by_index
+        early.know(index, by_index)
+        if index not in by_index:
+            by_index[index] = self._prepare(event.request, validation)
         may_launch = None if self._allowed is None else self._may_launch  # no limit: no ask
-        self._early.advance(self._by_index, may_launch, self._launch)
+        early.advance(by_index, may_launch, self._launch)
 
     async def ready_off_loop(self, event: ToolCallReady) -> None:
         """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
@@ -567,9 +568,12 @@ class TurnRun:
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
         order: list[TurnCall] = []
+        by_index = self._by_index
         for position, request in enumerate(requests):
-            early = self._by_index.get(request.index)
-            if early is not None and early.same_request(request):
+            early = by_index.get(request.index)
+            # The request the decoder announced is the one its turn holds (the common
+            # case, tested inline); else the same id, name and arguments text.
+            if early is not None and (early.request is request or early.same_request(request)):
                 if self._positions.get(early, position) == position:
                     order.append(early)
                     continue

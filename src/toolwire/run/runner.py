@@ -93,39 +93,28 @@ class CallRunner:
         it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
         if call.started_at is None:
             call.started_at = time.time()
-        if call.state is CallState.WAITING and self._executor.gate is None:
-            call.advance(CallState.ALLOWED)  # nothing to ask (the common case: no await)
-            denial = None
-        else:
-            denial = await self._permit(call)
-        if isinstance(denial, Hold):
-            return None
-        if denial is None and self.before_start is not None and not call.harmless:
-            tool = call.tool
-            assert tool is not None
-            unsafe = await self.before_start(call.request, tool)
-            if unsafe is not None:
-                return call.unfinished(unsafe)
-        if denial is not None:
-            return outcomes.denied_result(call.request.id, call.request.name, denial)
         tool = call.tool
-        assert tool is not None
         executor = self._executor
+        assert tool is not None
         if (
-            tool.plain
+            call.state is CallState.WAITING
+            and executor.gate is None
+            and (self.before_start is None or call.harmless)
+            and tool.plain
             and tool.is_async
             and tool.timeout is None
             and (not tool.retries or not tool.idempotent)
             and executor.options.backend is None
             and not executor.overrunning
         ):
-            # The common call (an async tool without a timeout, a retry, a context or a
-            # backend, nothing abandoned to wait for): its one attempt, as _attempts and
-            # _once make it, awaited here without their two coroutines.
+            # The common call: nothing to ask, no start row, an async tool without a
+            # timeout, a retry, a context or a backend, nothing abandoned to wait for.
+            # Its one attempt, as _attempts and _once make it, awaited here without
+            # their two coroutines. WAITING -> ALLOWED -> RUNNING are both moves of
+            # TRANSITIONS, and the state was tested above: set, not advanced twice.
+            call.state = CallState.RUNNING
             self.executed += 1
             call.attempts += 1
-            if call.state is CallState.ALLOWED:  # began() written out: once per call
-                call.advance(CallState.RUNNING)
             if self.on_start is not None:  # nobody listens in the common case
                 self._notify_start(call)
             try:
@@ -133,6 +122,19 @@ class CallRunner:
             except Exception as exc:
                 return outcomes.raised_result(call.request.id, tool, exc)
             return self._success(call, tool, value)
+        if call.state is CallState.WAITING and executor.gate is None:
+            call.advance(CallState.ALLOWED)  # nothing to ask (no await)
+            denial = None
+        else:
+            denial = await self._permit(call)
+        if isinstance(denial, Hold):
+            return None
+        if denial is None and self.before_start is not None and not call.harmless:
+            unsafe = await self.before_start(call.request, tool)
+            if unsafe is not None:
+                return call.unfinished(unsafe)
+        if denial is not None:
+            return outcomes.denied_result(call.request.id, call.request.name, denial)
         return await self._attempts(call)
 
     async def _permit(self, call: TurnCall) -> str | Hold | None:

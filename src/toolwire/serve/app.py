@@ -8,6 +8,11 @@ that status (502, or the upstream's own) in OpenAI's error shape, not a broken s
 an error after output began ends the stream with an error event. Nothing is retried: the
 client decides that.
 
+``POST /v1/chat/completions`` is a plain ASGI app (:class:`Proxy`) that Starlette's
+subclass here sends requests to before its middleware and router: those layers cost
+more than the rest of the proxy's work before the first byte, and wrapped every chunk's
+send (bench/README.md). Every other request is Starlette's.
+
 The stream is sent by :class:`EventStream`, which listens for the client going away
 the whole time, not only when it writes: a disconnect cancels the upstream request at
 once (its connection is closed, no task is left), even while the upstream is silent. A
@@ -16,6 +21,7 @@ non-streaming request is listened for the same way while the upstream answers.
 
 from __future__ import annotations
 
+import gc
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -24,6 +30,7 @@ from typing import Any
 
 import anyio
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -41,11 +48,12 @@ from .audit import Exchange, ProxyLog
 from .encode import DONE, ChunkWriter, error_body, response_body
 from .relay import Delta, Relay
 from .request import ProxyCall, read_call
-from .upstream import RAW_TAP, Upstream, closing, make_upstream, parse_upstream
+from .upstream import RAW_TAP, Upstream, closing, make_upstream, parse_upstream, warm_imports
 
 __all__ = ["EventStream", "Proxy", "create_app"]
 
 NOTICES_HEADER = "x-toolwire-notices"
+CHAT_PATH = "/v1/chat/completions"
 CLIENT_CLOSED = 499  # nginx's "client closed request": logged, never received
 
 
@@ -59,11 +67,22 @@ class Proxy:
         self.forced = forced
         self.log = log
 
-    async def chat(self, request: Request) -> Response:
-        """``POST /v1/chat/completions``."""
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``POST /v1/chat/completions`` as a plain ASGI app: no request object, no
+        middleware wrapping each send (the path to the first byte and every chunk's
+        write, bench/bench_serve.py)."""
+        raw = await _read_body(receive)
+        if raw is None:
+            return  # the client went away before its body came: nobody to answer
+        response = await self.chat(raw, Headers(scope=scope), receive)
+        await response(scope, receive, send)
+
+    async def chat(self, raw: bytes, headers: Mapping[str, str], receive: Receive) -> Response:
+        """The response to a ``/v1/chat/completions`` body (``receive``: the client's
+        channel, listened to for a disconnect)."""
         exchange = Exchange(None)
         try:
-            body = json.loads(await request.body())
+            body = json.loads(raw)
         except ValueError:
             return await self._error_reply(exchange, CallerError("the request body is not JSON"))
         try:
@@ -74,8 +93,8 @@ class Proxy:
         token = RAW_TAP.set(exchange.raw)
         try:
             if call.stream:
-                return await self._stream(call, request.headers, exchange)
-            return await self._complete_watched(call, request, exchange)
+                return await self._stream(call, headers, exchange)
+            return await self._complete_watched(call, headers, receive, exchange)
         finally:
             RAW_TAP.reset(token)
 
@@ -89,14 +108,14 @@ class Proxy:
         return JSONResponse(body, status)
 
     async def _complete_watched(
-        self, call: ProxyCall, request: Request, exchange: Exchange
+        self, call: ProxyCall, headers: Mapping[str, str], receive: Receive, exchange: Exchange
     ) -> Response:
         """:meth:`_complete` while listening for the client: one that goes away
         cancels the upstream request at once (its connection is closed)."""
         response: Response | None = None
         async with anyio.create_task_group() as group:
-            group.start_soon(EventStream.watch, request.receive, group.cancel_scope)
-            response = await self._complete(call, request.headers, exchange)
+            group.start_soon(EventStream.watch, receive, group.cancel_scope)
+            response = await self._complete(call, headers, exchange)
             group.cancel_scope.cancel()
         if response is None:  # cancelled: nobody is left to answer
             exchange.outcome = "cancelled"  # as a stream's: the cancellation is the error
@@ -214,6 +233,18 @@ class Proxy:
             self.log.close()
 
 
+async def _read_body(receive: Receive) -> bytes | None:
+    """The request body, all of it; ``None`` when the client went away first."""
+    parts: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        parts.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(parts)
+
+
 def error_response(exc: ToolwireError) -> tuple[int, dict[str, Any]]:
     """The HTTP status and OpenAI-shaped body of an error.
 
@@ -306,6 +337,7 @@ def create_app(
     log: str | None = None,
     timeouts: Timeouts | None = None,
     max_connections: int = 1000,
+    freeze_gc: bool = False,
 ) -> Starlette:
     """The proxy as an ASGI app, for any ASGI server or behind a load balancer.
 
@@ -318,6 +350,10 @@ def create_app(
         log: An audit log file: one run per proxied request; ``None``: no log.
         timeouts: Connect and read timeouts of upstream requests.
         max_connections: The size of the upstream connection pool.
+        freeze_gc: At start-up, load what a request needs and move every object then
+            alive out of the garbage collector's reach (``gc.freeze()``), so that a
+            full collection never walks them while streams wait (``toolwire serve``
+            does; a process-wide setting, so off for an app mounted among others).
 
     Raises:
         CallerError: ``upstream`` or ``format`` is not one toolwire knows.
@@ -330,26 +366,65 @@ def create_app(
         ProxyLog(log, spec.label) if log else None,
     )
 
-    app = Starlette(
+    app = _ProxyApp(
         routes=[
-            Route("/v1/chat/completions", proxy.chat, methods=["POST"]),
+            Route("/v1/chat/completions", proxy, methods=["POST"]),
             Route("/v1/models", proxy.models, methods=["GET"]),
         ],
-        lifespan=_lifespan(proxy),
+        lifespan=_lifespan(proxy, freeze_gc),
     )
     app.state.proxy = proxy
     return app
 
 
-def _lifespan(proxy: Proxy) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
-    """Close the upstream's pool and the log when the server stops."""
+class _ProxyApp(Starlette):
+    """Starlette, with ``POST /v1/chat/completions`` sent straight to the proxy.
+
+    Starlette's error and exception middleware, its router and request object cost
+    more than the rest of the proxy's work before the first byte, and its middleware
+    wrap every chunk's send; the proxy answers every error of its own. Any other
+    request (a mounted app's prefix too) takes Starlette's way, the same route.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"] == CHAT_PATH
+            and scope["method"] == "POST"
+            and not scope.get("root_path")
+        ):
+            await self.state.proxy(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+
+def _lifespan(
+    proxy: Proxy, freeze_gc: bool
+) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """Freeze the start-up's objects when asked; close the upstream's pool and the log
+    when the server stops."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if freeze_gc:
+            _freeze_gc()
         yield
         await proxy.aclose()
 
     return lifespan
+
+
+def _freeze_gc() -> None:
+    """Load the modules a request imports, then ``gc.freeze()``.
+
+    The modules, the app and the server are alive for the whole process; a full
+    collection walked all of them (about 50,000 objects, several milliseconds on a quiet
+    core) and every open stream waited that long: one cause of the p99 inter-chunk
+    delay that came and went between runs (bench/README.md).
+    """
+    warm_imports()
+    gc.collect()
+    gc.freeze()
 
 
 def _forced_family(format: str | None) -> tuple[str, str | None] | None:

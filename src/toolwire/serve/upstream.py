@@ -38,6 +38,7 @@ from .pool import pooled_transport
 from .request import ProxyCall
 
 if TYPE_CHECKING:
+    from ..formats.base import Format
     from ..run.model import Model
 
 __all__ = [
@@ -51,6 +52,7 @@ __all__ = [
     "closing",
     "make_upstream",
     "parse_upstream",
+    "warm_imports",
 ]
 
 RAW_TAP: ContextVar[list[bytes] | None] = ContextVar("toolwire_serve_raw_tap", default=None)
@@ -60,6 +62,7 @@ raw text); ``None``: not copied. Set per request by the app, read by :class:`_Ta
 T = TypeVar("T")
 UPSTREAM = "the upstream"
 MAX_MODELS = 64  # completions models kept built, by served model name
+MAX_FORMATS = 64  # chat upstream: family formats kept built, by family, prompt and tools
 # Chat fields the proxy reads itself; the rest of a body are the model's settings when
 # toolwire renders the request (completions, local).
 _CHAT_FIELDS = frozenset(
@@ -157,12 +160,16 @@ class _HTTPUpstream(Upstream):
         limits = httpx.Limits(
             max_connections=max_connections, max_keepalive_connections=max_connections
         )
-        transport = _TapTransport(pooled_transport(limits))
+        self.transport = _TapTransport(pooled_transport(limits))
         self.client = httpx.AsyncClient(
-            transport=transport,
+            transport=self.transport,
             timeout=httpx.Timeout(timeouts.read, connect=timeouts.connect),
         )
         self.options = HTTPOptions(timeouts, Retries(attempts=0), self.client)
+        # What every request to the upstream shares, worked out once: httpx's client
+        # would merge its defaults, parse the URL and make the timeouts per request.
+        self._defaults = dict(self.client.headers.items())
+        self._timeout = self.client.timeout.as_dict()
 
     async def models(self) -> tuple[int, Any]:
         """The upstream's own model list, passed through."""
@@ -194,9 +201,38 @@ class _HTTPUpstream(Upstream):
         auth = client.get("authorization")
         return bearer_headers(None, {"authorization": auth} if auth else {})
 
+    def request(self, url: httpx.URL, body: Any, client: Mapping[str, str]) -> httpx.Request:
+        """A POST of ``body`` as JSON, as ``httpx.AsyncClient.build_request`` makes it
+        (its default headers, the same JSON bytes, its timeouts), without the per-request
+        merging: on the proxy's path to the first byte (bench/bench_serve.py)."""
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return httpx.Request(
+            "POST",
+            url,
+            headers={**self._defaults, **self.headers(client)},
+            content=content.encode(),
+            extensions={"timeout": self._timeout},
+        )
+
+    async def send(self, request: httpx.Request) -> httpx.Response:
+        """``request`` through the pool, the response's body not yet read.
+
+        Straight to the transport, not through ``httpx.AsyncClient.send``: a proxy has
+        no use for the client's auth flow, redirects, event hooks or cookie jar (the jar
+        would even carry one client's upstream cookies into every later request), and
+        their layers were a third of the proxy's CPU before the first byte.
+        """
+        response = await self.transport.handle_async_request(request)
+        response.request = request
+        return response
+
 
 class ChatUpstream(_HTTPUpstream):
     """An OpenAI-compatible Chat Completions server."""
+
+    def __init__(self, spec: UpstreamSpec, timeouts: Timeouts, max_connections: int) -> None:
+        super().__init__(spec, timeouts, max_connections)
+        self._chat_url = httpx.URL(f"{self.base_url}/chat/completions")
 
     async def turn(
         self, call: ProxyCall, headers: Mapping[str, str]
@@ -212,11 +248,9 @@ class ChatUpstream(_HTTPUpstream):
         if call.stream:  # usage for the log and the client; the client's options kept
             body["stream_options"] = {**(body.get("stream_options") or {}), "include_usage": True}
         wire = _chat_wire(call)
-        url = f"{self.base_url}/chat/completions"
         with self.transport_errors():
-            async with self.client.stream(
-                "POST", url, json=body, headers=self.headers(headers)
-            ) as response:
+            response = await self.send(self.request(self._chat_url, body, headers))
+            try:
                 if response.status_code >= 400:
                     raise api_error(response.status_code, await response.aread(), UPSTREAM)
                 if "application/json" in response.headers.get("content-type", ""):
@@ -233,6 +267,8 @@ class ChatUpstream(_HTTPUpstream):
                     if events:
                         yield events
                 yield (TurnDone(decoder.close()),)
+            finally:
+                await response.aclose()
 
 
 @asynccontextmanager
@@ -257,6 +293,12 @@ def _json(raw: bytes) -> Any:
         ) from None
 
 
+def warm_imports() -> None:
+    """Import what the first chat request would (the Chat decoders, the formats)."""
+    from .. import formats  # noqa: F401
+    from ..wire import content_calls, openai_chat, openai_chat_body  # noqa: F401
+
+
 def _chat_wire(call: ProxyCall) -> Wire:
     """The Chat decoders of one request, reading content with the family's parser."""
     from ..wire.openai_chat import OpenAIChatStream
@@ -273,11 +315,33 @@ def _content_calls(call: ProxyCall) -> Callable[[], Any]:
     """A factory of the turn's ``ContentCalls`` (``None`` when no family is known)."""
     if call.family is None:
         return lambda: None
-    from .. import formats
     from ..wire.content_calls import ContentCalls
 
-    fmt = formats.get(*call.family, tools=call.tools, generation_prompt=call.generation_prompt)
+    fmt = _format(call, call.family)
     return lambda: ContentCalls(fmt, apply=call.applies_calls)
+
+
+_FORMATS: dict[tuple[Any, ...], Format] = {}
+
+
+def _format(call: ProxyCall, family: tuple[str, str | None]) -> Format:
+    """The request's family format, made once per family, prompt and tools.
+
+    Building one (its marker sets, its regular expressions, the tool index) was the
+    largest part of toolwire's own work before the first byte; a ``Format`` is
+    configuration, each response parses with its own stream. Clients send the same
+    tools turn after turn; the key is the tools as sent (another order is only a miss).
+    """
+    from .. import formats
+
+    key = (*family, call.generation_prompt, json.dumps(call.body.get("tools")))
+    fmt = _FORMATS.get(key)
+    if fmt is None:
+        fmt = formats.get(*family, tools=call.tools, generation_prompt=call.generation_prompt)
+        if len(_FORMATS) >= MAX_FORMATS:  # clients name tools: keep memory bounded
+            _FORMATS.clear()
+        _FORMATS[key] = fmt
+    return fmt
 
 
 class _ModelUpstream(Upstream):

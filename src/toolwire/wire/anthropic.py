@@ -64,7 +64,7 @@ class AnthropicStream(StreamDecoder):
         self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
-    def feed(self, item: Any) -> list[Event]:
+    def feed(self, item: Any) -> list[Event]:  # noqa: PLR0911, PLR0912 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one Messages stream event (a dict or an SDK object); return events."""
         if self._dead:
             self._check_open()
@@ -85,7 +85,7 @@ class AnthropicStream(StreamDecoder):
                     if delta["type"] == "input_json_delta":
                         index = event["index"]
                         text = delta["partial_json"]
-                        if type(index) is int and type(text) is str and text:
+                        if type(index) is int and type(text) is str:
                             call = asm.calls[index]  # a KeyError: not a client call
             except (KeyError, TypeError):
                 pass
@@ -96,6 +96,12 @@ class AnthropicStream(StreamDecoder):
         # last fragment), so the call is reported ready there, not guessed from the
         # text (the scan is for OpenAI Chat, which has no per-call end).
         fragment: str = text
+        if not fragment:
+            # Anthropic opens every tool block's input with an empty fragment: nothing
+            # to add (``tool_fragment`` would do nothing either), no event.
+            if not asm.events:
+                return []
+            return asm.take_events()
         call.parts.append(fragment)
         if not self._deltas:
             if not asm.events:
@@ -163,6 +169,8 @@ class AnthropicStream(StreamDecoder):
                 self._on_message_delta(event)
             elif kind == "message_stop":
                 self._ended = True
+            elif kind == "ping":
+                pass  # keep-alive: nothing for the turn
             else:  # a missing type is an error, a null one an event to ignore
                 self._on_event(kind if kind is not None else field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
@@ -316,7 +324,7 @@ class AnthropicStream(StreamDecoder):
 
     def _on_usage(self, usage: Any) -> None:
         if usage:
-            counts = as_object(usage, "usage")
+            counts: dict[str, Any] = usage if type(usage) is dict else as_object(usage, "usage")
             merged = self._usage
             for key, value in counts.items():
                 if value is not None:

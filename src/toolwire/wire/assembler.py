@@ -484,15 +484,15 @@ class Assembler:
         Every value is checked here, the door for all decoders: an index that is not an
         integer, or an id, name or arguments that are not strings, is a ``ProtocolError``.
         """
-        if index is not None and index.__class__ is not int:
+        if index is not None and type(index) is not int:
             _wrong("tool call index", index, "an integer")
         # Three tests written out: a loop over (name, value) pairs cost a call start
         # more than the rest of its checks.
-        if id is not None and id.__class__ is not str:
+        if id is not None and type(id) is not str:
             _wrong("tool call id", id)
-        if name is not None and name.__class__ is not str:
+        if name is not None and type(name) is not str:
             _wrong("tool call name", name)
-        if arguments is not None and arguments.__class__ is not str:
+        if arguments is not None and type(arguments) is not str:
             _wrong("tool call arguments", arguments)
         call = self.calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
@@ -628,7 +628,7 @@ class Assembler:
         is ready only when the provider says it is finished (``tool_arguments_done``,
         or the end of the turn), and its request's ``input`` is that text.
         """
-        if index.__class__ is not int:
+        if type(index) is not int:
             _wrong("tool call index", index, "an integer")
         self.tool_fragment(index, id, name, None)
         self.calls[index].freeform = True
@@ -637,9 +637,9 @@ class Assembler:
 
     def custom_input(self, index: int, text: str) -> None:
         """Add a fragment of a custom call's raw input text."""
-        if text.__class__ is not str:
+        if type(text) is not str:
             _wrong("custom tool call input", text)
-        call = self.calls.get(index) if index.__class__ is int else None
+        call = self.calls.get(index) if type(index) is int else None
         if call is None:
             raise ProtocolError(
                 "custom tool input for a call that never started", where=f"index {index}"
@@ -656,8 +656,8 @@ class Assembler:
         an append, one event and one substring test (a scan only when the fragment
         ends in ``}``).
         """
-        call = self.calls.get(index) if index.__class__ is int else None
-        if call is None or not text or text.__class__ is not str:
+        call = self.calls.get(index) if type(index) is int else None
+        if call is None or not text or type(text) is not str:
             self.tool_fragment(index, None, None, text)
             return
         # The same three steps as in tool_fragment, written out: a helper call here would
@@ -671,9 +671,9 @@ class Assembler:
 
     def tool_arguments_done(self, index: int, arguments: str | None = None) -> None:
         """The call's arguments are final; ``arguments`` (if given) is their full text."""
-        if index.__class__ is not int:
+        if type(index) is not int:
             _wrong("tool call index", index, "an integer")
-        if arguments is not None and arguments.__class__ is not str:
+        if arguments is not None and type(arguments) is not str:
             _wrong("tool call arguments", arguments)
         call = self.calls.get(index)
         if call is None:
@@ -768,7 +768,7 @@ class Assembler:
                 except (StopIteration, ValueError, RecursionError, FloatingPointError):
                     pass  # the scanner takes over; the close parses and says why
                 else:
-                    if value.__class__ is dict and (end == len(text) or text[end:].isspace()):
+                    if type(value) is dict and (end == len(text) or text[end:].isspace()):
                         call.done = True
                         self._emit_ready(call, text, value)
                         return
@@ -823,7 +823,10 @@ class Assembler:
         # _history_arguments written out (once per call): empty text is kept as "{}".
         history = arguments if call.freeform or (arguments and not arguments.isspace()) else "{}"
         if made is None or made.arguments != history or made.name != call.name:
-            made = call.call = ToolCall(call.id or "", call.name, history, caller=call.caller)
+            # Positional: a keyword argument costs the interpreted __init__ a third more.
+            made = call.call = ToolCall(
+                call.id or "", call.name, history, "tool_call", False, call.caller
+            )
             if call.freeform:
                 made.freeform = True
         return made
@@ -832,7 +835,7 @@ class Assembler:
 
     def finish(self, reason: str) -> None:
         """Record the provider's finish reason (OpenAI vocabulary)."""
-        if reason.__class__ is not str:
+        if type(reason) is not str:
             _wrong("finish reason", reason)
         self._finish = reason
         self.events.append(Finished(reason))
@@ -848,7 +851,7 @@ class Assembler:
 
     def _all_calls(self) -> list[_Call]:
         """Every call, in the order opened (``calls`` holds the last one per index)."""
-        return [item for item in self._order if item.__class__ is _Call]
+        return [item for item in self._order if type(item) is _Call]
 
     @property
     def finish_reason(self) -> str | None:
@@ -900,7 +903,7 @@ class Assembler:
         self._check_calls(calls)
         call_iter = iter(calls)
         for item in self._order:
-            if item.__class__ is _Segment:
+            if type(item) is _Segment:
                 parts.append(_segment_part(item))
             elif isinstance(item, ProviderPart):
                 parts.append(item)

@@ -192,7 +192,7 @@ class OpenAIChatStream(StreamDecoder):
             self._assembler.tool_fragment(index, id, None, None)
             return
         args = fn.get("arguments")
-        if args is not None and args.__class__ is not str:
+        if args is not None and type(args) is not str:
             args = self._coerce_arguments(args)
         name = opt_text(fn.get("name"), "tool_calls[].function.name")
         self._assembler.tool_fragment(index, id, name, args)

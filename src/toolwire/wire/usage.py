@@ -46,13 +46,13 @@ def _int(obj: Any, key: str) -> int:
     # is absent, and an isinstance test against the Mapping ABC costs more than the
     # rest of the function (every turn reads usage twice or more; about 3,000
     # instructions each; bench/count_assembly.py).
-    if obj.__class__ is dict:
+    if type(obj) is dict:
         value = obj.get(key)
     elif obj is None or not isinstance(obj, Mapping):
         return 0
     else:
         value = obj.get(key)
-    if value.__class__ is int:
+    if type(value) is int:
         count: int = value
         return count
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -83,7 +83,7 @@ def responses_usage(usage: Mapping[str, Any]) -> Usage:
 def anthropic_usage(usage: Mapping[str, Any]) -> Usage:
     """Anthropic ``usage`` (a response's, or the merged ``message_start`` / ``message_delta``
     counts of a stream)."""
-    if usage.__class__ is dict and "output_tokens_details" not in usage:
+    if type(usage) is dict and "output_tokens_details" not in usage:
         # The common case, read inline: a call per count cost more than the rest of a
         # ``message_start`` (bench/count_assembly.py); anything else takes the path below.
         inputs = usage.get("input_tokens", 0)
@@ -91,10 +91,10 @@ def anthropic_usage(usage: Mapping[str, Any]) -> Usage:
         read = usage.get("cache_read_input_tokens", 0)
         write = usage.get("cache_creation_input_tokens", 0)
         if (
-            inputs.__class__ is int
-            and outputs.__class__ is int
-            and read.__class__ is int
-            and write.__class__ is int
+            type(inputs) is int
+            and type(outputs) is int
+            and type(read) is int
+            and type(write) is int
         ):
             return Usage(inputs + read + write, outputs, read, write, 0)
     read = _int(usage, "cache_read_input_tokens")
