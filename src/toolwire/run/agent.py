@@ -861,8 +861,8 @@ class _Run:
                 self.tool_calls += run.executed
         assert turn is not None and results is not None
         self.pending = pending_calls(run.held) if paused else []
-        self._check_tool_choice_honoured(request, turn, called)
-        self._check_call_shaped(turn, called)
+        self._check_tool_choice_honoured(request, turn)
+        self._check_call_shaped(turn)
         if called:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
@@ -993,14 +993,14 @@ class _Run:
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
 
-    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn, called: bool) -> None:
+    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn) -> None:
         """A turn without calls under ``required`` (or a named tool): a notice, not an error.
 
         Some served models (and servers that drop the field) ignore ``tool_choice``; the
         turn is a usable answer, so the run goes on, but the user should know why no
         tool ran.
         """
-        if called or request.tool_choice in ("auto", "none") or not request.tools:
+        if turn.tool_calls or request.tool_choice in ("auto", "none") or not request.tools:
             return
         notice = Notice(
             "tool_choice_ignored",
@@ -1011,10 +1011,10 @@ class _Run:
         turn.notices.append(notice)
         self.emit(notice)
 
-    def _check_call_shaped(self, turn: Turn, called: bool) -> None:
+    def _check_call_shaped(self, turn: Turn) -> None:
         """Text that looks like a call, in a turn without calls: a notice, so that no
         one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
-        if called or not turn.message.text:
+        if turn.tool_calls or not turn.message.text:
             return
         shape = call_shape(turn.message.text, self.executor.toolset.names)
         if shape is None:
