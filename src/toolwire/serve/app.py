@@ -25,7 +25,7 @@ import gc
 import json
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 import anyio
@@ -53,6 +53,11 @@ from .upstream import RAW_TAP, Upstream, closing, make_upstream, parse_upstream,
 __all__ = ["EventStream", "Proxy", "create_app"]
 
 NOTICES_HEADER = "x-toolwire-notices"
+_STREAM_HEADERS = [  # a stream's response headers, as Starlette's init_headers made them
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+]
 CHAT_PATH = "/v1/chat/completions"
 CLIENT_CLOSED = 499  # nginx's "client closed request": logged, never received
 
@@ -149,17 +154,17 @@ class Proxy:
     async def _stream(
         self, call: ProxyCall, headers: Mapping[str, str], exchange: Exchange
     ) -> Response:
-        stack = AsyncExitStack()
-        body = await stack.enter_async_context(aclosing(self._chunks(call, headers, exchange)))
+        body = self._chunks(call, headers, exchange)
         try:
             first = await body.__anext__()  # the upstream answered: headers can go
         except ToolwireError as exc:
-            await stack.aclose()
+            await body.aclose()
             return await self._error_reply(exchange, exc)
-        except StopAsyncIteration:  # not reached: a stream always ends with [DONE]
-            await stack.aclose()
+        except BaseException:  # cancelled, or (never) a stream without [DONE]
+            with anyio.CancelScope(shield=True):
+                await body.aclose()  # closes the upstream request
             raise
-        return EventStream(first, body, stack)
+        return EventStream(first, body)
 
     async def _chunks(
         self,
@@ -285,42 +290,44 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(
-        self, first: bytes, body: AsyncGenerator[bytes, None], stack: AsyncExitStack
-    ) -> None:
+    def __init__(self, first: bytes, body: AsyncGenerator[bytes, None]) -> None:
         # Not Response.__init__: it would add "content-length: 0" for the empty body.
         self.status_code = 200
         self.background = None
-        self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
+        self.raw_headers = list(_STREAM_HEADERS)  # Response.headers may change its own
         self._first = first
         self._body = body
-        self._stack = stack
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self.watch, receive, group.cancel_scope)
-                await self._send_all(send)
-                group.cancel_scope.cancel()
+            # The headers and the first chunk go before the listener starts: nothing
+            # can wait between them (uvicorn writes each at once), and the first byte
+            # does not wait for the task group's set-up.
+            start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+            await send(start)
+            last = self._first.endswith(DONE)
+            await send({"type": "http.response.body", "body": self._first, "more_body": not last})
+            if not last:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self.watch, receive, group.cancel_scope)
+                    await self._send_rest(send)
+                    group.cancel_scope.cancel()
+        except OSError:  # the client went away while we wrote (ASGI 2.4 servers)
+            pass
         finally:
             with anyio.CancelScope(shield=True):
-                await self._stack.aclose()  # closes the upstream request
+                await self._body.aclose()  # closes the upstream request
 
-    async def _send_all(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
+    async def _send_rest(self, send: Send) -> None:
+        """Every chunk after the first, one write each; the chunk with ``[DONE]`` (only
+        the last has it: in any other the text is JSON, newlines escaped) also ends the
+        body, in the same write."""
         try:
-            await self._send_chunk(send, self._first)
             async for chunk in self._body:
-                await self._send_chunk(send, chunk)
-        except OSError:  # the client went away while we wrote (ASGI 2.4 servers)
+                last = chunk.endswith(DONE)
+                await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+        except OSError:  # as above, while the listener runs
             return
-
-    @staticmethod
-    async def _send_chunk(send: Send, chunk: bytes) -> None:
-        """One write; the chunk with ``[DONE]`` (only the last has it: in any other the
-        text is JSON, newlines escaped) also ends the body, in the same write."""
-        last = chunk.endswith(DONE)
-        await send({"type": "http.response.body", "body": chunk, "more_body": not last})
 
     @staticmethod
     async def watch(receive: Receive, scope: anyio.CancelScope) -> None:
