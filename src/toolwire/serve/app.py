@@ -213,8 +213,8 @@ class Proxy:
 
     async def _record_shielded(self, exchange: Exchange, started: bool) -> None:
         """Log a stream that started (one that did not is logged as its error reply),
-        even while the stream is being cancelled."""
-        if started:
+        even while the stream is being cancelled (no log: no shielded scope to pay for)."""
+        if started and self.log is not None:
             with anyio.CancelScope(shield=True):
                 await self._record(exchange)
 
@@ -297,6 +297,7 @@ class EventStream(Response):
         self.raw_headers = list(_STREAM_HEADERS)  # Response.headers may change its own
         self._first = first
         self._body = body
+        self._ended = False  # the body ran to its end (closed itself)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -315,8 +316,9 @@ class EventStream(Response):
         except OSError:  # the client went away while we wrote (ASGI 2.4 servers)
             pass
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._body.aclose()  # closes the upstream request
+            if not self._ended:  # stopped early: close the upstream request, even when cancelled
+                with anyio.CancelScope(shield=True):
+                    await self._body.aclose()
 
     async def _send_rest(self, send: Send) -> None:
         """Every chunk after the first, one write each; the chunk with ``[DONE]`` (only
@@ -328,6 +330,7 @@ class EventStream(Response):
                 await send({"type": "http.response.body", "body": chunk, "more_body": not last})
         except OSError:  # as above, while the listener runs
             return
+        self._ended = True  # the body ran to its end: nothing left to close
 
     @staticmethod
     async def watch(receive: Receive, scope: anyio.CancelScope) -> None:
