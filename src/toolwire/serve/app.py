@@ -21,12 +21,13 @@ non-streaming request is listened for the same way while the upstream answers.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from starlette.applications import Starlette
@@ -52,6 +53,7 @@ from .upstream import RAW_TAP, Upstream, closing, make_upstream, parse_upstream,
 
 __all__ = ["EventStream", "Proxy", "create_app"]
 
+T = TypeVar("T")
 NOTICES_HEADER = "x-toolwire-notices"
 _STREAM_HEADERS = [  # a stream's response headers, as Starlette's init_headers made them
     (b"cache-control", b"no-cache"),
@@ -117,11 +119,7 @@ class Proxy:
     ) -> Response:
         """:meth:`_complete` while listening for the client: one that goes away
         cancels the upstream request at once (its connection is closed)."""
-        response: Response | None = None
-        async with anyio.create_task_group() as group:
-            group.start_soon(EventStream.watch, receive, group.cancel_scope)
-            response = await self._complete(call, headers, exchange)
-            group.cancel_scope.cancel()
+        response = await listening(receive, lambda: self._complete(call, headers, exchange))
         if response is None:  # cancelled: nobody is left to answer
             exchange.outcome = "cancelled"  # as a stream's: the cancellation is the error
             exchange.error = anyio.get_cancelled_exc_class()()
@@ -309,10 +307,7 @@ class EventStream(Response):
             last = self._first.endswith(DONE)
             await send({"type": "http.response.body", "body": self._first, "more_body": not last})
             if not last:
-                async with anyio.create_task_group() as group:
-                    group.start_soon(self.watch, receive, group.cancel_scope)
-                    await self._send_rest(send)
-                    group.cancel_scope.cancel()
+                await listening(receive, lambda: self._send_rest(send))
         except OSError:  # the client went away while we wrote (ASGI 2.4 servers)
             pass
         finally:
@@ -338,6 +333,33 @@ class EventStream(Response):
         while (await receive())["type"] != "http.disconnect":
             pass
         scope.cancel()
+
+
+async def listening(receive: Receive, work: Callable[[], Awaitable[T]]) -> T | None:
+    """``work()`` while listening for the client; ``None`` when it disconnected first
+    (``work`` is cancelled at once: an upstream request in it is closed).
+
+    Under asyncio the listener is a plain task that cancels a scope around ``work``: an
+    anyio task group (its task bookkeeping, its cancellation delivery) cost about six
+    times as much CPU, once per request (bench/README.md).
+    Elsewhere (trio) a task group.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio
+        result: T | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(EventStream.watch, receive, group.cancel_scope)
+            result = await work()
+            group.cancel_scope.cancel()
+        return result
+    with anyio.CancelScope() as scope:
+        watcher = loop.create_task(EventStream.watch(receive, scope))
+        try:
+            return await work()
+        finally:
+            watcher.cancel()  # gone at the loop's next turn: it holds nothing
+    return None  # the client went away: the scope cancelled the work
 
 
 def create_app(
