@@ -47,6 +47,7 @@ from ..prompts import Prompt, PromptTemplate
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..wire.events import Event
 from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
+from .local_import import import_llama_cpp
 from .local_repeat import RepeatGuard
 from .prompt import CHATML_STOP, chatml_hermes
 
@@ -312,7 +313,7 @@ def _load(source: _Source, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
     key = (str(path), n_ctx, n_threads)
     with _LOADING:
         if key not in _LOADED:
-            llama_cpp: Any = importlib.import_module("llama_cpp")
+            llama_cpp: Any = import_llama_cpp()
             llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False
             )
@@ -567,7 +568,7 @@ def _generate(
     settings: Mapping[str, Any],
 ) -> Generator[dict[str, Any], None, None]:
     """llama.cpp's streamed completion, holding the model's lock while it runs."""
-    grammars: Any = importlib.import_module("llama_cpp.llama_grammar")
+    grammars: Any = import_llama_cpp("llama_cpp.llama_grammar")
 
     options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
     compiled = grammars.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
