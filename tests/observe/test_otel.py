@@ -177,3 +177,28 @@ def test_a_fallback_models_answering_model_is_on_its_chat_span(
     Agent(FallbackModel(Unreachable(), backup), instrument=True).run_sync("go")
     [chat] = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
     assert chat.attributes["gen_ai.response.model"] == "backup"
+
+
+def test_a_call_with_an_image_ends_ok_once_the_provider_took_it(
+    spans: InMemorySpanExporter,
+) -> None:
+    """Its span waits for the next request's answer (a 400 about the image would make
+    it an error), then ends ok with the tool's own times."""
+    from toolwire import Image
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(16)
+
+    def screenshot() -> list[Any]:
+        """Take a screenshot."""
+        return ["The page:", Image(png, media_type="image/png")]
+
+    model = ScriptedModel([tool_call_turn(("screenshot", {})), text_turn("seen")])
+    result = Agent(model, [screenshot], instrument=True).run_sync("look")
+    assert result.output == "seen"
+    found = _by_name(spans)
+    [call] = found["execute_tool screenshot"]
+    second = max(found["chat scripted"], key=lambda s: s.start_time)
+    assert call.status.status_code is StatusCode.UNSET
+    assert call.attributes["toolwire.tool.status"] == "ok"
+    assert "toolwire.tool.images_refused" not in call.attributes
+    assert call.end_time <= second.start_time  # the tool's time, not the wait
