@@ -480,9 +480,21 @@ class LocalModel:
 
     def grammar(self, request: ModelRequest) -> str | None:
         """The GBNF grammar of one turn, or ``None`` when no tool may be called."""
-        if not request.tools or request.tool_choice == "none":
+        if not _may_call(request):
             return None
         return tool_call_grammar(request.tools, request.tool_choice, max_calls=self.max_calls)
+
+    def decoder(self, request: ModelRequest, prompt: Prompt) -> TextTurnDecoder:
+        """One turn's decoder: the Hermes format over the offered tools. With no tools
+        offered, or ``tool_choice="none"``, the output is text, markup included (a
+        ``calls_in_content`` notice says when it held calls), as an OpenAI server
+        answers: the caller said no tool may be called."""
+        from .. import formats
+
+        fmt = formats.get(
+            "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
+        )
+        return TextTurnDecoder(fmt, require_end=True, calls=_may_call(request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn: events as tokens arrive, then one ``TurnDone``.
@@ -492,16 +504,11 @@ class LocalModel:
         """
         import anyio
 
-        from .. import formats
-
         llama, lock = await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
         self._adopt_template(llama)
         prompt = self.prompt(request)
         grammar = self.grammar(request)
-        fmt = formats.get(
-            "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
-        )
-        turn = TextTurnDecoder(fmt, require_end=True)
+        turn = self.decoder(request, prompt)
         pieces = _generate(llama, lock, prompt, grammar, {**self.settings, **request.settings})
         guard = RepeatGuard() if self.stop_repeats else None
         tokens = 0
@@ -521,6 +528,11 @@ class LocalModel:
         for event in turn.usage(Usage(input_tokens=prompt_tokens, output_tokens=tokens)):
             yield event
         yield TurnDone(turn.close())
+
+
+def _may_call(request: ModelRequest) -> bool:
+    """Whether the turn may call a tool: tools were offered and the choice is not ``none``."""
+    return bool(request.tools) and request.tool_choice != "none"
 
 
 def _next_chunk(pieces: Generator[dict[str, Any], None, None]) -> dict[str, Any] | None:
