@@ -111,7 +111,11 @@ class _RunSpans:
         )
         self._context = trace.set_span_in_context(self._span)
         self._chat: Any = None
-        self._imaged: dict[str, tuple[Any, int | None]] = {}  # call id: (span, end time)
+        # Spans of calls whose results hold images (call id: span, end time): waiting
+        # for the next request, then in flight with it (an early call's result can
+        # come while the request before is still streaming).
+        self._imaged: dict[str, tuple[Any, int | None]] = {}
+        self._sent: dict[str, tuple[Any, int | None]] = {}
         self._handlers = {
             RequestStarted: self._request,
             ResponseDone: self._response,
@@ -127,6 +131,8 @@ class _RunSpans:
             handler(event)  # type: ignore[operator]
 
     def _request(self, event: RequestStarted) -> None:
+        self._sent.update(self._imaged)  # this request carries their images
+        self._imaged = {}
         self._chat = self._tracer.start_span(
             f"chat {_model_attributes(self._model)['gen_ai.request.model']}",
             context=self._context,
@@ -153,14 +159,14 @@ class _RunSpans:
         if turn.model is not None:  # a FallbackModel's: the model that answered
             span.set_attribute("gen_ai.response.model", turn.model)
         span.end(end_time=_ns(event.ended_at))
-        self._end_imaged()  # the provider took the images
+        self._end_sent()  # the provider took the images
 
     def _failed(self, event: RequestFailed) -> None:
         """The request's span ends with its error (the run may go on: a resent request
         has a span of its own)."""
         for _, answer in event.answered:  # the calls whose images the provider refused
             self._end_refused(answer)
-        self._end_imaged()
+        self._end_sent()
         span, self._chat = self._chat, None
         if span is None:
             return
@@ -220,7 +226,7 @@ class _RunSpans:
     def _end_refused(self, answer: ToolResult) -> None:
         """End a refused-image call's span as its error result (the call's time stays
         the tool's run)."""
-        held = self._imaged.pop(answer.call_id, None)
+        held = self._sent.pop(answer.call_id, None)
         if held is None:
             return
         span, end = held
@@ -230,9 +236,10 @@ class _RunSpans:
         self._set_error(span, kind or answer.status.value, answer.content)
         span.end(end_time=end)
 
-    def _end_imaged(self) -> None:
-        """End the held spans of calls whose images were not refused."""
-        held, self._imaged = self._imaged, {}
+    def _end_sent(self) -> None:
+        """End the spans of the calls whose images the latest request carried and the
+        provider did not refuse."""
+        held, self._sent = self._sent, {}
         for span, end in held.values():
             span.end(end_time=end)
 
@@ -251,7 +258,9 @@ class _RunSpans:
             else:
                 self._chat.end(end_time=_ns(event.at))
             self._chat = None
-        self._end_imaged()
+        self._sent.update(self._imaged)  # the run ended: no request will carry them
+        self._imaged = {}
+        self._end_sent()
         span = self._span
         span.set_attribute("gen_ai.usage.input_tokens", event.usage.input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", event.usage.output_tokens)
