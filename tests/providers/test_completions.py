@@ -142,3 +142,13 @@ def test_an_unknown_family_needs_a_format_with_a_custom_template(no_keys: None) 
 
     with pytest.raises(CallerError, match="no tool-call format known"):
         CompletionsModel("mystery-model", base_url="http://h/v1", template=template)
+
+
+def test_choice_none_keeps_the_call_markup_as_text(no_keys: None) -> None:
+    """tool_choice="none": what the model wrote is the answer, markup included (as an
+    OpenAI server answers), with a calls_in_content notice; no call is read."""
+    with FaultServer(sse(STREAM, chunks=[11])) as server:
+        _, turn = run(model(server.url), demo_request(tool_choice="none"))
+    assert turn.tool_calls == [] and turn.finish_reason == "stop"
+    assert "<tool_call>" in turn.text and '"explore_code"' in turn.text
+    assert [n.kind for n in turn.notices] == ["calls_in_content"]
