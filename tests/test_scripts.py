@@ -73,6 +73,27 @@ def test_a_background_stage_runs_beside_the_next_and_is_timed_on_its_own(
     assert "== bg (in the background from here): spins" in result.stdout
 
 
+def test_a_background_stage_that_ends_during_another_is_not_counted_in_it(
+    tmp_path: Path,
+) -> None:
+    # The job spins a second of CPU and ends while the next stage runs: bash reaps it
+    # then, adding its CPU to the shell's count in that stage; the row leaves it out.
+    busy = "python3 -c 'import time; t = time.process_time()\nwhile time.process_time() - t < 1.2: pass'"
+    body = (
+        f'cd {tmp_path}\nstage_background bg "spins" {busy}\nstage fg "outlasts it"\n'
+        "while [ ! -e build/stages/bg.time ]; do sleep 0.05; done\nsleep 0.3\n"
+        'stage_wait bg\nstage after "nothing"\n'
+    )
+    result = _bash(body)
+    assert result.returncode == 0, result.stderr
+    rows = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^  (\S+) +\d+ s +(\d+) s cpu$", result.stdout, re.M)
+    }
+    assert rows["bg"] >= 1 and rows["fg"] == 0 and rows["after"] == 0
+    assert rows["total"] == rows["bg"]
+
+
 def test_a_failed_background_stage_fails_the_run_where_it_is_waited_for(
     tmp_path: Path,
 ) -> None:
