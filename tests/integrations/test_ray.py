@@ -63,11 +63,7 @@ def local_ray() -> Iterator[Any]:
 
 @pytest.fixture
 def backend(local_ray: Any) -> RayBackend:
-    # A cancelled task that is still stopping when the grace ends is force-killed, and
-    # leaves no marker: on a loaded machine (scripts/test runs these beside the pure run)
-    # Ray's cancel may take longer than 2 s to reach the task. A task that stops returns at
-    # once, so a long grace costs nothing.
-    return RayBackend(cancel_grace=10.0)
+    return RayBackend(cancel_grace=2.0)
 
 
 def results(messages: list[Any]) -> list[ToolResult]:
@@ -119,11 +115,7 @@ def exclusive(folder: str, name: str) -> str:
         flag.unlink()
 
 
-# 20 s, not 2: a task still queued when its call times out is dropped before it starts
-# (and so never cancelled, and the test fails); on a loaded machine Ray may take many
-# seconds to start a worker for it (failed at 2 s and at 5 s at load 8-10). The wait
-# costs wall time only, in a stage that runs in the background (scripts/test).
-@tool(concurrency_safe=True, timeout=20.0)
+@tool(concurrency_safe=True, timeout=2.0)
 def stuck(folder: str) -> str:
     """Never returns; leaves a marker when Ray cancels it."""
     Path(folder, "started").touch()
