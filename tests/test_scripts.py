@@ -81,7 +81,8 @@ def test_a_background_stage_that_ends_during_another_is_not_counted_in_it(
     busy = "python3 -c 'import time; t = time.process_time()\nwhile time.process_time() - t < 1.2: pass'"
     body = (
         f'cd {tmp_path}\nstage_background bg "spins" {busy}\nstage fg "outlasts it"\n'
-        "while [ ! -e build/stages/bg.time ]; do sleep 0.05; done\nsleep 0.3\n"
+        # until bash has reaped it: no running job left
+        'while [ -n "$(jobs -rp)" ]; do sleep 0.05; done\n'
         'stage_wait bg\nstage after "nothing"\n'
     )
     result = _bash(body)
