@@ -129,7 +129,13 @@ the start, $(_stage_load) at the end)"
       "${_STAGE_CPU[$i]}"
     cpu=$((cpu + _STAGE_CPU[i]))
   done
-  printf '  %-24s %6d s %6d s cpu\n' "total" "$((SECONDS - _STAGE_CLOCK_START))" "$cpu"
+  local wall=$((SECONDS - _STAGE_CLOCK_START)) cores
+  printf '  %-24s %6d s %6d s cpu\n' "total" "$wall" "$cpu"
+  # How well the stages kept the cores busy: the run's CPU over cores x wall (on a quiet
+  # machine, what the overlap leaves idle; on a shared one, mostly the others' load).
+  cores=$(nproc 2>/dev/null || echo 1)
+  echo "== cores busy: $((100 * cpu / (cores * (wall > 0 ? wall : 1))))% of $cores \
+(CPU seconds over cores x wall seconds)"
   if [ "$status" -ne 0 ] && [ -n "$failed" ]; then
     echo "== failed in stage: $failed (exit $status)"
   fi

@@ -23,8 +23,11 @@ def test_each_stage_is_announced_and_timed() -> None:
     lines = result.stdout.splitlines()
     assert lines[:3] == ["== one: the first", "work", "== two: the second"]
     assert re.fullmatch(r"== time per stage \(wall, .*load average \S+ at the start.*\)", lines[3])
-    rows = [re.fullmatch(r"  (\S+) +(\d+) s +(\d+) s cpu", line) for line in lines[4:]]
+    rows = [re.fullmatch(r"  (\S+) +(\d+) s +(\d+) s cpu", line) for line in lines[4:-1]]
     assert all(rows) and [m.group(1) for m in rows if m] == ["one", "two", "total"]
+    assert re.fullmatch(
+        r"== cores busy: \d+% of \d+ \(CPU seconds over cores x wall seconds\)", lines[-1]
+    )
 
 
 def test_a_stage_counts_the_cpu_its_processes_use() -> None:
