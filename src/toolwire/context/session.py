@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from typing import Any, TypeVar, overload
 
 from ..errors import CallerError
@@ -19,6 +20,8 @@ from ..messages import (
     ContentPart,
     Image,
     Message,
+    TextPart,
+    ToolResult,
     Usage,
     UserMessage,
     parts_text,
@@ -59,6 +62,9 @@ UNLIMITED = False
 
 _FREE_CHOICES = ("auto", "none")  # tool_choice values that force no call
 _QUERY_MESSAGES = 6  # the user and assistant messages routing reads, newest first
+_IS_USER = UserMessage.__instancecheck__  # C predicates for filter(): no Python call each
+_IS_RESULT = ToolResult.__instancecheck__
+_IS_TEXT = TextPart.__instancecheck__
 
 
 class RequestRecord:
@@ -302,13 +308,13 @@ class RunContext:
         reasons: dict[str, str] = {}
         for name in self.policy.always_include:
             reasons.setdefault(name, "always_include")
-        for name in sorted(self.used):
-            reasons.setdefault(name, "used")
+        # What the model used stays offered (one name per tool of a long run: in C).
+        reasons.update(dict.fromkeys(sorted(self.used.difference(reasons)), "used"))
         if tool_choice in self._definitions:
             reasons.setdefault(tool_choice, "tool_choice")
         chosen |= set(reasons)
         # Registration order, not rank order: a stable selection is a stable prefix.
-        offered = [n for n in names if n in chosen]
+        offered = list(filter(chosen.__contains__, names))
         if extra:
             offered.append(READ_RESULT)
             reasons[READ_RESULT] = "read_result"
@@ -321,12 +327,10 @@ class RunContext:
         if previous is None or previous == current or self._warned:
             return
         self._warned = True
+        was, now = set(previous), set(current)
+        added = list(filterfalse(was.__contains__, current))
         events.append(
-            CacheInvalidated(
-                round_number,
-                [n for n in current if n not in previous],
-                [n for n in previous if n not in current],
-            )
+            CacheInvalidated(round_number, added, list(filterfalse(now.__contains__, previous)))
         )
 
     # -- summary compression ---------------------------------------------------------------
@@ -458,14 +462,15 @@ def routing_query(messages: Sequence[Message]) -> str:
     messages are read.
     """
     texts: list[str] = []
-    first = next((m for m in messages if isinstance(m, UserMessage)), None)
-    for message in reversed(messages):
+    first = next(filter(_IS_USER, messages), None)
+    # Tool results are most of a long history: passed over in C, not tested here.
+    for message in filterfalse(_IS_RESULT, reversed(messages)):
         if len(texts) >= _QUERY_MESSAGES:
             break
         if isinstance(message, UserMessage) and message is not first:
             texts.append(message.content)
         elif isinstance(message, AssistantMessage):
-            texts.append(message.text)
+            texts.append("".join([p.text for p in filter(_IS_TEXT, message.parts)]))  # .text
     if first is not None:
         texts.append(first.content)
     return "\n".join(reversed(texts))
