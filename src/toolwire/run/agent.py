@@ -41,6 +41,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import TracebackType
 from typing import Any, Literal
 
@@ -67,6 +68,7 @@ from ..tooldef import ToolChoice
 from ..tools import outcomes
 from ..tools.outcomes import RunOutcome
 from ..tools.tool import Tool, Toolset
+from ..tools.validate import Validation
 from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
@@ -1079,9 +1081,13 @@ class _Run:
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
-        for validation, result in zip(
-            run.validations(), run.results(keep_held=bool(self.pending)), strict=True
-        ):
+        validations = run.validations()
+        results = run.results(keep_held=bool(self.pending))
+        if _all_plain(validations, results):  # the common round: each call valid and ran
+            self.diagnostics.valid += len(results)
+            self.budget.record_successes(map(_NAME, results))
+            return None
+        for validation, result in zip(validations, results, strict=True):
             if validation.ok and not validation.repaired and result.status is ToolStatus.OK:
                 # The common call, valid and run: record_validation's and
                 # failure_class's answers for it, written out (once per call).
@@ -1105,6 +1111,24 @@ class _Run:
             except BudgetExceededError as exc:
                 first = first or exc
         return first
+
+
+_OK = attrgetter("ok")  # C getters: a round's common case tested without a loop
+_REPAIRED = attrgetter("repaired")
+_STATUS = attrgetter("status")
+_NAME = attrgetter("name")
+
+
+def _all_plain(validations: list[Validation], results: list[ToolResult]) -> bool:
+    """Whether every call of the round was valid, not repaired, and ran to ``ok``:
+    what ``_account``'s loop would record as plain successes (tested in C)."""
+    count = len(results)
+    return (
+        len(validations) == count
+        and list(map(_OK, validations)).count(True) == count
+        and not any(map(_REPAIRED, validations))
+        and list(map(_STATUS, results)).count(ToolStatus.OK) == count
+    )
 
 
 def _kind(item: object) -> type:

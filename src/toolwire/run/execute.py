@@ -72,6 +72,7 @@ import random
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from types import TracebackType
 from typing import Any
 
@@ -473,11 +474,17 @@ class TurnRun:
 
     def validations(self) -> list[Validation]:
         """The validation of each answered call of the bound turn, in call order."""
-        return [c.validation for c in self._order or () if c.result is not None]
+        order = self._order or ()
+        if _all_answered(order):  # the common turn: listed in C
+            return list(map(_VALIDATION, order))
+        return [c.validation for c in order if c.result is not None]
 
     def answered_requests(self) -> list[ToolRequest]:
         """The request of each answered call of the bound turn, in call order."""
-        return [c.request for c in self._order or () if c.result is not None]
+        order = self._order or ()
+        if _all_answered(order):
+            return list(map(_REQUEST, order))
+        return [c.request for c in order if c.result is not None]
 
     async def finish(
         self,
@@ -507,7 +514,7 @@ class TurnRun:
             self.bind(requests)
         if self._order is None:
             raise CallerError("TurnRun.finish() needs the turn's requests")
-        runnable = [c for c in self._order if c.runnable]
+        runnable = list(filter(_RUNNABLE, self._order))  # in C: once per call
         if skip_reason is None and self._allowed is not None and len(runnable) > self._allowed:
             self.skipped_for_limit = len(runnable)
             skip_reason = (
@@ -518,10 +525,10 @@ class TurnRun:
             self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
             runnable = [c for c in runnable if c.request.name in keep]
         deferring = False  # an earlier batch held a call: this one waits, in call order
-        for batch in plan_batches([c.safe for c in runnable]):
+        for batch in plan_batches(list(map(_SAFE, runnable))):
             if self._interrupt is not None:
                 break
-            calls = [runnable[i] for i in batch.calls]
+            calls = list(map(runnable.__getitem__, batch.calls))
             if deferring:
                 self.deferred.extend(c for c in calls if c.task is None)
                 calls = [c for c in calls if c.task is not None]  # harmless early starts
@@ -552,6 +559,9 @@ class TurnRun:
         """
         if self._order is None:
             raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
+        answered = list(filter(None, map(_RESULT, self._order)))  # a result is never falsy
+        if len(answered) == len(self._order):  # every call has its result: nothing to settle
+            return answered
         waiting = set(self.held).union(self.deferred) if keep_held else ()
         for call in self._order:
             if call.result is None and call not in waiting:
@@ -598,7 +608,7 @@ class TurnRun:
         for call in batch:
             if call.task is None:
                 self._launch(call)
-        tasks = [c.task for c in batch if c.task is not None]
+        tasks = list(filter(None, map(_TASK, batch)))  # the started ones (a task is truthy)
         budget = self._executor.options.batch_budget
         if budget is None:
             await _all_done(tasks)
@@ -713,6 +723,19 @@ class TurnRun:
     def _discard_all(self, reason: str) -> None:
         for call in self._by_index.values():
             self._discard(call, reason)
+
+
+_RESULT = attrgetter("result")  # C getters: a turn's per-call lists made by map/filter
+_VALIDATION = attrgetter("validation")
+_REQUEST = attrgetter("request")
+_RUNNABLE = attrgetter("runnable")
+_SAFE = attrgetter("safe")
+_TASK = attrgetter("task")
+
+
+def _all_answered(calls: Sequence[TurnCall]) -> bool:
+    """Whether every call has its result (tested in C; a result is never falsy)."""
+    return len(list(filter(None, map(_RESULT, calls)))) == len(calls)
 
 
 async def _all_done(tasks: list[asyncio.Task[None]]) -> None:
