@@ -259,7 +259,7 @@ class RunContext:
             events.append(routed)
         self._track_cache(names, round_number, events)
         definitions = self._definitions
-        tools = [definitions[n] for n in names]
+        tools = list(map(definitions.__getitem__, names))
         counts = self._tool_tokens  # this request's tool set, should it change later
         tokens = LazyTokens(lambda: self._request_tokens(sent, names, counts))
         self.requests.append(RequestRecord(round_number, tokens))

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 from ..errors import ToolMappingError
@@ -82,6 +83,7 @@ ChatToolDef = Mapping[str, Any]
 """A tool definition in OpenAI Chat form."""
 
 ToolDefs = Sequence[ToolDef | ChatToolDef]
+_IS_TOOL_DEF = ToolDef.__instancecheck__  # a C predicate for filter()
 """Tool definitions: ``ToolDef`` objects or OpenAI Chat dicts."""
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
@@ -203,6 +205,7 @@ def chat_tool(tool: ToolDef, *, copied: bool = True) -> JSONDict:
 
 _SHARED: dict[int, tuple[ToolDef, JSONDict]] = {}  # id -> (the definition, its Chat form)
 _SHARED_MAX = 4096  # definitions kept; then forgotten together (a bound, not an LRU)
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def shared_chat_tools(tools: Sequence[ToolDef]) -> list[JSONDict]:
@@ -214,6 +217,10 @@ def shared_chat_tools(tools: Sequence[ToolDef]) -> list[JSONDict]:
     definition itself, so that the identity is not reused while kept).
     """
     shared = _SHARED
+    keys = list(map(id, tools))
+    kept = list(map(shared.get, keys))
+    if None not in kept and list(map(_FIRST, kept)) == list(tools):  # all kept: in C
+        return list(map(_SECOND, kept))
     out = []
     for tool in tools:
         kept = shared.get(id(tool))
@@ -305,7 +312,11 @@ def tool_defs(tools: ToolDefs) -> list[ToolDef]:
         raise ToolMappingError(
             f"tools must be a list of tool definitions, not a {type(tools).__name__}"
         )
-    return [t if isinstance(t, ToolDef) else _from_chat(t, i) for i, t in enumerate(tools)]
+    items = list(tools)
+    defs = list(filter(_IS_TOOL_DEF, items))  # in C: an agent's request passes ToolDefs
+    if len(defs) == len(items):
+        return defs
+    return [t if isinstance(t, ToolDef) else _from_chat(t, i) for i, t in enumerate(items)]
 
 
 def _from_chat(tool: Any, position: int) -> ToolDef:

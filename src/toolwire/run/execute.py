@@ -74,7 +74,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from ..checks import check_int, check_number
 from ..errors import CallerError, ResultError
@@ -570,7 +570,14 @@ class TurnRun:
 
     def _reconcile(self, requests: Sequence[ToolRequest]) -> list[TurnCall]:
         """The final calls, reusing what was validated or started while streaming."""
-        final_indices = {r.index for r in requests}
+        by_index = self._by_index
+        final_indices = set(map(_INDEX, requests))
+        if not self._positions and len(by_index) == len(requests) == len(final_indices):
+            # The common turn: every final call is one announced while streaming, the
+            # very request (tested in C: list equality tests identity first).
+            announced = list(map(by_index.get, map(_INDEX, requests)))
+            if None not in announced and list(map(_REQUEST, announced)) == list(requests):
+                return cast("list[TurnCall]", announced)
         if len(final_indices) != len(requests):  # indices must tell calls apart to match
             self._discard_all("the final turn's calls do not have distinct indices")
             return [self._prepare(r) for r in requests]
@@ -578,7 +585,6 @@ class TurnRun:
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
         order: list[TurnCall] = []
-        by_index = self._by_index
         for position, request in enumerate(requests):
             early = by_index.get(request.index)
             # The request the decoder announced is the one its turn holds (the common
@@ -727,6 +733,7 @@ class TurnRun:
 
 _RESULT = attrgetter("result")  # C getters: a turn's per-call lists made by map/filter
 _VALIDATION = attrgetter("validation")
+_INDEX = attrgetter("index")
 _REQUEST = attrgetter("request")
 _RUNNABLE = attrgetter("runnable")
 _SAFE = attrgetter("safe")
