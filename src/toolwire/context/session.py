@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import filterfalse
+from operator import attrgetter
 from typing import Any, TypeVar, overload
 
 from ..errors import CallerError
@@ -21,6 +22,7 @@ from ..messages import (
     Image,
     Message,
     TextPart,
+    ToolCall,
     ToolResult,
     Usage,
     UserMessage,
@@ -65,6 +67,8 @@ _QUERY_MESSAGES = 6  # the user and assistant messages routing reads, newest fir
 _IS_USER = UserMessage.__instancecheck__  # C predicates for filter(): no Python call each
 _IS_RESULT = ToolResult.__instancecheck__
 _IS_TEXT = TextPart.__instancecheck__
+_IS_CALL = ToolCall.__instancecheck__
+_NAME = attrgetter("name")
 
 
 class RequestRecord:
@@ -367,9 +371,8 @@ class RunContext:
     def observe(self, message: AssistantMessage, usage: Usage) -> None:
         """Remember the tools the model used and the request's reported usage."""
         if self.router is not None:  # what the model used stays offered while routing
-            for call in message.tool_calls:
-                if call.name in self._definitions:
-                    self.used.add(call.name)
+            calls = filter(_IS_CALL, message.parts)  # message.tool_calls, in C
+            self.used.update(filter(self._definitions.__contains__, map(_NAME, calls)))
         if self.requests:
             self.requests[-1].usage = usage
 

@@ -58,6 +58,7 @@ from ..messages import (
     Image,
     Message,
     SystemMessage,
+    TextPart,
     ToolCall,
     ToolResult,
     ToolStatus,
@@ -84,6 +85,8 @@ __all__ = [
 ]
 
 JSONDict = dict[str, Any]
+_IS_CALL = ToolCall.__instancecheck__  # C predicates for filter()
+_IS_TEXT = TextPart.__instancecheck__
 
 
 # -- neutral -> Chat -------------------------------------------------------------------
@@ -165,8 +168,8 @@ def _result_images(result: ToolResult) -> list[JSONDict]:
 
 def _encode_assistant(message: AssistantMessage, reasoning: str | None) -> JSONDict:
     """``reasoning``: what goes in ``reasoning_content`` (``None``: no such field)."""
-    calls = message.tool_calls
-    text = message.text
+    calls = list(filter(_IS_CALL, message.parts))  # .tool_calls and .text, in C
+    text = "".join([p.text for p in filter(_IS_TEXT, message.parts)])
     out: JSONDict = {"role": "assistant", "content": text if text or not calls else None}
     if calls:
         out["tool_calls"] = [_encode_call(call) for call in calls]
