@@ -99,7 +99,7 @@ from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
-from .step import Decision, Next, decide
+from .step import Decision, Next, decide, has_calls
 
 __all__ = [
     "Agent",
@@ -851,7 +851,7 @@ class _Run:
             assert turn is not None  # set before bind(), or the block raised
             results = run.results(keep_held=paused)
             self.output.observe(run.validations(), results)
-            called = bool(turn.tool_calls)  # read once: the property builds a list
+            called = has_calls(turn)
             verdict = self._judge(run, results) if called else LoopVerdict()
         finally:
             self._record_discarded(run)
@@ -1002,7 +1002,7 @@ class _Run:
         turn is a usable answer, so the run goes on, but the user should know why no
         tool ran.
         """
-        if turn.tool_calls or request.tool_choice in ("auto", "none") or not request.tools:
+        if has_calls(turn) or request.tool_choice in ("auto", "none") or not request.tools:
             return
         notice = Notice(
             "tool_choice_ignored",
@@ -1016,7 +1016,7 @@ class _Run:
     def _check_call_shaped(self, turn: Turn) -> None:
         """Text that looks like a call, in a turn without calls: a notice, so that no
         one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
-        if turn.tool_calls or not turn.message.text:
+        if has_calls(turn) or not turn.message.text:
             return
         shape = call_shape(turn.message.text, self.executor.toolset.names)
         if shape is None:
