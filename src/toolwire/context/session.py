@@ -263,7 +263,7 @@ class RunContext:
             events.append(routed)
         self._track_cache(names, round_number, events)
         definitions = self._definitions
-        tools = list(map(definitions.__getitem__, names))
+        tools = [definitions[n] for n in names]
         counts = self._tool_tokens  # this request's tool set, should it change later
         tokens = LazyTokens(lambda: self._request_tokens(sent, names, counts))
         self.requests.append(RequestRecord(round_number, tokens))
@@ -331,10 +331,12 @@ class RunContext:
         if previous is None or previous == current or self._warned:
             return
         self._warned = True
-        was, now = set(previous), set(current)
-        added = list(filterfalse(was.__contains__, current))
         events.append(
-            CacheInvalidated(round_number, added, list(filterfalse(now.__contains__, previous)))
+            CacheInvalidated(
+                round_number,
+                [n for n in current if n not in previous],
+                [n for n in previous if n not in current],
+            )
         )
 
     # -- summary compression ---------------------------------------------------------------

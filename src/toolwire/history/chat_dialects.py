@@ -35,15 +35,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import compress
 from typing import Literal, get_args
 
 from ..errors import CallerError
 from ..messages import AssistantMessage, Message, UserMessage
 
 __all__ = ["CHAT_DIALECTS", "ChatDialect", "ReasoningEcho", "chat_dialect", "echoed_reasoning"]
-
-_IS_ASSISTANT = AssistantMessage.__instancecheck__  # a C predicate for map()
 
 ReasoningEcho = Literal["always", "never", "tool_turns"]
 """Which assistant messages send their reasoning back (see the module's table)."""
@@ -105,9 +102,11 @@ def echoed_reasoning(messages: Sequence[Message], echo: ReasoningEcho) -> dict[i
     if echo == "never":
         return {}
     if echo == "always":
-        # The assistant messages' positions found in C: a history is mostly results.
-        where = compress(range(len(messages)), map(_IS_ASSISTANT, messages))
-        return {i: reasoning for i in where if (reasoning := messages[i].reasoning)}  # type: ignore[union-attr]
+        return {
+            i: m.reasoning
+            for i, m in enumerate(messages)
+            if isinstance(m, AssistantMessage) and m.reasoning
+        }
     echoed: dict[int, str] = {}
     for turn in _user_turns(messages):
         replies = [(i, m) for i in turn if isinstance(m := messages[i], AssistantMessage)]

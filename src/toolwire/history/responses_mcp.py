@@ -44,7 +44,6 @@ NO_APPROVER_REASON = "no approver is configured for MCP tool calls, so the call 
 
 REQUEST = "mcp_approval_request"
 RESPONSE = "mcp_approval_response"
-_IS_PROVIDER_PART = ProviderPart.__instancecheck__  # a C predicate for filter()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,8 +83,8 @@ def responses_items(source: Turn | AssistantMessage | Sequence[Message]) -> list
         part
         for message in messages
         if isinstance(message, AssistantMessage)
-        for part in filter(_IS_PROVIDER_PART, message.parts)  # in C: a turn is mostly calls
-        if part.provider == PROVIDER
+        for part in message.parts
+        if isinstance(part, ProviderPart) and part.provider == PROVIDER
     ]
 
 

@@ -83,7 +83,6 @@ ChatToolDef = Mapping[str, Any]
 """A tool definition in OpenAI Chat form."""
 
 ToolDefs = Sequence[ToolDef | ChatToolDef]
-_IS_TOOL_DEF = ToolDef.__instancecheck__  # a C predicate for filter()
 """Tool definitions: ``ToolDef`` objects or OpenAI Chat dicts."""
 
 EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
@@ -312,11 +311,7 @@ def tool_defs(tools: ToolDefs) -> list[ToolDef]:
         raise ToolMappingError(
             f"tools must be a list of tool definitions, not a {type(tools).__name__}"
         )
-    items = list(tools)
-    defs = list(filter(_IS_TOOL_DEF, items))  # in C: an agent's request passes ToolDefs
-    if len(defs) == len(items):
-        return defs
-    return [t if isinstance(t, ToolDef) else _from_chat(t, i) for i, t in enumerate(items)]
+    return [t if isinstance(t, ToolDef) else _from_chat(t, i) for i, t in enumerate(tools)]
 
 
 def _from_chat(tool: Any, position: int) -> ToolDef:

@@ -97,7 +97,6 @@ _canonical_object: Callable[[Any, int], Any] | None = (
 
 _STATUS = attrgetter("status")  # C getters for the round's results (map, not a loop)
 _CONTENT = attrgetter("content")
-_ERROR, _NAME, _INPUT = attrgetter("error"), attrgetter("name"), attrgetter("input")
 
 
 def call_signature(name: str, arguments: Any) -> str:
@@ -157,13 +156,10 @@ class LoopDetector:
     ) -> LoopVerdict:
         """Count one round (its requests and results, in call order); judge it."""
         # request_signature written out: once per call of every round.
-        if list(map(_ERROR, requests)).count(None) == len(requests):  # all parsed: in C
-            signatures = list(map(call_signature, map(_NAME, requests), map(_INPUT, requests)))
-        else:
-            signatures = [
-                call_signature(r.name, r.input if r.error is None else r.raw_arguments)
-                for r in requests
-            ]
+        signatures = [
+            call_signature(r.name, r.input if r.error is None else r.raw_arguments)
+            for r in requests
+        ]
         first = _first_positions(signatures)
         verdict = LoopVerdict()
         progress = self._count(first, signatures, results)

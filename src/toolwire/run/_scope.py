@@ -26,12 +26,8 @@ import functools
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from contextlib import AbstractAsyncContextManager
-from itertools import filterfalse
-from operator import methodcaller
 from types import TracebackType
 from typing import Any
-
-_DONE = methodcaller("done")
 
 __all__ = ["TaskScope", "deadline", "task_maker"]
 
@@ -101,7 +97,7 @@ class TaskScope:
         them, and is re-raised once none is left."""
         interrupted: BaseException | None = None
         while True:
-            running = list(filterfalse(_DONE, tasks))  # in C: a turn's tasks, each pass
+            running = [task for task in tasks if not task.done()]
             if not running:
                 break
             try:

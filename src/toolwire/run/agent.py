@@ -1077,40 +1077,59 @@ class _Run:
 
     def _account(self, run: TurnRun) -> BudgetExceededError | None:
         """Feed diagnostics and the failure budget; return the first budget stop."""
-        first: BudgetExceededError | None = None
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
         validations = run.validations()
         results = run.results(keep_held=bool(self.pending))
         if _all_plain(validations, results):  # the common round: each call valid and ran
-            self.diagnostics.valid += len(results)
-            self.budget.record_successes(map(_NAME, results))
+            _account_plain(self.diagnostics, self.budget, results)
             return None
-        for validation, result in zip(validations, results, strict=True):
-            if validation.ok and not validation.repaired and result.status is ToolStatus.OK:
-                # The common call, valid and run: record_validation's and
-                # failure_class's answers for it, written out (once per call).
-                self.diagnostics.valid += 1
-                self.budget.record_success(result.name)
-                continue
-            self.diagnostics.record_validation(
-                validation, call_id=result.call_id, round=self.requests
+        return _account_each(self.diagnostics, self.budget, validations, results, self.requests)
+
+
+def _account_each(
+    diagnostics: RunDiagnostics,
+    budget: FailureBudget,
+    validations: list[Validation],
+    results: list[ToolResult],
+    round_number: int,
+) -> BudgetExceededError | None:
+    """Record a round's calls one by one (validation, failure class, budget); return the
+    first budget stop."""
+    first: BudgetExceededError | None = None
+    for validation, result in zip(validations, results, strict=True):
+        if validation.ok and not validation.repaired and result.status is ToolStatus.OK:
+            # The common call, valid and run: record_validation's and
+            # failure_class's answers for it, written out (once per call).
+            diagnostics.valid += 1
+            budget.record_success(result.name)
+            continue
+        diagnostics.record_validation(validation, call_id=result.call_id, round=round_number)
+        kind = outcomes.failure_class(validation.kind, result.status)
+        if kind is None:
+            if result.status is ToolStatus.OK:
+                budget.record_success(result.name)
+            continue
+        if validation.ok:
+            diagnostics.record(
+                kind, result.name, result.content, call_id=result.call_id, round=round_number
             )
-            kind = outcomes.failure_class(validation.kind, result.status)
-            if kind is None:
-                if result.status is ToolStatus.OK:
-                    self.budget.record_success(result.name)
-                continue
-            if validation.ok:
-                self.diagnostics.record(
-                    kind, result.name, result.content, call_id=result.call_id, round=self.requests
-                )
-            try:
-                self.budget.record(kind, result.name, result.content)
-            except BudgetExceededError as exc:
-                first = first or exc
-        return first
+        try:
+            budget.record(kind, result.name, result.content)
+        except BudgetExceededError as exc:
+            first = first or exc
+    return first
+
+
+def _account_plain(
+    diagnostics: RunDiagnostics, budget: FailureBudget, results: list[ToolResult]
+) -> None:
+    """What :func:`_account_each` records for a round of plain successes (:func:`_all_plain`),
+    at once: each call valid, each tool's failure streak over (a property test compares
+    the two)."""
+    diagnostics.valid += len(results)
+    budget.record_successes(map(_NAME, results))
 
 
 _OK = attrgetter("ok")  # C getters: a round's common case tested without a loop

@@ -514,7 +514,7 @@ class TurnRun:
             self.bind(requests)
         if self._order is None:
             raise CallerError("TurnRun.finish() needs the turn's requests")
-        runnable = list(filter(_RUNNABLE, self._order))  # in C: once per call
+        runnable = [c for c in self._order if c.runnable]
         if skip_reason is None and self._allowed is not None and len(runnable) > self._allowed:
             self.skipped_for_limit = len(runnable)
             skip_reason = (
@@ -525,10 +525,10 @@ class TurnRun:
             self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
             runnable = [c for c in runnable if c.request.name in keep]
         deferring = False  # an earlier batch held a call: this one waits, in call order
-        for batch in plan_batches(list(map(_SAFE, runnable))):
+        for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
                 break
-            calls = list(map(runnable.__getitem__, batch.calls))
+            calls = [runnable[i] for i in batch.calls]
             if deferring:
                 self.deferred.extend(c for c in calls if c.task is None)
                 calls = [c for c in calls if c.task is not None]  # harmless early starts
@@ -614,7 +614,7 @@ class TurnRun:
         for call in batch:
             if call.task is None:
                 self._launch(call)
-        tasks = list(filter(None, map(_TASK, batch)))  # the started ones (a task is truthy)
+        tasks = [c.task for c in batch if c.task is not None]
         budget = self._executor.options.batch_budget
         if budget is None:
             await _all_done(tasks)
@@ -735,9 +735,6 @@ _RESULT = attrgetter("result")  # C getters: a turn's per-call lists made by map
 _VALIDATION = attrgetter("validation")
 _INDEX = attrgetter("index")
 _REQUEST = attrgetter("request")
-_RUNNABLE = attrgetter("runnable")
-_SAFE = attrgetter("safe")
-_TASK = attrgetter("task")
 
 
 def _all_answered(calls: Sequence[TurnCall]) -> bool:
