@@ -48,8 +48,8 @@ which Mistral's API sends).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeGuard, cast
 
 from ..messages import (
     TOOL_ERROR_PREFIX,
@@ -85,8 +85,9 @@ __all__ = [
 ]
 
 JSONDict = dict[str, Any]
-_IS_CALL = ToolCall.__instancecheck__  # C predicates for filter()
-_IS_TEXT = TextPart.__instancecheck__
+# C predicates for filter(): no Python call per part (typed as the isinstance they are).
+_IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
+_IS_TEXT = cast("Callable[[object], TypeGuard[TextPart]]", TextPart.__instancecheck__)
 
 
 # -- neutral -> Chat -------------------------------------------------------------------

@@ -52,8 +52,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from operator import itemgetter
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ToolMappingError
 from ..tooldef import OutputFormat, ToolChoice, ToolDef, chosen_tool
@@ -204,7 +203,6 @@ def chat_tool(tool: ToolDef, *, copied: bool = True) -> JSONDict:
 
 _SHARED: dict[int, tuple[ToolDef, JSONDict]] = {}  # id -> (the definition, its Chat form)
 _SHARED_MAX = 4096  # definitions kept; then forgotten together (a bound, not an LRU)
-_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def shared_chat_tools(tools: Sequence[ToolDef]) -> list[JSONDict]:
@@ -216,18 +214,19 @@ def shared_chat_tools(tools: Sequence[ToolDef]) -> list[JSONDict]:
     definition itself, so that the identity is not reused while kept).
     """
     shared = _SHARED
-    keys = list(map(id, tools))
-    kept = list(map(shared.get, keys))
-    if None not in kept and list(map(_FIRST, kept)) == list(tools):  # all kept: in C
-        return list(map(_SECOND, kept))
-    out = []
+    found = list(map(shared.get, map(id, tools)))
+    if found and None not in found:  # each one kept: checked and listed in C
+        defs, forms = zip(*cast("list[tuple[ToolDef, JSONDict]]", found), strict=True)
+        if list(defs) == list(tools):  # identity first: a kept id is its definition
+            return list(forms)
+    out: list[JSONDict] = []
     for tool in tools:
-        kept = shared.get(id(tool))
-        if kept is None or kept[0] is not tool:
+        entry = shared.get(id(tool))
+        if entry is None or entry[0] is not tool:
             if len(shared) >= _SHARED_MAX:
                 shared.clear()
-            kept = shared[id(tool)] = (tool, chat_tool(tool, copied=False))
-        out.append(kept[1])
+            entry = shared[id(tool)] = (tool, chat_tool(tool, copied=False))
+        out.append(entry[1])
     return out
 
 

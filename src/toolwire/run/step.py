@@ -103,7 +103,7 @@ class Decision:
 _DECIDED = {kind: Decision(kind) for kind in Next}  # the common decisions, made once
 
 
-_IS_CALL = ToolCall.__instancecheck__  # a C predicate for map()
+_IS_CALL: Callable[[object], bool] = ToolCall.__instancecheck__  # a C predicate for map()
 
 
 def has_calls(turn: Turn) -> bool:
