@@ -20,7 +20,9 @@ Run: ``python bench/bench_serve.py`` (``--quick``: fewer requests, 20 streams;
 proxy's instructions per token under callgrind, for comparing two versions on a loaded
 machine; with ``--requests N``: its instructions per one-token request instead;
 ``--only first-byte [--src PATH] [--requests N]``: the proxy's CPU time from a request's
-arrival to its first byte written). The full run ends with one row per target.
+arrival to its first byte written; ``--only ttfb [--src PATH] [--requests N]``: the added
+time to first byte alone, N interleaved pairs, the median of the pairs' differences with
+its spread, and the proxy's whole CPU per request). The full run ends with one row per target.
 """
 
 from __future__ import annotations
@@ -118,9 +120,9 @@ def start_upstream(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
     return process, f"http://127.0.0.1:{port_file.read_text()}/v1"
 
 
-def start_proxy(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
+def start_proxy(upstream: str, src: Path = ROOT / "src") -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(src)}
     command = [
         sys.executable,
         "-m",
@@ -530,6 +532,56 @@ def first_byte(src: Path, requests: int) -> None:
           f"min {min(spent):.0f} µs, p90 {sorted(spent)[int(len(spent) * 0.9)]:.0f} µs")  # fmt: skip
 
 
+def ttfb(src: Path, pairs: int) -> None:
+    """Added time to first byte, made robust: ``pairs`` pairs of one request direct and
+    one through the proxy, back to back, the order alternating pair by pair (a drift of
+    the machine's state hits both sides alike); the added time is the median of the
+    pairs' differences, with its spread (quartiles) and per quarter of the run (a drift
+    shows there); and the proxy's whole CPU per request (/proc: uvicorn, the kernel's
+    socket work, toolwire), to set the added time against."""
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    upstream, direct = start_upstream(tmp)
+    proxy_process, proxy = start_proxy(direct, src)
+    load = os.getloadavg()[0]
+    try:
+        rows, cpu = asyncio.run(_ttfb_pairs(direct, proxy, proxy_process.pid, pairs))
+    finally:
+        for process in (proxy_process, upstream):
+            process.send_signal(signal.SIGTERM)
+            process.wait(30)
+    direct_t = [d for d, _ in rows]
+    proxy_t = [p for _, p in rows]
+    added = sorted(p - d for d, p in rows)
+    q = len(added) // 4
+    quarters = [statistics.median(p - d for d, p in rows[i * q : (i + 1) * q]) for i in range(4)]
+    print(f"\n## Added time to first byte ({src}; load {load:.1f} -> {os.getloadavg()[0]:.1f})\n")
+    print(f"{pairs} pairs (native-call stream), direct and proxy back to back, order alternating")
+    print("| direct median | proxy median | added: median of the pairs | quartiles | "
+          "per quarter of the run | proxy CPU per request |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|")
+    print(f"| {ms(statistics.median(direct_t))} | {ms(statistics.median(proxy_t))} | "
+          f"**{ms(statistics.median(added))}** | {ms(added[q])} .. {ms(added[3 * q])} | "
+          f"{' / '.join(f'{x * 1000:+.2f}' for x in quarters)} ms | {cpu * 1e6:.0f} µs |")  # fmt: skip
+
+
+async def _ttfb_pairs(
+    direct: str, proxy: str, proxy_pid: int, pairs: int
+) -> tuple[list[tuple[float, float]], float]:
+    rows: list[tuple[float, float]] = []
+    async with httpx.AsyncClient(timeout=60) as client:
+        for _ in range(20):  # the pools, the caches
+            await one_stream(client, direct, body("native"))
+            await one_stream(client, proxy, body("native"))
+        start = cpu_seconds(proxy_pid)
+        for i in range(pairs):
+            first, second = (direct, proxy) if i % 2 == 0 else (proxy, direct)
+            a = (await one_stream(client, first, body("native")))["ttfb"]
+            b = (await one_stream(client, second, body("native")))["ttfb"]
+            rows.append((a, b) if first == direct else (b, a))
+        cpu = (cpu_seconds(proxy_pid) - start) / pairs
+    return rows, cpu
+
+
 _SUMMARY = re.compile(r"^(?:summary|totals): (\d+)", re.M)
 
 
@@ -538,7 +590,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--upstream-only")
     parser.add_argument("--traced-proxy", nargs=3)
-    parser.add_argument("--only", choices=["inproc", "count", "first-byte"])
+    parser.add_argument("--only", choices=["inproc", "count", "first-byte", "ttfb"])
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="toolwire to count")
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--tokens", type=int, default=100, help="per stream (count)")
@@ -555,6 +607,9 @@ def main() -> None:
         return
     if args.only == "first-byte":
         first_byte(args.src, args.requests or 300)
+        return
+    if args.only == "ttfb":
+        ttfb(args.src, args.requests or 400)
         return
     if args.only == "count":
         count(args.src, args.streams, args.tokens, args.requests)

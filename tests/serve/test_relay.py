@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolwire.errors import CallerError
 from toolwire.serve.encode import response_body
 from toolwire.serve.relay import Relay
 from toolwire.serve.request import read_call
@@ -107,3 +109,25 @@ def test_a_format_is_made_once_per_family_prompt_and_tools() -> None:
     for n in range(upstream.MAX_FORMATS + 1):  # bounded: clients choose the tools
         fmt(tools=[{"type": "function", "function": {"name": f"t{n}"}}])
     assert len(upstream._FORMATS) <= upstream.MAX_FORMATS
+
+
+def test_the_tools_are_read_once_per_distinct_tools_and_bounded() -> None:
+    """Requests with the same tools share their ``ToolDef``s (frozen) in fresh lists;
+    other tools are read anew; a bad definition is still a 400 every time."""
+    from toolwire.serve import request
+
+    request._TOOL_SETS.clear()
+    first = read_call(chat_body(tools=TOOLS), None)
+    again = read_call(chat_body(tools=TOOLS), None)
+    assert again.tools == first.tools and again.tools is not first.tools
+    assert again.tools[0] is first.tools[0] and again.tools_key == first.tools_key
+    renamed = [{"type": "function", "function": {"name": "write"}}]
+    assert [t.name for t in read_call(chat_body(tools=renamed), None).tools] == ["write"]
+    bad = [{"type": "function", "function": {"name": ""}}]
+    for _ in range(2):
+        with pytest.raises(CallerError, match="name must be a non-empty string"):
+            read_call(chat_body(tools=bad), None)
+    for n in range(request.MAX_TOOL_SETS + 1):  # bounded: clients choose the tools
+        read_call(chat_body(tools=[{"type": "function", "function": {"name": f"t{n}"}}]), None)
+    assert len(request._TOOL_SETS) <= request.MAX_TOOL_SETS
+    assert read_call(chat_body(tools=TOOLS), None).tools == first.tools

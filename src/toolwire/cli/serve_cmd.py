@@ -52,5 +52,15 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     app = create_app(args.upstream, format=args.format, log=args.log, freeze_gc=True)
     print(f"toolwire serve: http://{args.host}:{args.port}/v1 -> {args.upstream}", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    # uvicorn picks uvloop and httptools when installed (the serve extra has them).
+    # proxy_headers off: the proxy reads neither the client's address nor its scheme,
+    # and the middleware that rewrites them would wrap every request for nothing.
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=False,
+    )
     return 0

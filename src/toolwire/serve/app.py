@@ -21,12 +21,13 @@ non-streaming request is listened for the same way while the upstream answers.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, aclosing, asynccontextmanager
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, TypeVar
 
 import anyio
 from starlette.applications import Starlette
@@ -52,7 +53,13 @@ from .upstream import RAW_TAP, Upstream, closing, make_upstream, parse_upstream,
 
 __all__ = ["EventStream", "Proxy", "create_app"]
 
+T = TypeVar("T")
 NOTICES_HEADER = "x-toolwire-notices"
+_STREAM_HEADERS = [  # a stream's response headers, as Starlette's init_headers made them
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+]
 CHAT_PATH = "/v1/chat/completions"
 CLIENT_CLOSED = 499  # nginx's "client closed request": logged, never received
 
@@ -112,11 +119,7 @@ class Proxy:
     ) -> Response:
         """:meth:`_complete` while listening for the client: one that goes away
         cancels the upstream request at once (its connection is closed)."""
-        response: Response | None = None
-        async with anyio.create_task_group() as group:
-            group.start_soon(EventStream.watch, receive, group.cancel_scope)
-            response = await self._complete(call, headers, exchange)
-            group.cancel_scope.cancel()
+        response = await listening(receive, lambda: self._complete(call, headers, exchange))
         if response is None:  # cancelled: nobody is left to answer
             exchange.outcome = "cancelled"  # as a stream's: the cancellation is the error
             exchange.error = anyio.get_cancelled_exc_class()()
@@ -149,17 +152,17 @@ class Proxy:
     async def _stream(
         self, call: ProxyCall, headers: Mapping[str, str], exchange: Exchange
     ) -> Response:
-        stack = AsyncExitStack()
-        body = await stack.enter_async_context(aclosing(self._chunks(call, headers, exchange)))
+        body = self._chunks(call, headers, exchange)
         try:
             first = await body.__anext__()  # the upstream answered: headers can go
         except ToolwireError as exc:
-            await stack.aclose()
+            await body.aclose()
             return await self._error_reply(exchange, exc)
-        except StopAsyncIteration:  # not reached: a stream always ends with [DONE]
-            await stack.aclose()
+        except BaseException:  # cancelled, or (never) a stream without [DONE]
+            with anyio.CancelScope(shield=True):
+                await body.aclose()  # closes the upstream request
             raise
-        return EventStream(first, body, stack)
+        return EventStream(first, body)
 
     async def _chunks(
         self,
@@ -208,8 +211,8 @@ class Proxy:
 
     async def _record_shielded(self, exchange: Exchange, started: bool) -> None:
         """Log a stream that started (one that did not is logged as its error reply),
-        even while the stream is being cancelled."""
-        if started:
+        even while the stream is being cancelled (no log: no shielded scope to pay for)."""
+        if started and self.log is not None:
             with anyio.CancelScope(shield=True):
                 await self._record(exchange)
 
@@ -285,42 +288,44 @@ class EventStream(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(
-        self, first: bytes, body: AsyncGenerator[bytes, None], stack: AsyncExitStack
-    ) -> None:
+    def __init__(self, first: bytes, body: AsyncGenerator[bytes, None]) -> None:
         # Not Response.__init__: it would add "content-length: 0" for the empty body.
         self.status_code = 200
         self.background = None
-        self.init_headers({"cache-control": "no-cache", "x-accel-buffering": "no"})
+        self.raw_headers = list(_STREAM_HEADERS)  # Response.headers may change its own
         self._first = first
         self._body = body
-        self._stack = stack
+        self._ended = False  # the body ran to its end (closed itself)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self.watch, receive, group.cancel_scope)
-                await self._send_all(send)
-                group.cancel_scope.cancel()
-        finally:
-            with anyio.CancelScope(shield=True):
-                await self._stack.aclose()  # closes the upstream request
-
-    async def _send_all(self, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        try:
-            await self._send_chunk(send, self._first)
-            async for chunk in self._body:
-                await self._send_chunk(send, chunk)
+            # The headers and the first chunk go before the listener starts: nothing
+            # can wait between them (uvicorn writes each at once), and the first byte
+            # does not wait for the task group's set-up.
+            start = {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+            await send(start)
+            last = self._first.endswith(DONE)
+            await send({"type": "http.response.body", "body": self._first, "more_body": not last})
+            if not last:
+                await listening(receive, lambda: self._send_rest(send))
         except OSError:  # the client went away while we wrote (ASGI 2.4 servers)
-            return
+            pass
+        finally:
+            if not self._ended:  # stopped early: close the upstream request, even when cancelled
+                with anyio.CancelScope(shield=True):
+                    await self._body.aclose()
 
-    @staticmethod
-    async def _send_chunk(send: Send, chunk: bytes) -> None:
-        """One write; the chunk with ``[DONE]`` (only the last has it: in any other the
-        text is JSON, newlines escaped) also ends the body, in the same write."""
-        last = chunk.endswith(DONE)
-        await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+    async def _send_rest(self, send: Send) -> None:
+        """Every chunk after the first, one write each; the chunk with ``[DONE]`` (only
+        the last has it: in any other the text is JSON, newlines escaped) also ends the
+        body, in the same write."""
+        try:
+            async for chunk in self._body:
+                last = chunk.endswith(DONE)
+                await send({"type": "http.response.body", "body": chunk, "more_body": not last})
+        except OSError:  # as above, while the listener runs
+            return
+        self._ended = True  # the body ran to its end: nothing left to close
 
     @staticmethod
     async def watch(receive: Receive, scope: anyio.CancelScope) -> None:
@@ -328,6 +333,33 @@ class EventStream(Response):
         while (await receive())["type"] != "http.disconnect":
             pass
         scope.cancel()
+
+
+async def listening(receive: Receive, work: Callable[[], Awaitable[T]]) -> T | None:
+    """``work()`` while listening for the client; ``None`` when it disconnected first
+    (``work`` is cancelled at once: an upstream request in it is closed).
+
+    Under asyncio the listener is a plain task that cancels a scope around ``work``: an
+    anyio task group (its task bookkeeping, its cancellation delivery) cost about six
+    times as much CPU, once per request (bench/README.md).
+    Elsewhere (trio) a task group.
+    """
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio
+        result: T | None = None
+        async with anyio.create_task_group() as group:
+            group.start_soon(EventStream.watch, receive, group.cancel_scope)
+            result = await work()
+            group.cancel_scope.cancel()
+        return result
+    with anyio.CancelScope() as scope:
+        watcher = loop.create_task(EventStream.watch(receive, scope))
+        try:
+            return await work()
+        finally:
+            watcher.cancel()  # gone at the loop's next turn: it holds nothing
+    return None  # the client went away: the scope cancelled the work
 
 
 def create_app(

@@ -84,7 +84,7 @@ class Relay:
 
     def __init__(self, call: ProxyCall) -> None:
         self._call = call
-        self._ids = CallIds(call.family)
+        self._ids: CallIds | None = None  # made for the first call sent (most turns: none)
         self._done: set[int] = set()  # assembler indices already decided
         self.sent = 0  # calls sent to the client
         self.upstream_finish: str | None = None
@@ -151,6 +151,8 @@ class Relay:
             self.notices.append(
                 _notice("unknown_tool", f"call to {call.name!r}, a tool not offered", index)
             )
+        if self._ids is None:
+            self._ids = CallIds(self._call.family)
         position = self.sent
         self.sent += 1
         function = {"name": call.name, "arguments": arguments}

@@ -11,6 +11,8 @@ client got wrong is a :class:`~toolwire.errors.CallerError` (HTTP 400).
 
 from __future__ import annotations
 
+import functools
+import json
 import secrets
 import time
 from collections.abc import Mapping
@@ -23,6 +25,9 @@ from ..tooldef import MODES, ToolChoice, ToolDef
 from .thinking import generation_prompt
 
 __all__ = ["ProxyCall", "read_call", "resolve_family"]
+
+MAX_TOOL_SETS = 64  # the tools of this many requests kept read (clients resend theirs)
+_TOOL_SETS: dict[str, tuple[ToolDef, ...]] = {}
 
 
 @dataclass(slots=True)
@@ -40,6 +45,7 @@ class ProxyCall:
         family: The (family, variant) whose call markup is read, or ``None``.
         generation_prompt: What the served template appends after the last message,
             as the family's format should assume (``None``: the variant's default).
+        tools_key: The ``tools`` as sent, as JSON text (what the tools are cached by).
         response_id: The ``chatcmpl-…`` id of the response.
         created: The response's ``created`` time (Unix seconds).
     """
@@ -53,6 +59,7 @@ class ProxyCall:
     parallel: bool | None
     family: tuple[str, str | None] | None
     generation_prompt: str | None
+    tools_key: str = "null"
     response_id: str = field(default_factory=lambda: f"chatcmpl-{secrets.token_hex(12)}")
     created: int = field(default_factory=lambda: int(time.time()))
 
@@ -86,7 +93,7 @@ def read_call(body: Any, forced: tuple[str, str | None] | None) -> ProxyCall:
     if options is not None and not isinstance(options, Mapping):
         raise CallerError("'stream_options' must be an object")
     include_usage = bool(stream and options and options.get("include_usage"))
-    tools = tool_defs(body.get("tools") or [])  # ToolMappingError (a CallerError)
+    tools, tools_key = _tools(body.get("tools"))
     choice = _tool_choice(body.get("tool_choice"), tools)
     parallel = body.get("parallel_tool_calls")
     if parallel is not None and not isinstance(parallel, bool):
@@ -96,9 +103,29 @@ def read_call(body: Any, forced: tuple[str, str | None] | None) -> ProxyCall:
     if kwargs is not None and not isinstance(kwargs, Mapping):
         raise CallerError("'chat_template_kwargs' must be an object")
     prompt = generation_prompt(family, kwargs or {})
-    return ProxyCall(body, model, stream, include_usage, tools, choice, parallel, family, prompt)
+    return ProxyCall(
+        body, model, stream, include_usage, tools, choice, parallel, family, prompt, tools_key
+    )
 
 
+def _tools(raw: Any) -> tuple[list[ToolDef], str]:
+    """The offered tools, read once per distinct ``tools`` (an agent sends the same ones
+    with every request; reading ten of them cost more than the rest of the request's
+    set-up), and their JSON text, the key."""
+    try:
+        key = json.dumps(raw)
+    except (TypeError, ValueError):  # not from a JSON body: nothing to key it by
+        raise CallerError("'tools' must be JSON") from None
+    known = _TOOL_SETS.get(key)
+    if known is None:
+        known = tuple(tool_defs(raw or []))  # ToolMappingError (a CallerError)
+        if len(_TOOL_SETS) >= MAX_TOOL_SETS:  # clients name tools: keep memory bounded
+            _TOOL_SETS.clear()
+        _TOOL_SETS[key] = known
+    return list(known), key
+
+
+@functools.lru_cache(maxsize=256)  # a client names the model: bounded
 def resolve_family(model: str) -> tuple[str, str | None] | None:
     """The (family, variant) the model name selects, or ``None`` (no family known)."""
     from ..formats.registry import resolve_model

@@ -334,7 +334,7 @@ def _format(call: ProxyCall, family: tuple[str, str | None]) -> Format:
     """
     from .. import formats
 
-    key = (*family, call.generation_prompt, json.dumps(call.body.get("tools")))
+    key = (*family, call.generation_prompt, call.tools_key)
     fmt = _FORMATS.get(key)
     if fmt is None:
         fmt = formats.get(*family, tools=call.tools, generation_prompt=call.generation_prompt)
