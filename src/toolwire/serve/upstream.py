@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 import httpx
 
-from ..errors import CallerError, ProtocolError, ProviderConnectionError, ProviderTimeoutError
+from ..errors import (
+    CallerError,
+    ProtocolError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    ToolwireError,
+)
 from ..providers.http import HTTPOptions, Retries, Timeouts, Wire, api_error, events_from_turn
 from ..providers.openai_chat import bearer_headers
 from ..run.model import ModelEvent, ModelRequest, TurnDone
@@ -263,12 +269,37 @@ class ChatUpstream(_HTTPUpstream):
                 # (two more generators per chunk) has nothing to do then.
                 coded = "content-encoding" in response.headers
                 async for chunk in response.aiter_bytes() if coded else response.aiter_raw():
-                    events = decoder.feed_bytes(chunk)
+                    events, error = _decode(decoder, chunk)
                     if events:
                         yield events
+                    if error is not None:
+                        raise error
                 yield (TurnDone(decoder.close()),)
             finally:
                 await response.aclose()
+
+
+def _decode(decoder: Any, chunk: bytes) -> tuple[list[ModelEvent], ToolwireError | None]:
+    """The events ``chunk`` completes, and the error that stopped it if one did.
+
+    A read returns what has arrived: under load, several events, and an upstream's
+    error event can follow its last tokens in the same read. The decoder raises for the
+    whole of what it is fed, so a read of several events is fed one event at a time:
+    the events before an error still reach the client, however the reads fell.
+    """
+    if chunk.count(b"\n\n") < 2:  # the common case: one event (or part of one) a read
+        return decoder.feed_bytes(chunk), None
+    out: list[ModelEvent] = []
+    start = 0
+    try:
+        while (end := chunk.find(b"\n\n", start)) != -1:
+            out += decoder.feed_bytes(chunk[start : end + 2])
+            start = end + 2
+        if start < len(chunk):
+            out += decoder.feed_bytes(chunk[start:])
+    except ToolwireError as exc:
+        return out, exc
+    return out, None
 
 
 @asynccontextmanager
