@@ -270,8 +270,13 @@ class ChatUpstream(_HTTPUpstream):
                 # The transport's own stream when the body is not compressed: httpx's
                 # decoding and counting layers (generators per chunk) have nothing to do.
                 coded = "content-encoding" in response.headers
-                body = response.aiter_bytes() if coded else response.stream
-                async for chunk in body:  # type: ignore[union-attr]  # async: the pool's
+                stream = response.stream
+                pieces: AsyncIterator[bytes] = (
+                    response.aiter_bytes()
+                    if coded or not isinstance(stream, httpx.AsyncByteStream)
+                    else stream.__aiter__()
+                )
+                async for chunk in pieces:
                     events, error = reads.feed(chunk)
                     if events:
                         yield events
