@@ -22,7 +22,8 @@ machine; with ``--requests N``: its instructions per one-token request instead;
 ``--only first-byte [--src PATH] [--requests N]``: the proxy's CPU time from a request's
 arrival to its first byte written; ``--only ttfb [--src PATH] [--requests N]``: the added
 time to first byte alone, N interleaved pairs, the median of the pairs' differences with
-its spread, and the proxy's whole CPU per request). The full run ends with one row per target.
+its spread, and the proxy's whole CPU per request; ``--only profile [--src PATH] [--streams N]
+[--tokens N]``: the proxy's CPU per token by layer, under cProfile). The full run ends with one row per target.
 """
 
 from __future__ import annotations
@@ -582,6 +583,98 @@ async def _ttfb_pairs(
     return rows, cpu
 
 
+_LAYERS = (  # (layer, what a profiled function's file path or name contains), first match
+    ("toolwire serve/pool.py", "toolwire/serve/pool.py"),
+    ("toolwire serve", "toolwire/serve/"),
+    ("toolwire wire/formats", "toolwire/"),
+    ("httpx", "/httpx/"),
+    ("aiohttp", "/aiohttp/"),
+    ("httpcore", "/httpcore/"),
+    ("h11", "/h11/"),
+    ("anyio", "/anyio/"),
+    ("sniffio", "/sniffio/"),
+    ("starlette", "/starlette/"),
+    ("uvicorn", "/uvicorn/"),
+    ("asyncio", "/asyncio/"),
+    ("uvloop", "uvloop"),
+    ("json", "/json/"),
+)
+
+
+def _layer(path: str, name: str) -> str:
+    for layer, mark in _LAYERS:
+        if mark in path or (path == "~" and mark in name):
+            return layer
+    return "builtins" if path == "~" else "other python"
+
+
+def profiled_proxy_main(upstream: str, port: int, out: str) -> None:
+    """The proxy as ``toolwire serve`` runs it, under cProfile (timed by this thread's
+    CPU clock) from SIGUSR1 to SIGUSR2, then its statistics written to ``out``."""
+    import cProfile
+
+    import uvicorn
+
+    from toolwire.serve import create_app
+
+    profiler = cProfile.Profile(time.thread_time)  # CPU time: waits and preemption left out
+    signal.signal(signal.SIGUSR1, lambda *_: profiler.enable())
+    signal.signal(signal.SIGUSR2, lambda *_: (profiler.disable(), profiler.dump_stats(out)))
+    app = create_app(upstream, freeze_gc=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+def profile(src: Path, streams: int, tokens: int, top: int) -> None:
+    """Where the proxy's CPU goes per upstream token, by layer (cProfile's own time of
+    each function, grouped by package) and its ``top`` functions: ``streams`` paced
+    streams of ``tokens`` tokens after a warm-up round. cProfile's cost per call
+    inflates the layers of many small calls; the shares steer, callgrind's totals
+    (``--only count``) measure."""
+    import pstats
+
+    tmp = Path(os.environ.get("TMPDIR", "/tmp"))
+    out = tmp / f"bench_serve.profile.{os.getpid()}"
+    upstream, direct = start_upstream(tmp)
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    command = [sys.executable, __file__, "--profiled-proxy", direct, str(port), str(out)]
+    proxy = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        wait_for(f"{url}/models")
+        asyncio.run(_streams(url, streams, 5, 0.0))
+        proxy.send_signal(signal.SIGUSR1)
+        asyncio.run(_streams(url, streams, tokens, 0.02))
+        proxy.send_signal(signal.SIGUSR2)
+        deadline = time.monotonic() + 60
+        while not out.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+    finally:
+        for process in (proxy, upstream):
+            process.send_signal(signal.SIGTERM)
+            process.wait(120)
+    stats = pstats.Stats(str(out)).stats  # type: ignore[attr-defined]
+    out.unlink()
+    layers: dict[str, float] = {}
+    rows = []
+    for (path, line, name), (_cc, calls, own, _cum, _callers) in stats.items():
+        layer = _layer(path, name)
+        layers[layer] = layers.get(layer, 0.0) + own
+        rows.append((own, calls, layer, f"{Path(path).name}:{line}({name})"))
+    total = sum(layers.values())
+    n = streams * tokens
+    print(f"\n## Proxy CPU by layer (cProfile own time; {src}; {streams} x {tokens} tokens)\n")
+    print("| layer | share | µs per token (profiled) |")
+    print("|---|---:|---:|")
+    for layer, own in sorted(layers.items(), key=lambda kv: -kv[1]):
+        print(f"| {layer} | {own / total:.1%} | {own / n * 1e6:.1f} |")
+    print(f"| total | | {total / n * 1e6:.1f} |")
+    print("\n| function | layer | calls per token | share |\n|---|---|---:|---:|")
+    for own, calls, layer, where in sorted(rows, reverse=True)[:top]:
+        print(f"| {where} | {layer} | {calls / n:.2f} | {own / total:.1%} |")
+
+
 _SUMMARY = re.compile(r"^(?:summary|totals): (\d+)", re.M)
 
 
@@ -590,7 +683,9 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--upstream-only")
     parser.add_argument("--traced-proxy", nargs=3)
-    parser.add_argument("--only", choices=["inproc", "count", "first-byte", "ttfb"])
+    parser.add_argument("--profiled-proxy", nargs=3)
+    parser.add_argument("--only", choices=["inproc", "count", "first-byte", "ttfb", "profile"])
+    parser.add_argument("--top", type=int, default=30, help="profile: functions listed")
     parser.add_argument("--src", type=Path, default=ROOT / "src", help="toolwire to count")
     parser.add_argument("--streams", type=int, default=100)
     parser.add_argument("--tokens", type=int, default=100, help="per stream (count)")
@@ -604,6 +699,13 @@ def main() -> None:
     if args.traced_proxy:
         upstream_url, port, out = args.traced_proxy
         traced_proxy_main(upstream_url, int(port), out)
+        return
+    if args.profiled_proxy:
+        upstream_url, port, out = args.profiled_proxy
+        profiled_proxy_main(upstream_url, int(port), out)
+        return
+    if args.only == "profile":
+        profile(args.src, args.streams, args.tokens, args.top)
         return
     if args.only == "first-byte":
         first_byte(args.src, args.requests or 300)

@@ -69,6 +69,7 @@ class RecordedUpstream:
         self.received = threading.Event()  # a chat or completions request came
         self.disconnected = threading.Event()
         self.open_streams = 0
+        self.connections = 0  # accepted so far (a pool that reuses them opens few)
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -111,6 +112,7 @@ class RecordedUpstream:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        self.connections += 1
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")

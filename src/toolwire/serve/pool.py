@@ -1,188 +1,171 @@
-"""The upstream connection pool: httpx's, without its quadratic bookkeeping, sending
-each request in one write.
+"""The upstream connection pool: httpx's request and response, aiohttp's connection pool
+and HTTP/1.1 parser.
 
-httpcore's pool re-examines all its connections whenever a request starts or ends, and
-for every idle connection it meets it builds a list of all connections again to count
-them (``len([c.is_idle() for c in connections])``, which is just their number): with N
-keep-alive connections a request's start and end cost O(N²) calls. A proxy keeps
-hundreds of connections to one upstream; at 100 concurrent streams that bookkeeping was
-the largest single share of the proxy's CPU (bench/bench_serve.py, bench/README.md).
-:class:`LinearPool` does the same bookkeeping — which connections to drop, which
-request gets which connection — in one pass.
+A streamed answer is one small chunk per token; at 100 streams of 50 tokens/s the
+proxy reads 5,000 a second. Through httpx's own transport each chunk went through
+httpcore's connection, h11's pure-Python parser and anyio's socket stream (a cancel
+scope and an event-loop lookup per read): most of the proxy's CPU per token
+(bench/bench_serve.py ``--only profile``, bench/README.md). aiohttp's client parses in
+C and feeds a buffered reader from the event loop's protocol callback, so a chunk costs
+the proxy one wake-up and one ``readany``. The proxy keeps httpx's API (requests,
+responses, its exception classes, which :mod:`.upstream` maps to toolwire's errors);
+only the transport under it changes (httpx's ``AsyncBaseTransport`` extension point).
 
-httpcore writes a request's head and its body separately. On a busy machine each write
-that wakes the upstream can hand it the CPU before the proxy writes again, so a request
-paid two wake-ups of the upstream where one does (added time to first byte,
-bench/README.md). :class:`OneWriteStream` holds writes until the connection is next
-read, which for HTTP/1.1 is when the whole request has been written.
+What the proxy relies on, kept here:
 
-It is httpx's own transport otherwise.
+- one connection pool per upstream, connections reused (keep-alive), at most
+  ``max_connections``, idle ones closed after ``keepalive_expiry``;
+- httpx's timeouts: ``connect`` (a new connection), ``pool`` (waiting for one), ``read``
+  (each read of the response);
+- no cookie jar (one client's upstream cookies would reach every later request), no
+  redirects, no decompression (the proxy reads raw bytes; httpx decodes a coded body);
+- closing a response before its end closes its connection (a client that went away
+  cancels the upstream request, the connection is not reused half-read);
+- aiohttp's errors as httpx's: cannot connect → ``ConnectError``, a timeout →
+  ``ConnectTimeout``/``PoolTimeout``/``ReadTimeout``, a connection lost or a broken
+  answer → ``RemoteProtocolError``/``ReadError``.
 """
 
 from __future__ import annotations
 
-import ssl
-from collections.abc import Iterable
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-import httpcore
+import aiohttp
 import httpx
-from httpcore._async.interfaces import AsyncConnectionInterface
+from yarl import URL
 
-__all__ = ["LinearPool", "OneWriteBackend", "OneWriteStream", "pooled_transport"]
-
-
-class LinearPool(httpcore.AsyncConnectionPool):
-    """httpcore's connection pool with its assignment step done in linear time."""
-
-    def _assign_requests_to_connections(self) -> list[AsyncConnectionInterface]:
-        """Drop closed, expired and surplus idle connections; give each queued request
-        a connection (reused, new, or new in place of an idle one). Returns the
-        connections to close (the caller closes them outside its lock)."""
-        closing = self._drop_unusable()
-        for pool_request in self._requests:
-            if not pool_request.is_queued():
-                continue
-            origin = pool_request.request.url.origin
-            connection = self._reusable(origin)
-            if connection is None:
-                if len(self._connections) >= self._max_connections:
-                    idle = next((c for c in self._connections if c.is_idle()), None)
-                    if idle is None:
-                        continue  # it waits for a connection to come free
-                    self._connections.remove(idle)
-                    closing.append(idle)
-                connection = self.create_connection(origin)
-                self._connections.append(connection)
-            pool_request.assign_to_connection(connection)
-        return closing
-
-    def _drop_unusable(self) -> list[AsyncConnectionInterface]:
-        """Remove closed connections, and return expired ones and idle ones beyond
-        the keep-alive limit (counting the connections left as it goes)."""
-        closing: list[AsyncConnectionInterface] = []
-        kept: list[AsyncConnectionInterface] = []
-        left = len(self._connections)
-        for connection in self._connections:
-            if connection.is_closed():
-                left -= 1
-            elif connection.has_expired() or (
-                connection.is_idle() and left > self._max_keepalive_connections
-            ):
-                left -= 1
-                closing.append(connection)
-            else:
-                kept.append(connection)
-        self._connections[:] = kept
-        return closing
-
-    def _reusable(self, origin: httpcore.Origin) -> AsyncConnectionInterface | None:
-        for connection in self._connections:
-            if connection.can_handle_request(origin) and connection.is_available():
-                return connection
-        return None
+__all__ = ["AiohttpTransport", "pooled_transport"]
 
 
-class OneWriteStream(httpcore.AsyncNetworkStream):
-    """A connection whose writes wait for its next read (or TLS start), then leave as
-    one write. A write error therefore surfaces from that read: the same
-    ``httpx.TransportError`` to the proxy."""
+def pooled_transport(limits: httpx.Limits) -> AiohttpTransport:
+    """The proxy's transport to its upstream: one pool of at most
+    ``limits.max_connections`` connections, kept alive ``limits.keepalive_expiry``."""
+    return AiohttpTransport(limits)
 
-    def __init__(self, inner: httpcore.AsyncNetworkStream) -> None:
-        self._inner = inner
-        self._pending: list[bytes] = []
-        self._timeout: float | None = None
 
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        """Hold ``buffer`` until the next read."""
-        if buffer:
-            self._pending.append(buffer)
-            self._timeout = timeout
+class AiohttpTransport(httpx.AsyncBaseTransport):
+    """An ``httpx.AsyncBaseTransport`` over one ``aiohttp.ClientSession``.
 
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        """Send what is held, then read."""
-        await self._flush()
-        return await self._inner.read(max_bytes, timeout)
+    The session is made on the first request (aiohttp binds it to the running event
+    loop), closed by :meth:`aclose`.
+    """
+
+    def __init__(self, limits: httpx.Limits) -> None:
+        self._limits = limits
+        self._session: aiohttp.ClientSession | None = None
+        self._urls: dict[str, URL] = {}
+
+    def _open(self) -> aiohttp.ClientSession:
+        limits = self._limits
+        connector = aiohttp.TCPConnector(
+            limit=limits.max_connections or 0,
+            limit_per_host=0,
+            # httpx's "no expiry" (None) has no aiohttp equivalent: aiohttp's default then.
+            keepalive_timeout=15.0 if limits.keepalive_expiry is None else limits.keepalive_expiry,
+            ssl=httpx.create_ssl_context(),  # httpx's defaults: certifi, verified
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            cookie_jar=aiohttp.DummyCookieJar(),
+            auto_decompress=False,
+            timeout=aiohttp.ClientTimeout(total=None),
+            # httpx's request carries its own; aiohttp would add others.
+            skip_auto_headers=("User-Agent", "Accept-Encoding", "Content-Type"),
+        )
+        return self._session
+
+    def _url(self, url: httpx.URL) -> URL:
+        """The yarl URL of ``url``, parsed once per URL (a proxy sends a few, often)."""
+        text = str(url)
+        parsed = self._urls.get(text)
+        if parsed is None:
+            if len(self._urls) >= 64:
+                self._urls.clear()
+            parsed = self._urls[text] = URL(text, encoded=True)
+        return parsed
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Send ``request``; the response's body is read as it is iterated."""
+        session = self._session or self._open()
+        timeout = request.extensions.get("timeout", {})
+        client_timeout = aiohttp.ClientTimeout(
+            total=None,
+            connect=timeout.get("pool"),
+            sock_connect=timeout.get("connect"),
+            sock_read=timeout.get("read"),
+        )
+        with _mapped(connecting=True):
+            response = await session.request(
+                request.method,
+                self._url(request.url),
+                headers=request.headers.multi_items(),
+                data=await request.aread() or None,
+                allow_redirects=False,
+                timeout=client_timeout,
+            )
+        return httpx.Response(
+            response.status,
+            headers=response.raw_headers,
+            stream=_Body(response),
+            request=request,
+            extensions={
+                "http_version": b"HTTP/1.1",
+                "reason_phrase": (response.reason or "").encode(),
+            },
+        )
 
     async def aclose(self) -> None:
-        """Close the connection (a request never read has nothing worth sending)."""
-        self._pending.clear()
-        await self._inner.aclose()
-
-    async def start_tls(
-        self,
-        ssl_context: ssl.SSLContext,
-        server_hostname: str | None = None,
-        timeout: float | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        """Send what is held, then wrap the TLS stream the same way."""
-        await self._flush()
-        return OneWriteStream(await self._inner.start_tls(ssl_context, server_hostname, timeout))
-
-    def get_extra_info(self, info: str) -> Any:
-        """The inner connection's (the pool asks whether it is readable)."""
-        return self._inner.get_extra_info(info)
-
-    async def _flush(self) -> None:
-        if self._pending:
-            data = b"".join(self._pending)
-            self._pending.clear()
-            await self._inner.write(data, self._timeout)
+        """Close the pool's connections."""
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
 
 
-class OneWriteBackend(httpcore.AsyncNetworkBackend):
-    """The pool's network backend, its connections wrapped in :class:`OneWriteStream`."""
+class _Body(httpx.AsyncByteStream):
+    """A response body: what has arrived at each read, as it arrives."""
 
-    def __init__(self, inner: httpcore.AsyncNetworkBackend) -> None:
-        self._inner = inner
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        """A TCP connection to the upstream."""
-        stream = await self._inner.connect_tcp(host, port, timeout, local_address, socket_options)
-        return OneWriteStream(stream)
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        content = self._response.content
+        with _mapped(connecting=False):
+            while True:
+                chunk = await content.readany()
+                if not chunk:
+                    return
+                yield chunk
 
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        """A Unix socket connection to the upstream."""
-        return OneWriteStream(await self._inner.connect_unix_socket(path, timeout, socket_options))
-
-    async def sleep(self, seconds: float) -> None:
-        """The inner backend's sleep (connection retries)."""
-        await self._inner.sleep(seconds)
+    async def aclose(self) -> None:
+        """Release the connection: back to the pool when the body was read to its end,
+        closed otherwise."""
+        response = self._response
+        if response.content.is_eof():
+            response.release()
+        else:
+            response.close()
 
 
-_POOL_STATE = (
-    "_assign_requests_to_connections",
-    "_requests",
-    "_connections",
-    "_max_connections",
-    "_max_keepalive_connections",
-    "_network_backend",
-)
-"""httpcore's private names :class:`LinearPool` and :class:`OneWriteBackend` rely on."""
-
-
-def pooled_transport(limits: httpx.Limits) -> httpx.AsyncHTTPTransport:
-    """httpx's transport (no proxy from the environment: the upstream is named
-    explicitly) whose pool is a :class:`LinearPool` sending each request in one write."""
-    transport = httpx.AsyncHTTPTransport(limits=limits)
-    pool = transport._pool
-    # Both swaps reach into httpcore's private state: made only where it is the state
-    # this module was written against, else httpx's own pool (correct, just slower).
-    if type(pool) is httpcore.AsyncConnectionPool and all(
-        hasattr(pool, name) for name in _POOL_STATE
-    ):
-        pool.__class__ = LinearPool  # same state, linear bookkeeping
-        pool._network_backend = OneWriteBackend(pool._network_backend)
-    return transport
+@contextmanager
+def _mapped(*, connecting: bool) -> Iterator[None]:
+    """aiohttp's errors as httpx's (which the proxy maps to toolwire's)."""
+    try:
+        yield
+    except aiohttp.ConnectionTimeoutError as exc:
+        raise httpx.ConnectTimeout(str(exc) or "connect timed out") from exc
+    except aiohttp.ServerTimeoutError as exc:
+        raise httpx.ReadTimeout(str(exc) or "read timed out") from exc
+    except asyncio.TimeoutError as exc:  # the pool's wait for a free connection
+        kind: Any = httpx.PoolTimeout if connecting else httpx.ReadTimeout
+        raise kind("timed out") from exc
+    except aiohttp.ClientConnectorError as exc:
+        raise httpx.ConnectError(str(exc)) from exc
+    except aiohttp.InvalidURL as exc:
+        raise httpx.UnsupportedProtocol(str(exc)) from exc
+    except (aiohttp.ServerDisconnectedError, aiohttp.ClientResponseError) as exc:
+        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
+    except aiohttp.ClientError as exc:  # payload errors, lost connections
+        raise httpx.ReadError(str(exc) or type(exc).__name__) from exc

@@ -30,10 +30,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import anyio
 import httpx
 
-from ..errors import CallerError, ProtocolError, ProviderConnectionError, ProviderTimeoutError
+from ..errors import (
+    CallerError,
+    ProtocolError,
+    ProviderConnectionError,
+    ProviderTimeoutError,
+    ToolwireError,
+)
 from ..providers.http import HTTPOptions, Retries, Timeouts, Wire, api_error, events_from_turn
 from ..providers.openai_chat import bearer_headers
 from ..run.model import ModelEvent, ModelRequest, TurnDone
+from ..wire.assembler import loads_json
 from .pool import pooled_transport
 from .request import ProxyCall
 
@@ -259,16 +266,95 @@ class ChatUpstream(_HTTPUpstream):
                     return
                 yield (READY,)
                 decoder = wire.stream()
-                # Raw bytes when the body is not compressed: httpx's decoding layer
-                # (two more generators per chunk) has nothing to do then.
+                reads = _Reads(decoder)
+                # The transport's own stream when the body is not compressed: httpx's
+                # decoding and counting layers (generators per chunk) have nothing to do.
                 coded = "content-encoding" in response.headers
-                async for chunk in response.aiter_bytes() if coded else response.aiter_raw():
-                    events = decoder.feed_bytes(chunk)
+                stream = response.stream
+                pieces: AsyncIterator[bytes] = (
+                    response.aiter_bytes()
+                    if coded or not isinstance(stream, httpx.AsyncByteStream)
+                    else stream.__aiter__()
+                )
+                async for chunk in pieces:
+                    events, error = reads.feed(chunk)
                     if events:
                         yield events
+                    if error is not None:
+                        raise error
                 yield (TurnDone(decoder.close()),)
             finally:
                 await response.aclose()
+
+
+class _Reads:
+    """The decoder's events of each read of an upstream's SSE body.
+
+    A read returns what has arrived: one event, several (under load), or a piece of
+    one. The common event, ``data: {…}`` on one line, is split and parsed here and fed
+    to the decoder as the dict it is (``feed``): the generic SSE path (``feed_bytes``:
+    decode, split lines, collect the data, parse) costs more than the rest of the
+    token's decoding (bench/bench_serve.py ``--only profile``). Anything else, and
+    every read after a piece of an event until the events end with a read, goes
+    through ``feed_bytes``, which knows all of SSE; the result is the same.
+
+    Several events are fed one at a time, so that an upstream's error event in the
+    same read as its last tokens leaves those tokens with the client: the decoder raises
+    for the whole of what it is fed.
+    """
+
+    __slots__ = ("_decoder", "_whole")
+
+    def __init__(self, decoder: Any) -> None:
+        self._decoder = decoder
+        self._whole = True  # the decoder holds no piece of an event
+
+    def feed(self, chunk: bytes) -> tuple[list[ModelEvent], ToolwireError | None]:
+        """The events ``chunk`` completes, and the error that stopped it if one did."""
+        ends = chunk.endswith(b"\n\n")
+        if not (self._whole and ends):
+            self._whole = ends  # after "\n\n" the decoder holds nothing
+            return self._generic(chunk)
+        out: list[ModelEvent] = []
+        decoder = self._decoder
+        try:
+            for event in chunk[:-2].split(b"\n\n"):
+                item = _data_object(event)
+                if item is not None:
+                    out += decoder.feed(item)
+                elif event:
+                    out += decoder.feed_bytes(event + b"\n\n")
+        except ToolwireError as exc:
+            return out, exc
+        return out, None
+
+    def _generic(self, chunk: bytes) -> tuple[list[ModelEvent], ToolwireError | None]:
+        decoder = self._decoder
+        out: list[ModelEvent] = []
+        start = 0
+        try:
+            if chunk.count(b"\n\n") < 2:  # one event or part of one
+                return decoder.feed_bytes(chunk), None
+            while (end := chunk.find(b"\n\n", start)) != -1:
+                out += decoder.feed_bytes(chunk[start : end + 2])
+                start = end + 2
+            if start < len(chunk):
+                out += decoder.feed_bytes(chunk[start:])
+        except ToolwireError as exc:
+            return out, exc
+        return out, None
+
+
+def _data_object(event: bytes) -> dict[str, Any] | None:
+    """The JSON object of an event that is one ``data: {…}`` line; ``None`` for any
+    other event (or data that does not parse: the decoder then says why)."""
+    if not event.startswith(b"data: {") or b"\r" in event or b"\n" in event:
+        return None
+    try:
+        item = loads_json(event[6:].decode())
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None
+    return item if item.__class__ is dict else None
 
 
 @asynccontextmanager
