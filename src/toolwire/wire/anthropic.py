@@ -65,11 +65,10 @@ class AnthropicStream(StreamDecoder):
         that wants only whole calls (``ToolCallReady``) and the turn, which is the same."""
         super().__init__(deltas=deltas)
         # A tool_use block is one of the assembler's calls (``calls`` by block index);
-        # a block kept verbatim is in these two (see _NO_BLOCKS).
+        # a block kept verbatim is in these two, with a server tool use's streamed
+        # input (see _NO_BLOCKS).
         self._provider_blocks: dict[int, ProviderPart] = _NO_BLOCKS
-        self._provider_input: dict[int, list[str]] = (
-            _NO_BLOCKS  # streamed input of a server tool use
-        )
+        self._provider_input: dict[int, list[str]] = _NO_BLOCKS
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
     def feed(self, item: Any) -> list[Event]:  # noqa: PLR0911, PLR0912 — the flat feed of the hot path (ARCHITECTURE)
