@@ -7,7 +7,10 @@
 # `stage_background NAME WHAT COMMAND...` starts a one-core job beside the stages that
 # follow (its output kept in build/stages/NAME.log) and `stage_wait NAME` waits for it
 # between two stages, prints its output and adds its own wall and CPU seconds to the
-# table; the table's total is then the elapsed time, less than the sum of its rows.
+# table; the table's total is then the elapsed time, less than the sum of its rows. A
+# background job's CPU reaches this shell's count when bash reaps it, whichever stage is
+# running then: that stage's row leaves it out (it is the job's own row), so no CPU is
+# counted twice (it was: mypyc's 162 s also showed in the pure run's row).
 # shellcheck shell=bash
 _STAGE_NAMES=()
 _STAGE_SECONDS=()
@@ -18,6 +21,8 @@ _STAGE_CPU_START=0
 _STAGE_LOAD_START=""
 _STAGE_CLOCK_START=$SECONDS
 declare -A _STAGE_BG_PID=()
+declare -A _STAGE_BG_TIME=()
+declare -A _STAGE_BG_OPEN=()
 
 # CPU seconds used by this shell's finished children (user + system, from /proc; 0
 # where there is none).
@@ -34,7 +39,21 @@ _stage_load() {
   cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo "?"
 }
 
+# Take the CPU of the background jobs that bash has reaped since the last look out of the
+# running stage's count (a job's .time file has its CPU; kill -0 fails once it is reaped).
+_stage_discount_background() {
+  local name wall cpu status
+  for name in "${!_STAGE_BG_OPEN[@]}"; do
+    if ! kill -0 "${_STAGE_BG_PID[$name]}" 2>/dev/null; then
+      read -r wall cpu status <"${_STAGE_BG_TIME[$name]}" 2>/dev/null || cpu=0
+      _STAGE_CPU_START=$((_STAGE_CPU_START + cpu))
+      unset "_STAGE_BG_OPEN[$name]"
+    fi
+  done
+}
+
 _stage_end() {
+  _stage_discount_background
   if [ -n "$_STAGE_NAME" ]; then
     _STAGE_NAMES+=("$_STAGE_NAME")
     _STAGE_SECONDS+=("$((SECONDS - _STAGE_START))")
@@ -68,6 +87,8 @@ stage_background() {
     exit "$status"
   ) &
   _STAGE_BG_PID[$name]=$!
+  _STAGE_BG_TIME[$name]=$PWD/build/stages/$name.time
+  _STAGE_BG_OPEN[$name]=1
 }
 
 # stage_wait NAME: end the running stage, wait for NAME, print its output; its status.
@@ -76,13 +97,14 @@ stage_wait() {
   _stage_end
   echo "== waiting for $name"
   wait "${_STAGE_BG_PID[$name]}" || true
-  unset "_STAGE_BG_PID[$name]"
+  unset "_STAGE_BG_PID[$name]" "_STAGE_BG_OPEN[$name]"
   cat "build/stages/$name.log"
-  read -r wall cpu status <"build/stages/$name.time" || { wall=0 cpu=0 status=1; }
+  read -r wall cpu status <"${_STAGE_BG_TIME[$name]}" || { wall=0 cpu=0 status=1; }
   _STAGE_NAMES+=("$name")
   _STAGE_SECONDS+=("$wall")
   _STAGE_CPU+=("$cpu")
-  # Its CPU reached this shell's children's count when it was waited for: not a stage's.
+  # Its CPU reached this shell's children's count by now (reaped here, or earlier and
+  # taken out of the stage then): not the next stage's.
   _STAGE_CPU_START=$(_stage_cpu)
   if [ "$status" -ne 0 ]; then
     _STAGE_NAME=$name
@@ -107,7 +129,13 @@ the start, $(_stage_load) at the end)"
       "${_STAGE_CPU[$i]}"
     cpu=$((cpu + _STAGE_CPU[i]))
   done
-  printf '  %-24s %6d s %6d s cpu\n' "total" "$((SECONDS - _STAGE_CLOCK_START))" "$cpu"
+  local wall=$((SECONDS - _STAGE_CLOCK_START)) cores
+  printf '  %-24s %6d s %6d s cpu\n' "total" "$wall" "$cpu"
+  # How well the stages kept the cores busy: the run's CPU over cores x wall (on a quiet
+  # machine, what the overlap leaves idle; on a shared one, mostly the others' load).
+  cores=$(nproc 2>/dev/null || echo 1)
+  echo "== cores busy: $((100 * cpu / (cores * (wall > 0 ? wall : 1))))% of $cores \
+(CPU seconds over cores x wall seconds)"
   if [ "$status" -ne 0 ] && [ -n "$failed" ]; then
     echo "== failed in stage: $failed (exit $status)"
   fi

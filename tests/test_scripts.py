@@ -23,8 +23,11 @@ def test_each_stage_is_announced_and_timed() -> None:
     lines = result.stdout.splitlines()
     assert lines[:3] == ["== one: the first", "work", "== two: the second"]
     assert re.fullmatch(r"== time per stage \(wall, .*load average \S+ at the start.*\)", lines[3])
-    rows = [re.fullmatch(r"  (\S+) +(\d+) s +(\d+) s cpu", line) for line in lines[4:]]
+    rows = [re.fullmatch(r"  (\S+) +(\d+) s +(\d+) s cpu", line) for line in lines[4:-1]]
     assert all(rows) and [m.group(1) for m in rows if m] == ["one", "two", "total"]
+    assert re.fullmatch(
+        r"== cores busy: \d+% of \d+ \(CPU seconds over cores x wall seconds\)", lines[-1]
+    )
 
 
 def test_a_stage_counts_the_cpu_its_processes_use() -> None:
@@ -71,6 +74,28 @@ def test_a_background_stage_runs_beside_the_next_and_is_timed_on_its_own(
     assert list(rows) == ["fg", "bg", "after", "total"]
     assert rows["bg"][1] >= 1 and rows["fg"][1] == 0 and rows["after"][1] == 0
     assert "== bg (in the background from here): spins" in result.stdout
+
+
+def test_a_background_stage_that_ends_during_another_is_not_counted_in_it(
+    tmp_path: Path,
+) -> None:
+    # The job spins a second of CPU and ends while the next stage runs: bash reaps it
+    # then, adding its CPU to the shell's count in that stage; the row leaves it out.
+    busy = "python3 -c 'import time; t = time.process_time()\nwhile time.process_time() - t < 1.2: pass'"
+    body = (
+        f'cd {tmp_path}\nstage_background bg "spins" {busy}\nstage fg "outlasts it"\n'
+        # until bash has reaped it: no running job left
+        'while [ -n "$(jobs -rp)" ]; do sleep 0.05; done\n'
+        'stage_wait bg\nstage after "nothing"\n'
+    )
+    result = _bash(body)
+    assert result.returncode == 0, result.stderr
+    rows = {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^  (\S+) +\d+ s +(\d+) s cpu$", result.stdout, re.M)
+    }
+    assert rows["bg"] >= 1 and rows["fg"] == 0 and rows["after"] == 0
+    assert rows["total"] == rows["bg"]
 
 
 def test_a_failed_background_stage_fails_the_run_where_it_is_waited_for(

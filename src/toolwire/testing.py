@@ -22,7 +22,7 @@ from typing import Any
 from .checks import check_number
 from .errors import CallerError
 from .history import to_openai_chat
-from .history.tool_defs import chat_tool, tool_defs
+from .history.tool_defs import shared_chat_tools, tool_defs
 from .observe.replay import ReplayModel, assert_replays
 from .run.model import ModelEvent, ModelRequest, TurnDone
 from .wire.openai_chat import OpenAIChatStream
@@ -84,8 +84,9 @@ class ScriptedModel:
             {
                 "messages": to_openai_chat(request.messages),
                 # Shared, not copied: a request's definitions are frozen, and a deep
-                # copy per request was a fifth of a scripted 100-tool run's cost.
-                "tools": [chat_tool(t, copied=False) for t in tool_defs(request.tools)],
+                # copy per request was a fifth of a scripted 100-tool run's cost; each
+                # definition's Chat form is made once (read these dicts, never edit them).
+                "tools": shared_chat_tools(tool_defs(request.tools)),
                 "tool_choice": request.tool_choice,
                 "parallel_tool_calls": request.parallel_tool_calls,
                 "settings": dict(request.settings),

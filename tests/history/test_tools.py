@@ -18,8 +18,10 @@ from toolwire.history import (
 from toolwire.history.tool_defs import (
     EMPTY_PARAMETERS,
     anthropic_tool_fields,
+    chat_tool,
     openai_chat_tool_fields,
     responses_tool_fields,
+    shared_chat_tools,
     tool_defs,
 )
 from toolwire.tooldef import ToolDef
@@ -207,3 +209,16 @@ def test_one_request_field_set_per_provider() -> None:
         "tools": [{"name": "get_time", "input_schema": EMPTY_PARAMETERS}],
         "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
     }
+
+
+def test_shared_chat_forms_are_each_definitions_chat_form_made_once() -> None:
+    first = ToolDef("a", "A.", {"type": "object", "properties": {"x": {"type": "string"}}})
+    second = ToolDef("b", None, {"type": "object", "properties": {}})
+    forms = shared_chat_tools([first, second])
+    assert forms == [chat_tool(first), chat_tool(second)]
+    again = shared_chat_tools([second, first])  # the same definitions: the same dicts
+    assert again[0] is forms[1] and again[1] is forms[0]
+    # An equal but distinct definition gets its own form (kept by identity, not value).
+    twin = ToolDef("a", "A.", {"type": "object", "properties": {"x": {"type": "string"}}})
+    assert shared_chat_tools([twin])[0] == forms[0]
+    assert shared_chat_tools([twin])[0] is not forms[0]

@@ -11,7 +11,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from itertools import filterfalse
+from operator import attrgetter
+from typing import Any, TypeGuard, TypeVar, cast, overload
 
 from ..errors import CallerError
 from ..messages import (
@@ -19,6 +21,9 @@ from ..messages import (
     ContentPart,
     Image,
     Message,
+    TextPart,
+    ToolCall,
+    ToolResult,
     Usage,
     UserMessage,
     parts_text,
@@ -59,6 +64,12 @@ UNLIMITED = False
 
 _FREE_CHOICES = ("auto", "none")  # tool_choice values that force no call
 _QUERY_MESSAGES = 6  # the user and assistant messages routing reads, newest first
+# C predicates for filter(): no Python call per item (typed as the isinstance they are).
+_IS_USER = cast("Callable[[object], TypeGuard[UserMessage]]", UserMessage.__instancecheck__)
+_IS_RESULT = cast("Callable[[object], TypeGuard[ToolResult]]", ToolResult.__instancecheck__)
+_IS_TEXT = cast("Callable[[object], TypeGuard[TextPart]]", TextPart.__instancecheck__)
+_IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
+_NAME = attrgetter("name")
 
 
 class RequestRecord:
@@ -302,13 +313,13 @@ class RunContext:
         reasons: dict[str, str] = {}
         for name in self.policy.always_include:
             reasons.setdefault(name, "always_include")
-        for name in sorted(self.used):
-            reasons.setdefault(name, "used")
+        # What the model used stays offered (one name per tool of a long run: in C).
+        reasons.update(dict.fromkeys(sorted(self.used.difference(reasons)), "used"))
         if tool_choice in self._definitions:
             reasons.setdefault(tool_choice, "tool_choice")
         chosen |= set(reasons)
         # Registration order, not rank order: a stable selection is a stable prefix.
-        offered = [n for n in names if n in chosen]
+        offered = list(filter(chosen.__contains__, names))
         if extra:
             offered.append(READ_RESULT)
             reasons[READ_RESULT] = "read_result"
@@ -363,9 +374,8 @@ class RunContext:
     def observe(self, message: AssistantMessage, usage: Usage) -> None:
         """Remember the tools the model used and the request's reported usage."""
         if self.router is not None:  # what the model used stays offered while routing
-            for call in message.tool_calls:
-                if call.name in self._definitions:
-                    self.used.add(call.name)
+            calls = filter(_IS_CALL, message.parts)  # message.tool_calls, in C
+            self.used.update(filter(self._definitions.__contains__, map(_NAME, calls)))
         if self.requests:
             self.requests[-1].usage = usage
 
@@ -458,14 +468,15 @@ def routing_query(messages: Sequence[Message]) -> str:
     messages are read.
     """
     texts: list[str] = []
-    first = next((m for m in messages if isinstance(m, UserMessage)), None)
-    for message in reversed(messages):
+    first = next(filter(_IS_USER, messages), None)
+    # Tool results are most of a long history: passed over in C, not tested here.
+    for message in filterfalse(_IS_RESULT, reversed(messages)):
         if len(texts) >= _QUERY_MESSAGES:
             break
         if isinstance(message, UserMessage) and message is not first:
             texts.append(message.content)
         elif isinstance(message, AssistantMessage):
-            texts.append(message.text)
+            texts.append("".join([p.text for p in filter(_IS_TEXT, message.parts)]))  # .text
     if first is not None:
         texts.append(first.content)
     return "\n".join(reversed(texts))

@@ -53,9 +53,24 @@ def check_history(messages: Sequence[Message]) -> None:
             message between a call and its result, or an entry that is not a message.
     """
     checker = _Checker()
+    waiting = checker.waiting  # the same dict all along (emptied, never replaced)
     for position, message in enumerate(messages):
-        if type(message) is ToolResult:  # most of a long history: one call, not two
-            checker._result(position, message)
+        if type(message) is ToolResult:  # most of a long history: tested here
+            # _result's common case written out: well-typed text result, its call open,
+            # the same tool name. Anything else goes to _result, which words the error.
+            call_id = message.call_id
+            call = waiting.get(call_id) if call_id.__class__ is str else None
+            if (
+                call is not None
+                and call.name == message.name
+                and message.content.__class__ is str
+                and message.status.__class__ is ToolStatus
+                and not message.parts
+            ):
+                del waiting[call_id]
+                checker.answered[call_id] = position
+            else:
+                checker._result(position, message)
         else:
             checker.visit(position, message)
     checker.require_answered(f"the end of the history (length {len(messages)})")
@@ -137,10 +152,27 @@ class _Checker:
         for call_id in self.made:
             self.earlier[call_id] = self.turn_position
         self.turn_position = position
-        self.made = {}
+        made = self.made = {}
         self.answered = {}
+        waiting = self.waiting
         for number, part in enumerate(message.parts):
-            if isinstance(part, ToolCall):
+            if part.__class__ is ToolCall:
+                # _call's common case written out (once per call of every request): its
+                # fields well typed and its id new in the turn; else _call words why.
+                call_id, name = part.id, part.name
+                if (
+                    call_id.__class__ is str
+                    and call_id
+                    and name.__class__ is str
+                    and name
+                    and part.arguments.__class__ is str
+                    and call_id not in made
+                ):
+                    made[call_id] = number
+                    waiting[call_id] = part
+                else:
+                    self._call(position, number, part)
+            elif isinstance(part, ToolCall):
                 self._call(position, number, part)
             elif not isinstance(part, (TextPart, ReasoningPart, ProviderPart)):
                 # A ProviderPart (a server tool's item) is answered by the provider.

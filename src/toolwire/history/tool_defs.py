@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from ..errors import ToolMappingError
 from ..tooldef import OutputFormat, ToolChoice, ToolDef, chosen_tool
@@ -67,6 +67,7 @@ __all__ = [
     "openai_chat_tool_fields",
     "responses_text_format",
     "responses_tool_fields",
+    "shared_chat_tools",
     "to_anthropic_tool_choice",
     "to_anthropic_tools",
     "to_openai_chat_tool_choice",
@@ -198,6 +199,35 @@ def chat_tool(tool: ToolDef, *, copied: bool = True) -> JSONDict:
     if tool.strict is not None:
         function["strict"] = tool.strict
     return {"type": "function", "function": function}
+
+
+_SHARED: dict[int, tuple[ToolDef, JSONDict]] = {}  # id -> (the definition, its Chat form)
+_SHARED_MAX = 4096  # definitions kept; then forgotten together (a bound, not an LRU)
+
+
+def shared_chat_tools(tools: Sequence[ToolDef]) -> list[JSONDict]:
+    """Chat forms of ``tools`` for a reader that never edits them (a record of what was
+    offered): each definition's form is made once and shared by every list it is in.
+
+    A definition is frozen, and an agent offers the same definition objects request
+    after request and run after run, so its form is kept by identity (with the
+    definition itself, so that the identity is not reused while kept).
+    """
+    shared = _SHARED
+    found = list(map(shared.get, map(id, tools)))
+    if found and None not in found:  # each one kept: checked and listed in C
+        defs, forms = zip(*cast("list[tuple[ToolDef, JSONDict]]", found), strict=True)
+        if list(defs) == list(tools):  # identity first: a kept id is its definition
+            return list(forms)
+    out: list[JSONDict] = []
+    for tool in tools:
+        entry = shared.get(id(tool))
+        if entry is None or entry[0] is not tool:
+            if len(shared) >= _SHARED_MAX:
+                shared.clear()
+            entry = shared[id(tool)] = (tool, chat_tool(tool, copied=False))
+        out.append(entry[1])
+    return out
 
 
 def to_responses_tools(tools: ToolDefs) -> list[JSONDict]:

@@ -18,7 +18,7 @@ message the model was sent.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
@@ -164,6 +164,14 @@ class FailureBudget:
     def record_success(self, tool: str) -> None:
         """A call of ``tool`` succeeded: its consecutive-failure count starts over."""
         self._streak.pop(tool, None)
+
+    def record_successes(self, tools: Iterable[str]) -> None:
+        """:meth:`record_success` for each of ``tools`` (a round in which every call
+        succeeded: nothing to do unless a tool was failing)."""
+        streak = self._streak
+        if streak:
+            for tool in tools:
+                streak.pop(tool, None)
 
     def used(self, kind: FailureKind) -> int:
         """Failures of ``kind`` counted so far."""

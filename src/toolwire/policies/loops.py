@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from operator import attrgetter
 from typing import Any, Literal
 
 from ..checks import check_int
@@ -93,6 +94,9 @@ _canonical_object: Callable[[Any, int], Any] | None = (
 )
 """``_CANONICAL``'s C encoder, made once: ``JSONEncoder.encode`` makes one per value
 (two Python calls and an encoder object, for every call of every round)."""
+
+_STATUS = attrgetter("status")  # C getters for the round's results (map, not a loop)
+_CONTENT = attrgetter("content")
 
 
 def call_signature(name: str, arguments: Any) -> str:
@@ -170,13 +174,18 @@ class LoopDetector:
     ) -> bool:
         """Add the round to the counts (``first``: its distinct signatures); report
         whether it brought anything new."""
-        new = False
         rounds_with = self._rounds_with
-        for signature in first:
-            # get + 1, not Counter's += 1: a new signature would call __missing__.
-            count = rounds_with.get(signature, 0)
-            new = new or not count
-            rounds_with[signature] = count + 1
+        # Both halves in C (dict views, Counter's element count, sets): once per call
+        # of every round. A signature is new if no earlier round had it (each counts
+        # once a round: ``first`` holds each distinct one once).
+        new = not first.keys() <= rounds_with.keys()
+        rounds_with.update(first.keys())  # a view, not a mapping: counted in C
+        statuses = list(map(_STATUS, results))
+        if statuses.count(ToolStatus.OK) == len(statuses):  # every call ran: the common round
+            outputs = set(zip(signatures, map(_CONTENT, results), strict=False))
+            new = new or not outputs <= self._seen_outputs
+            self._seen_outputs |= outputs
+            return new
         for signature, result in zip(signatures, results, strict=False):
             if result.status is ToolStatus.OK:
                 key = (signature, result.content)
@@ -188,6 +197,11 @@ class LoopDetector:
         self, first: dict[str, int], results: Sequence[ToolResult], verdict: LoopVerdict
     ) -> None:
         warn, stop = self.policy.repeat_warn, self.policy.repeat_stop
+        rounds_with = self._rounds_with
+        lowest = min(warn or stop, stop or warn)  # the first count that warns or stops
+        # No signature of the round reached it (the common round): nothing to judge.
+        if not lowest or max(map(rounds_with.__getitem__, first), default=0) < lowest:
+            return
         for signature, position in first.items():
             count = self._rounds_with[signature]
             tool = results[position].name if position < len(results) else signature

@@ -41,6 +41,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from types import TracebackType
 from typing import Any, Literal
 
@@ -67,6 +68,7 @@ from ..tooldef import ToolChoice
 from ..tools import outcomes
 from ..tools.outcomes import RunOutcome
 from ..tools.tool import Tool, Toolset
+from ..tools.validate import Validation
 from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
@@ -97,7 +99,7 @@ from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
-from .step import Decision, Next, decide
+from .step import Decision, Next, decide, has_calls
 
 __all__ = [
     "Agent",
@@ -849,7 +851,7 @@ class _Run:
             assert turn is not None  # set before bind(), or the block raised
             results = run.results(keep_held=paused)
             self.output.observe(run.validations(), results)
-            called = bool(turn.tool_calls)  # read once: the property builds a list
+            called = has_calls(turn)
             verdict = self._judge(run, results) if called else LoopVerdict()
         finally:
             self._record_discarded(run)
@@ -1000,7 +1002,7 @@ class _Run:
         turn is a usable answer, so the run goes on, but the user should know why no
         tool ran.
         """
-        if turn.tool_calls or request.tool_choice in ("auto", "none") or not request.tools:
+        if has_calls(turn) or request.tool_choice in ("auto", "none") or not request.tools:
             return
         notice = Notice(
             "tool_choice_ignored",
@@ -1014,7 +1016,7 @@ class _Run:
     def _check_call_shaped(self, turn: Turn) -> None:
         """Text that looks like a call, in a turn without calls: a notice, so that no
         one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
-        if turn.tool_calls or not turn.message.text:
+        if has_calls(turn) or not turn.message.text:
             return
         shape = call_shape(turn.message.text, self.executor.toolset.names)
         if shape is None:
@@ -1075,36 +1077,77 @@ class _Run:
 
     def _account(self, run: TurnRun) -> BudgetExceededError | None:
         """Feed diagnostics and the failure budget; return the first budget stop."""
-        first: BudgetExceededError | None = None
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
-        for validation, result in zip(
-            run.validations(), run.results(keep_held=bool(self.pending)), strict=True
-        ):
-            if validation.ok and not validation.repaired and result.status is ToolStatus.OK:
-                # The common call, valid and run: record_validation's and
-                # failure_class's answers for it, written out (once per call).
-                self.diagnostics.valid += 1
-                self.budget.record_success(result.name)
-                continue
-            self.diagnostics.record_validation(
-                validation, call_id=result.call_id, round=self.requests
+        validations = run.validations()
+        results = run.results(keep_held=bool(self.pending))
+        if _all_plain(validations, results):  # the common round: each call valid and ran
+            _account_plain(self.diagnostics, self.budget, results)
+            return None
+        return _account_each(self.diagnostics, self.budget, validations, results, self.requests)
+
+
+def _account_each(
+    diagnostics: RunDiagnostics,
+    budget: FailureBudget,
+    validations: list[Validation],
+    results: list[ToolResult],
+    round_number: int,
+) -> BudgetExceededError | None:
+    """Record a round's calls one by one (validation, failure class, budget); return the
+    first budget stop."""
+    first: BudgetExceededError | None = None
+    for validation, result in zip(validations, results, strict=True):
+        if validation.ok and not validation.repaired and result.status is ToolStatus.OK:
+            # The common call, valid and run: record_validation's and
+            # failure_class's answers for it, written out (once per call).
+            diagnostics.valid += 1
+            budget.record_success(result.name)
+            continue
+        diagnostics.record_validation(validation, call_id=result.call_id, round=round_number)
+        kind = outcomes.failure_class(validation.kind, result.status)
+        if kind is None:
+            if result.status is ToolStatus.OK:
+                budget.record_success(result.name)
+            continue
+        if validation.ok:
+            diagnostics.record(
+                kind, result.name, result.content, call_id=result.call_id, round=round_number
             )
-            kind = outcomes.failure_class(validation.kind, result.status)
-            if kind is None:
-                if result.status is ToolStatus.OK:
-                    self.budget.record_success(result.name)
-                continue
-            if validation.ok:
-                self.diagnostics.record(
-                    kind, result.name, result.content, call_id=result.call_id, round=self.requests
-                )
-            try:
-                self.budget.record(kind, result.name, result.content)
-            except BudgetExceededError as exc:
-                first = first or exc
-        return first
+        try:
+            budget.record(kind, result.name, result.content)
+        except BudgetExceededError as exc:
+            first = first or exc
+    return first
+
+
+def _account_plain(
+    diagnostics: RunDiagnostics, budget: FailureBudget, results: list[ToolResult]
+) -> None:
+    """What :func:`_account_each` records for a round of plain successes (:func:`_all_plain`),
+    at once: each call valid, each tool's failure streak over (a property test compares
+    the two)."""
+    diagnostics.valid += len(results)
+    budget.record_successes(map(_NAME, results))
+
+
+_OK = attrgetter("ok")  # C getters: a round's common case tested without a loop
+_REPAIRED = attrgetter("repaired")
+_STATUS = attrgetter("status")
+_NAME = attrgetter("name")
+
+
+def _all_plain(validations: list[Validation], results: list[ToolResult]) -> bool:
+    """Whether every call of the round was valid, not repaired, and ran to ``ok``:
+    what ``_account``'s loop would record as plain successes (tested in C)."""
+    count = len(results)
+    return (
+        len(validations) == count
+        and list(map(_OK, validations)).count(True) == count
+        and not any(map(_REPAIRED, validations))
+        and list(map(_STATUS, results)).count(ToolStatus.OK) == count
+    )
 
 
 def _kind(item: object) -> type:

@@ -72,8 +72,9 @@ import random
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from ..checks import check_int, check_number
 from ..errors import CallerError, ResultError
@@ -473,11 +474,17 @@ class TurnRun:
 
     def validations(self) -> list[Validation]:
         """The validation of each answered call of the bound turn, in call order."""
-        return [c.validation for c in self._order or () if c.result is not None]
+        order = self._order or ()
+        if _all_answered(order):  # the common turn: listed in C
+            return list(map(_VALIDATION, order))
+        return [c.validation for c in order if c.result is not None]
 
     def answered_requests(self) -> list[ToolRequest]:
         """The request of each answered call of the bound turn, in call order."""
-        return [c.request for c in self._order or () if c.result is not None]
+        order = self._order or ()
+        if _all_answered(order):
+            return list(map(_REQUEST, order))
+        return [c.request for c in order if c.result is not None]
 
     async def finish(
         self,
@@ -552,6 +559,9 @@ class TurnRun:
         """
         if self._order is None:
             raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
+        answered = list(filter(None, map(_RESULT, self._order)))  # a result is never falsy
+        if len(answered) == len(self._order):  # every call has its result: nothing to settle
+            return answered
         waiting = set(self.held).union(self.deferred) if keep_held else ()
         for call in self._order:
             if call.result is None and call not in waiting:
@@ -560,7 +570,14 @@ class TurnRun:
 
     def _reconcile(self, requests: Sequence[ToolRequest]) -> list[TurnCall]:
         """The final calls, reusing what was validated or started while streaming."""
-        final_indices = {r.index for r in requests}
+        by_index = self._by_index
+        final_indices = set(map(_INDEX, requests))
+        if not self._positions and len(by_index) == len(requests) == len(final_indices):
+            # The common turn: every final call is one announced while streaming, the
+            # very request (tested in C: list equality tests identity first).
+            announced = list(map(by_index.get, map(_INDEX, requests)))
+            if None not in announced and list(map(_REQUEST, announced)) == list(requests):
+                return cast("list[TurnCall]", announced)
         if len(final_indices) != len(requests):  # indices must tell calls apart to match
             self._discard_all("the final turn's calls do not have distinct indices")
             return [self._prepare(r) for r in requests]
@@ -568,7 +585,6 @@ class TurnRun:
             if index not in final_indices:
                 self._discard(call, "the call is not part of the final turn")
         order: list[TurnCall] = []
-        by_index = self._by_index
         for position, request in enumerate(requests):
             early = by_index.get(request.index)
             # The request the decoder announced is the one its turn holds (the common
@@ -713,6 +729,17 @@ class TurnRun:
     def _discard_all(self, reason: str) -> None:
         for call in self._by_index.values():
             self._discard(call, reason)
+
+
+_RESULT = attrgetter("result")  # C getters: a turn's per-call lists made by map/filter
+_VALIDATION = attrgetter("validation")
+_INDEX = attrgetter("index")
+_REQUEST = attrgetter("request")
+
+
+def _all_answered(calls: Sequence[TurnCall]) -> bool:
+    """Whether every call has its result (tested in C; a result is never falsy)."""
+    return len(list(filter(None, map(_RESULT, calls)))) == len(calls)
 
 
 async def _all_done(tasks: list[asyncio.Task[None]]) -> None:

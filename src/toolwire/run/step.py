@@ -32,11 +32,12 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..messages import ToolCall
 from ..output import Step
 from ..tools.outcomes import RunOutcome
 from ..turn import Turn
 
-__all__ = ["BROKEN_CALL_NOTICES", "Decision", "Next", "broken_call_feedback", "decide"]
+__all__ = ["BROKEN_CALL_NOTICES", "Decision", "Next", "broken_call_feedback", "decide", "has_calls"]
 
 
 class Next(enum.Enum):
@@ -102,6 +103,16 @@ class Decision:
 _DECIDED = {kind: Decision(kind) for kind in Next}  # the common decisions, made once
 
 
+_IS_CALL: Callable[[object], bool] = ToolCall.__instancecheck__  # a C predicate for map()
+
+
+def has_calls(turn: Turn) -> bool:
+    """Whether the turn made a tool call: ``bool(turn.tool_calls)`` without building
+    the list (``Turn.tool_calls`` lists them anew on every read; this scans the parts
+    in C and stops at the first call). The run reads it a few times a round."""
+    return any(map(_IS_CALL, turn.message.parts))
+
+
 def decide(  # noqa: PLR0911 — one return per rule of the table, in its order
     turn: Turn,
     *,
@@ -127,7 +138,7 @@ def decide(  # noqa: PLR0911 — one return per rule of the table, in its order
         return _DECIDED[Next.REFUSED]
     if turn.finish_reason == "length":
         return _DECIDED[Next.LENGTH]
-    calls = bool(turn.tool_calls)
+    calls = has_calls(turn)
     if owed and not calls and not forced:
         return _DECIDED[Next.ANSWER_OWED]
     if not forced and not calls:
