@@ -10,11 +10,15 @@ its directive gives it a loopback server (snippets.py lists the directives).
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import secrets
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +45,8 @@ SCRIPTS: dict[str, list[list[dict[str, Any]]]] = {
 CLOSED = "http://127.0.0.1:9"  # the discard port: nothing listens, connections are refused
 DUMMY_KEY = "sk-docs-snippet-test"
 RUN_TIMEOUT = 300  # seconds: a local Ray instance starts in 7-15 s, far more when loaded
+# The lock the Ray tests hold while their local instance is up (tests/integrations/test_ray.py).
+RAY_LOCK = Path(tempfile.gettempdir()) / "toolwire-ray-tests.lock"
 
 
 def _page_params() -> list[Any]:
@@ -63,10 +69,34 @@ def _environment(home: Path, page: list[Block]) -> dict[str, str]:
     env["XDG_DATA_HOME"] = str(home / "data")  # the CLI's default audit log stays here
     env.pop("TOOLWIRE_LOG", None)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    if any("ray" in args for block in page for args in block.options("mark")):
+    if _uses_ray(page):
         env.setdefault("RAY_AUTH_MODE", "token")
         env.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
     return env
+
+
+def _uses_ray(page: list[Block]) -> bool:
+    return any("ray" in args for block in page for args in block.options("mark"))
+
+
+@contextlib.contextmanager
+def _one_ray_instance(page: list[Block], env: dict[str, str]) -> Iterator[None]:
+    """A Ray page's ``ray.init()`` starts a local instance unless one is named: never
+    beside another test's. The Ray tests' instance up in this process (their session
+    fixture holds the lock): the page connects to it through ``RAY_ADDRESS``, as the
+    page says it does. Otherwise the page waits for the Ray tests' lock, held by a
+    process whose instance is up, and holds it while its blocks run."""
+    if not _uses_ray(page) or env.get("RAY_ADDRESS"):
+        yield
+        return
+    ray: Any = sys.modules.get("ray")
+    if ray is not None and ray.is_initialized():
+        env["RAY_ADDRESS"] = ray.get_runtime_context().gcs_address
+        yield
+        return
+    with RAY_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _sse(turn: list[dict[str, Any]]) -> bytes:
@@ -134,9 +164,10 @@ def test_every_snippet_of_the_page_runs_as_written(page: list[Block], tmp_path: 
     for block in page:
         for [name] in block.options("file"):
             (cwd / name).write_text(block.code, encoding="utf-8")
-    for block in page:
-        if block.runs:
-            _run_block(block, cwd, env)
+    with _one_ray_instance(page, env):
+        for block in page:
+            if block.runs:
+                _run_block(block, cwd, env)
 
 
 def test_every_page_with_code_has_runnable_snippets_and_skips_say_why() -> None:

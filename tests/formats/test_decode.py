@@ -1,12 +1,17 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolwire import formats
 from toolwire.errors import FormatError, TurnError
 from toolwire.formats import TextTurnDecoder
 from toolwire.messages import ReasoningPart, TextPart, ToolCall
-from toolwire.wire import ToolCallReady
+from toolwire.turn import Turn
+from toolwire.wire import ToolCallReady, ToolCallStarted
+
+from .conftest import split_at
 
 QWEN = (
     "<think>\nsearch both\n</think>\n\nLet me look.\n"
@@ -60,3 +65,51 @@ def test_ids_carried_by_the_format_follow_the_turn_rules() -> None:
     with pytest.raises(TurnError) as info:
         decoder.close()
     assert info.value.problem == "duplicate_id"
+
+
+QWEN25_CALLS = (
+    "Sure.\n"
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>\n'
+    '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Rome"}}\n</tool_call>'
+)
+
+
+def no_calls_turn(pieces: list[str]) -> tuple[list[object], Turn]:
+    fmt = formats.get("hermes", "qwen2.5", tools=[_weather_tool()])
+    decoder = TextTurnDecoder(fmt, require_end=True, calls=False)
+    events: list[object] = []
+    for piece in pieces:
+        events += decoder.feed(piece)
+    events += decoder.end("stop")
+    return events, decoder.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, len(QWEN25_CALLS)), max_size=8))
+def test_with_no_calls_allowed_the_markup_stays_text_however_split(cuts: list[int]) -> None:
+    """tool_choice none (or no tools): nothing is read as a call; the text is verbatim,
+    and a notice says it held two calls."""
+    events, turn = no_calls_turn(split_at(QWEN25_CALLS, cuts))
+    assert turn.tool_calls == [] and turn.requests == []
+    assert turn.text == QWEN25_CALLS
+    assert turn.finish_reason == "stop"
+    assert [(n.kind, "2 tool call(s)" in n.message) for n in turn.notices] == [
+        ("calls_in_content", True)
+    ]
+    assert not any(isinstance(e, (ToolCallStarted, ToolCallReady)) for e in events)
+    assert turn == no_calls_turn([QWEN25_CALLS])[1]
+
+
+def test_with_no_calls_allowed_plain_text_has_no_notice() -> None:
+    _, turn = no_calls_turn(["It is ", "sunny."])
+    assert turn.text == "It is sunny." and turn.notices == [] and turn.tool_calls == []
+
+
+def _weather_tool() -> dict[str, object]:
+    return {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+        },
+    }

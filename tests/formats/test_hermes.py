@@ -349,3 +349,18 @@ def test_fuzz_fenced_split_invariant(data: st.DataObject) -> None:
     text = data.draw(marker_soup(pieces))
     cuts = data.draw(st.sets(st.integers(0, len(text))))
     assert_split_matches(get("hermes", "qwen2.5", tools=_tools("f")), text, cuts)
+
+
+BARE = '{"name": "f", "arguments": {"a": 1}}'
+
+
+@pytest.mark.parametrize("text", [BARE, f"{BARE}\n{BARE}", f"{BARE}\n{BARE}\n{BARE}\n"])
+def test_bare_json_calls_are_content_one_or_several(text: str) -> None:
+    """Without <tool_call> tags or a fence, call-shaped JSON lines are the answer text,
+    one object as several (docs/formats.md); the loop's call_shaped_text notice says so."""
+    fmt = get("hermes", "qwen2.5", tools=_tools("f"))
+    result = fmt.parse(text)
+    assert result.tool_calls == () and result.notices == ()
+    assert result.content == text.strip()
+    for cut in range(len(text) + 1):
+        assert_split_matches(fmt, text, [cut])

@@ -177,3 +177,70 @@ def test_a_fallback_models_answering_model_is_on_its_chat_span(
     Agent(FallbackModel(Unreachable(), backup), instrument=True).run_sync("go")
     [chat] = [s for s in spans.get_finished_spans() if s.name.startswith("chat ")]
     assert chat.attributes["gen_ai.response.model"] == "backup"
+
+
+def test_a_call_with_an_image_ends_ok_once_the_provider_took_it(
+    spans: InMemorySpanExporter,
+) -> None:
+    """Its span waits for the next request's answer (a 400 about the image would make
+    it an error), then ends ok with the tool's own times."""
+    from toolwire import Image
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(16)
+
+    def screenshot() -> list[Any]:
+        """Take a screenshot."""
+        return ["The page:", Image(png, media_type="image/png")]
+
+    model = ScriptedModel([tool_call_turn(("screenshot", {})), text_turn("seen")])
+    result = Agent(model, [screenshot], instrument=True).run_sync("look")
+    assert result.output == "seen"
+    found = _by_name(spans)
+    [call] = found["execute_tool screenshot"]
+    second = max(found["chat scripted"], key=lambda s: s.start_time)
+    assert call.status.status_code is StatusCode.UNSET
+    assert call.attributes["toolwire.tool.status"] == "ok"
+    assert "toolwire.tool.images_refused" not in call.attributes
+    assert call.end_time <= second.start_time  # the tool's time, not the wait
+
+
+def test_an_early_calls_refused_image_marks_its_span() -> None:
+    """An early call's result (with an image) comes while its own turn still streams;
+    the turn's end does not end its span: the next request carries the image, and its
+    400 about the image makes the span an error, as the log counts it."""
+    from toolwire import Image, ProviderAPIError
+    from toolwire.messages import ToolResult, Usage
+    from toolwire.observe.otel import Instrumentation
+    from toolwire.run.events import (
+        RequestFailed,
+        RequestStarted,
+        ResponseDone,
+        RunEnded,
+        RunStarted,
+        ToolResultReady,
+    )
+    from toolwire.run.model import ModelRequest
+    from toolwire.tools.outcomes import refused_image_result
+    from toolwire.wire.assembler import Assembler
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    shot = ToolResult.from_parts(
+        "c1", "shot", ["page", Image(b"\x89PNG\r\n\x1a\n" + bytes(8), "image/png")]
+    )
+    refused = refused_image_result(shot, "image exceeds 5 MB maximum")
+    error = ProviderAPIError("image exceeds 5 MB maximum", status=400)
+    request = ModelRequest([])
+    spans = Instrumentation(tracer_provider=provider).begin(RunStarted("r1", "m", [], {}, [], 1.0))
+    spans(RequestStarted(1, request, 1.0))
+    spans(ToolResultReady(0, shot, 1))  # early: before its turn ended
+    spans(ResponseDone(1, Assembler().close(), 1.0, 1.1, 1.2))
+    assert not [s for s in exporter.get_finished_spans() if s.name == "execute_tool shot"]
+    spans(RequestStarted(2, request, 1.3))
+    spans(RequestFailed(2, error, 1.3, None, 1.4, [(shot, refused)]))
+    [span] = [s for s in exporter.get_finished_spans() if s.name == "execute_tool shot"]
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes["error.type"] == "tool_error"
+    assert span.attributes["toolwire.tool.images_refused"] is True
+    spans(RunEnded("r1", "completed", 1.5, None, None, 2, 2, Usage()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
@@ -53,7 +54,8 @@ def test_cut_after_calls_started_is_not_retried(no_keys: None) -> None:
 
 
 def test_grammar_is_sent_when_asked(no_keys: None) -> None:
-    pytest.importorskip("llama_cpp")
+    if importlib.util.find_spec("llama_cpp") is None:  # not imported: its import leaks files
+        pytest.skip("llama-cpp-python is not installed")
     request = model("http://h", grammar=True).build_request(demo_request())
     assert "explore_code" in request.body["grammar"] and "root ::=" in request.body["grammar"]
 
@@ -140,3 +142,13 @@ def test_an_unknown_family_needs_a_format_with_a_custom_template(no_keys: None) 
 
     with pytest.raises(CallerError, match="no tool-call format known"):
         CompletionsModel("mystery-model", base_url="http://h/v1", template=template)
+
+
+def test_choice_none_keeps_the_call_markup_as_text(no_keys: None) -> None:
+    """tool_choice="none": what the model wrote is the answer, markup included (as an
+    OpenAI server answers), with a calls_in_content notice; no call is read."""
+    with FaultServer(sse(STREAM, chunks=[11])) as server:
+        _, turn = run(model(server.url), demo_request(tool_choice="none"))
+    assert turn.tool_calls == [] and turn.finish_reason == "stop"
+    assert "<tool_call>" in turn.text and '"explore_code"' in turn.text
+    assert [n.kind for n in turn.notices] == ["calls_in_content"]

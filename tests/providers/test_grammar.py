@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 
 import pytest
 
@@ -100,3 +102,24 @@ def test_a_free_form_tool_is_a_clear_error_not_a_key_error() -> None:
         tool_call_grammar([*TOOLS, apply_patch.definition()], "auto")
     assert isinstance(info.value, CallerError) and info.value.fault == "caller"
     assert "responses:gpt-5" in (info.value.hint or "")
+
+
+@needs_llama
+def test_importing_llama_cpp_leaves_no_file_open_at_exit() -> None:
+    """llama_cpp's import opens /dev/null twice and never closes it; toolwire's import
+    of it closes both at exit, so a process with ResourceWarning as an error is quiet."""
+    code = (
+        "from toolwire.providers.grammar import tool_call_grammar\n"
+        "from toolwire.demo.tools import DEMO_TOOLS\n"
+        "print(len(tool_call_grammar([t.definition() for t in DEMO_TOOLS], 'auto')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-X", "tracemalloc=5", "-W", "error::ResourceWarning", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 0  # the grammar was built: llama_cpp was imported
+    assert "ResourceWarning" not in done.stderr and "/dev/null" not in done.stderr, done.stderr

@@ -284,6 +284,24 @@ def test_the_failed_requests_span_ends_with_its_error() -> None:
     assert failed.attributes["http.response.status_code"] == 400
     assert failed.end_time <= chats[2].start_time  # closed before the resend began
     assert all(s.status.status_code is not StatusCode.ERROR for s in (chats[0], chats[2]))
+    # The refused call's span ends as the log counts it: failed, with the error result's
+    # reason; its sibling's span stays ok.
+    tools = {s.attributes["gen_ai.tool.name"]: s for s in exporter.get_finished_spans()
+             if s.name.startswith("execute_tool")}  # fmt: skip
+    refused, sibling = tools["screenshot"], tools["weather"]
+    refused_result = next(
+        m for m in result.messages if isinstance(m, ToolResult) and m.name == "screenshot"
+    )
+    assert refused.status.status_code is StatusCode.ERROR
+    assert refused.status.description == refused_result.content[:200]
+    assert "refused the image" in refused.status.description
+    assert refused.attributes["error.type"] == "tool_error"
+    assert refused.attributes["toolwire.tool.status"] == "error"
+    assert refused.attributes["toolwire.tool.images_refused"] is True
+    assert refused.end_time <= failed.start_time  # its time is still the tool's run
+    assert sibling.status.status_code is StatusCode.UNSET
+    assert sibling.attributes["toolwire.tool.status"] == "ok"
+    assert "error.type" not in sibling.attributes
 
 
 @pytest.mark.parametrize(

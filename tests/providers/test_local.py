@@ -182,3 +182,38 @@ def test_a_repeating_generation_is_stopped_early_as_length() -> None:
     assert [n.kind for n in turn.notices] == ["repetition_stopped"]
     assert turn.usage.output_tokens < 300
     assert any(getattr(e, "kind", None) == "repetition_stopped" for e in events)
+
+
+def _completion_chunks(text: str) -> list[dict[str, object]]:
+    """llama.cpp's streamed completion of ``text``, a few characters a chunk."""
+    chunks: list[dict[str, object]] = [
+        {"choices": [{"text": text[i : i + 5], "finish_reason": None}]}
+        for i in range(0, len(text), 5)
+    ]
+    return [*chunks, {"choices": [{"text": "", "finish_reason": "stop"}]}]
+
+
+@local
+@pytest.mark.parametrize("choice", ["none", "auto"])
+def test_choice_none_keeps_call_markup_as_text(choice: str) -> None:
+    """What the model writes under tool_choice="none" is the answer text, even when it is
+    call markup: neither offered in the prompt nor read as calls (OpenAI's "none")."""
+    from toolwire.providers.local import chunk_events
+
+    model = LocalModel("smollm2")
+    request = weather_request(tool_choice=choice)
+    prompt = model.prompt(request)
+    output = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Beijing"}}\n</tool_call>'
+    decoder = model.decoder(request, prompt)
+    for chunk in _completion_chunks(output):
+        chunk_events(decoder, chunk)
+    turn = decoder.close()
+    if choice == "none":
+        assert "get_weather" not in prompt.text  # not offered either
+        assert model.grammar(request) is None
+        assert turn.tool_calls == [] and turn.text == output
+        assert [n.kind for n in turn.notices] == ["calls_in_content"]
+        assert turn.finish_reason == "stop"
+    else:
+        assert "get_weather" in prompt.text
+        assert [c.name for c in turn.tool_calls] == ["get_weather"] and turn.text == ""

@@ -16,6 +16,12 @@ Two things a provider stream never does are handled here:
 * **Recovered markup.** A call the format recovered (a ``repaired_call`` notice) gets
   ``ToolRequest.repaired``, so the tools' repair policy decides whether it may run.
 
+**No calls allowed.** With ``calls=False`` (no tools offered, or ``tool_choice`` was
+``none``: the caller said the model may not call a tool) the text stays text, verbatim,
+markup included, as an OpenAI server answers such a turn; the format only looks, and a
+``calls_in_content`` notice says when the text held whole calls in its markup (the
+same rule as a hosted model's answer text, :mod:`toolwire.wire.content_calls`).
+
 The finish reason: ``stop`` (or none given) becomes ``tool_calls`` when the turn holds
 calls, because text servers do not know about tool calls; any other reason (``length``)
 is kept, so a cut-off turn stays visible.
@@ -29,6 +35,7 @@ from ..turn import Notice, NoticeKind, Turn
 from ..wire.assembler import Assembler
 from ..wire.events import (
     Event,
+    TextDelta,
     ToolCallDelta,
     ToolCallReady,
     ToolCallRetracted,
@@ -53,6 +60,8 @@ class TextTurnDecoder:
         hold_calls: Emit each call only once complete (never retracted).
         require_end: :meth:`close` without a prior :meth:`end` is a cut stream
             (``ProtocolError``) instead of a normal stop.
+        calls: ``False``: no tool may be called; the text is kept as text (see the
+            module's docstring).
     """
 
     def __init__(
@@ -63,10 +72,15 @@ class TextTurnDecoder:
         strict: bool = False,
         hold_calls: bool = False,
         require_end: bool = False,
+        calls: bool = True,
     ) -> None:
+        looking = not calls  # whole calls only: a looking parse counts, never retracts
         self._stream: FormatStream = fmt.stream(
-            id_prefix=id_prefix, strict=strict, hold_calls=hold_calls
+            id_prefix=id_prefix, strict=strict and calls, hold_calls=hold_calls or looking
         )
+        self._calls = calls
+        self._markup = f"{fmt.family}/{fmt.variant}"
+        self._seen = 0  # whole calls the looking parse found
         self._asm = Assembler()
         self._applied: list[Event] = []  # format events applied, replayed on a retraction
         self._repaired: set[int] = set()
@@ -82,6 +96,9 @@ class TextTurnDecoder:
         """Consume the next piece of generated text; return the events it completes."""
         if self._ended:
             raise DecoderStateError("TextTurnDecoder fed after the output ended")
+        if not self._calls:
+            self._look(self._stream.feed(text))
+            return self._apply([TextDelta(text)] if text else [])
         return self._apply(self._stream.feed(text))
 
     text = feed
@@ -95,7 +112,7 @@ class TextTurnDecoder:
         if self._ended:
             raise DecoderStateError("TextTurnDecoder.end() called twice")
         self._ended = True
-        out = self._apply(self._stream.close())
+        out = self._apply(self._stream.close() if self._calls else self._looked())
         reason = finish_reason or "stop"
         if reason == "stop" and self._asm.call_indexes():
             reason = "tool_calls"
@@ -131,6 +148,22 @@ class TextTurnDecoder:
         for request in turn.requests:
             request.repaired = request.index in self._repaired
         return turn
+
+    # ---- looking only (calls=False)
+
+    def _look(self, events: list[Event]) -> None:
+        self._seen += sum(isinstance(event, ToolCallStarted) for event in events)
+
+    def _looked(self) -> list[Event]:
+        """The end of a looking parse: a notice when the text held whole calls."""
+        self._look(self._stream.close())
+        if not self._seen:
+            return []
+        message = (
+            f"the answer text holds {self._seen} tool call(s) in {self._markup} markup; "
+            "kept as text (no tools were offered, or tool_choice was none)"
+        )
+        return [Notice("calls_in_content", message)]
 
     # ---- applying format events
 

@@ -16,7 +16,13 @@ Attributes used (https://opentelemetry.io/docs/specs/semconv/gen-ai/):
 ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens``, ``gen_ai.tool.name``,
 ``gen_ai.tool.call.id``, ``gen_ai.tool.type``, ``error.type`` (a failed request's
 ``chat`` span also ``http.response.status_code``, when the provider answered one); toolwire's own under
-``toolwire.*`` (the call's status, round, early start, repair, attempts).
+``toolwire.*`` (the call's status, round, early start, repair, attempts, images refused).
+
+A call whose result holds images keeps its span open (its times already set) until the
+next request is answered or fails: a provider's 400 about those images turns the call
+into an error result (:mod:`toolwire.run.refused_images`), and its span then ends with
+that error, as the audit log and the run's diagnostics count it. A span cannot change
+once ended, so it waits.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CallerError
+from ..messages import ToolResult
 from ..run.calls import CallRecord
 from ..run.events import (
     CallDiscarded,
@@ -104,6 +111,11 @@ class _RunSpans:
         )
         self._context = trace.set_span_in_context(self._span)
         self._chat: Any = None
+        # Spans of calls whose results hold images (call id: span, end time): waiting
+        # for the next request, then in flight with it (an early call's result can
+        # come while the request before is still streaming).
+        self._imaged: dict[str, tuple[Any, int | None]] = {}
+        self._sent: dict[str, tuple[Any, int | None]] = {}
         self._handlers = {
             RequestStarted: self._request,
             ResponseDone: self._response,
@@ -119,6 +131,8 @@ class _RunSpans:
             handler(event)  # type: ignore[operator]
 
     def _request(self, event: RequestStarted) -> None:
+        self._sent.update(self._imaged)  # this request carries their images
+        self._imaged = {}
         self._chat = self._tracer.start_span(
             f"chat {_model_attributes(self._model)['gen_ai.request.model']}",
             context=self._context,
@@ -145,10 +159,14 @@ class _RunSpans:
         if turn.model is not None:  # a FallbackModel's: the model that answered
             span.set_attribute("gen_ai.response.model", turn.model)
         span.end(end_time=_ns(event.ended_at))
+        self._end_sent()  # the provider took the images
 
     def _failed(self, event: RequestFailed) -> None:
         """The request's span ends with its error (the run may go on: a resent request
         has a span of its own)."""
+        for _, answer in event.answered:  # the calls whose images the provider refused
+            self._end_refused(answer)
+        self._end_sent()
         span, self._chat = self._chat, None
         if span is None:
             return
@@ -194,9 +212,36 @@ class _RunSpans:
         call = event.call
         kind = call.failure_class if call is not None else failure_class(None, result.status)
         if kind is not None:
-            span.set_attribute("error.type", kind)
-            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, result.content[:200]))
-        span.end(end_time=None if ended is None else _ns(ended))
+            self._set_error(span, kind, result.content)
+        end = None if ended is None else _ns(ended)
+        if result.parts and result.images:  # the provider may still refuse them
+            self._imaged[result.call_id] = (span, end)
+        else:
+            span.end(end_time=end)
+
+    def _set_error(self, span: Any, kind: str, reason: str) -> None:
+        span.set_attribute("error.type", kind)
+        span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, reason[:200]))
+
+    def _end_refused(self, answer: ToolResult) -> None:
+        """End a refused-image call's span as its error result (the call's time stays
+        the tool's run)."""
+        held = self._sent.pop(answer.call_id, None)
+        if held is None:
+            return
+        span, end = held
+        span.set_attribute("toolwire.tool.status", answer.status.value)
+        span.set_attribute("toolwire.tool.images_refused", True)
+        kind = failure_class(None, answer.status)
+        self._set_error(span, kind or answer.status.value, answer.content)
+        span.end(end_time=end)
+
+    def _end_sent(self) -> None:
+        """End the spans of the calls whose images the latest request carried and the
+        provider did not refuse."""
+        held, self._sent = self._sent, {}
+        for span, end in held.values():
+            span.end(end_time=end)
 
     def _discarded(self, event: CallDiscarded) -> None:
         span, ended = self._tool_span(
@@ -213,6 +258,9 @@ class _RunSpans:
             else:
                 self._chat.end(end_time=_ns(event.at))
             self._chat = None
+        self._sent.update(self._imaged)  # the run ended: no request will carry them
+        self._imaged = {}
+        self._end_sent()
         span = self._span
         span.set_attribute("gen_ai.usage.input_tokens", event.usage.input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", event.usage.output_tokens)

@@ -50,9 +50,10 @@ DEFAULT_MAX_TOKENS = 1024
 class CompletionsStream:
     """Decodes a streamed ``/completions`` response (SSE of text chunks) through a format."""
 
-    def __init__(self, fmt: Format) -> None:
+    def __init__(self, fmt: Format, *, calls: bool = True) -> None:
+        """``calls=False``: no tool may be called; the text stays text (``TextTurnDecoder``)."""
         self._sse = SSEDecoder()
-        self._turn = TextTurnDecoder(fmt, require_end=True)
+        self._turn = TextTurnDecoder(fmt, require_end=True, calls=calls)
         self._items = 0
 
     def feed_bytes(self, data: bytes) -> list[Event]:
@@ -109,7 +110,7 @@ def _item_events(turn: TextTurnDecoder, item: dict[str, Any], where: str) -> lis
     return out
 
 
-def decode_completion(fmt: Format, body: Any, *, strict: bool = False) -> Turn:
+def decode_completion(fmt: Format, body: Any, *, strict: bool = False, calls: bool = True) -> Turn:
     """Decode a non-streaming ``/completions`` response body into a Turn.
 
     A malformed or cut-off call in the text is content with a notice (``strict``:
@@ -117,7 +118,7 @@ def decode_completion(fmt: Format, body: Any, *, strict: bool = False) -> Turn:
     """
     if not isinstance(body, dict):
         raise ProtocolError("completion response is not a JSON object")
-    turn = TextTurnDecoder(fmt, strict=strict, require_end=True)
+    turn = TextTurnDecoder(fmt, strict=strict, require_end=True, calls=calls)
     _item_events(turn, body, "response")
     if not turn.ended:
         turn.end(None)
@@ -271,7 +272,11 @@ class CompletionsModel(HTTPModel):
             request.messages, to_openai_chat_tools(request.tools), request.tool_choice
         )
         fmt = self._format_for(request.tools, prompt)
-        wire = Wire(lambda: CompletionsStream(fmt), lambda body: decode_completion(fmt, body))
+        calls = bool(request.tools) and request.tool_choice != "none"  # else text stays text
+        wire = Wire(
+            lambda: CompletionsStream(fmt, calls=calls),
+            lambda body: decode_completion(fmt, body, calls=calls),
+        )
         async for item in stream_turn(self._build(request, prompt), wire, self.options):
             yield item
 

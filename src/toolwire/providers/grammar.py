@@ -112,11 +112,10 @@ def _refuse_custom(definitions: Sequence[Mapping[str, Any]]) -> None:
 
 
 def _converter() -> Any:
-    # Imported by name so that type checking holds with and without the optional extra.
-    import importlib
+    from .local_import import import_llama_cpp  # typed Any: holds with or without the extra
 
     try:
-        module: Any = importlib.import_module("llama_cpp.llama_grammar")
+        module: Any = import_llama_cpp("llama_cpp.llama_grammar")
     except ImportError:
         raise CallerError(
             "grammar-constrained tool calls need llama-cpp-python", hint=LOCAL_INSTALL_HINT

@@ -47,6 +47,7 @@ from ..prompts import Prompt, PromptTemplate
 from ..run.model import ModelEvent, ModelRequest, TurnDone
 from ..wire.events import Event
 from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
+from .local_import import import_llama_cpp
 from .local_repeat import RepeatGuard
 from .prompt import CHATML_STOP, chatml_hermes
 
@@ -312,7 +313,7 @@ def _load(source: _Source, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
     key = (str(path), n_ctx, n_threads)
     with _LOADING:
         if key not in _LOADED:
-            llama_cpp: Any = importlib.import_module("llama_cpp")
+            llama_cpp: Any = import_llama_cpp()
             llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False
             )
@@ -479,9 +480,21 @@ class LocalModel:
 
     def grammar(self, request: ModelRequest) -> str | None:
         """The GBNF grammar of one turn, or ``None`` when no tool may be called."""
-        if not request.tools or request.tool_choice == "none":
+        if not _may_call(request):
             return None
         return tool_call_grammar(request.tools, request.tool_choice, max_calls=self.max_calls)
+
+    def decoder(self, request: ModelRequest, prompt: Prompt) -> TextTurnDecoder:
+        """One turn's decoder: the Hermes format over the offered tools. With no tools
+        offered, or ``tool_choice="none"``, the output is text, markup included (a
+        ``calls_in_content`` notice says when it held calls), as an OpenAI server
+        answers: the caller said no tool may be called."""
+        from .. import formats
+
+        fmt = formats.get(
+            "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
+        )
+        return TextTurnDecoder(fmt, require_end=True, calls=_may_call(request))
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn: events as tokens arrive, then one ``TurnDone``.
@@ -491,16 +504,11 @@ class LocalModel:
         """
         import anyio
 
-        from .. import formats
-
         llama, lock = await anyio.to_thread.run_sync(_load, self.source, self.n_ctx, self.n_threads)
         self._adopt_template(llama)
         prompt = self.prompt(request)
         grammar = self.grammar(request)
-        fmt = formats.get(
-            "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
-        )
-        turn = TextTurnDecoder(fmt, require_end=True)
+        turn = self.decoder(request, prompt)
         pieces = _generate(llama, lock, prompt, grammar, {**self.settings, **request.settings})
         guard = RepeatGuard() if self.stop_repeats else None
         tokens = 0
@@ -520,6 +528,11 @@ class LocalModel:
         for event in turn.usage(Usage(input_tokens=prompt_tokens, output_tokens=tokens)):
             yield event
         yield TurnDone(turn.close())
+
+
+def _may_call(request: ModelRequest) -> bool:
+    """Whether the turn may call a tool: tools were offered and the choice is not ``none``."""
+    return bool(request.tools) and request.tool_choice != "none"
 
 
 def _next_chunk(pieces: Generator[dict[str, Any], None, None]) -> dict[str, Any] | None:
@@ -567,7 +580,7 @@ def _generate(
     settings: Mapping[str, Any],
 ) -> Generator[dict[str, Any], None, None]:
     """llama.cpp's streamed completion, holding the model's lock while it runs."""
-    grammars: Any = importlib.import_module("llama_cpp.llama_grammar")
+    grammars: Any = import_llama_cpp("llama_cpp.llama_grammar")
 
     options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
     compiled = grammars.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
