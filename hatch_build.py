@@ -23,7 +23,10 @@ from typing import Any
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
 # The modules on the hot path, compiled together (they call each other natively).
+# turn.py: the per-call and per-turn classes the wire layer builds (ToolRequest, Turn,
+# Notice), native classes with a compiled constructor there (see its comment).
 COMPILED = [
+    "toolwire/turn.py",
     "toolwire/wire/events.py",
     "toolwire/wire/jsonscan.py",
     "toolwire/wire/assembler.py",

@@ -6,10 +6,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .messages import AssistantMessage, ToolCall, Usage
+
+try:  # read by mypyc when it compiles this module; a no-op at run time
+    from mypy_extensions import mypyc_attr
+except ImportError:  # not installed (it comes with mypy): the no-op is all that is needed
+
+    def mypyc_attr(*_: str, **__: object) -> Callable[[type], type]:  # type: ignore[misc]
+        return lambda cls: cls
+
 
 __all__ = ["Notice", "NoticeKind", "ToolRequest", "Turn"]
 
@@ -61,6 +70,13 @@ NoticeKind = Literal[
 """What a :class:`Notice` reports; each kind is described in its docstring."""
 
 
+# The three classes below are built once per call or per turn by the compiled wire
+# layer, and this module is compiled with it (hatch_build.py): there each is a native
+# class, and a constructor written out (as the event classes' are) is a C function,
+# where the one @dataclass generates runs interpreted, about 2,000 instructions a call
+# (bench/README.md, "Per-turn assembly"). @dataclass still gives them equality, repr,
+# fields() and replace(). Subclasses of one's own stay possible in both builds.
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class Notice:
     """Something suspicious that did not make the turn unusable.
@@ -173,7 +189,13 @@ class Notice:
     message: str
     index: int | None = None
 
+    def __init__(self, kind: NoticeKind, message: str, index: int | None = None) -> None:
+        self.kind = kind
+        self.message = message
+        self.index = index
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class ToolRequest:
     """One call, ready for execution.
@@ -199,7 +221,28 @@ class ToolRequest:
     repaired: bool = False
     freeform: bool = False
 
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        raw_arguments: str,
+        input: Any,
+        error: str | None = None,
+        index: int = 0,
+        repaired: bool = False,
+        freeform: bool = False,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.raw_arguments = raw_arguments
+        self.input = input
+        self.error = error
+        self.index = index
+        self.repaired = repaired
+        self.freeform = freeform
 
+
+@mypyc_attr(allow_interpreted_subclasses=True)
 @dataclass(slots=True)
 class Turn:
     """Everything one model response produced.
@@ -224,6 +267,29 @@ class Turn:
     logprobs: dict[str, list[Any]] | None = None
     continuations: int = 0
     model: str | None = None
+
+    def __init__(  # noqa: PLR0913, PLR0917 — the dataclass's fields, positional as before
+        self,
+        message: AssistantMessage,
+        requests: list[ToolRequest],
+        finish_reason: str | None = None,
+        usage: Usage | None = None,
+        notices: list[Notice] | None = None,
+        refused: bool = False,
+        logprobs: dict[str, list[Any]] | None = None,
+        continuations: int = 0,
+        model: str | None = None,
+    ) -> None:
+        """``usage`` and ``notices`` default to new empty ones (``Usage()``, ``[]``)."""
+        self.message = message
+        self.requests = requests
+        self.finish_reason = finish_reason
+        self.usage = Usage() if usage is None else usage
+        self.notices = [] if notices is None else notices
+        self.refused = refused
+        self.logprobs = logprobs
+        self.continuations = continuations
+        self.model = model
 
     @property
     def tool_calls(self) -> list[ToolCall]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from toolwire.messages import Usage
 from toolwire.wire import (
     AnthropicStream,
     Finished,
@@ -12,6 +13,7 @@ from toolwire.wire import (
     TextDelta,
     ToolCallDelta,
     ToolCallStarted,
+    UsageReported,
 )
 
 
@@ -110,3 +112,40 @@ def test_each_feed_returns_a_list_of_its_own() -> None:
     assert kept[2] == [ToolCallDelta(0, ": 1")]
     stream.feed({"type": "content_block_stop", "index": 0})  # emits ToolCallReady
     assert kept[2] == [ToolCallDelta(0, ": 1")]
+
+
+def test_a_usage_reported_as_counts_is_the_usage_built_from_them() -> None:
+    # UsageReported.of_counts builds its Usage at the first read, once; the event is
+    # indistinguishable from one made with the Usage itself.
+    counted = UsageReported.of_counts((12, 3, 4, 5, 6))
+    assert counted == UsageReported(Usage(12, 3, 4, 5, 6))
+    assert counted.usage is counted.usage
+    assert repr(counted) == repr(UsageReported(Usage(12, 3, 4, 5, 6)))
+    match counted:
+        case UsageReported(usage):
+            assert usage.total_tokens == 15
+        case _:
+            pytest.fail("no match")
+    counted.usage = Usage(1)
+    assert counted == UsageReported(Usage(1))
+
+
+def test_anthropic_usage_reports_and_the_turns_usage() -> None:
+    # Each report says the counts as they were then (message_delta sends only what
+    # changed); the turn's usage is the last report's.
+    stream = AnthropicStream(deltas=False)
+    start = {
+        "type": "message_start",
+        "message": {"usage": {"input_tokens": 7, "cache_read_input_tokens": 5, "output_tokens": 1}},
+    }
+    end = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn"},
+        "usage": {"output_tokens": 9},
+    }
+    events = stream.feed(start) + stream.feed(end) + stream.feed({"type": "message_stop"})
+    reports = [e for e in events if type(e) is UsageReported]
+    assert [r.usage for r in reports] == [Usage(12, 1, 5, 0, 0), Usage(12, 9, 5, 0, 0)]
+    turn = stream.close()
+    assert turn.usage is reports[-1].usage
+    assert stream.assembler.usage is turn.usage

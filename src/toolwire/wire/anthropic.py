@@ -25,7 +25,7 @@ notice. Programmatic tool calling may put whole blocks and the stop reason into
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from ..messages import ProviderPart
@@ -33,7 +33,7 @@ from .assembler import Assembler, _Call, dump_json, loads_json
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
 from .fields import as_dict, as_index, as_list, as_object, as_text, field, loose_text
 from .stream import StreamDecoder
-from .usage import ANTHROPIC_STOP_REASONS, anthropic_usage
+from .usage import ANTHROPIC_STOP_REASONS, anthropic_counts
 
 __all__ = ["PROVIDER", "AnthropicStream", "is_known_provider_block", "refusal_details"]
 
@@ -43,6 +43,11 @@ PROVIDER = "anthropic"
 # Block kinds that are the provider's own and need nothing from toolwire but to be kept
 # and sent back; any ``*_tool_result`` block is one too (see is_known_provider_block).
 _PROVIDER_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use", "container_upload", "compaction"})
+
+# What a decoder holds until its first provider block: one shared empty table, read and
+# never written (``_on_block_start`` gives the decoder its own), so that the common turn,
+# which has none, does not make and free two per turn.
+_NO_BLOCKS: Final[dict[int, Any]] = {}
 
 
 def is_known_provider_block(kind: str) -> bool:
@@ -59,9 +64,11 @@ class AnthropicStream(StreamDecoder):
         """``deltas=False``: no ``ToolCallDelta`` per arguments fragment, for a consumer
         that wants only whole calls (``ToolCallReady``) and the turn, which is the same."""
         super().__init__(deltas=deltas)
-        self._tool_blocks: set[int] = set()
-        self._provider_blocks: dict[int, ProviderPart] = {}
-        self._provider_input: dict[int, list[str]] = {}  # streamed input of a server tool use
+        # A tool_use block is one of the assembler's calls (``calls`` by block index);
+        # a block kept verbatim is in these two, with a server tool use's streamed
+        # input (see _NO_BLOCKS).
+        self._provider_blocks: dict[int, ProviderPart] = _NO_BLOCKS
+        self._provider_input: dict[int, list[str]] = _NO_BLOCKS
         self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
 
     def feed(self, item: Any) -> list[Event]:  # noqa: PLR0911, PLR0912 — the flat feed of the hot path (ARCHITECTURE)
@@ -157,7 +164,7 @@ class AnthropicStream(StreamDecoder):
             elif kind == "content_block_stop":
                 # A tool block's arguments are final: the call is ready now.
                 index = event.get("index")
-                if type(index) is int and index in self._tool_blocks:
+                if type(index) is int and index in asm.calls:
                     # Assembler.tool_arguments_done, written out: the block's call is open.
                     call = asm.calls[index]
                     call.done = True
@@ -189,7 +196,7 @@ class AnthropicStream(StreamDecoder):
             )
         elif kind == "content_block_stop":
             index = as_index(field(item, "index"), "index")
-            if index in self._tool_blocks:
+            if index in self._assembler.calls:
                 self._assembler.tool_arguments_done(index)
             elif index in self._provider_blocks:
                 self._provider_block_done(index)
@@ -220,7 +227,7 @@ class AnthropicStream(StreamDecoder):
             for index, raw in enumerate(as_list(content, "message.content")):
                 block = as_object(raw, "message.content[]")
                 self._on_block_start(index, block)
-                if index in self._tool_blocks:
+                if index in self._assembler.calls:
                     self._assembler.tool_arguments_done(index)
                 self._provider_blocks.pop(index, None)  # complete already: no input deltas
                 self._provider_input.pop(index, None)
@@ -271,7 +278,6 @@ class AnthropicStream(StreamDecoder):
         asm = self._assembler
         asm.part_break()
         if kind == "tool_use":
-            self._tool_blocks.add(index)
             start_input = block.get("input")
             # Streaming sends input {} here and the JSON as deltas; a non-empty input
             # here (seen from proxies that do not stream tool input) is the whole input.
@@ -304,16 +310,22 @@ class AnthropicStream(StreamDecoder):
             asm.reasoning("")
             asm.reasoning_meta(redacted=as_text(field(block, "data"), "redacted_thinking.data"))
         else:
-            name = as_text(kind, "content_block.type")
-            # A copy: the input streamed later is written into it, the event stays as sent.
-            self._provider_blocks[index] = asm.provider_part(PROVIDER, dict(block))
-            self._provider_input[index] = []
-            if not is_known_provider_block(name):
-                asm.notice(
-                    "unknown_block",
-                    f"content block of type {name!r} kept verbatim; toolwire does not interpret it",
-                    index,
-                )
+            self._on_provider_block(index, as_text(kind, "content_block.type"), block)
+
+    def _on_provider_block(self, index: int, name: str, block: dict[str, Any]) -> None:
+        """A block that runs at the provider or belongs to it: kept verbatim."""
+        asm = self._assembler
+        if self._provider_blocks is _NO_BLOCKS:
+            self._provider_blocks, self._provider_input = {}, {}
+        # A copy: the input streamed later is written into it, the event stays as sent.
+        self._provider_blocks[index] = asm.provider_part(PROVIDER, dict(block))
+        self._provider_input[index] = []
+        if not is_known_provider_block(name):
+            asm.notice(
+                "unknown_block",
+                f"content block of type {name!r} kept verbatim; toolwire does not interpret it",
+                index,
+            )
 
     def _on_message_delta(self, item: dict[str, Any]) -> None:
         self._on_usage(item.get("usage"))
@@ -329,7 +341,7 @@ class AnthropicStream(StreamDecoder):
             for key, value in counts.items():
                 if value is not None:
                     merged[key] = value
-            self._assembler.set_usage(anthropic_usage(self._usage))
+            self._assembler.report_counts(anthropic_counts(merged))
 
 
 def refusal_details(asm: Assembler, details: Any) -> None:

@@ -303,6 +303,9 @@ class Assembler:
         self._order: list[_Segment | _Call | ProviderPart] = []
         self._finish: str | None = None
         self._usage: Usage | None = None  # built when reported, or at the end
+        # The last report made of counts (``report_counts``): its Usage is built when
+        # read, and the turn's usage is that one (one Usage a turn, not one a report).
+        self._counted: UsageReported | None = None
         self._notices: list[Notice] = []
         self._break = False  # the next text or reasoning starts a new part
         self._refused = False  # the provider said the model refused (no refusal text needed)
@@ -843,7 +846,17 @@ class Assembler:
     def set_usage(self, usage: Usage) -> None:
         """Record token usage (providers report running totals)."""
         self._usage = usage
+        self._counted = None
         self.events.append(UsageReported(usage))
+
+    def report_counts(self, counts: tuple[int, int, int, int, int]) -> None:
+        """``set_usage(Usage(*counts))``, the ``Usage`` built only when it is read (the
+        event's or the turn's): a provider that reports usage more than once a turn
+        (Anthropic) no longer builds one per report."""
+        event = UsageReported.of_counts(counts)
+        self._usage = None
+        self._counted = event
+        self.events.append(event)
 
     def call_indexes(self) -> list[int]:
         """The indexes of the tool calls seen so far (each call's own, in order opened)."""
@@ -861,9 +874,11 @@ class Assembler:
     @property
     def usage(self) -> Usage:
         """The usage recorded so far."""
-        if self._usage is None:
-            self._usage = Usage()
-        return self._usage
+        usage = self._usage
+        if usage is None:
+            counted = self._counted
+            usage = self._usage = Usage() if counted is None else counted.usage
+        return usage
 
     def notice(self, kind: NoticeKind, message: str, index: int | None = None) -> None:
         """Report something suspicious that does not break the turn."""

@@ -134,11 +134,38 @@ class Finished(_Fields):
 class UsageReported(_Fields):
     """The provider reported token usage (totals for the turn so far)."""
 
-    __slots__ = ("usage",)
+    __slots__ = ("_counts", "_usage")
     __match_args__ = ("usage",)
 
     def __init__(self, usage: Usage) -> None:
-        self.usage = usage
+        self._usage: Usage | None = usage
+        self._counts: tuple[int, int, int, int, int] = _NO_COUNTS
+
+    @staticmethod
+    def of_counts(counts: tuple[int, int, int, int, int]) -> UsageReported:
+        """The report of ``Usage(*counts)``, which is built when ``usage`` is first read.
+
+        Anthropic reports usage twice a turn (``message_start``, ``message_delta``) and
+        most consumers read only the turn's last one: a ``Usage`` nobody reads cost more
+        than the rest of its report (bench/count_assembly.py).
+        """
+        event = UsageReported(_PLACEHOLDER)
+        event._usage = None
+        event._counts = counts
+        return event
+
+    @property
+    def usage(self) -> Usage:
+        """The token counts reported."""
+        usage = self._usage
+        if usage is None:
+            input, output, read, write, reasoning = self._counts
+            usage = self._usage = Usage(input, output, read, write, reasoning)
+        return usage
+
+    @usage.setter
+    def usage(self, usage: Usage) -> None:
+        self._usage = usage
 
 
 class ToolCallRetracted(_Fields):
@@ -167,6 +194,10 @@ class RefusalDelta(_Fields):
 
     def __init__(self, text: str) -> None:
         self.text = text
+
+
+_NO_COUNTS: Final = (0, 0, 0, 0, 0)
+_PLACEHOLDER: Final = Usage()  # never read: replaced before ``of_counts`` returns
 
 
 def _new_by_slots() -> bool:

@@ -19,6 +19,7 @@ from ..messages import Usage
 __all__ = [
     "ANTHROPIC_STOP_REASONS",
     "RESPONSES_INCOMPLETE_REASONS",
+    "anthropic_counts",
     "anthropic_usage",
     "openai_usage",
     "responses_usage",
@@ -83,6 +84,13 @@ def responses_usage(usage: Mapping[str, Any]) -> Usage:
 def anthropic_usage(usage: Mapping[str, Any]) -> Usage:
     """Anthropic ``usage`` (a response's, or the merged ``message_start`` / ``message_delta``
     counts of a stream)."""
+    input, output, read, write, reasoning = anthropic_counts(usage)
+    return Usage(input, output, read, write, reasoning)
+
+
+def anthropic_counts(usage: Mapping[str, Any]) -> tuple[int, int, int, int, int]:
+    """``anthropic_usage``'s counts, in ``Usage``'s field order, without the ``Usage``
+    (the stream decoder reports them with ``UsageReported.of_counts``)."""
     if type(usage) is dict and "output_tokens_details" not in usage:
         # The common case, read inline: a call per count cost more than the rest of a
         # ``message_start`` (bench/count_assembly.py); anything else takes the path below.
@@ -96,13 +104,13 @@ def anthropic_usage(usage: Mapping[str, Any]) -> Usage:
             and type(read) is int
             and type(write) is int
         ):
-            return Usage(inputs + read + write, outputs, read, write, 0)
+            return (inputs + read + write, outputs, read, write, 0)
     read = _int(usage, "cache_read_input_tokens")
     write = _int(usage, "cache_creation_input_tokens")
-    return Usage(
-        input_tokens=_int(usage, "input_tokens") + read + write,
-        output_tokens=_int(usage, "output_tokens"),
-        cache_read_tokens=read,
-        cache_write_tokens=write,
-        reasoning_tokens=_int(usage.get("output_tokens_details"), "thinking_tokens"),
+    return (
+        _int(usage, "input_tokens") + read + write,
+        _int(usage, "output_tokens"),
+        read,
+        write,
+        _int(usage.get("output_tokens_details"), "thinking_tokens"),
     )
