@@ -122,18 +122,24 @@ def start_upstream(tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def start_proxy(upstream: str, src: Path = ROOT / "src") -> tuple[subprocess.Popen[bytes], str]:
+    """``python -m toolwire serve`` in front of ``upstream``, as users run it."""
+    return _proxy_process(["-m", "toolwire", "serve", "--upstream", upstream, "--port"], src)
+
+
+def _instrumented_proxy(
+    flag: str, upstream: str, src: Path, out: Path
+) -> tuple[subprocess.Popen[bytes], str]:
+    """This script's own proxy (``--traced-proxy``, ``--profiled-proxy``) writing ``out``."""
+    return _proxy_process([__file__, flag, upstream], src, str(out))
+
+
+def _proxy_process(
+    args: list[str], src: Path, *after_port: str
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A proxy process on a free port (``args``, the port, ``after_port``), ready."""
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [
-        sys.executable,
-        "-m",
-        "toolwire",
-        "serve",
-        "--upstream",
-        upstream,
-        "--port",
-        str(port),
-    ]
+    command = [sys.executable, *args, str(port), *after_port]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     wait_for(f"{url}/models")
@@ -514,13 +520,8 @@ def first_byte(src: Path, requests: int) -> None:
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     out = tmp / f"bench_serve.first_byte.{os.getpid()}.json"
     upstream, direct = start_upstream(tmp)
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, __file__, "--traced-proxy", direct, str(port), str(out)]
-    proxy = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
+    proxy, url = _instrumented_proxy("--traced-proxy", direct, src, out)
     try:
-        wait_for(f"{url}/models")
         asyncio.run(_requests(url, 30 + requests))
     finally:
         for process in (proxy, upstream):
@@ -635,13 +636,8 @@ def profile(src: Path, streams: int, tokens: int, top: int) -> None:
     tmp = Path(os.environ.get("TMPDIR", "/tmp"))
     out = tmp / f"bench_serve.profile.{os.getpid()}"
     upstream, direct = start_upstream(tmp)
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    command = [sys.executable, __file__, "--profiled-proxy", direct, str(port), str(out)]
-    proxy = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
+    proxy, url = _instrumented_proxy("--profiled-proxy", direct, src, out)
     try:
-        wait_for(f"{url}/models")
         asyncio.run(_streams(url, streams, 5, 0.0))
         proxy.send_signal(signal.SIGUSR1)
         asyncio.run(_streams(url, streams, tokens, 0.02))
