@@ -66,6 +66,7 @@ class RecordedUpstream:
         self.script = script
         self.model = model
         self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []  # each POST's, names lowercased
         self.received = threading.Event()  # a chat or completions request came
         self.disconnected = threading.Event()
         self.open_streams = 0
@@ -122,6 +123,8 @@ class RecordedUpstream:
                     k.strip().lower(): v.strip()
                     for k, v in (line.split(":", 1) for line in lines[1:] if ":" in line)
                 }
+                if method == "POST":
+                    self.request_headers.append(headers)
                 size = int(headers.get("content-length", "0"))
                 raw = await reader.readexactly(size) if size else b""
                 await self._handle(method, path, raw, reader, writer)

@@ -97,6 +97,24 @@ def native(*fragments: dict[str, Any]) -> Reply:
 # -- native calls through the assembler ----------------------------------------------------
 
 
+def test_the_clients_key_is_forwarded_and_only_its_own(serve: Any) -> None:
+    """The upstream gets JSON/SSE headers and the client's ``Authorization`` as sent;
+    a request without one sends none (not the previous client's)."""
+    upstream, client = serve(lambda body: Reply(text="hi"))
+    keyed = client.with_options(api_key="sk-client-key")
+    stream_of(keyed)
+    ask(keyed)
+    base = str(client.base_url).rstrip("/")
+    bare = httpx.post(f"{base}/chat/completions", json=chat_body(QWEN, stream=True), timeout=30)
+    assert bare.status_code == 200
+    first, second, third = upstream.request_headers
+    assert first["authorization"] == second["authorization"] == "Bearer sk-client-key"
+    assert "authorization" not in third
+    for headers in (first, second, third):
+        assert headers["content-type"] == "application/json"
+        assert "text/event-stream" in headers["accept"]
+
+
 def test_parallel_calls_all_on_index_zero_are_split(serve: Any) -> None:
     reply = native(
         {
