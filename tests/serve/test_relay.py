@@ -116,7 +116,7 @@ def test_the_tools_are_read_once_per_distinct_tools_and_bounded() -> None:
     other tools are read anew; a bad definition is still a 400 every time."""
     from toolwire.serve import request
 
-    request._TOOL_SETS.clear()
+    request._tool_set.cache_clear()
     first = read_call(chat_body(tools=TOOLS), None)
     again = read_call(chat_body(tools=TOOLS), None)
     assert again.tools == first.tools and again.tools is not first.tools
@@ -129,5 +129,5 @@ def test_the_tools_are_read_once_per_distinct_tools_and_bounded() -> None:
             read_call(chat_body(tools=bad), None)
     for n in range(request.MAX_TOOL_SETS + 1):  # bounded: clients choose the tools
         read_call(chat_body(tools=[{"type": "function", "function": {"name": f"t{n}"}}]), None)
-    assert len(request._TOOL_SETS) <= request.MAX_TOOL_SETS
+    assert request._tool_set.cache_info().currsize <= request.MAX_TOOL_SETS
     assert read_call(chat_body(tools=TOOLS), None).tools == first.tools

@@ -29,6 +29,7 @@ What the proxy relies on, kept here:
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -56,7 +57,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
     def __init__(self, limits: httpx.Limits) -> None:
         self._limits = limits
         self._session: aiohttp.ClientSession | None = None
-        self._urls: dict[str, URL] = {}
 
     def _open(self) -> aiohttp.ClientSession:
         limits = self._limits
@@ -77,16 +77,6 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         )
         return self._session
 
-    def _url(self, url: httpx.URL) -> URL:
-        """The yarl URL of ``url``, parsed once per URL (a proxy sends a few, often)."""
-        text = str(url)
-        parsed = self._urls.get(text)
-        if parsed is None:
-            if len(self._urls) >= 64:
-                self._urls.clear()
-            parsed = self._urls[text] = URL(text, encoded=True)
-        return parsed
-
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request``; the response's body is read as it is iterated."""
         session = self._session or self._open()
@@ -100,7 +90,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         with _mapped(connecting=True):
             response = await session.request(
                 request.method,
-                self._url(request.url),
+                _yarl(str(request.url)),
                 headers=request.headers.multi_items(),
                 data=await request.aread() or None,
                 allow_redirects=False,
@@ -122,6 +112,12 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
+
+
+@functools.lru_cache(maxsize=64)  # a proxy sends to a few URLs, often
+def _yarl(url: str) -> URL:
+    """The yarl URL of ``url``, parsed once."""
+    return URL(url, encoded=True)
 
 
 class _Body(httpx.AsyncByteStream):

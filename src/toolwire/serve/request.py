@@ -27,7 +27,6 @@ from .thinking import generation_prompt
 __all__ = ["ProxyCall", "read_call", "resolve_family"]
 
 MAX_TOOL_SETS = 64  # the tools of this many requests kept read (clients resend theirs)
-_TOOL_SETS: dict[str, tuple[ToolDef, ...]] = {}
 
 
 @dataclass(slots=True)
@@ -116,13 +115,14 @@ def _tools(raw: Any) -> tuple[list[ToolDef], str]:
         key = json.dumps(raw)
     except (TypeError, ValueError):  # not from a JSON body: nothing to key it by
         raise CallerError("'tools' must be JSON") from None
-    known = _TOOL_SETS.get(key)
-    if known is None:
-        known = tuple(tool_defs(raw or []))  # ToolMappingError (a CallerError)
-        if len(_TOOL_SETS) >= MAX_TOOL_SETS:  # clients name tools: keep memory bounded
-            _TOOL_SETS.clear()
-        _TOOL_SETS[key] = known
-    return list(known), key
+    return list(_tool_set(key)), key
+
+
+@functools.lru_cache(maxsize=MAX_TOOL_SETS)  # clients name tools: bounded
+def _tool_set(key: str) -> tuple[ToolDef, ...]:
+    """The tools whose JSON text is ``key`` (a bad definition raises ``ToolMappingError``,
+    a CallerError, and is not kept: it is a 400 every time)."""
+    return tuple(tool_defs(json.loads(key) or []))
 
 
 @functools.lru_cache(maxsize=256)  # a client names the model: bounded
