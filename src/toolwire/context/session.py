@@ -21,8 +21,6 @@ from ..messages import (
     ContentPart,
     Image,
     Message,
-    TextPart,
-    ToolCall,
     ToolResult,
     Usage,
     UserMessage,
@@ -67,8 +65,6 @@ _QUERY_MESSAGES = 6  # the user and assistant messages routing reads, newest fir
 # C predicates for filter(): no Python call per item (typed as the isinstance they are).
 _IS_USER = cast("Callable[[object], TypeGuard[UserMessage]]", UserMessage.__instancecheck__)
 _IS_RESULT = cast("Callable[[object], TypeGuard[ToolResult]]", ToolResult.__instancecheck__)
-_IS_TEXT = cast("Callable[[object], TypeGuard[TextPart]]", TextPart.__instancecheck__)
-_IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
 _NAME = attrgetter("name")
 
 
@@ -374,7 +370,7 @@ class RunContext:
     def observe(self, message: AssistantMessage, usage: Usage) -> None:
         """Remember the tools the model used and the request's reported usage."""
         if self.router is not None:  # what the model used stays offered while routing
-            calls = filter(_IS_CALL, message.parts)  # message.tool_calls, in C
+            calls = message.tool_calls
             self.used.update(filter(self._definitions.__contains__, map(_NAME, calls)))
         if self.requests:
             self.requests[-1].usage = usage
@@ -476,7 +472,7 @@ def routing_query(messages: Sequence[Message]) -> str:
         if isinstance(message, UserMessage) and message is not first:
             texts.append(message.content)
         elif isinstance(message, AssistantMessage):
-            texts.append("".join([p.text for p in filter(_IS_TEXT, message.parts)]))  # .text
+            texts.append(message.text)
     if first is not None:
         texts.append(first.content)
     return "\n".join(reversed(texts))

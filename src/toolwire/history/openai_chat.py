@@ -48,8 +48,8 @@ which Mistral's API sends).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard, cast
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..messages import (
     TOOL_ERROR_PREFIX,
@@ -58,7 +58,6 @@ from ..messages import (
     Image,
     Message,
     SystemMessage,
-    TextPart,
     ToolCall,
     ToolResult,
     ToolStatus,
@@ -85,9 +84,6 @@ __all__ = [
 ]
 
 JSONDict = dict[str, Any]
-# C predicates for filter(): no Python call per part (typed as the isinstance they are).
-_IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
-_IS_TEXT = cast("Callable[[object], TypeGuard[TextPart]]", TextPart.__instancecheck__)
 
 
 # -- neutral -> Chat -------------------------------------------------------------------
@@ -169,8 +165,8 @@ def _result_images(result: ToolResult) -> list[JSONDict]:
 
 def _encode_assistant(message: AssistantMessage, reasoning: str | None) -> JSONDict:
     """``reasoning``: what goes in ``reasoning_content`` (``None``: no such field)."""
-    calls = list(filter(_IS_CALL, message.parts))  # .tool_calls and .text, in C
-    text = "".join([p.text for p in filter(_IS_TEXT, message.parts)])
+    calls = message.tool_calls
+    text = message.text
     out: JSONDict = {"role": "assistant", "content": text if text or not calls else None}
     if calls:
         out["tool_calls"] = [_encode_call(call) for call in calls]
