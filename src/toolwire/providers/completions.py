@@ -251,7 +251,7 @@ class CompletionsModel(HTTPModel):
         if stream:
             body["stream_options"] = {"include_usage": True}
         settings.pop("reasoning_effort", None)  # raw text has no such switch
-        if self.grammar and request.tools and request.tool_choice != "none":
+        if self.grammar and request.may_call:
             from .grammar import tool_call_grammar
 
             body["grammar"] = tool_call_grammar(request.tools, request.tool_choice)
@@ -272,7 +272,7 @@ class CompletionsModel(HTTPModel):
             request.messages, to_openai_chat_tools(request.tools), request.tool_choice
         )
         fmt = self._format_for(request.tools, prompt)
-        calls = bool(request.tools) and request.tool_choice != "none"  # else text stays text
+        calls = request.may_call  # else the text stays text
         wire = Wire(
             lambda: CompletionsStream(fmt, calls=calls),
             lambda body: decode_completion(fmt, body, calls=calls),

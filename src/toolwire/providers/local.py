@@ -480,7 +480,7 @@ class LocalModel:
 
     def grammar(self, request: ModelRequest) -> str | None:
         """The GBNF grammar of one turn, or ``None`` when no tool may be called."""
-        if not _may_call(request):
+        if not request.may_call:
             return None
         return tool_call_grammar(request.tools, request.tool_choice, max_calls=self.max_calls)
 
@@ -494,7 +494,7 @@ class LocalModel:
         fmt = formats.get(
             "hermes", "qwen2.5", tools=request.tools, generation_prompt=prompt.generation_prompt
         )
-        return TextTurnDecoder(fmt, require_end=True, calls=_may_call(request))
+        return TextTurnDecoder(fmt, require_end=True, calls=request.may_call)
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn: events as tokens arrive, then one ``TurnDone``.
@@ -528,11 +528,6 @@ class LocalModel:
         for event in turn.usage(Usage(input_tokens=prompt_tokens, output_tokens=tokens)):
             yield event
         yield TurnDone(turn.close())
-
-
-def _may_call(request: ModelRequest) -> bool:
-    """Whether the turn may call a tool: tools were offered and the choice is not ``none``."""
-    return bool(request.tools) and request.tool_choice != "none"
 
 
 def _next_chunk(pieces: Generator[dict[str, Any], None, None]) -> dict[str, Any] | None:

@@ -56,5 +56,5 @@ def content_calls(
     from .. import formats
 
     fmt = formats.get(*family, tools=request.tools)
-    apply = bool(request.tools) and request.tool_choice != "none"
+    apply = request.may_call
     return lambda: ContentCalls(fmt, apply=apply)

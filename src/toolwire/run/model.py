@@ -60,6 +60,12 @@ class ModelRequest:
         # unchecked, whoever builds the request, and nothing checks it twice.
         check_history(self.messages)
 
+    @property
+    def may_call(self) -> bool:
+        """Whether the model may call a tool this turn: tools are offered and
+        ``tool_choice`` is not ``"none"`` (else its output is text, whatever it holds)."""
+        return bool(self.tools) and self.tool_choice != "none"
+
 
 @dataclass(slots=True)
 class TurnDone:
