@@ -31,6 +31,10 @@ async def _with_context(i: int, context: ToolContext) -> str:
     return context.idempotency_key
 
 
+async def _raises(i: int) -> str:
+    raise ValueError("no")
+
+
 def _agent(body: Any, *, early: bool, policy: ContextPolicy | None) -> Agent:
     tools = []
     for k in range(CALLS):
@@ -59,7 +63,7 @@ def _cyclic_garbage(agent: Agent) -> Counter[str]:
             agent.model = ScriptedModel(_script())
             result = await agent.run("go")
             assert result.output == "done"
-            del result
+            del result  # the caller drops the run
             gc.collect(0)
             return Counter(type(o).__qualname__ for o in gc.garbage)
         finally:
@@ -72,7 +76,9 @@ def _cyclic_garbage(agent: Agent) -> Counter[str]:
 
 @pytest.mark.parametrize("early", [True, False], ids=["early-starts", "after-the-stream"])
 @pytest.mark.parametrize("policy", [None, ContextPolicy(max_result_tokens=None)])
-@pytest.mark.parametrize("body", [_plain, _with_context], ids=["plain", "tool-context"])
+@pytest.mark.parametrize(
+    "body", [_plain, _with_context, _raises], ids=["plain", "tool-context", "raises"]
+)
 def test_a_finished_run_leaves_no_cycles(
     body: Any, early: bool, policy: ContextPolicy | None
 ) -> None:
