@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import filterfalse
 from operator import attrgetter
 from typing import Any, TypeGuard, TypeVar, cast, overload
@@ -59,6 +60,9 @@ _Cut = TypeVar("_Cut", str, tuple[ContentPart, ...])
 
 UNLIMITED = False
 """``@tool(max_result_tokens=False)``: never cut this tool's results."""
+
+_Counted = dict[int, tuple[Message, int, int, int]]
+"""A run's message counts: id -> the message and its tokens (calls, results, other)."""
 
 _FREE_CHOICES = ("auto", "none")  # tool_choice values that force no call
 _QUERY_MESSAGES = 6  # the user and assistant messages routing reads, newest first
@@ -164,7 +168,7 @@ class RunContext:
         self._offers_reader = False
         self.router: ToolRouter | None = None
         self._indexed = -1
-        self._counted: dict[int, tuple[Message, int, int, int]] = {}  # id -> message, counts
+        self._counted: _Counted = {}  # id -> message, counts
         self._limits: dict[Any, int | None] = {}  # tool -> its results' cap (the view's)
         self._index_tools()
         self.compressor = (
@@ -262,36 +266,19 @@ class RunContext:
         definitions = self._definitions
         tools = [definitions[n] for n in names]
         counts = self._tool_tokens  # this request's tool set, should it change later
-        tokens = LazyTokens(lambda: self._request_tokens(sent, names, counts))
+        # Counted from the run's counter and counts, not from self: a request's record
+        # is kept by the run, and a closure over the run would make a cycle that leaves
+        # the run's history to the garbage collector.
+        count = partial(_request_tokens, self._counted, self.count, sent, names, counts)
+        tokens = LazyTokens(count)
         self.requests.append(RequestRecord(round_number, tokens))
         events.append(TokensCounted(round_number, tokens))
         return Prepared(sent, tools, events, self.cache_key)
 
-    def _request_tokens(
-        self, sent: Sequence[Message], names: Sequence[str], tool_tokens: dict[str, int]
-    ) -> RequestTokens:
-        """One request's tokens by part, from each message's count (taken once)."""
-        calls = results = 0
-        other = PER_REQUEST
-        for message in sent:
-            c, r, o = self._message_tokens(message)
-            calls += c
-            results += r
-            other += o
-        tools = sum(tool_tokens[n] for n in names)
-        return RequestTokens(tools, calls, results, other, exact=bool(self.count.exact))  # type: ignore[attr-defined]
-
-    def _message_tokens(self, message: Message) -> tuple[int, int, int]:
-        found = self._counted.get(id(message))
-        if found is None or found[0] is not message:
-            counts = message_tokens(message, self.count)
-            found = self._counted[id(message)] = (message, *counts)
-        return found[1], found[2], found[3]
-
     def _history_tokens(self, messages: Sequence[Message]) -> int:
         total = PER_REQUEST
         for message in messages:
-            total += sum(self._message_tokens(message))
+            total += sum(_message_tokens(self._counted, self.count, message))
         return total
 
     def _offer(
@@ -358,7 +345,7 @@ class RunContext:
         compressor.summarised_upto = compressor.cut
         prompt = self._summary_prompt
         self.requests.append(
-            RequestRecord(0, lambda: account(prompt, count=self.count), usage, summary=True)
+            RequestRecord(0, partial(account, prompt, count=self.count), usage, summary=True)
         )
 
     def store_binding(self) -> tuple[ResultStore, int, Any]:
@@ -476,3 +463,32 @@ def routing_query(messages: Sequence[Message]) -> str:
     if first is not None:
         texts.append(first.content)
     return "\n".join(reversed(texts))
+
+
+def _message_tokens(
+    counted: _Counted, count: Callable[[str], int], message: Message
+) -> tuple[int, int, int]:
+    found = counted.get(id(message))
+    if found is None or found[0] is not message:
+        counts = message_tokens(message, count)
+        found = counted[id(message)] = (message, *counts)
+    return found[1], found[2], found[3]
+
+
+def _request_tokens(
+    counted: _Counted,
+    count: Callable[[str], int],
+    sent: Sequence[Message],
+    names: Sequence[str],
+    tool_tokens: dict[str, int],
+) -> RequestTokens:
+    """One request's tokens by part, from each message's count (taken once per run)."""
+    calls = results = 0
+    other = PER_REQUEST
+    for message in sent:
+        c, r, o = _message_tokens(counted, count, message)
+        calls += c
+        results += r
+        other += o
+    tools = sum(tool_tokens[n] for n in names)
+    return RequestTokens(tools, calls, results, other, exact=bool(count.exact))  # type: ignore[attr-defined]

@@ -289,6 +289,29 @@ class Executor:
         return limit
 
 
+class _Positions:
+    """Each call's 0-based position among its turn's calls (the idempotency key's).
+
+    ``known``: the early-started calls of non-plain tools (where each stood when it
+    started: the final turn must agree), or a resumed turn's given positions; the
+    others are their places in ``order``, the final calls, once bound.
+    """
+
+    __slots__ = ("known", "order")
+
+    def __init__(self) -> None:
+        self.known: dict[TurnCall, int] = {}
+        self.order: list[TurnCall] | None = None
+
+    def __call__(self, call: TurnCall) -> int:
+        known = self.known.get(call)
+        if known is None and self.order is not None:  # once per turn: linear in its calls
+            for place, each in enumerate(self.order):
+                self.known.setdefault(each, place)
+            known = self.known.get(call)
+        return known or 0
+
+
 class TurnRun:
     """Executes one turn's calls; see the module docstring. Use as ``async with``.
 
@@ -341,10 +364,12 @@ class TurnRun:
         self._interrupt: BaseException | None = None
         self._cut: set[TurnCall] = set()  # cancelled by the batch budget, to run again
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
-        # Where each early-started call of a non-plain tool stood in the turn: its
-        # idempotency key is made from it (progress.py), so the final turn must agree.
-        self._positions: dict[TurnCall, int] = {}
-        self._runner.position_of = self.position
+        # Where each call stands in the turn (progress.py's idempotency keys), asked by
+        # the runner: kept apart from the turn, so that the runner holds no reference
+        # back to it (the cycle would leave every turn's calls, tasks and results to the
+        # garbage collector instead of freeing them when the turn is dropped).
+        self._positions = _Positions()
+        self._runner.position_of = self._positions
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
         self.deferred: list[TurnCall] = []  # later batches of a turn with a held call
@@ -370,12 +395,7 @@ class TurnRun:
 
     def position(self, call: TurnCall) -> int:
         """The call's 0-based position among the turn's calls (the idempotency key's)."""
-        known = self._positions.get(call)
-        if known is None and self._order is not None:  # once per turn: linear in its calls
-            for place, each in enumerate(self._order):
-                self._positions.setdefault(each, place)
-            known = self._positions.get(call)
-        return known or 0
+        return self._positions(call)
 
     # -- context -------------------------------------------------------------------
 
@@ -468,9 +488,9 @@ class TurnRun:
         """
         if self._order is not None:
             raise CallerError("TurnRun.bind() was called twice for one turn")
-        self._order = self._reconcile(requests)
+        self._order = self._positions.order = self._reconcile(requests)
         if positions is not None:
-            self._positions = dict(zip(self._order, positions, strict=True))
+            self._positions.known = dict(zip(self._order, positions, strict=True))
 
     def validations(self) -> list[Validation]:
         """The validation of each answered call of the bound turn, in call order."""
@@ -572,7 +592,7 @@ class TurnRun:
         """The final calls, reusing what was validated or started while streaming."""
         by_index = self._by_index
         final_indices = set(map(_INDEX, requests))
-        if not self._positions and len(by_index) == len(requests) == len(final_indices):
+        if not self._positions.known and len(by_index) == len(requests) == len(final_indices):
             # The common turn: every final call is one announced while streaming, the
             # very request (tested in C: list equality tests identity first).
             announced = list(map(by_index.get, map(_INDEX, requests)))
@@ -590,7 +610,7 @@ class TurnRun:
             # The request the decoder announced is the one its turn holds (the common
             # case, tested inline); else the same id, name and arguments text.
             if early is not None and (early.request is request or early.same_request(request)):
-                if self._positions.get(early, position) == position:
+                if self._positions.known.get(early, position) == position:
                     order.append(early)
                     continue
                 self._discard(early, "an earlier call of the turn appeared or was retracted")
@@ -672,7 +692,7 @@ class TurnRun:
         self._launched += 1
         call.early = self._order is None  # launched while the turn still streams
         if call.early and call.tool is not None and not call.tool.plain:
-            self._positions[call] = self._early.position
+            self._positions.known[call] = self._early.position
         call.task = self._scope.start(self._guarded(call))
 
     async def _guarded(self, call: TurnCall) -> None:
