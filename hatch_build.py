@@ -49,10 +49,10 @@ _BUILD = """
 import sys
 from setuptools import setup
 from mypyc.build import mypycify
-config, out, tmp, *paths = sys.argv[1:]
+config, out, tmp, opt_level, *paths = sys.argv[1:]
 setup(
     name="toolwire-wire",
-    ext_modules=mypycify(["--config-file", config, *paths], opt_level="3", target_dir=tmp),
+    ext_modules=mypycify(["--config-file", config, *paths], opt_level=opt_level, target_dir=tmp),
     script_args=["build_ext", "--build-lib", out, "--build-temp", tmp],
 )
 """
@@ -61,6 +61,22 @@ setup(
 def compile_requested() -> bool:
     """True when this build should compile the wire layer."""
     return os.environ.get("TOOLWIRE_COMPILE", "") == "1"
+
+
+def c_opt_level() -> str:
+    """The C compiler's optimisation level (``-O``): 3, unless ``TOOLWIRE_COMPILE_OPT`` says.
+
+    Release wheels are built at 3. The test suite's build (scripts/build-compiled under
+    scripts/test) asks for 1: the C that mypyc generates is the same at every level, and
+    gcc's levels change only how fast the machine code runs, not what it does, for C that
+    is well defined (mypyc's is; -Werror keeps gcc's warnings fatal at each level). Level
+    0 also turns on the C asserts (-UNDEBUG), which is a different build, so 1 is the
+    lowest the tests use.
+    """
+    level = os.environ.get("TOOLWIRE_COMPILE_OPT", "3")
+    if level not in ("0", "1", "2", "3"):
+        raise ValueError(f"TOOLWIRE_COMPILE_OPT={level!r}: choose 0, 1, 2 or 3")
+    return level
 
 
 class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
@@ -82,7 +98,7 @@ class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         out, tmp = Path(self._work.name, "lib"), Path(self._work.name, "tmp")
         config = str(root / "pyproject.toml")
         subprocess.run(
-            [sys.executable, "-c", _BUILD, config, str(out), str(tmp), *COMPILED],
+            [sys.executable, "-c", _BUILD, config, str(out), str(tmp), c_opt_level(), *COMPILED],
             cwd=src,
             check=True,
         )

@@ -41,8 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=SUBSETS,
         default=None,
         help="compiled: the tests that reach the mypyc-compiled modules' edges; versions: "
-        "the tests of what differs between Python versions (tests/subsets.py says how "
-        "each is chosen)",
+        "the tests of what differs between Python versions; ray: the files of the tests "
+        "marked ray (tests/subsets.py says how each is chosen)",
     )
     parser.addoption(
         "--timings",

@@ -41,6 +41,12 @@ stages run only what they can change (``pytest --subset=NAME``, tests/conftest.p
   asyncio through any toolwire module", the subset was 2,452 of 4,471 tests — the
   format parsers and the error classes among them.
 
+* ``ray`` — the files whose tests carry the ``ray`` marker, for the Ray stage
+  (``-m ray``, one Ray instance in one process): a file that applies the marker
+  (``pytest.mark.ray``), and the snippets' test when a page's ``mark`` directive names
+  it (tests/docs/snippets.py). Only so that stage does not import and collect the whole
+  suite (14 s of CPU) to keep 31 tests; ``-m ray`` still picks the tests in them.
+
 Only the standard modules listed here are kept by hand: they are facts about Python, not
 about this tree, so a new test or module is placed by what it imports.
 """
@@ -56,7 +62,10 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 SOURCE = ROOT / "src"
 
-SUBSETS = ("compiled", "versions")
+SUBSETS = ("compiled", "versions", "ray")
+
+SNIPPETS = TESTS / "docs" / "test_snippets.py"
+"""The test of the documentation's snippets, whose marks come from the pages."""
 
 VERSION_SENSITIVE = frozenset(
     {
@@ -177,9 +186,35 @@ def one_step(modules: Iterable[str]) -> set[str]:
     return found
 
 
+def marks_ray(path: Path) -> bool:
+    """True if the test file ``path`` applies the ``ray`` marker (``pytest.mark.ray``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return any(
+        isinstance(node, ast.Attribute)
+        and node.attr == "ray"
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "mark"
+        for node in ast.walk(tree)
+    )
+
+
+def a_page_marks_ray() -> bool:
+    """True if a documentation page's ``mark`` directive gives its snippets ``ray``."""
+    from tests.docs.snippets import blocks, pages
+
+    return any(
+        "ray" in args
+        for page in pages()
+        for block in blocks(page)
+        for args in block.options("mark")
+    )
+
+
 @cache
 def in_subset(subset: str, path: Path) -> bool:
     """True if the test file ``path`` belongs to ``subset`` (one of ``SUBSETS``)."""
+    if subset == "ray":
+        return marks_ray(path) or (path == SNIPPETS and a_page_marks_ray())
     if subset == "compiled":
         return names_compiled(imports(path), compiled_modules())
     modules = set().union(*(imports(p) for p in closure(path)))

@@ -4,11 +4,13 @@ be told which build it must be testing (scripts/test runs the suite against both
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -92,3 +94,25 @@ def test_the_wire_layer_imports_without_mypy_extensions() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "D"
+
+
+def _hatch_build() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("hatch_build", ROOT / "hatch_build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_c_optimisation_level_is_3_unless_the_build_asks(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("hatchling")
+    hatch_build = _hatch_build()
+    monkeypatch.delenv("TOOLWIRE_COMPILE_OPT", raising=False)
+    assert hatch_build.c_opt_level() == "3"  # release wheels
+    monkeypatch.setenv("TOOLWIRE_COMPILE_OPT", "1")  # the test suite's build
+    assert hatch_build.c_opt_level() == "1"
+    monkeypatch.setenv("TOOLWIRE_COMPILE_OPT", "-O1")
+    with pytest.raises(ValueError, match="choose 0, 1, 2 or 3"):
+        hatch_build.c_opt_level()

@@ -53,6 +53,20 @@ def test_neither_subset_is_the_whole_suite() -> None:
         assert 0 < len(chosen) < len(files), subset
 
 
+@pytest.mark.parametrize(
+    ("path", "ray"),
+    [
+        ("integrations/test_ray.py", True),  # pytestmark = [pytest.mark.ray, ...]
+        ("docs/test_snippets.py", True),  # docs/ray.md: <!-- snippet: mark ray slow -->
+        # imports toolwire's Ray modules, but its tests run without Ray's instance
+        ("integrations/test_ray_relay.py", False),
+        ("integrations/test_mcp.py", False),
+    ],
+)
+def test_the_ray_subset_is_the_files_that_mark_ray(path: str, ray: bool) -> None:
+    assert in_subset("ray", TESTS / path) is ray
+
+
 def test_an_unknown_subset_is_refused() -> None:
-    with pytest.raises(ValueError, match="compiled, versions"):
+    with pytest.raises(ValueError, match="compiled, versions, ray"):
         in_subset("quick", TESTS / Path("test_imports.py"))

@@ -21,7 +21,7 @@ from toolwire.errors import CallerError, MCPServerError
 from toolwire.messages import ToolResult, ToolStatus
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
-from .conftest import RAW_SERVER, TOOL_SERVER, wait_for
+from .conftest import RAW_SERVER, tool_server_command, wait_for
 
 OK, ERROR, TIMEOUT, CANCELLED = (
     ToolStatus.OK,
@@ -37,7 +37,8 @@ def stdio(**options: Any) -> MCPToolset:
     marks = os.environ.get("TOOL_SERVER_MARKS")
     env = {"TOOL_SERVER_MARKS": marks} if marks else None
     options.setdefault("trust_annotations", True)
-    return MCPToolset.stdio(sys.executable, [TOOL_SERVER, "stdio"], env=env, **options)
+    command, *args = tool_server_command("stdio")
+    return MCPToolset.stdio(command, args, env=env, **options)
 
 
 def raw(mode: str, **options: Any) -> MCPToolset:

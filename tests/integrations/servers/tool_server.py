@@ -144,8 +144,13 @@ def _extra() -> str:
     return "extra here"
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """Serve on the transport ``sys.argv`` names (servers/zygote.py calls it in its child)."""
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+
+
+if __name__ == "__main__":
+    main()
