@@ -173,3 +173,23 @@ def test_a_call_is_rejected_exactly_when_its_value_does_not_encode(value: Any) -
         assert request.error is None
     else:
         assert request.input is None and expected in (request.error or "")
+
+
+@pytest.mark.parametrize("cut", [0, -1])
+def test_a_raw_lone_surrogate_in_arguments_is_replaced_before_they_are_parsed(cut: int) -> None:
+    # Whole at the call's first scan (cut 0) or closed by the scanner (cut -1: the text
+    # before the last brace is scanned first), the input is parsed from the replaced
+    # text: the tool gets U+FFFD, never the surrogate (the first way once parsed the
+    # text as it came, so the chunking decided).
+    arguments = '{"x": "a\ud800b", "y": {}}'
+    stream = OpenAIChatStream()
+    head = {"index": 0, "id": "c1", "function": {"name": "f", "arguments": arguments[:cut]}}
+    rest = {"index": 0, "function": {"arguments": arguments[cut:]}}
+    for delta in ({"tool_calls": [head]}, {"tool_calls": [rest]}):
+        stream.feed({"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+    stream.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    turn = stream.close()
+    [request] = turn.requests
+    assert request.input == {"x": "a\ufffdb", "y": {}} and request.error is None
+    assert {n.kind for n in turn.notices} == {"lone_surrogate"}
+    _encode_everywhere(turn)

@@ -518,6 +518,34 @@ class Assembler:
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
 
+    def start_call(self, index: int, id: str, name: str, arguments: str) -> None:
+        """``tool_fragment(index, id, name, arguments)`` for a decoder that has checked
+        the four types itself (the Chat decoder, on its hot path): a call's first fragment.
+
+        A new call at a free index with an id and a name (the first fragment of every
+        call from OpenAI-compatible servers) is opened here without the general path's
+        checks and branches (the types again, an index taken, a remap, a split, a
+        re-sent id); when its arguments came whole in that fragment, as many servers
+        send a small call, the scan announces it ready at once. Anything else goes to
+        ``tool_fragment``: the same events and turn either way (tests/wire/test_start_call.py).
+        """
+        calls = self.calls
+        if index in calls or index < 0 or self._remapped or not id or not name:
+            self.tool_fragment(index, id, name, arguments)
+            return
+        call = calls[index] = _Call(index)  # its own index: no call has it (not remapped)
+        call.id = id
+        call.name = name
+        self._order.append(call)
+        events = self.events
+        events.append(ToolCallStarted(index, id, name))
+        if arguments:
+            call.parts.append(arguments)
+            if self.deltas:
+                events.append(ToolCallDelta(index, arguments))
+            if "}" in arguments and arguments.rstrip()[-1] == "}":
+                self.scan(call)
+
     def _identify(
         self,
         index: int | None,
@@ -773,7 +801,7 @@ class Assembler:
                 else:
                     if type(value) is dict and (end == len(text) or text[end:].isspace()):
                         call.done = True
-                        self._emit_ready(call, text, value)
+                        self._ready(call, text, value)
                         return
             scanner = call.scanner = ClosureScanner()
         else:
@@ -794,13 +822,42 @@ class Assembler:
         replaced = False
         if not arguments.isascii():
             clean = self._sendable(arguments, call.index)
-            replaced = clean is not arguments
+            if clean is not arguments:  # ``parsed`` holds the lone surrogate: parse again
+                replaced = True
+                parsed = _UNSET
             arguments = clean
         request = self._request(call, arguments, parsed)
         call.replaced = replaced
         call.ready = True
         call.ready_parts = len(call.parts)
         self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
+
+    def _ready(self, call: _Call, text: str, value: dict[str, Any]) -> None:
+        """``_emit_ready(call, text, value)``, the common case written out: a call announced
+        for the first time, its ``text`` ASCII without a surrogate escape (nothing to
+        replace or reject), parsed to an object. Its request and history shape are made
+        here, without ``_request``'s, ``_checked``'s and ``_history_call``'s tests for
+        shapes made earlier, free-form input, lone surrogates and empty text."""
+        id = call.id
+        name = call.name
+        if (
+            not id
+            or not name
+            or call.request is not None
+            or call.call is not None
+            or not text.isascii()
+            or "\\ud" in text
+            or "\\uD" in text
+        ):
+            self._emit_ready(call, text, value)
+            return
+        index = call.index
+        request = call.request = ToolRequest(id, name, text, value, None, index)
+        made = call.call = ToolCall(id, name, text, "tool_call", False, call.caller)
+        call.replaced = False
+        call.ready = True
+        call.ready_parts = len(call.parts)
+        self.events.append(ToolCallReady(index, made, request))
 
     def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
         request = call.request

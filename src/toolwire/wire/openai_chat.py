@@ -143,6 +143,22 @@ class OpenAIChatStream(StreamDecoder):
                                     if "}" in text and not call.ready and text.rstrip()[-1] == "}":
                                         asm.scan(call)
                                     continue
+                            elif fn is not None:
+                                # A call's first fragment: its four values tested here
+                                # as _tool_call's checks would, then opened by
+                                # start_call, past tool_fragment's general path.
+                                start: Any = tc.get("index")
+                                call_id: Any = tc.get("id")
+                                call_name: Any = fn.get("name")
+                                call_args: Any = fn.get("arguments", "")
+                                if (
+                                    type(start) is int
+                                    and type(call_id) is str
+                                    and type(call_name) is str
+                                    and type(call_args) is str
+                                ):
+                                    asm.start_call(start, call_id, call_name, call_args)
+                                    continue
                             self._tool_call(tc, fn)
                         if len(delta) > 1:
                             self._delta_text(delta)
