@@ -917,7 +917,7 @@ class Assembler:
             # order nearly always: sorted only when not (a sort of the keys and a lookup
             # per call cost a short turn about 1,600 instructions, compiled).
             calls = list(self.calls.values())
-            if not _ascending(calls):
+            if len(calls) > 1 and not _ascending(calls):
                 calls.sort(key=_own_index)
         self._check_calls(calls)
         call_iter = iter(calls)
@@ -1021,7 +1021,10 @@ def _own_index(call: _Call) -> int:
 
 def _ascending(calls: list[_Call]) -> bool:
     """True when ``calls`` are in the order of their own indexes."""
-    return all(calls[i - 1].index <= calls[i].index for i in range(1, len(calls)))
+    for i in range(1, len(calls)):  # noqa: SIM110 — a loop: no generator in the pure build
+        if calls[i - 1].index > calls[i].index:
+            return False
+    return True
 
 
 def _segment_part(seg: _Segment) -> Part:
