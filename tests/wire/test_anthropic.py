@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolwire.errors import ProtocolError, ProviderAPIError, TurnError
 from toolwire.messages import ReasoningPart, TextPart, ToolCall, Usage
@@ -10,6 +14,7 @@ from toolwire.wire import (
     ToolCallDelta,
     ToolCallReady,
     ToolCallStarted,
+    UsageReported,
 )
 
 from .conftest import fixture_bytes, fixture_items
@@ -226,3 +231,98 @@ def test_anthropic_usage_fast_and_general_readings(
     from toolwire.wire.usage import anthropic_usage
 
     assert anthropic_usage(usage) == expected
+
+
+_COUNT_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+# A report's values as providers (and broken proxies) send them: counts, nulls (left
+# out of the merge), and values that read as 0.
+_VALUES = st.one_of(
+    st.none(), st.integers(0, 10**6), st.booleans(), st.floats(allow_nan=False), st.text(max_size=2)
+)
+_DETAILS = st.one_of(
+    st.none(), st.integers(0, 9), st.fixed_dictionaries({"thinking_tokens": _VALUES})
+)
+_REPORTS = st.dictionaries(
+    st.sampled_from([*_COUNT_KEYS, "service_tier"]), _VALUES, max_size=5
+) | st.builds(
+    lambda report, details: {**report, "output_tokens_details": details},
+    st.dictionaries(st.sampled_from(_COUNT_KEYS), _VALUES, max_size=4),
+    _DETAILS,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_REPORTS, min_size=1, max_size=4))
+def test_streamed_usage_is_the_merge_of_its_reports(reports: list[dict[str, object]]) -> None:
+    """Each report's usage, and the turn's, is the reading of every report so far merged
+    into one object (a null keeps the earlier value): the decoder keeps only the counts."""
+    from toolwire.wire.usage import anthropic_usage
+
+    stream = AnthropicStream()
+    events = stream.feed({"type": "message_start", "message": {"usage": reports[0]}})
+    for report in reports[1:]:
+        events += stream.feed({"type": "message_delta", "delta": {}, "usage": report})
+    stream.feed({"type": "message_stop"})
+    merged: dict[str, object] = {}
+    expected = []
+    for report in reports:
+        merged.update({key: value for key, value in report.items() if value is not None})
+        if report:  # an empty report reports nothing
+            expected.append(anthropic_usage(merged))
+    assert [e.usage for e in events if isinstance(e, UsageReported)] == expected
+    assert stream.close().usage == (expected[-1] if expected else Usage())
+
+
+class _Kind(str):
+    """A str subclass, as caller data may hold."""
+
+
+def test_kinds_that_are_not_plain_strings() -> None:
+    """An event or block type that is a str subclass is read as its text; a type that is
+    no string, or null, is an event to ignore (in both builds: the compiled one compares
+    kinds as typed strings)."""
+    stream = AnthropicStream()
+    stream.feed({"type": _Kind("message_start"), "message": {"usage": {"input_tokens": 3}}})
+    stream.feed({"type": 5})
+    stream.feed({"type": None})
+    block = {"type": _Kind("tool_use"), "id": "toolu_1", "name": "f", "input": {}}
+    stream.feed({"type": _Kind("content_block_start"), "index": 0, "content_block": block})
+    for piece in ("", '{"a": ', "1}"):
+        delta = {"type": _Kind("input_json_delta"), "partial_json": piece}
+        stream.feed({"type": _Kind("content_block_delta"), "index": 0, "delta": delta})
+    stream.feed({"type": _Kind("content_block_stop"), "index": 0})
+    stream.feed(
+        {
+            "type": _Kind("message_delta"),
+            "delta": {"stop_reason": _Kind("tool_use")},
+            "usage": {"output_tokens": 2},
+        }
+    )
+    stream.feed({"type": _Kind("message_stop")})
+    turn = stream.close()
+    assert [(r.id, r.name, r.input) for r in turn.requests] == [("toolu_1", "f", {"a": 1})]
+    assert turn.usage == Usage(3, 2)
+    assert turn.finish_reason == "tool_calls"
+
+
+def test_a_delta_that_is_a_mapping_but_not_a_dict() -> None:
+    """Caller data may hold any mapping where JSON has an object: read as a dict (the
+    compiled build once let its run-time type check's TypeError escape)."""
+    stream = AnthropicStream()
+    _open_tool_block(stream, 0)
+    delta = MappingProxyType({"type": "input_json_delta", "partial_json": '{"a": 1}'})
+    stream.feed({"type": "content_block_delta", "index": 0, "delta": delta})
+    text = MappingProxyType({"type": "text_delta", "text": "hi"})
+    stream.feed({"type": "content_block_delta", "index": 1, "delta": text})
+    stream.feed({"type": "content_block_stop", "index": 0})
+    stream.feed({"type": "message_delta", "delta": MappingProxyType({"stop_reason": "tool_use"})})
+    stream.feed({"type": "message_stop"})
+    turn = stream.close()
+    assert [r.input for r in turn.requests] == [{"a": 1}]
+    assert turn.message.text == "hi"
+    assert turn.finish_reason == "tool_calls"

@@ -33,7 +33,13 @@ from .assembler import Assembler, _Call, dump_json, loads_json
 from .events import NEW_BY_SLOTS, OBJECT_NEW, Event, ToolCallDelta
 from .fields import as_dict, as_index, as_list, as_object, as_text, field, loose_text
 from .stream import StreamDecoder
-from .usage import ANTHROPIC_STOP_REASONS, anthropic_counts
+from .usage import (
+    ANTHROPIC_STOP_REASONS,
+    ANTHROPIC_UNREPORTED,
+    AnthropicReported,
+    anthropic_merge,
+    anthropic_reported_counts,
+)
 
 __all__ = ["PROVIDER", "AnthropicStream", "is_known_provider_block", "refusal_details"]
 
@@ -69,7 +75,8 @@ class AnthropicStream(StreamDecoder):
         # input (see _NO_BLOCKS).
         self._provider_blocks: dict[int, ProviderPart] = _NO_BLOCKS
         self._provider_input: dict[int, list[str]] = _NO_BLOCKS
-        self._usage: dict[str, Any] = {}  # merged raw counts: deltas omit what did not change
+        # The usage reported so far: message_delta leaves out what did not change.
+        self._reported: AnthropicReported = ANTHROPIC_UNREPORTED
 
     def feed(self, item: Any) -> list[Event]:  # noqa: PLR0911, PLR0912 — the flat feed of the hot path (ARCHITECTURE)
         """Consume one Messages stream event (a dict or an SDK object); return events."""
@@ -84,12 +91,17 @@ class AnthropicStream(StreamDecoder):
             # that is missing (another kind of event, or a malformed one) is a KeyError,
             # a ``delta`` that is not an object a TypeError (JSON's other values cannot
             # be subscripted with a string), and ``_on_item`` reads the event again with
-            # every check. Nothing changes before the lookups are done.
+            # every check. Nothing changes before the lookups are done. The typed
+            # locals make the two kind tests string compares in C in the compiled build
+            # (an untyped ``==`` is a generic rich comparison, several times the cost);
+            # a value of another type fails their run-time check there, a TypeError too.
             event: dict[str, Any] = item
             try:
-                if event["type"] == "content_block_delta":
-                    delta = event["delta"]
-                    if delta["type"] == "input_json_delta":
+                kind: str = event["type"]
+                if kind == "content_block_delta":
+                    delta: dict[str, Any] = event["delta"]
+                    delta_kind: str = delta["type"]
+                    if delta_kind == "input_json_delta":
                         index = event["index"]
                         text = delta["partial_json"]
                         if type(index) is int and type(text) is str:
@@ -137,12 +149,17 @@ class AnthropicStream(StreamDecoder):
             # Typed locals: dict operations in the compiled build; every value's type is
             # tested inline before it reaches one (see OpenAIChatStream.feed).
             event: dict[str, Any] = item if type(item) is dict else as_dict(item)
-            kind = event.get("type")
+            raw_kind = event.get("type")
+            # A typed local, for string compares in C (see ``feed``); any other value
+            # matches no kind below and takes the last branch.
+            kind: str = raw_kind if type(raw_kind) is str else _plain_kind(raw_kind)
             if kind == "content_block_delta":
                 raw_delta: Any = event.get("delta")
-                if type(raw_delta) is not dict:
-                    as_object(field(event, "delta"), "delta")
-                delta: dict[str, Any] = raw_delta
+                delta: dict[str, Any] = (
+                    raw_delta
+                    if type(raw_delta) is dict
+                    else as_object(field(event, "delta"), "delta")
+                )
                 delta_kind = delta.get("type")
                 if delta_kind == "input_json_delta":
                     index = event.get("index")
@@ -164,14 +181,18 @@ class AnthropicStream(StreamDecoder):
             elif kind == "content_block_stop":
                 # A tool block's arguments are final: the call is ready now.
                 index = event.get("index")
-                if type(index) is int and index in asm.calls:
+                call = asm.calls.get(index) if type(index) is int else None
+                if call is not None:
                     # Assembler.tool_arguments_done, written out: the block's call is open.
-                    call = asm.calls[index]
                     call.done = True
                     if not call.ready:
                         asm._emit_ready(call)
                 else:
                     self._on_event(kind, event)
+            elif kind == "content_block_start":
+                self._on_block_event(event)
+            elif kind == "message_start":
+                self._on_message_event(event)
             elif kind == "message_delta":
                 self._on_message_delta(event)
             elif kind == "message_stop":
@@ -179,13 +200,30 @@ class AnthropicStream(StreamDecoder):
             elif kind == "ping":
                 pass  # keep-alive: nothing for the turn
             else:  # a missing type is an error, a null one an event to ignore
-                self._on_event(kind if kind is not None else field(event, "type"), event)
+                self._on_event(raw_kind if raw_kind is not None else field(event, "type"), event)
         except ToolwireError as exc:  # malformed data, checked at the door; bugs propagate
             raise self._fail(exc) from None
         # Assembler.take_events, written out: ``out`` is the list the assembler
         # appended to, as nothing takes events during a feed.
         asm.events = []
         return out
+
+    def _on_block_event(self, event: dict[str, Any]) -> None:
+        """``content_block_start``: ``_on_event``'s checks inline for the common one."""
+        index = event.get("index")
+        block = event.get("content_block")
+        if type(index) is int and type(block) is dict:
+            self._on_block_start(index, block)
+        else:
+            self._on_event("content_block_start", event)
+
+    def _on_message_event(self, event: dict[str, Any]) -> None:
+        """``message_start``: ``_on_event``'s check inline for the common one."""
+        message = event.get("message")
+        if type(message) is dict:
+            self._on_message_start(message)
+        else:
+            self._on_event("message_start", event)
 
     def _on_event(self, kind: Any, item: dict[str, Any]) -> None:
         """Every event but ``content_block_delta``."""
@@ -274,7 +312,13 @@ class AnthropicStream(StreamDecoder):
             )
 
     def _on_block_start(self, index: int, block: dict[str, Any]) -> None:
-        kind = field(block, "type")
+        raw_kind = block.get("type")
+        # A typed local, for string compares in C (see ``feed``); a str subclass passes.
+        kind: str = (
+            raw_kind
+            if type(raw_kind) is str
+            else as_text(field(block, "type"), "content_block.type")
+        )
         asm = self._assembler
         asm.part_break()
         if kind == "tool_use":
@@ -310,7 +354,7 @@ class AnthropicStream(StreamDecoder):
             asm.reasoning("")
             asm.reasoning_meta(redacted=as_text(field(block, "data"), "redacted_thinking.data"))
         else:
-            self._on_provider_block(index, as_text(kind, "content_block.type"), block)
+            self._on_provider_block(index, kind, block)
 
     def _on_provider_block(self, index: int, name: str, block: dict[str, Any]) -> None:
         """A block that runs at the provider or belongs to it: kept verbatim."""
@@ -329,19 +373,30 @@ class AnthropicStream(StreamDecoder):
 
     def _on_message_delta(self, item: dict[str, Any]) -> None:
         self._on_usage(item.get("usage"))
-        delta = as_object(item.get("delta") or {}, "message_delta.delta")
+        raw_delta = item.get("delta")
+        delta: dict[str, Any] = (
+            raw_delta
+            if type(raw_delta) is dict
+            else as_object(raw_delta or {}, "message_delta.delta")
+        )
         reason = delta.get("stop_reason")
         if reason:
-            self._stop_reason(as_text(reason, "stop_reason"), delta.get("stop_details"))
+            self._stop_reason(
+                reason if type(reason) is str else as_text(reason, "stop_reason"),
+                delta.get("stop_details"),
+            )
 
     def _on_usage(self, usage: Any) -> None:
         if usage:
             counts: dict[str, Any] = usage if type(usage) is dict else as_object(usage, "usage")
-            merged = self._usage
-            for key, value in counts.items():
-                if value is not None:
-                    merged[key] = value
-            self._assembler.report_counts(anthropic_counts(merged))
+            reported = self._reported = anthropic_merge(counts, self._reported)
+            self._assembler.report_counts(anthropic_reported_counts(reported))
+
+
+def _plain_kind(value: Any) -> str:
+    """An event's ``type`` that is not exactly a ``str``: a str subclass as a plain str,
+    anything else as ``""`` (no kind)."""
+    return str.__str__(value) if isinstance(value, str) else ""
 
 
 def refusal_details(asm: Assembler, details: Any) -> None:
