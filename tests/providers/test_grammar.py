@@ -104,22 +104,32 @@ def test_a_free_form_tool_is_a_clear_error_not_a_key_error() -> None:
     assert "responses:gpt-5" in (info.value.hint or "")
 
 
-@needs_llama
-def test_importing_llama_cpp_leaves_no_file_open_at_exit() -> None:
-    """llama_cpp's import opens /dev/null twice and never closes it; toolwire's import
-    of it closes both at exit, so a process with ResourceWarning as an error is quiet."""
+def _import_llama_cpp_and_exit(*options: str) -> subprocess.CompletedProcess[str]:
     code = (
         "from toolwire.providers.grammar import tool_call_grammar\n"
         "from toolwire.demo.tools import DEMO_TOOLS\n"
         "print(len(tool_call_grammar([t.definition() for t in DEMO_TOOLS], 'auto')))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-X", "tracemalloc=5", "-W", "error::ResourceWarning", "-c", code],
+    return subprocess.run(
+        [sys.executable, *options, "-W", "error::ResourceWarning", "-c", code],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
+
+
+@needs_llama
+def test_importing_llama_cpp_leaves_no_file_open_at_exit() -> None:
+    """llama_cpp's import opens /dev/null twice and never closes it; toolwire's import
+    of it closes both at exit, so a process with ResourceWarning as an error is quiet."""
+    done = _import_llama_cpp_and_exit()
+    quiet = "ResourceWarning" not in done.stderr and "/dev/null" not in done.stderr
+    if done.returncode != 0 or not quiet:
+        # An unclosed file's warning names the file either way; tracemalloc adds where it
+        # was opened, but slows the whole import of llama_cpp tenfold (1.5 -> 17 s of
+        # CPU), so it runs only to explain a failure.
+        done = _import_llama_cpp_and_exit("-X", "tracemalloc=5")
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) > 0  # the grammar was built: llama_cpp was imported
     assert "ResourceWarning" not in done.stderr and "/dev/null" not in done.stderr, done.stderr
