@@ -13,6 +13,7 @@ file of the same name at import).
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -43,13 +44,31 @@ COMPILED = [
     "toolwire/wire/anthropic_body.py",
 ]
 
+# mypyc type-checks the compiled modules and, by default, every module they reach: through
+# the package's __init__.py (its TYPE_CHECKING imports name the whole package) that was
+# ray, mcp, opentelemetry, pydantic... ~3,800 modules, ~117 s of the build's CPU. The C
+# it writes depends only on the types the compiled modules see: theirs and those of the
+# modules they import, transitively (`analysed_modules`: 17 of toolwire's, and the
+# standard library's stubs, which mypy always reads). The build's mypy configuration is
+# the project's, with every other module skipped (--follow-imports=skip: its names are
+# Any to the analysis, and only toolwire/__init__.py names them). Every file mypyc
+# writes (the C, its headers, the IR listing) was compared byte for byte with the full
+# analysis's: identical (docs/contributing.md has the numbers).
+_SKIP_THE_REST = """
+
+# Added by hatch_build.py for the mypyc build only: the modules whose types the compiled
+# ones use are analysed; every other module is skipped (--follow-imports=skip).
+[[tool.mypy.overrides]]
+module = {modules}
+follow_imports = "normal"
+"""
+
 # Run in a subprocess with the sources as working directory: mypyc names modules by
 # their path, and setuptools keeps global state that should not leak into hatchling.
 # The subprocess ends with os._exit once the extensions are written, as the mypy command
-# does (its fast_exit): mypyc type-checks every module the compiled ones import, about
-# 3,800 of them with the optional extras installed, and an ordinary exit frees that
-# 1.8 GB heap object by object, about 65 s of CPU that builds nothing. A failed build
-# still exits through setup()'s SystemExit, with its status.
+# does (its fast_exit): an ordinary exit frees mypy's heap object by object, CPU that
+# builds nothing (~65 s for the 1.8 GB heap of the whole package's analysis). A failed
+# build still exits through setup()'s SystemExit, with its status.
 _BUILD = """
 import os
 import sys
@@ -58,7 +77,11 @@ from mypyc.build import mypycify
 config, out, tmp, opt_level, *paths = sys.argv[1:]
 setup(
     name="toolwire-wire",
-    ext_modules=mypycify(["--config-file", config, *paths], opt_level=opt_level, target_dir=tmp),
+    ext_modules=mypycify(
+        ["--config-file", config, "--follow-imports=skip", *paths],
+        opt_level=opt_level,
+        target_dir=tmp,
+    ),
     script_args=["build_ext", "--build-lib", out, "--build-temp", tmp],
 )
 sys.stdout.flush()
@@ -88,6 +111,71 @@ def c_opt_level() -> str:
     return level
 
 
+def analysed_modules(src: Path, compiled: list[str]) -> list[str]:
+    """The modules the compiled ones import (anywhere in their files), transitively.
+
+    Within toolwire, followed module by module (the package's ``__init__.py`` only if a
+    compiled module imports from it: then its imports, the whole package, are followed
+    too); outside toolwire, the top-level package, whole.
+    """
+    todo = [src / path for path in compiled]
+    seen: set[Path] = set()
+    found: set[str] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _imports(src, path):
+            if name.split(".")[0] != "toolwire":
+                found.add(name.split(".")[0])
+            elif (module := _module_file(src, name)) is not None:
+                todo.append(module)
+    found |= {_module_name(src, path) for path in seen}
+    return sorted(found - {"__future__"})
+
+
+def _module_name(src: Path, path: Path) -> str:
+    parts = path.relative_to(src).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_file(src: Path, name: str) -> Path | None:
+    stem = src.joinpath(*name.split("."))
+    for path in (stem.with_suffix(".py"), stem / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports(src: Path, path: Path) -> set[str]:
+    """Every module ``path`` imports; ``from m import n`` gives m and m.n (n may be one)."""
+    package = _module_name(src, path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return found
+
+
+def build_config(root: Path, compiled: list[str]) -> str:
+    """The build's mypy configuration: pyproject.toml's, plus the analysed modules' override."""
+    modules = analysed_modules(root / "src", compiled)
+    patterns = [m if m.startswith("toolwire") else f"{m}.*" for m in modules]
+    listed = "[" + ", ".join(f'"{p}"' for p in patterns) + "]"
+    text = (root / "pyproject.toml").read_text(encoding="utf-8")
+    return text + _SKIP_THE_REST.format(modules=listed)
+
+
 class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     """Adds the mypyc-compiled wire layer to a (non-editable) wheel on request."""
 
@@ -105,9 +193,19 @@ class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         # Removed in finalize(): hatchling reads the extensions after this returns.
         self._work = tempfile.TemporaryDirectory(prefix="toolwire-mypyc-")
         out, tmp = Path(self._work.name, "lib"), Path(self._work.name, "tmp")
-        config = str(root / "pyproject.toml")
+        config = Path(self._work.name, "mypy.toml")
+        config.write_text(build_config(root, COMPILED), encoding="utf-8")
         subprocess.run(
-            [sys.executable, "-c", _BUILD, config, str(out), str(tmp), c_opt_level(), *COMPILED],
+            [
+                sys.executable,
+                "-c",
+                _BUILD,
+                str(config),
+                str(out),
+                str(tmp),
+                c_opt_level(),
+                *COMPILED,
+            ],
             cwd=src,
             check=True,
         )

@@ -116,3 +116,66 @@ def test_the_c_optimisation_level_is_3_unless_the_build_asks(
     monkeypatch.setenv("TOOLWIRE_COMPILE_OPT", "-O1")
     with pytest.raises(ValueError, match="choose 0, 1, 2 or 3"):
         hatch_build.c_opt_level()
+
+
+def test_the_mypyc_build_analyses_only_what_the_compiled_modules_reach() -> None:
+    pytest.importorskip("hatchling")
+    hatch_build = _hatch_build()
+    analysed = set(hatch_build.analysed_modules(ROOT / "src", hatch_build.COMPILED))
+    compiled = {path.removesuffix(".py").replace("/", ".") for path in hatch_build.COMPILED}
+    # The compiled modules, the message and error classes they build, and mypyc's
+    # attributes; not the rest of the package nor its extras, which only the TYPE_CHECKING
+    # imports of toolwire/__init__.py reach (~3,800 modules).
+    assert compiled | {"toolwire.messages", "toolwire.errors", "mypy_extensions"} <= analysed
+    assert not analysed & {"toolwire", "toolwire.run", "pydantic", "ray", "mcp", "httpx"}
+
+
+def test_the_analysis_follows_imports_anywhere_even_through_the_package(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("hatchling")
+    hatch_build = _hatch_build()
+    package = tmp_path / "toolwire"
+    (package / "wire").mkdir(parents=True)
+    files = {
+        "__init__.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .run import A\n",
+        "wire/__init__.py": "",
+        "wire/a.py": "import json\nfrom ..messages import Message\n",
+        "messages.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .errors import E\n",
+        "errors.py": "import attrs.validators\n",
+        "run.py": "import pydantic\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text, encoding="utf-8")
+    assert hatch_build.analysed_modules(tmp_path, ["toolwire/wire/a.py"]) == [
+        "attrs",
+        "json",
+        "toolwire.errors",
+        "toolwire.messages",
+        "toolwire.wire.a",
+        "typing",
+    ]
+    # A name imported from the package's __init__.py: what that imports is analysed too.
+    (package / "wire" / "a.py").write_text("from .. import A\n", encoding="utf-8")
+    assert hatch_build.analysed_modules(tmp_path, ["toolwire/wire/a.py"]) == [
+        "pydantic",
+        "toolwire",
+        "toolwire.run",
+        "toolwire.wire.a",
+        "typing",
+    ]
+
+
+def test_the_mypyc_builds_config_is_the_projects_plus_the_analysed_modules() -> None:
+    pytest.importorskip("hatchling")
+    tomllib = pytest.importorskip("tomllib")  # 3.11+; the build runs on the main Python
+    hatch_build = _hatch_build()
+    config = tomllib.loads(hatch_build.build_config(ROOT, hatch_build.COMPILED))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    *overrides, added = config["tool"]["mypy"].pop("overrides")
+    assert config["tool"]["mypy"] == {
+        k: v for k, v in project["tool"]["mypy"].items() if k != "overrides"
+    }
+    assert overrides == project["tool"]["mypy"]["overrides"]
+    assert added["follow_imports"] == "normal"
+    assert "toolwire.messages" in added["module"] and "mypy_extensions.*" in added["module"]
