@@ -111,12 +111,19 @@ def c_opt_level() -> str:
     return level
 
 
+# Outside toolwire, what the analysed modules may import: the standard library (stubs,
+# which mypy reads whatever follow_imports says) and mypyc's attributes (mypy_extensions,
+# standard library only itself). Another package would be analysed, but not the packages
+# it imports in turn: its types could become Any unnoticed, so it is refused.
+_OUTSIDE = frozenset(sys.stdlib_module_names) | {"mypy_extensions"}
+
+
 def analysed_modules(src: Path, compiled: list[str]) -> list[str]:
     """The modules the compiled ones import (anywhere in their files), transitively.
 
     Within toolwire, followed module by module (the package's ``__init__.py`` only if a
-    compiled module imports from it: then its imports, the whole package, are followed
-    too); outside toolwire, the top-level package, whole.
+    compiled module imports from it: then its imports, the whole package); outside it,
+    the top-level module, which must be in ``_OUTSIDE``.
     """
     todo = [src / path for path in compiled]
     seen: set[Path] = set()
@@ -127,8 +134,14 @@ def analysed_modules(src: Path, compiled: list[str]) -> list[str]:
             continue
         seen.add(path)
         for name in _imports(src, path):
-            if name.split(".")[0] != "toolwire":
-                found.add(name.split(".")[0])
+            top = name.split(".")[0]
+            if top not in _OUTSIDE | {"toolwire"}:
+                raise ValueError(
+                    f"{path.relative_to(src)} imports {name}: the mypyc build analyses "
+                    "toolwire's modules and the standard library only (hatch_build.py)"
+                )
+            if top != "toolwire":
+                found.add(top)
             elif (module := _module_file(src, name)) is not None:
                 todo.append(module)
     found |= {_module_name(src, path) for path in seen}
