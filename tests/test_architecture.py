@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sources import parsed
+
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "toolwire"
 
 # The core: every layer may import it (errors.py imports nothing of toolwire; checks.py,
@@ -70,7 +72,7 @@ def layer_of(path: Path) -> str:
 
 def toolwire_imports(path: Path) -> set[tuple[str, str]]:
     """(first toolwire-relative component, full name) of every import in ``path``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     package = ".".join(("toolwire", *path.relative_to(PACKAGE).with_suffix("").parts[:-1]))
     found = set()
     for node in ast.walk(tree):
@@ -182,7 +184,7 @@ def test_no_module_is_only_a_second_path(path: Path) -> None:
     # kept for an old import path) is not wanted; a package's __init__ may gather its
     # modules' names, and loads lazily only where that keeps an import light or an
     # optional extra optional (never to dodge an import cycle).
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     rel = path.relative_to(PACKAGE).as_posix()
     if path.name != "__init__.py":
         assert not _is_pure_reexport(tree), f"{rel} only re-exports names from elsewhere"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import toolwire
+from tests.sources import parsed
 from toolwire import errors
 from toolwire.errors import CallerError, ModelDownloadError, ToolwireError
 
@@ -154,7 +155,7 @@ def test_errors_are_importable_from_toolwire_and_errors_only() -> None:
         rel = path.relative_to(PACKAGE).as_posix()
         if rel in {"errors.py", "__init__.py"} or "demo/project" in rel:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         exported = set()
         for node in tree.body:
             if isinstance(node, ast.Assign) and any(
@@ -192,7 +193,10 @@ def test_imports_of_errors_name_errors_py() -> None:
     bad = []
     for folder in ("src", "tests", "bench", "scripts"):
         for path in sorted((root / folder).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
+            # The package's trees are shared with the other checks of the source; the
+            # tests', benchmarks' and scripts' are read here only.
+            inside = path.is_relative_to(PACKAGE)
+            tree = parsed(path) if inside else ast.parse(path.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
                 if not isinstance(node, ast.ImportFrom):
                     continue
@@ -227,8 +231,7 @@ def test_no_exception_class_outside_errors_py() -> None:
         rel = path.relative_to(PACKAGE).as_posix()
         if rel == "errors.py" or "demo/project" in rel:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in ast.walk(parsed(path)):
             if not isinstance(node, ast.ClassDef) or (rel, node.name) in CONTROL_FLOW:
                 continue
             if _raises_kind(node):

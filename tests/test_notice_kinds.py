@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import get_args
 
 import toolwire
+from tests.sources import parsed
 from toolwire.formats import results
 from toolwire.turn import Notice, NoticeKind
 
@@ -30,8 +31,7 @@ def emitted_kinds() -> tuple[set[str], list[str]]:
     # raise a spurious SystemError (gh-106905; seen once in the compiled stage).
     gc.collect()
     for path in sorted(PACKAGE.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        for node in ast.walk(parsed(path)):
             if not isinstance(node, ast.Call) or not node.args:
                 continue
             func = node.func
