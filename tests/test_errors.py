@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import sys
 import types
 from pathlib import Path
@@ -185,6 +186,21 @@ def test_no_module_serves_an_error_it_does_not_define(module: str) -> None:
             assert value.__module__ == "toolwire.errors", f"{module}.{name}"
 
 
+def _tree_if_it_names(path: Path, classes: set[str]) -> ast.Module | None:
+    """``path``'s syntax tree, or None if its text names none of ``classes``.
+
+    The package's trees are shared with the other checks of the source; the tests',
+    benchmarks' and scripts' are parsed here only, and only when they name a class: a
+    file that names none imports none (most do not: their parse was most of this test).
+    """
+    if path.is_relative_to(PACKAGE):
+        return parsed(path)
+    text = path.read_text(encoding="utf-8")
+    if classes.isdisjoint(re.findall(r"\w+", text)):
+        return None
+    return ast.parse(text)
+
+
 def test_imports_of_errors_name_errors_py() -> None:
     # Source, tests, benchmarks and scripts import an error class from toolwire.errors
     # (or toolwire), never from a module that happens to import it.
@@ -193,10 +209,9 @@ def test_imports_of_errors_name_errors_py() -> None:
     bad = []
     for folder in ("src", "tests", "bench", "scripts"):
         for path in sorted((root / folder).rglob("*.py")):
-            # The package's trees are shared with the other checks of the source; the
-            # tests', benchmarks' and scripts' are read here only.
-            inside = path.is_relative_to(PACKAGE)
-            tree = parsed(path) if inside else ast.parse(path.read_text(encoding="utf-8"))
+            tree = _tree_if_it_names(path, classes)
+            if tree is None:
+                continue
             for node in ast.walk(tree):
                 if not isinstance(node, ast.ImportFrom):
                     continue
