@@ -427,12 +427,13 @@ class TurnRun:
         ``validation``: the request's validation, when the caller already made it
         (:meth:`ready_off_loop`).
         """
-        index, early, by_index = event.index, self._early, self._by_index
-        early.know(index, by_index)
-        if index not in by_index:
-            by_index[index] = self._prepare(event.request, validation)
+        index, by_index = event.index, self._by_index
         may_launch = None if self._allowed is None else self._may_launch  # no limit: no ask
-        early.advance(by_index, may_launch, self._launch)
+        if index in by_index:  # closed again: nothing new to prepare or to place
+            self._early.advance(by_index, may_launch, self._launch)
+            return
+        by_index[index] = self._prepare(event.request, validation)
+        self._early.ready(index, by_index, may_launch, self._launch)
 
     async def ready_off_loop(self, event: ToolCallReady) -> None:
         """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
