@@ -698,11 +698,22 @@ class TurnRun:
 
     async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
+        runner = self._runner
         try:
-            result = await self._runner.run(call)
-            if result is None:  # held by the gate: no result in this run
-                self._holding = True
-                return
+            tool = runner.direct(call)
+            if tool is not None:  # the common call's one attempt, in this coroutine
+                try:
+                    value = await tool.invoke(call.validation.input)
+                except Exception as exc:
+                    result = outcomes.raised_result(call.request.id, tool, exc)
+                else:
+                    result = runner.success(call, tool, value)
+            else:
+                outcome = await runner.run(call)
+                if outcome is None:  # held by the gate: no result in this run
+                    self._holding = True
+                    return
+                result = outcome
         except asyncio.CancelledError:
             if call not in self._cut:
                 self._settle(call, call.unfinished(self._stop_reason))
