@@ -9,6 +9,9 @@ tool's retryable failures after a backoff, and turns the value into text (cut by
 context policy, the one place results are cut). Every result is built by :mod:`toolwire.tools.outcomes`.
 A tool that takes a ``ToolContext`` or is a generator (not ``Tool.plain``) leaves the
 common path at one attribute test, for :mod:`toolwire.run.progress`'s additions.
+The common call (nothing to ask, an async plain tool without a timeout, retries or a
+backend) is begun by :meth:`CallRunner.direct` and awaited in the turn's own coroutine
+for the call, its result made by :meth:`CallRunner.success`.
 
 It raises only cancellation (and what a tool raised that is not an ``Exception``);
 :class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
