@@ -122,3 +122,59 @@ def test_early_starts_are_a_safe_prefix_whatever_the_arrival_order(
     started = _starts(names, order)
     prefix = names.index("change") if "change" in names else len(names)
     assert sorted(started) == started == list(range(prefix))  # in order, all of them
+
+
+@tool(concurrency_safe=True)
+def mark(q: str) -> str:
+    """Safe but not harmless to discard: waits for its batch."""
+    return q
+
+
+_KINDS = {"look": look, "change": change, "mark": mark}
+_EVENTS = st.lists(st.tuples(st.sampled_from(["started", "ready"]), st.integers(0, 3)), max_size=12)
+
+
+def _replay(
+    events: list[tuple[str, int]], names: list[str], limit: int | None, *, fast: bool
+) -> tuple[list[int], bool, int, list[int]]:
+    """Feed a turn's stream to early starts as ``TurnRun`` does: with
+    :meth:`EarlyStarts.ready` for a call's first close (``fast``), or with ``know``
+    before the call is prepared and then ``advance`` (the general path)."""
+    early = EarlyStarts(True)
+    ready: dict[int, TurnCall] = {}
+    launched: list[int] = []
+    tools = Toolset(list(_KINDS.values()))
+
+    def may_launch() -> bool:
+        return limit is None or len(launched) < limit
+
+    for kind, index in events:
+        if kind == "started":
+            early.know(index, ready)
+            continue
+        if index in ready or not fast:
+            early.know(index, ready)
+        if index not in ready:
+            req = request(names[index], {"q": "x"}, index=index)
+            call = TurnCall(req, tools.validate(req), tools.get(names[index]))
+            call.safe = call.runnable and names[index] != "change"
+            ready[index] = call
+            if fast:
+                early.ready(index, ready, may_launch, lambda c: launched.append(c.index))
+                continue
+        early.advance(ready, may_launch, lambda c: launched.append(c.index))
+    return launched, early.open, early.position, early._known
+
+
+@given(
+    _EVENTS,
+    st.lists(st.sampled_from(["look", "look", "mark", "change", "nope"]), min_size=4, max_size=4),
+    st.none() | st.integers(0, 4),
+)
+def test_a_first_close_decides_as_know_then_advance(
+    events: list[tuple[str, int]], names: list[str], limit: int | None
+) -> None:
+    """``EarlyStarts.ready`` (one call decided alone in the common order) starts the
+    same calls, in the same order, and leaves the same state as the general path,
+    whatever the order the stream announces and closes calls in."""
+    assert _replay(events, names, limit, fast=True) == _replay(events, names, limit, fast=False)

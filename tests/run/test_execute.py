@@ -856,6 +856,87 @@ def test_exactly_one_result_per_call_in_order(
         assert turn.bound
 
 
+def _harmless_tools() -> list[Tool]:
+    """Tools that start early (no side effects), safe and unsafe, of each behaviour."""
+
+    async def ok(n: int) -> int:
+        return n
+
+    async def fail(n: int) -> int:
+        raise RuntimeError(f"failed {n}")
+
+    async def hang(n: int) -> int:
+        await asyncio.Event().wait()
+        return n
+
+    async def interrupt(n: int) -> int:
+        raise KeyboardInterrupt
+
+    async def slow(n: int) -> int:
+        for _ in range(n % 3):
+            await asyncio.sleep(0)
+        return n
+
+    behaviours = {"ok": ok, "raise": fail, "hang": hang, "interrupt": interrupt, "slow": slow}
+    return [
+        Tool.from_function(
+            fn,
+            name=f"{name}_{'safe' if safe else 'unsafe'}",
+            concurrency_safe=safe,
+            side_effects=False,
+            timeout=0.01 if name == "hang" else None,
+        )
+        for name, fn in behaviours.items()
+        for safe in (True, False)
+    ]
+
+
+_HARMLESS_TOOLS = _harmless_tools()
+
+
+def _finished_turn(
+    calls: list[tuple[str, bool]], budget: float | None
+) -> tuple[list[tuple[str, ToolStatus, str]], int, bool]:
+    """Stream ``calls`` (each started early when it may), finish the turn, and tell its
+    results, how many calls ran and whether a tool's ``KeyboardInterrupt`` came out."""
+    reqs = [_fault_request(i, behaviour, safe) for i, (behaviour, safe) in enumerate(calls)]
+    turn = Executor(_HARMLESS_TOOLS, ExecutionOptions(batch_budget=budget)).turn(early=True)
+
+    async def execute() -> None:
+        async with turn:
+            for req in reqs:
+                turn.ready(ready(req))
+                await asyncio.sleep(0)
+            await turn.finish(reqs)
+
+    interrupted = False
+    try:
+        run_fake_clock(execute())
+    except KeyboardInterrupt:
+        interrupted = True
+    results = [(r.call_id, r.status, r.content) for r in turn.results()]
+    return results, turn.executed, interrupted
+
+
+@given(
+    calls=st.lists(
+        st.tuples(
+            st.sampled_from(["ok", "raise", "hang", "interrupt", "slow", "invalid", "unknown"]),
+            st.booleans(),
+        ),
+        max_size=6,
+    )
+)
+def test_a_turn_that_started_early_ends_as_its_planned_batches_would(
+    calls: list[tuple[str, bool]],
+) -> None:
+    """Without a batch budget, a turn whose calls all started while it streamed is one
+    wait for them all (``TurnRun._all_started``); with one, its batches are planned and
+    each waited for under the budget (never reached here). The same results, the same
+    calls run, the same interrupt."""
+    assert _finished_turn(calls, None) == _finished_turn(calls, 1e6)
+
+
 # -- the executor's promises under hostile tools -------------------------------------------
 
 

@@ -114,7 +114,7 @@ def test_tasks_are_made_as_the_loop_would_make_them() -> None:
 
         async with TaskScope() as scope:
             started = scope.start(child())
-        return tasks == [started], direct
+        return tasks == [started] and started.get_loop() is loop, direct
 
     assert run(body("plain")) == (True, True)  # the tool ran in its own task
     assert run(body("debug")) == (True, False)

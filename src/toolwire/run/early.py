@@ -50,10 +50,38 @@ class EarlyStarts:
             return
         if index in ready or _contains(known, index):
             return
-        position = bisect.bisect(known, index)
+        self._insert(index)
+
+    def _insert(self, index: int) -> None:
+        """Place a new index that comes before the last known one."""
+        position = bisect.bisect(self._known, index)
         if position < self._frontier:  # a call appeared before one already passed
             self.open = False
         self._known.insert(position, index)
+
+    def ready(
+        self,
+        index: int,
+        ready: Mapping[int, TurnCall],
+        may_launch: Callable[[], bool] | None,
+        launch: Callable[[TurnCall], None],
+    ) -> None:
+        """The call with ``index`` closed for the first time (it is in ``ready`` now):
+        :meth:`know` it, then :meth:`advance`.
+
+        In the stream's common order the call just closed is the last one known and
+        every earlier one has passed: it alone is decided, with no search and no loop.
+        """
+        known, frontier = self._known, self._frontier
+        if frontier == len(known) - 1 and known[frontier] == index:
+            if self.open:
+                self._pass(ready[index], may_launch, launch)
+            return
+        if not known or index > known[-1]:
+            known.append(index)
+        elif index != known[-1] and not _contains(known, index):
+            self._insert(index)
+        self.advance(ready, may_launch, launch)
 
     @property
     def position(self) -> int:
@@ -78,13 +106,23 @@ class EarlyStarts:
             call = ready.get(self._known[self._frontier])
             if call is None:
                 return  # an earlier call is still streaming
-            if call.runnable:
-                if not call.safe or (may_launch is not None and not may_launch()):
-                    self.open = False
-                    return
-                if call.harmless:  # else it starts with its batch, once the turn is final
-                    launch(call)
-            self._frontier += 1
+            self._pass(call, may_launch, launch)
+
+    def _pass(
+        self,
+        call: TurnCall,
+        may_launch: Callable[[], bool] | None,
+        launch: Callable[[TurnCall], None],
+    ) -> None:
+        """Decide the ready call at the frontier: start it, let it wait for its batch,
+        or close early starts at it (an unsafe call, or one past the call limit)."""
+        if call.runnable:
+            if not call.safe or (may_launch is not None and not may_launch()):
+                self.open = False
+                return
+            if call.harmless:  # else it starts with its batch, once the turn is final
+                launch(call)
+        self._frontier += 1
 
 
 def _contains(sorted_list: list[int], value: int) -> bool:

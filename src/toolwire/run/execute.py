@@ -427,12 +427,13 @@ class TurnRun:
         ``validation``: the request's validation, when the caller already made it
         (:meth:`ready_off_loop`).
         """
-        index, early, by_index = event.index, self._early, self._by_index
-        early.know(index, by_index)
-        if index not in by_index:
-            by_index[index] = self._prepare(event.request, validation)
+        index, by_index = event.index, self._by_index
         may_launch = None if self._allowed is None else self._may_launch  # no limit: no ask
-        early.advance(by_index, may_launch, self._launch)
+        if index in by_index:  # closed again: nothing new to prepare or to place
+            self._early.advance(by_index, may_launch, self._launch)
+            return
+        by_index[index] = self._prepare(event.request, validation)
+        self._early.ready(index, by_index, may_launch, self._launch)
 
     async def ready_off_loop(self, event: ToolCallReady) -> None:
         """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
@@ -544,6 +545,11 @@ class TurnRun:
         if skip_reason is not None:
             self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
             runnable = [c for c in runnable if c.request.name in keep]
+        if skip_reason is None and self._executor.options.batch_budget is None:
+            tasks = list(map(_TASK, runnable))
+            if None not in tasks:  # every call started early: its batch is already running
+                await self._all_started(cast("list[asyncio.Task[None]]", tasks))
+                return
         deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
@@ -559,9 +565,26 @@ class TurnRun:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
 
+    async def _all_started(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Wait for a turn whose calls all started while it streamed.
+
+        Planning its batches would run none: each batch's calls already run, and a call
+        held by the gate defers only calls not started yet. Without a batch budget a
+        batch is a wait for its tasks, so the turn is one wait for all of them; an
+        interrupt (a tool raised ``KeyboardInterrupt``) cancelled the rest, which end
+        at once.
+        """
+        if self._interrupt is None:
+            await _all_done(tasks)
+        if self._interrupt is not None:
+            self._stop_reason = "the run was interrupted before this call ran"
+            raise self._interrupt
+
     @property
     def held(self) -> list[TurnCall]:
         """The calls the gate held for a later decision (:data:`~toolwire.run.gate.HOLD`)."""
+        if not self._holding:  # set whenever a call is held: the common turn has none
+            return []
         return [c for c in self._order or () if c.state is CallState.HELD]
 
     def results(self, *, keep_held: bool = False) -> list[ToolResult]:
@@ -697,11 +720,22 @@ class TurnRun:
 
     async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
+        runner = self._runner
         try:
-            result = await self._runner.run(call)
-            if result is None:  # held by the gate: no result in this run
-                self._holding = True
-                return
+            tool = runner.direct(call)
+            if tool is not None:  # the common call's one attempt, in this coroutine
+                try:
+                    value = await tool.invoke(call.validation.input)
+                except Exception as exc:
+                    result = outcomes.raised_result(call.request.id, tool, exc)
+                else:
+                    result = runner.success(call, tool, value)
+            else:
+                outcome = await runner.run(call)
+                if outcome is None:  # held by the gate: no result in this run
+                    self._holding = True
+                    return
+                result = outcome
         except asyncio.CancelledError:
             if call not in self._cut:
                 self._settle(call, call.unfinished(self._stop_reason))
@@ -755,6 +789,7 @@ _RESULT = attrgetter("result")  # C getters: a turn's per-call lists made by map
 _VALIDATION = attrgetter("validation")
 _INDEX = attrgetter("index")
 _REQUEST = attrgetter("request")
+_TASK = attrgetter("task")
 
 
 def _all_answered(calls: Sequence[TurnCall]) -> bool:

@@ -9,6 +9,9 @@ tool's retryable failures after a backoff, and turns the value into text (cut by
 context policy, the one place results are cut). Every result is built by :mod:`toolwire.tools.outcomes`.
 A tool that takes a ``ToolContext`` or is a generator (not ``Tool.plain``) leaves the
 common path at one attribute test, for :mod:`toolwire.run.progress`'s additions.
+The common call (nothing to ask, an async plain tool without a timeout, retries or a
+backend) is begun by :meth:`CallRunner.direct` and awaited in the turn's own coroutine
+for the call, its result made by :meth:`CallRunner.success`.
 
 It raises only cancellation (and what a tool raised that is not an ``Exception``);
 :class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
@@ -88,11 +91,15 @@ class CallRunner:
         self.scope: ToolScope | None = None
         self.position_of: Callable[[TurnCall], int] = lambda call: 0
 
-    async def run(self, call: TurnCall) -> ToolResult | None:
-        """The call's result: ``denied``, or how its tool ran (``None``: the gate held
-        it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
-        if call.started_at is None:
-            call.started_at = time.time()
+    def direct(self, call: TurnCall) -> Tool | None:
+        """The call's tool if it is the common call, now ``RUNNING``: its one attempt is
+        the caller's to await (``tool.invoke``, then :meth:`success`, or
+        ``outcomes.raised_result`` for what it raised); ``None``: :meth:`run` it.
+
+        The common call: nothing to ask, no start row, an async tool without a timeout,
+        a retry, a context or a backend, nothing abandoned to wait for. The caller awaits
+        it in its own coroutine, without :meth:`run`'s, ``_attempts``' and ``_once``'s.
+        """
         tool = call.tool
         executor = self._executor
         assert tool is not None
@@ -107,21 +114,25 @@ class CallRunner:
             and executor.options.backend is None
             and not executor.overrunning
         ):
-            # The common call: nothing to ask, no start row, an async tool without a
-            # timeout, a retry, a context or a backend, nothing abandoned to wait for.
-            # Its one attempt, as _attempts and _once make it, awaited here without
-            # their two coroutines. WAITING -> ALLOWED -> RUNNING are both moves of
-            # TRANSITIONS, and the state was tested above: set, not advanced twice.
+            # WAITING -> ALLOWED -> RUNNING are both moves of TRANSITIONS, and the state
+            # was tested above: set, not advanced twice.
             call.state = CallState.RUNNING
+            call.started_at = time.time()
             self.executed += 1
             call.attempts += 1
             if self.on_start is not None:  # nobody listens in the common case
                 self._notify_start(call)
-            try:
-                value = await tool.invoke(call.validation.input)
-            except Exception as exc:
-                return outcomes.raised_result(call.request.id, tool, exc)
-            return self._success(call, tool, value)
+            return tool
+        return None
+
+    async def run(self, call: TurnCall) -> ToolResult | None:
+        """The call's result: ``denied``, or how its tool ran (``None``: the gate held
+        it for a later decision, :data:`~toolwire.run.gate.HOLD`)."""
+        if call.started_at is None:
+            call.started_at = time.time()
+        tool = call.tool
+        executor = self._executor
+        assert tool is not None
         if call.state is CallState.WAITING and executor.gate is None:
             call.advance(CallState.ALLOWED)  # nothing to ask (no await)
             denial = None
@@ -182,7 +193,7 @@ class CallRunner:
             except Exception as exc:
                 failure: Exception = exc
             else:
-                return self._success(call, tool, value)
+                return self.success(call, tool, value)
             if attempt + 1 == attempts or not executor.options.retry_on(failure):
                 break
             failed_at = time.time()  # retries only: the trace page draws each attempt
@@ -264,7 +275,9 @@ class CallRunner:
             self._told.add(call)
             self.on_start(call.index)
 
-    def _success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
+    def success(self, call: TurnCall, tool: Tool, value: Any) -> ToolResult:
+        """The result of a call whose tool returned ``value``: its text, cut by the
+        context policy (an error result when the value has no text)."""
         try:
             if value.__class__ is str:  # the hot path: render_content's first case
                 content = value if value.isascii() else render_content(value)
