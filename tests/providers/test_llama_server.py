@@ -84,6 +84,10 @@ def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "2048",
         "--n_threads",
         str(default_threads()),
+        # the prompt on as many threads: its default, every core, spins in OpenMP's
+        # barriers whenever a core is busy (the other xdist worker): 33 s of CPU, not 2
+        "--n_threads_batch",
+        str(default_threads()),
         "--model_alias",
         "smollm2",
     ]

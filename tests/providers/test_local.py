@@ -17,7 +17,7 @@ import pytest
 from toolwire.errors import CallerError
 from toolwire.history import check_history
 from toolwire.messages import UserMessage
-from toolwire.providers.local import LocalModel, default_threads, pick_gguf
+from toolwire.providers.local import LocalModel, _load, default_threads, pick_gguf
 from toolwire.run.model import ModelRequest, TurnDone
 from toolwire.tools import Toolset
 from toolwire.wire.events import TextDelta, ToolCallReady
@@ -96,10 +96,12 @@ def test_shipped_model_is_found_and_named() -> None:
 @local
 @pytest.mark.local
 def test_plain_turn_streams_text() -> None:
-    events, turn = run(
-        LocalModel("smollm2", settings={"max_tokens": 24}),
-        ModelRequest([UserMessage("Say hello.")]),
-    )
+    model = LocalModel("smollm2", settings={"max_tokens": 24})
+    events, turn = run(model, ModelRequest([UserMessage("Say hello.")]))
+    llama, _ = _load(model.source, model.n_ctx, model.n_threads)
+    # the prompt runs on n_threads too: left at every core, llama.cpp's threads spin
+    # at each barrier while a core is busy (seconds of CPU for a 12-token prompt)
+    assert llama.context_params.n_threads_batch == model.n_threads
     assert any(isinstance(e, TextDelta) for e in events)
     assert turn.text and not turn.tool_calls
     assert turn.finish_reason in ("stop", "length")
