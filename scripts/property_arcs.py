@@ -11,7 +11,7 @@ the example after which no new arc was reached.
 
 Usage (from the repository root, pure build):
     PYTHONPATH=src:. python scripts/property_arcs.py \\
-        tests/wire/test_properties.py::test_anthropic_any_chunking_same_turn \\
+        tests/wire/test_properties.py::test_any_chunking_same_turn_for_every_provider \\
         [--param cls=AnthropicStream] [--examples 1000] [--seeds 1 2 3]
 """
 
