@@ -305,7 +305,7 @@ class AssistantMessage:
     @property
     def reasoning(self) -> str:
         """All reasoning text, concatenated."""
-        return "".join(p.text for p in self.parts if isinstance(p, ReasoningPart))
+        return "".join([p.text for p in filter(_IS_REASONING, self.parts)])
 
     @property
     def tool_calls(self) -> list[ToolCall]:
@@ -315,13 +315,18 @@ class AssistantMessage:
     @property
     def refusal(self) -> str:
         """All refusal text, concatenated (empty when the model did not refuse in words)."""
-        return "".join(p.text for p in self.parts if isinstance(p, RefusalPart))
+        return "".join([p.text for p in filter(_IS_REFUSAL, self.parts)])
 
 
 # C predicates for filter(): the run reads a message's calls and text a few times a round,
-# and an isinstance test per part in a comprehension was most of each read.
+# and its reasoning and refusal once (the Chat encoder), and an isinstance test per part
+# in a comprehension was most of each read.
 _IS_TEXT = cast("Callable[[object], TypeGuard[TextPart]]", TextPart.__instancecheck__)
 _IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
+_IS_REASONING = cast(
+    "Callable[[object], TypeGuard[ReasoningPart]]", ReasoningPart.__instancecheck__
+)
+_IS_REFUSAL = cast("Callable[[object], TypeGuard[RefusalPart]]", RefusalPart.__instancecheck__)
 
 
 @dataclass(slots=True)

@@ -15,12 +15,19 @@ The rule enforced, in one pass (linear time, one dictionary lookup per message):
 * call ids are unique within one assistant message. Across messages they may repeat:
   some servers number calls per turn (``call_0`` in every turn), and since results
   belong to the turn right before them, a call is known by (its turn, its id).
+
+The history is checked again before every request, and most of it is turns as a run
+appends them: every call answered right after its message, in call order. Such a turn
+is taken in one loop over its calls and their results; the checker's pass decides
+everything else and words every error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import TypeGuard, cast
 
 from ..errors import HistoryError
 from ..messages import (
@@ -52,28 +59,79 @@ def check_history(messages: Sequence[Message]) -> None:
             repeated call id, a result whose tool name differs from its call's, a
             message between a call and its result, or an entry that is not a message.
     """
+    if not _passes(messages):
+        _Checker().check(messages)  # raises, naming what is wrong
+
+
+def _passes(messages: Sequence[Message]) -> bool:
+    """Whether ``check_history`` passes ``messages``, each turn as a run appends it taken
+    at once by :func:`_plain_turn` and anything else by the checker.
+
+    The run sends its whole history again with every request, and most of it is such
+    turns (a call's share of the checker's pass was two dictionary stores, a lookup and
+    a delete). Skipped turns leave the checker's record of ids and positions behind,
+    which only an error's words read: a history that fails here is checked again from
+    the start, and that pass raises.
+    """
+    history = messages if messages.__class__ is list else list(messages)
     checker = _Checker()
-    waiting = checker.waiting  # the same dict all along (emptied, never replaced)
-    for position, message in enumerate(messages):
-        if type(message) is ToolResult:  # most of a long history: tested here
-            # _result's common case written out: well-typed text result, its call open,
-            # the same tool name. Anything else goes to _result, which words the error.
-            call_id = message.call_id
-            call = waiting.get(call_id) if call_id.__class__ is str else None
-            if (
-                call is not None
-                and call.name == message.name
-                and message.content.__class__ is str
-                and message.status.__class__ is ToolStatus
-                and not message.parts
-            ):
-                del waiting[call_id]
-                checker.answered[call_id] = position
-            else:
-                checker._result(position, message)
-        else:
-            checker.visit(position, message)
-    checker.require_answered(f"the end of the history (length {len(messages)})")
+    position, end = 0, len(history)
+    try:
+        while position < end:
+            message = history[position]
+            if message.__class__ is AssistantMessage and not checker.waiting:
+                answered = _plain_turn(message, history, position)
+                if answered >= 0:
+                    position += 1 + answered
+                    continue
+            checker.step(position, message)
+            position += 1
+        checker.require_answered("the end of the history")
+    except HistoryError:
+        return False
+    return True
+
+
+def _plain_turn(message: AssistantMessage, history: list[Message], position: int) -> int:
+    """How many results answer the assistant ``message`` at ``position`` when it and they
+    are what a run appends: parts of the four kinds the checker allows, each call's id,
+    name and arguments strings, the ids unique and each call answered by the result at
+    its place right after the message, that result a plain-text one with a ``ToolStatus``
+    — all of it exact types, so that the checker would pass them in the same way
+    (tests/history/test_check_fast.py); -1 otherwise, and the checker decides.
+    """
+    parts = message.parts
+    if parts.__class__ is not list or not _TURN_PARTS.issuperset(map(type, parts)):
+        return -1
+    calls = list(filter(_IS_CALL, parts))
+    count = len(calls)
+    results = history[position + 1 : position + 1 + count]
+    if len(results) != count:
+        return -1
+    for call, result in zip(calls, results, strict=True):
+        if not (
+            (call_id := call.id).__class__ is str
+            and call_id
+            and (name := call.name).__class__ is str
+            and name
+            and call.arguments.__class__ is str
+            and type(result) is ToolResult
+            and (answers := result.call_id).__class__ is str
+            and answers == call_id
+            and name == result.name  # the checker's comparison, the same way round
+            and result.content.__class__ is str
+            and result.status.__class__ is ToolStatus
+            and not result.parts
+        ):
+            return -1
+    if len(set(map(_ID, calls))) != count:  # a repeated id: the checker words it
+        return -1
+    return count
+
+
+_TURN_PARTS = frozenset({ToolCall, TextPart, ReasoningPart, ProviderPart})
+_IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
+_ID = attrgetter("id")
 
 
 def missing_results(messages: Sequence[Message]) -> list[ToolCall]:
@@ -127,6 +185,32 @@ class _Checker:
     waiting: dict[str, ToolCall] = field(default_factory=dict)  # calls of the open turn
     turn_position: int = -1  # position of the assistant message whose calls wait
     earlier: dict[str, int] = field(default_factory=dict)  # call id -> its latest older turn
+
+    def check(self, messages: Sequence[Message]) -> None:
+        """The full pass: raise for the first thing wrong in ``messages``."""
+        for position, message in enumerate(messages):
+            self.step(position, message)
+        self.require_answered(f"the end of the history (length {len(messages)})")
+
+    def step(self, position: int, message: object) -> None:
+        if type(message) is ToolResult:
+            # _result's common case written out: well-typed text result, its call open,
+            # the same tool name. Anything else goes to _result, which words the error.
+            call_id = message.call_id
+            call = self.waiting.get(call_id) if call_id.__class__ is str else None
+            if (
+                call is not None
+                and call.name == message.name
+                and message.content.__class__ is str
+                and message.status.__class__ is ToolStatus
+                and not message.parts
+            ):
+                del self.waiting[call_id]
+                self.answered[call_id] = position
+            else:
+                self._result(position, message)
+        else:
+            self.visit(position, message)
 
     def visit(self, position: int, message: object) -> None:
         if isinstance(message, ToolResult):
