@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire.errors import ToolwireError
-from toolwire.wire import OpenAIChatStream
+from toolwire.wire import COMPILED, OpenAIChatStream
 from toolwire.wire.assembler import Assembler
 
 # Whole objects (and near misses) a first fragment may hold: plain ASCII, with a
@@ -229,6 +229,9 @@ def _decode(items: list[dict[str, Any]]) -> list[Any]:
     return out
 
 
+# The compiled feed calls start_call natively: the patch below cannot reach it there
+# (the properties over assembler operations above run in both builds).
+@pytest.mark.skipif(COMPILED, reason="the compiled feed calls start_call natively")
 @given(chunks)
 def test_a_chat_stream_decodes_as_through_the_general_path(
     items: list[dict[str, Any]],
