@@ -765,10 +765,10 @@ class Assembler:
             raise ProtocolError(
                 "arguments finished for a tool call that never started", where=f"index {index}"
             )
-        self._whole = -1  # the call's text may be replaced: close visits each call
         if arguments is not None:
             streamed = "".join(call.parts)
             if streamed != arguments:
+                self._whole = -1  # the call's text is replaced: close visits each call
                 if streamed:
                     self._notice(
                         "arguments_mismatch",
