@@ -104,10 +104,12 @@ class ScriptedModel:
                 hint="add a turn for every model request the test makes",
             )
         decoder = OpenAIChatStream(deltas=deltas)  # none when nobody reads them
+        feed = decoder.feed
+        delay = self.chunk_delay
         for position, chunk in enumerate(self._turns[number]):
-            if position and self.chunk_delay:
-                await asyncio.sleep(self.chunk_delay)
-            for event in decoder.feed(dict(chunk)):
+            if delay and position:
+                await asyncio.sleep(delay)
+            for event in feed(dict(chunk)):  # a new dict, as a server's stream gives
                 yield event
         yield TurnDone(decoder.close())
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import re
+from operator import attrgetter
 from typing import Any
 
 from ..errors import ProtocolError, TurnError
@@ -246,19 +247,34 @@ class _Call:
         "scanner",
     )
 
-    def __init__(self, index: int) -> None:
+    def __init__(
+        self,
+        index: int,
+        id: str | None = None,
+        name: str = "",
+        request: ToolRequest | None = None,
+        call: ToolCall | None = None,
+    ) -> None:
+        """A call opened at ``index``, empty; or, with its ``request`` and ``call``, one
+        whose first fragment was all of it, announced ready at once (``start_call``):
+        its state is set once here, not set empty and then again."""
         self.index = index
-        self.id: str | None = None
-        self.name = ""
-        self.parts: list[str] = []
-        self.scanned = 0  # how many of ``parts`` the scanner has seen
+        self.id = id
+        self.name = name
+        self.request = request
+        self.call = call  # the history shape, built once ready
+        if request is None:
+            self.parts: list[str] = []
+            self.scanned = 0  # how many of ``parts`` the scanner has seen
+            self.done = False  # the arguments are known to be final
+            self.ready = False  # ToolCallReady was emitted
+            self.ready_parts = 0  # len(parts) when ToolCallReady was emitted
+        else:
+            self.parts = [request.raw_arguments]
+            self.scanned = self.ready_parts = 1
+            self.done = self.ready = True
         self.scanner: ClosureScanner | None = None  # created at the first fragment ending in "}"
-        self.done = False  # the arguments are known to be final
-        self.ready = False  # ToolCallReady was emitted
-        self.ready_parts = 0  # len(parts) when ToolCallReady was emitted
         self.replaced = False  # a lone surrogate was replaced in the text announced ready
-        self.request: ToolRequest | None = None
-        self.call: ToolCall | None = None  # the history shape, built once ready
         self.freeform = False  # a custom tool call: raw input text, never JSON
         self.caller: dict[str, Any] | None = None  # Anthropic's programmatic caller
 
@@ -299,6 +315,12 @@ class Assembler:
         # Until that first happens, the two are the same for every call, so nothing
         # more is kept (every call is also in ``_order``): the common turn pays nothing.
         self._remapped = False  # some call's index differs from its provider index
+        # How many calls came whole in their first fragment (``start_call``'s straight
+        # path), at indexes 0, 1, 2... in turn, when every call so far did; -1 once any
+        # call was changed another way than by a fragment added to its arguments (which
+        # ``_close_whole`` sees itself). While it is the number of calls, ``close`` takes
+        # each call as announced without visiting it.
+        self._whole = 0
         self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
         self._order: list[_Segment | _Call | ProviderPart] = []
         self._finish: str | None = None
@@ -388,6 +410,7 @@ class Assembler:
             raise ProtocolError(
                 "a caller arrived for a tool call that never started", where=f"index {index}"
             )
+        self._whole = -1  # the call's history shape changes: close visits each call
         call.caller = caller
         call.call = None  # rebuilt with its caller
 
@@ -522,20 +545,50 @@ class Assembler:
         """``tool_fragment(index, id, name, arguments)`` for a decoder that has checked
         the four types itself (the Chat decoder, on its hot path): a call's first fragment.
 
-        A new call at a free index with an id and a name (the first fragment of every
-        call from OpenAI-compatible servers) is opened here without the general path's
-        checks and branches (the types again, an index taken, a remap, a split, a
-        re-sent id); when its arguments came whole in that fragment, as many servers
-        send a small call, the scan announces it ready at once. Anything else goes to
-        ``tool_fragment``: the same events and turn either way (tests/wire/test_start_call.py).
+        A call whole in that fragment (its arguments a complete JSON object, as many
+        servers send a small call, and as the scripted model does), at the next index
+        of a turn whose calls have all come so, takes one straight path: parsed once,
+        its request, history shape and state made once, its three events sent, and
+        ``close`` takes such a turn's calls as they are (``_close_whole``). Another new
+        call at a free index with an id and a name (the first fragment of every call
+        OpenAI streams) is opened directly, without the general path's checks and
+        branches (the types again, an index taken, a remap, a split, a re-sent id).
+        Anything else goes to ``tool_fragment``: the same events and turn either way
+        (tests/wire/test_start_call.py).
         """
         calls = self.calls
+        count = len(calls)
+        if (
+            index == count == self._whole
+            and id
+            and name
+            and arguments.endswith("}")
+            and arguments.isascii()
+            and "\\ud" not in arguments
+            and "\\uD" not in arguments
+        ):
+            # What the first scan and _ready do with such a text, written out: nothing
+            # to replace or reject, and one parse in C gives the input.
+            try:
+                value, end = _scan_finite(arguments, 0)
+            except (StopIteration, ValueError, RecursionError, FloatingPointError):
+                value = None  # the general path below says why
+            if type(value) is dict and end == len(arguments):
+                request = ToolRequest(id, name, arguments, value, None, index)
+                made = ToolCall(id, name, arguments, "tool_call", False, None)
+                call = calls[index] = _Call(index, id, name, request, made)
+                self._order.append(call)
+                self._whole = index + 1
+                events = self.events
+                events.append(ToolCallStarted(index, id, name))
+                if self.deltas:
+                    events.append(ToolCallDelta(index, arguments))
+                events.append(ToolCallReady(index, made, request))
+                return
         if index in calls or index < 0 or self._remapped or not id or not name:
             self.tool_fragment(index, id, name, arguments)
             return
-        call = calls[index] = _Call(index)  # its own index: no call has it (not remapped)
-        call.id = id
-        call.name = name
+        call = calls[index] = _Call(index, id, name)  # its own index: no call has it (not remapped)
         self._order.append(call)
         events = self.events
         events.append(ToolCallStarted(index, id, name))
@@ -557,6 +610,7 @@ class Assembler:
         """Apply a fragment's id and name to the open ``call`` at ``index``: the call
         they belong to (a new one when ``_split``), and the arguments left to add (a
         fragment that repeats the id may repeat the arguments so far)."""
+        self._whole = -1  # the call may change: close visits each call
         if id and name and call.id is not None and id != call.id:
             call = self._split(index, call, id, name)  # type: ignore[arg-type]  # a call at None was never split
         resent = False
@@ -714,6 +768,7 @@ class Assembler:
         if arguments is not None:
             streamed = "".join(call.parts)
             if streamed != arguments:
+                self._whole = -1  # the call's text is replaced: close visits each call
                 if streamed:
                     self._notice(
                         "arguments_mismatch",
@@ -965,6 +1020,10 @@ class Assembler:
 
     def close(self) -> Turn:
         """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
+        if self._whole > 0 and self._whole == len(self.calls):
+            whole = self._close_whole()
+            if whole is not None:
+                return whole
         parts: list[Part] = []
         requests: list[ToolRequest] = []
         if self._remapped:  # calls split from one provider index: by their own index
@@ -1010,6 +1069,33 @@ class Assembler:
                     self._changed_after_ready(call)
                 requests.append(request)
                 parts.append(self._history_call(call, arguments))
+        return self._turn(parts, requests)
+
+    def _close_whole(self) -> Turn | None:
+        """``close`` for a turn whose calls all came whole in their first fragments
+        (``_whole``): each call's request and history shape are the ones announced, with
+        no Python step per call, or None when the general path must decide (a fragment
+        added to a call after it, text between calls, a repeated id)."""
+        calls = list(self.calls.values())  # in index order: opened at 0, 1, 2...
+        order = self._order
+        before = len(order) - len(calls)
+        # The tests in C: the calls come last in the turn's order, each still holds its
+        # one fragment, and their ids differ (nothing else can change a call here).
+        if (
+            order[before:] != calls
+            or sum(map(len, map(_PARTS, calls))) != len(calls)
+            or len(set(map(_ID, calls))) != len(calls)
+        ):
+            return None
+        parts: list[Part] = [
+            _segment_part(item) if type(item) is _Segment else item  # type: ignore[misc]  # no call here
+            for item in order[:before]
+        ]
+        parts += map(_MADE, calls)
+        requests: list[ToolRequest] = list(map(_REQUEST, calls))
+        return self._turn(parts, requests)
+
+    def _turn(self, parts: list[Part], requests: list[ToolRequest]) -> Turn:
         self._check_finish(len(requests))
         turn = Turn(AssistantMessage(parts), requests, self._finish, self.usage, self._notices)
         if self._refused or self._logprobs is not None:
@@ -1074,6 +1160,13 @@ def _wrong(what: str, value: Any, expected: str = "a string") -> None:
 
 def _own_index(call: _Call) -> int:
     return call.index
+
+
+# A call's fields read in C, a turn's calls at once (``Assembler._close_whole``).
+_PARTS = attrgetter("parts")
+_ID = attrgetter("id")
+_MADE = attrgetter("call")
+_REQUEST = attrgetter("request")
 
 
 def _ascending(calls: list[_Call]) -> bool:

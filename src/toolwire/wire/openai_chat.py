@@ -117,10 +117,13 @@ class OpenAIChatStream(StreamDecoder):
                                 as_object(raw_tc, "delta.tool_calls[]")
                             tc = raw_tc
                             raw_fn = tc.get("function")
-                            if raw_fn is not None and type(raw_fn) is not dict:
-                                as_object(raw_fn, "tool_calls[].function")
-                            fn: dict[str, Any] | None = raw_fn
-                            if fn is not None and "id" not in tc and "name" not in fn:
+                            if type(raw_fn) is not dict:
+                                if raw_fn is not None:
+                                    as_object(raw_fn, "tool_calls[].function")
+                                self._tool_call(tc, None)  # a custom call, or an id or index alone
+                                continue
+                            fn: dict[str, Any] = raw_fn
+                            if "id" not in tc and "name" not in fn:
                                 args = fn.get("arguments")
                                 # Any, not int: a missing or odd index must miss here
                                 # (and be checked by the assembler), not fail the
@@ -143,7 +146,7 @@ class OpenAIChatStream(StreamDecoder):
                                     if "}" in text and not call.ready and text.rstrip()[-1] == "}":
                                         asm.scan(call)
                                     continue
-                            elif fn is not None:
+                            else:
                                 # A call's first fragment: its four values tested here
                                 # as _tool_call's checks would, then opened by
                                 # start_call, past tool_fragment's general path.
