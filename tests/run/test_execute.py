@@ -722,6 +722,23 @@ BEHAVIOURS = [
 ]
 
 
+async def _ok(n: int) -> int:
+    return n
+
+
+async def _fail(n: int) -> int:
+    raise RuntimeError(f"failed {n}")
+
+
+async def _hang(n: int) -> int:
+    await asyncio.Event().wait()
+    return n
+
+
+async def _interrupt(n: int) -> int:
+    raise KeyboardInterrupt
+
+
 def _fault_tools(release: threading.Event) -> list[Tool]:
     def make(name: str, fn: Any, **policy: Any) -> list[Tool]:
         return [
@@ -729,25 +746,12 @@ def _fault_tools(release: threading.Event) -> list[Tool]:
             Tool.from_function(fn, name=f"{name}_unsafe", concurrency_safe=False, **policy),
         ]
 
-    async def ok(n: int) -> int:
-        return n
-
     def ok_sync(n: int) -> int:
-        return n
-
-    async def fail(n: int) -> int:
-        raise RuntimeError(f"failed {n}")
-
-    async def hang(n: int) -> int:
-        await asyncio.Event().wait()
         return n
 
     def stuck_sync(n: int) -> int:
         release.wait(10)
         return n
-
-    async def interrupt(n: int) -> int:
-        raise KeyboardInterrupt
 
     async def slow(n: int) -> int:
         for _ in range(3):
@@ -755,12 +759,12 @@ def _fault_tools(release: threading.Event) -> list[Tool]:
         return n
 
     return [
-        *make("ok", ok),
+        *make("ok", _ok),
         *make("ok_sync", ok_sync),
-        *make("raise", fail),
-        *make("hang", hang, timeout=0.01),
+        *make("raise", _fail),
+        *make("hang", _hang, timeout=0.01),
         *make("stuck_sync", stuck_sync, timeout=0.01),
-        *make("interrupt", interrupt),
+        *make("interrupt", _interrupt),
         *make("slow", slow),
     ]
 
@@ -859,25 +863,12 @@ def test_exactly_one_result_per_call_in_order(
 def _harmless_tools() -> list[Tool]:
     """Tools that start early (no side effects), safe and unsafe, of each behaviour."""
 
-    async def ok(n: int) -> int:
-        return n
-
-    async def fail(n: int) -> int:
-        raise RuntimeError(f"failed {n}")
-
-    async def hang(n: int) -> int:
-        await asyncio.Event().wait()
-        return n
-
-    async def interrupt(n: int) -> int:
-        raise KeyboardInterrupt
-
     async def slow(n: int) -> int:
         for _ in range(n % 3):
             await asyncio.sleep(0)
         return n
 
-    behaviours = {"ok": ok, "raise": fail, "hang": hang, "interrupt": interrupt, "slow": slow}
+    behaviours = {"ok": _ok, "raise": _fail, "hang": _hang, "interrupt": _interrupt, "slow": slow}
     return [
         Tool.from_function(
             fn,

@@ -66,7 +66,8 @@ starts = st.tuples(
 )
 
 
-def _apply(asm: Assembler, op: tuple[Any, ...]) -> None:
+def apply_operation(asm: Assembler, op: tuple[Any, ...]) -> None:
+    """Apply one drawn assembler operation (test_whole_calls.py uses it too)."""
     kind, *args = op
     if kind == "fragment":
         asm.tool_fragment(*args)
@@ -93,9 +94,9 @@ def _trace(asm: Assembler, step: Any) -> list[Any]:
 
 def _run(deltas: bool, before: list[Any], start: Any, after: list[Any]) -> list[Any]:
     asm = Assembler(deltas=deltas)
-    out = [_trace(asm, lambda a, op=op: _apply(a, op)) for op in before]
+    out = [_trace(asm, lambda a, op=op: apply_operation(a, op)) for op in before]
     out.append(_trace(asm, start))
-    out += [_trace(asm, lambda a, op=op: _apply(a, op)) for op in after]
+    out += [_trace(asm, lambda a, op=op: apply_operation(a, op)) for op in after]
     try:
         turn = asm.close()
     except ToolwireError as exc:

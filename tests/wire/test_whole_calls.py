@@ -22,6 +22,8 @@ from toolwire.errors import ToolwireError
 from toolwire.wire import COMPILED, OpenAIChatStream
 from toolwire.wire.assembler import Assembler
 
+from .test_start_call import apply_operation
+
 # Whole objects (and near misses) a first fragment may hold: plain ASCII, with a
 # surrogate escape or other escapes, non-ASCII, a number JSON cannot carry, braces in
 # strings, trailing space or text, not an object, not closed.
@@ -95,26 +97,16 @@ def _apply(asm: Assembler, op: tuple[Any, ...], fast: bool) -> None:
         if index == "next":
             index = len(asm.calls)
         (asm.start_call if fast else asm.tool_fragment)(index, id, name, text)
-    elif kind == "fragment":
-        asm.tool_fragment(*args)
-    elif kind == "arguments":
-        asm.arguments(*args)
     elif kind == "append":  # what the flat feeds do with an arguments-only fragment
         call = asm.calls.get(args[0])
         if call is not None and args[1]:
             call.parts.append(args[1])
             if not call.ready and args[1].rstrip()[-1:] == "}":
                 asm.scan(call)
-    elif kind == "done":
-        asm.tool_arguments_done(*args)
-    elif kind == "custom":
-        asm.custom_call(*args)
-    elif kind == "caller":
-        asm.tool_caller(args[0], {"type": "direct"})
-    elif kind == "text":
-        asm.text(args[0])
-    else:
+    elif kind == "finish":
         asm.finish(args[0])
+    else:  # fragment, arguments, done, custom, caller, text: test_start_call's operations
+        apply_operation(asm, op)
 
 
 def _outcome(turn: Any) -> list[Any]:
