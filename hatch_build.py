@@ -162,7 +162,12 @@ def _module_file(src: Path, name: str) -> Path | None:
 
 
 def _imports(src: Path, path: Path) -> set[str]:
-    """Every module ``path`` imports; ``from m import n`` gives m and m.n (n may be one)."""
+    """Every module ``path`` imports; ``from m import n`` gives m and m.n (n may be one).
+
+    tests/subsets.py's ``imports`` walks a file the same way. Kept apart: this hook runs
+    in a build environment that has no tests/, and the suite runs where hatchling is
+    not installed (cibuildwheel's test environment), so neither can import the other.
+    """
     package = _module_name(src, path)
     if path.name != "__init__.py":
         package = package.rpartition(".")[0]

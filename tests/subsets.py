@@ -128,7 +128,9 @@ def module_path(name: str) -> Path | None:
 
 @cache
 def imports(path: Path) -> frozenset[str]:
-    """Every module ``path`` imports, anywhere in it; ``from m import n`` gives m and m.n."""
+    """Every module ``path`` imports, anywhere in it; ``from m import n`` gives m and m.n.
+
+    hatch_build.py's ``_imports`` walks a file the same way (it says why both exist)."""
     package = module_name(path)
     if path.name != "__init__.py":
         package = package.rpartition(".")[0]
