@@ -8,6 +8,7 @@ import itertools
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,12 +92,24 @@ def test_each_event_in_its_own_read_gives_the_same_as_one_read() -> None:
     assert outcome(reads) == outcome([sse(STREAM)])
 
 
-def test_tokens_read_together_with_an_error_event_still_reach_the_client() -> None:
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+def test_tokens_read_together_with_an_error_event_still_reach_the_client(newline: str) -> None:
     body = sse([chunk({"content": "part"}), chunk({"content": "ial"}),
-                {"error": {"message": "engine died"}}])  # fmt: skip
+                {"error": {"message": "engine died"}}], newline)  # fmt: skip
     events, turn, error = outcome([body])
     assert [e.text for e in events] == ["part", "ial"]
     assert turn is None and error is not None and "engine died" in error
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_an_error_after_a_cut_anywhere_leaves_the_tokens_before_it(newline: str) -> None:
+    """Every cut of the body in two reads: the second read may end the first event
+    (the first read ended between its two line breaks) and bring the bad one."""
+    data = sse([chunk({"content": "a"}), "data: {not json", chunk({"content": "b"})], newline)
+    whole = outcome([data])
+    assert [e.text for e in whole[0]] == ["a"] and whole[2] is not None
+    for point in range(len(data) + 1):
+        assert outcome(cut(data, [point])) == whole, point
 
 
 @settings(max_examples=100, deadline=None)

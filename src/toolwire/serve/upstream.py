@@ -20,6 +20,7 @@ Each gives :meth:`Upstream.turn`: toolwire's events of one turn, then ``TurnDone
 from __future__ import annotations
 
 import json
+import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
@@ -315,7 +316,10 @@ class _Reads:
         """The events ``chunk`` completes, and the error that stopped it if one did."""
         ends = chunk.endswith(b"\n\n")
         if not (self._whole and ends):
+            held = not self._whole
             self._whole = ends  # after "\n\n" the decoder holds nothing
+            if held or b"\r" in chunk:
+                return self._lines(chunk)
             return self._generic(chunk)
         out: list[ModelEvent] = []
         decoder = self._decoder
@@ -330,7 +334,23 @@ class _Reads:
             return out, exc
         return out, None
 
+    def _lines(self, chunk: bytes) -> tuple[list[ModelEvent], ToolwireError | None]:
+        """A read after a piece of an event, or one with CR line ends: fed a line at a
+        time. Where an event ends is then known only to the decoder (the piece it holds
+        may end in a line break that the read's first one makes a blank line; ``\r\n``
+        is one break, a lone ``\r`` another), and a line completes at most one event, so
+        an error event after complete ones leaves theirs with the client."""
+        decoder = self._decoder
+        out: list[ModelEvent] = []
+        try:
+            for line in _LINE.findall(chunk):
+                out += decoder.feed_bytes(line)
+        except ToolwireError as exc:
+            return out, exc
+        return out, None
+
     def _generic(self, chunk: bytes) -> tuple[list[ModelEvent], ToolwireError | None]:
+        """A read after whole events, with LF line ends: each ``\n\n`` ends an event."""
         decoder = self._decoder
         out: list[ModelEvent] = []
         start = 0
@@ -345,6 +365,10 @@ class _Reads:
         except ToolwireError as exc:
             return out, exc
         return out, None
+
+
+# One line and its break (CRLF, CR or LF), or the unfinished rest of a read.
+_LINE = re.compile(rb"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
 def _data_object(event: bytes) -> dict[str, Any] | None:
