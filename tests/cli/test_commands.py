@@ -1,4 +1,6 @@
-"""The CLI's offline subcommands, run as a user would: a real subprocess."""
+"""The CLI's offline subcommands: the entry point as a user runs it (a real subprocess),
+and what each command prints and returns through ``main``, in this process
+(tests/helpers/cli.py)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import pytest
 from toolwire.cli import main
 from toolwire.cli.pipeline_cmd import render
 from toolwire.demo import recorded_stream
+
+from ..helpers.cli import toolwire_here
 
 
 def toolwire(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -33,8 +37,8 @@ def test_help_lists_the_subcommands() -> None:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "responses"])
-def test_pipeline_prints_the_four_layers(provider: str) -> None:
-    result = toolwire("pipeline", "--provider", provider, "--read", "17")
+def test_pipeline_prints_the_four_layers(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
+    result = toolwire_here(capsys, "pipeline", "--provider", provider, "--read", "17")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     for layer in ("== 1. wire", "== 2. assembly", "== 3. two shapes", "== 4. history"):
@@ -60,22 +64,23 @@ def test_pipeline_answers_every_call_once() -> None:
     assert [b.get("is_error", False) for b in history[1]["content"]] == [False, True, True]
 
 
-def test_parse_and_formats(tmp_path: Path) -> None:
+def test_parse_and_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out.txt"
     out.write_text(
         '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Beijing"}}\n</tool_call>'
     )
-    result = toolwire("parse", "--model", "Qwen/Qwen2.5-7B-Instruct", str(out))
+    result = toolwire_here(capsys, "parse", "--model", "Qwen/Qwen2.5-7B-Instruct", str(out))
     assert result.returncode == 0, result.stderr
     parsed = json.loads(result.stdout)
     assert parsed["tool_calls"][0]["name"] == "get_weather"
     assert json.loads(parsed["tool_calls"][0]["arguments"]) == {"city": "Beijing"}
-    listing = toolwire("formats").stdout
+    listing = toolwire_here(capsys, "formats").stdout
     for family in ("hermes", "deepseek", "harmony", "mistral", "gemma"):
         assert family in listing
 
 
 def test_errors_are_one_line_and_nonzero(tmp_path: Path) -> None:
+    # In a subprocess: the one line is all the process prints, nothing at its exit.
     result = toolwire("parse", "--model", "no-such/model", str(tmp_path / "missing.txt"))
     assert result.returncode == 2
     assert result.stderr.startswith("toolwire: error:") and "Traceback" not in result.stderr

@@ -1,5 +1,7 @@
 """The CLI's conventions a user of ``llm`` expects (issue 31, item 6), run as a user would:
-a real subprocess, a real audit log, a loopback server for the model."""
+a real subprocess, a real audit log, a loopback server for the model. What a command
+prints and returns, where the process adds nothing (``-m``, ``models``, ``log -n``),
+runs through ``main`` in this process (tests/helpers/cli.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import toolwire as toolwire_package
 from toolwire import Agent
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
+from ..helpers.cli import toolwire_here
 from ..observe.helpers import search
 from ..providers.faultserver import FaultServer, sse
 from .test_first_hour import _agent_tools
@@ -50,24 +53,30 @@ def _env(**extra: str) -> dict[str, str]:
 # -- -m, toolwire models ----------------------------------------------------------------
 
 
-def test_m_is_short_for_model() -> None:
-    result = toolwire("run", "hi", "-m", "nosuch:thing", "--no-log")
+def test_m_is_short_for_model(capsys: pytest.CaptureFixture[str]) -> None:
+    result = toolwire_here(capsys, "run", "hi", "-m", "nosuch:thing", "--no-log")
     assert result.returncode == 2
     assert "unknown model spec 'nosuch:thing'" in result.stderr
 
 
-def test_models_lists_the_specs_and_which_need_a_key() -> None:
-    rows = json.loads(toolwire("models", "--json", env=_env()).stdout)
+def test_models_lists_the_specs_and_which_need_a_key(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in [k for k in os.environ if k.endswith("_API_KEY")]:
+        monkeypatch.delenv(name)
+    rows = json.loads(toolwire_here(capsys, "models", "--json").stdout)
     specs = [r["spec"] for r in rows]
     assert specs[0] == "local" and {"local:smollm2", "openai:NAME", "anthropic:NAME"} <= set(specs)
     anthropic = next(r for r in rows if r["spec"] == "anthropic:NAME")
     assert not anthropic["ready"] and "ANTHROPIC_API_KEY" in anthropic["status"]
-    keyed = json.loads(toolwire("models", "--json", env=_env(ANTHROPIC_API_KEY="k")).stdout)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    keyed = json.loads(toolwire_here(capsys, "models", "--json").stdout)
     anthropic = next(r for r in keyed if r["spec"] == "anthropic:NAME")
     assert anthropic["ready"] and "key set" in anthropic["status"]
     local = next(r for r in rows if r["spec"] == "local")
     assert local["status"].startswith("installed" if local["ready"] else "not installed")
-    table = toolwire("models", env=_env())
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    table = toolwire_here(capsys, "models")
     assert table.returncode == 0 and "openai:NAME" in table.stdout and "status" in table.stdout
 
 
@@ -84,12 +93,12 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
-def test_log_n_is_limit_and_shows_requests(db: Path) -> None:
-    runs = json.loads(toolwire("log", "--db", str(db), "-n", "1", "--json").stdout)
+def test_log_n_is_limit_and_shows_requests(db: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    runs = json.loads(toolwire_here(capsys, "log", "--db", str(db), "-n", "1", "--json").stdout)
     assert [r["prompt"] for r in runs] == ["plain"]
-    runs = json.loads(toolwire("log", "--db", str(db), "--json").stdout)
+    runs = json.loads(toolwire_here(capsys, "log", "--db", str(db), "--json").stdout)
     assert [(r["requests"], r["rounds"]) for r in runs] == [(1, 0), (2, 1)]
-    header, *rows = toolwire("log", "--db", str(db), "-n", "5").stdout.splitlines()
+    header, *rows = toolwire_here(capsys, "log", "--db", str(db), "-n", "5").stdout.splitlines()
     assert "requests  rounds" in header
     assert rows[1].split()[4:6] == ["2", "1"]  # after the id, date, time and model
 
