@@ -36,6 +36,28 @@ def test_help_lists_the_subcommands() -> None:
         assert name in result.stdout
 
 
+def test_help_imports_only_the_command_line() -> None:
+    # Every command registers every subcommand: what a module imports at its top, every
+    # command pays (pathlib, json and getpass were ~10 ms of --help's ~50). In a fresh
+    # process: what --help adds to `import toolwire` and argparse's own help output.
+    code = (
+        "import argparse, sys, toolwire\n"
+        "argparse.ArgumentParser().format_help()\n"
+        "before = set(sys.modules)\n"
+        "from toolwire.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(*sorted(set(sys.modules) - before), file=sys.stderr)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    added = result.stderr.split()
+    assert "toolwire.cli.run_cmd" in added
+    # arguments.py (the option checks, file_path) and what it imports: small, no I/O.
+    others = {n for n in added if n != "toolwire.cli" and not n.startswith("toolwire.cli.")}
+    assert others <= {"toolwire.checks", "toolwire.errors", "math"}, others
+
+
 @pytest.mark.parametrize("provider", ["openai", "anthropic", "responses"])
 def test_pipeline_prints_the_four_layers(provider: str, capsys: pytest.CaptureFixture[str]) -> None:
     result = toolwire_here(capsys, "pipeline", "--provider", provider, "--read", "17")

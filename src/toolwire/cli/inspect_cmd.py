@@ -14,7 +14,6 @@ first, and tokens (and cost, given prices) per round.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from .logdb import add_db_option, db_path
@@ -47,6 +46,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the analysis of one run."""
+    import json
+
     from ..checks import check_number
     from ..errors import CallerError
     from ..observe.inspect import inspect_run

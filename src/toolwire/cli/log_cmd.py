@@ -8,7 +8,6 @@ toolwire log --db runs.db
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from .logdb import add_db_option, db_path
@@ -32,6 +31,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the latest runs."""
+    import json
+
     from ..observe import AuditLog
     from .arguments import check_count
     from .terminal import printable

@@ -12,7 +12,6 @@ distributions and the environment alone.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 __all__ = ["model_rows", "register"]
@@ -32,6 +31,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the specs and their status."""
+    import json
+
     rows = model_rows()
     if args.json:
         print(json.dumps(rows, indent=2))

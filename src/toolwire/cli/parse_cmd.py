@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 from typing import Any
+
+from .arguments import file_path
 
 __all__ = ["register"]
 
@@ -18,11 +18,11 @@ def register(subparsers: Any) -> None:
         help="parse an open-weight model's raw output (content, reasoning, tool calls)",
         description="Parse a raw output file with the tool-call format of MODEL and print it as JSON.",
     )
-    parser.add_argument("file", type=Path, help="raw model output ('-' for standard input)")
+    parser.add_argument("file", type=file_path, help="raw model output ('-' for standard input)")
     parser.add_argument("--model", required=True, help="Hugging Face model id, e.g. Qwen/Qwen3-8B")
     parser.add_argument("--family", help="use this format family instead of resolving MODEL")
     parser.add_argument(
-        "--tools", type=Path, help="JSON file of OpenAI-style tool definitions (types values)"
+        "--tools", type=file_path, help="JSON file of OpenAI-style tool definitions (types values)"
     )
     parser.add_argument(
         "--generation-prompt", help="text the chat template appended (e.g. '<think>\\n')"
@@ -32,6 +32,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Parse the file and print the result."""
+    import json
+
     from .. import formats
     from ..errors import CallerError
 

@@ -10,10 +10,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
+
+from .arguments import file_path
 
 __all__ = ["register"]
 
@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
         "--provider", choices=["openai", "anthropic", "responses"], default="openai"
     )
     parser.add_argument(
-        "--file", type=Path, help="a recorded SSE stream (default: the bundled demo turn)"
+        "--file", type=file_path, help="a recorded SSE stream (default: the bundled demo turn)"
     )
     parser.add_argument(
         "--read", type=int, default=64, metavar="BYTES", help="bytes per read (default 64)"
@@ -60,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
 
 def render(provider: str, data: bytes, read: int) -> list[str]:
     """The four layers for one recorded stream, as printable lines."""
+    import json
+
     from ..wire import (
         AnthropicStream,
         OpenAIChatStream,

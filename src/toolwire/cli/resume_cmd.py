@@ -15,7 +15,6 @@ tool is harmless to repeat, otherwise it is answered ``interrupted``.
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 from typing import Any
 
@@ -74,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         log=log,
     )
     approvals = _ask(saved, agent, TerminalApprover(), yes=args.yes)
+    import getpass
+
     result = agent.resume_sync(saved.run_id, approvals, by=f"terminal:{getpass.getuser()}")
     if result.paused:
         waiting = ", ".join(f"{p.tool} ({p.call_id})" for p in result.pending)
