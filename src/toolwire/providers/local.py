@@ -49,6 +49,7 @@ from ..wire.events import Event
 from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
 from .local_import import import_llama_cpp
 from .local_repeat import RepeatGuard
+from .local_sampling import check_grammar_lazily
 from .prompt import CHATML_STOP, chatml_hermes
 
 __all__ = [
@@ -325,6 +326,7 @@ def _load(source: _Source, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                 n_threads_batch=n_threads,
                 verbose=False,
             )
+            check_grammar_lazily(llama)  # the grammar asked about the chosen token only
             if not _LOADED:
                 atexit.register(_close_all)
             _LOADED[key] = (llama, threading.Lock())
