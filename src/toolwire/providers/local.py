@@ -16,7 +16,8 @@ is available), runs the same way.
 One turn: the history is rendered as text (ChatML with Hermes tool blocks,
 :mod:`.prompt`), llama.cpp generates under a grammar built from the offered tools'
 JSON Schemas (:mod:`.grammar`: a plain answer, or calls to offered tools with arguments
-that match their schemas), and the text streams through the Hermes format and the one
+that match their schemas; asked only about each token the model chose,
+:mod:`.local_sampling`), and the text streams through the Hermes format and the one
 assembler (:class:`~toolwire.formats.decode.TextTurnDecoder`) into events and a ``Turn``.
 A generation that repeats itself is stopped early (:mod:`.local_repeat`).
 
