@@ -16,7 +16,8 @@ is available), runs the same way.
 One turn: the history is rendered as text (ChatML with Hermes tool blocks,
 :mod:`.prompt`), llama.cpp generates under a grammar built from the offered tools'
 JSON Schemas (:mod:`.grammar`: a plain answer, or calls to offered tools with arguments
-that match their schemas), and the text streams through the Hermes format and the one
+that match their schemas; asked only about each token the model chose,
+:mod:`.local_sampling`), and the text streams through the Hermes format and the one
 assembler (:class:`~toolwire.formats.decode.TextTurnDecoder`) into events and a ``Turn``.
 A generation that repeats itself is stopped early (:mod:`.local_repeat`).
 
@@ -49,6 +50,7 @@ from ..wire.events import Event
 from .grammar import DEFAULT_MAX_CALLS, LOCAL_INSTALL_HINT, tool_call_grammar
 from .local_import import import_llama_cpp
 from .local_repeat import RepeatGuard
+from .local_sampling import check_grammar_lazily
 from .prompt import CHATML_STOP, chatml_hermes
 
 __all__ = [
@@ -325,6 +327,7 @@ def _load(source: _Source, n_ctx: int, n_threads: int) -> tuple[Any, threading.L
                 n_threads_batch=n_threads,
                 verbose=False,
             )
+            check_grammar_lazily(llama)  # the grammar asked about the chosen token only
             if not _LOADED:
                 atexit.register(_close_all)
             _LOADED[key] = (llama, threading.Lock())

