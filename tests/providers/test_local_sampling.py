@@ -148,3 +148,16 @@ def test_the_default_model_calls_the_same_way() -> None:
     request = _request(WEATHER, "required", only="get_weather")
     first, lazy, _ = _both(LocalModel(), request, max_tokens=32)
     assert lazy == first and "".join(text for text, _ in lazy).startswith("<tool_call>")
+
+
+def test_a_llama_cpp_python_without_the_hook_keeps_its_own_sampling() -> None:
+    # Another release's Llama: no _init_sampler, or one without a grammar setting.
+    class Without:
+        pass
+
+    class Other:
+        def _init_sampler(self, top_k: int = 40) -> None: ...
+
+    for llama in (Without(), Other()):
+        check_grammar_lazily(llama)
+        assert "_init_sampler" not in vars(llama)

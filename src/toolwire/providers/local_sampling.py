@@ -23,6 +23,7 @@ across tokens, streaming, usage) as it is.
 from __future__ import annotations
 
 import ctypes
+import inspect
 import math
 import types
 from typing import Any
@@ -36,9 +37,13 @@ def check_grammar_lazily(llama: Any) -> None:
     """Make ``llama``'s completions check their grammar with :class:`LazyGrammarSampler`.
 
     The library's ``_init_sampler`` still builds the chain (penalties, temperature,
-    top-k/p, seed, greedy or random), only without the grammar.
+    top-k/p, seed, greedy or random), only without the grammar. A release of
+    llama-cpp-python without that method (or without its ``grammar`` setting) is left
+    as it is: its own sampling checks the grammar first, slower and as correct.
     """
-    build = type(llama)._init_sampler  # the class's own, not a hook installed before
+    build = getattr(type(llama), "_init_sampler", None)  # the class's own, not a hook
+    if build is None or "grammar" not in inspect.signature(build).parameters:
+        return  # a llama-cpp-python built otherwise: its own sampling, grammar first
 
     def init_sampler(self: Any, *, grammar: Any = None, **settings: Any) -> Any:
         chain = build(self, grammar=None, **settings)
