@@ -717,7 +717,8 @@ class TurnRun:
             call.early = True
             if not call.tool.plain:  # type: ignore[union-attr]  # a launched call has its tool
                 self._positions.known[call] = self._early.position
-        call.task = self._scope.start(self._guarded(call))
+        # Named by its call's id: asyncio would format a "Task-N" name for it otherwise.
+        call.task = self._scope.start(self._guarded(call), call.request.id)
 
     async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
