@@ -28,6 +28,7 @@ from toolwire.run import (
     RequestStarted,
     RoundEnd,
     RunFinished,
+    RunResult,
     ToolResultReady,
     resolve_model,
 )
@@ -110,6 +111,24 @@ def test_await_run_and_asyncio_inside_tools() -> None:
     model = ScriptedModel([tool_call_turn(("nap", {})), text_turn("ok")])
     result = run(Agent(model, [nap]).run("go"))
     assert _results(result.messages)[0].content == "rested"
+
+
+def test_run_sync_hands_over_its_result_without_formatting_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``run_sync`` never formats the run's result: on exit ``asyncio.run`` (3.11) may
+    format its main task, whose repr holds the task's result's (the whole history)."""
+    formatted: list[RunResult] = []
+
+    def counting_repr(result: RunResult) -> str:
+        formatted.append(result)
+        return "RunResult(...)"
+
+    monkeypatch.setattr(RunResult, "__repr__", counting_repr)
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 2})), text_turn("3")])
+    result = Agent(model, [add]).run_sync("1+2")
+    assert result.output == "3"
+    assert formatted == []
 
 
 def test_run_sync_inside_a_loop_is_a_caller_error() -> None:
