@@ -92,6 +92,8 @@ class CallRunner:
         # For tools that take a ToolContext or are generators (set by the turn).
         self.scope: ToolScope | None = None
         self.position_of: Callable[[TurnCall], int] = lambda call: 0
+        # No permission gate and no backend: tested once for the turn, not per call.
+        self._bare = executor.gate is None and executor.options.backend is None
 
     def direct(self, call: TurnCall) -> Tool | None:
         """The call's tool if it is the common call, now ``RUNNING``: its one attempt is
@@ -103,18 +105,16 @@ class CallRunner:
         it in its own coroutine, without :meth:`run`'s, ``_attempts``' and ``_once``'s.
         """
         tool = call.tool
-        executor = self._executor
         assert tool is not None
         if (
             call.state is WAITING
-            and executor.gate is None
+            and self._bare
             and (self.before_start is None or call.harmless)
             and tool.plain
             and tool.is_async
             and tool.timeout is None
             and (not tool.retries or not tool.idempotent)
-            and executor.options.backend is None
-            and not executor.overrunning
+            and not self._executor.overrunning
         ):
             # WAITING -> ALLOWED -> RUNNING are both moves of TRANSITIONS, and the state
             # was tested above: set, not advanced twice.
