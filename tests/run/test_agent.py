@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -27,14 +28,16 @@ from toolwire.run import (
     RequestStarted,
     RoundEnd,
     RunFinished,
+    RunResult,
     ToolResultReady,
     resolve_model,
 )
+from toolwire.run.model import ModelEvent
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.tools import tool
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 
-from .helpers import GatedModel, answered_in_order, run, run_fake_clock
+from .helpers import GatedModel, Step, answered_in_order, run, run_fake_clock
 
 OK, ERROR, CANCELLED, NOT_EXECUTED = (
     ToolStatus.OK,
@@ -108,6 +111,24 @@ def test_await_run_and_asyncio_inside_tools() -> None:
     model = ScriptedModel([tool_call_turn(("nap", {})), text_turn("ok")])
     result = run(Agent(model, [nap]).run("go"))
     assert _results(result.messages)[0].content == "rested"
+
+
+def test_run_sync_hands_over_its_result_without_formatting_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``run_sync`` never formats the run's result: on exit ``asyncio.run`` (3.11) may
+    format its main task, whose repr holds the task's result's (the whole history)."""
+    formatted: list[RunResult] = []
+
+    def counting_repr(result: RunResult) -> str:
+        formatted.append(result)
+        return "RunResult(...)"
+
+    monkeypatch.setattr(RunResult, "__repr__", counting_repr)
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 2})), text_turn("3")])
+    result = Agent(model, [add]).run_sync("1+2")
+    assert result.output == "3"
+    assert formatted == []
 
 
 def test_run_sync_inside_a_loop_is_a_caller_error() -> None:
@@ -508,6 +529,54 @@ def test_safe_calls_start_while_the_model_streams() -> None:
         return log
 
     assert run(body()) == ["look 1", "stream goes on", "stream ends", "change 2", "look 3"]
+
+
+def test_a_call_whole_in_one_chunk_waits_for_an_earlier_call_still_streaming() -> None:
+    """The run loop tells a call's start with its first close when the two come
+    together; a call whole in one chunk, after an earlier call that started and is
+    still streaming, must still wait for that call (the earlier start is told first,
+    also when the next item is the later call's start: no deltas in between)."""
+
+    class NoDeltas(GatedModel):
+        async def _play(self, steps: list[Step]) -> AsyncIterator[ModelEvent]:
+            async for event in super()._play(steps):
+                if not isinstance(event, ToolCallDelta):  # as a provider without deltas
+                    yield event
+
+    async def body() -> list[str]:
+        log: list[str] = []
+
+        @tool(concurrency_safe=True, side_effects=False)
+        async def look(key: str) -> str:
+            """Read-only."""
+            log.append(f"look {key}")
+            return key
+
+        async def second_closed() -> None:
+            for _ in range(5):
+                await asyncio.sleep(0)
+            log.append("second closed")
+
+        head, end = tool_call_turn()[0], tool_call_turn()[-1]
+        first = tool_call_turn(("look", '{"key": "1"}', "a"), fragment=4)[1:-1]
+        model = NoDeltas(
+            [
+                [
+                    head,
+                    first[0],  # the first call starts, its arguments still open
+                    *_call_chunks(1, "b", "look", '{"key": "2"}'),  # whole in one chunk
+                    second_closed,
+                    *first[1:],
+                    end,
+                ],
+                text_turn("done"),
+            ]
+        )
+        result = await Agent(model, [look]).run("go")
+        answered_in_order(result.messages)
+        return log
+
+    assert run(body()) == ["second closed", "look 1", "look 2"]
 
 
 def test_early_execution_can_be_turned_off() -> None:

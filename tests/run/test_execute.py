@@ -584,6 +584,33 @@ def _early_tools(log: list[str]) -> list[Tool]:
     return [read, write]
 
 
+def test_a_call_task_is_named_by_its_call_id() -> None:
+    """A call's task carries its call's id as its name (asyncio's ``Task-N`` otherwise),
+    whether it starts early or with its batch."""
+    names: list[str] = []
+
+    @tool(concurrency_safe=True, side_effects=False)
+    async def who() -> str:
+        """Names its task."""
+        task = asyncio.current_task()
+        assert task is not None
+        names.append(task.get_name())
+        return "x"
+
+    reqs = [request("who", index=0, call_id="a"), request("who", index=1, call_id="b")]
+
+    async def early() -> None:
+        turn = Executor([who]).turn()
+        async with turn:
+            for req in reqs:
+                turn.ready(ready(req))
+            await turn.finish(reqs)
+
+    run(Executor([who]).execute(reqs))
+    run(early())
+    assert names == ["a", "b", "a", "b"]
+
+
 def test_early_execution_gate() -> None:
     log: list[str] = []
     executor = Executor(_early_tools(log))

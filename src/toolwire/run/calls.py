@@ -144,6 +144,18 @@ for _state in CallState:
     )
 del _state
 
+# The states as module constants, for the code that reads one per call: on Python 3.11
+# the enum metaclass defines ``__getattr__``, so every read of an attribute of an enum
+# class (``CallState.DONE``) takes the generic slot path, about 1,000 instructions, where
+# a module global costs tens.
+WAITING = CallState.WAITING
+ASKING = CallState.ASKING
+ALLOWED = CallState.ALLOWED
+RUNNING = CallState.RUNNING
+DONE = CallState.DONE
+HELD = CallState.HELD
+DISCARDED = CallState.DISCARDED
+
 
 class TurnCall:
     """One call of a turn: what it is, its state, and what observers are told."""
@@ -174,7 +186,7 @@ class TurnCall:
         # Valid and naming a known tool: it may be executed. What a call is does not
         # change, so this is worked out once, not by a property read three times a call.
         self.runnable = validation.ok and tool is not None
-        self.state = CallState.WAITING
+        self.state = WAITING
         self.result: ToolResult | None = None  # set on DONE (or DISCARDED)
         self.safe = False  # concurrency-safe: may share a batch (set by the turn)
         # Running it and then discarding it is harmless: no side effects, or idempotent.
@@ -200,13 +212,13 @@ class TurnCall:
 
     def answer(self, result: ToolResult) -> None:
         """Its one result: ``DONE``."""
-        self.advance(CallState.DONE)
+        self.advance(DONE)
         self.result = result
 
     def began(self) -> None:
         """Its tool is known to have begun (no change unless it was ``ALLOWED``)."""
-        if self.state is CallState.ALLOWED:
-            self.advance(CallState.RUNNING)
+        if self.state is ALLOWED:
+            self.advance(RUNNING)
 
     @property
     def answered(self) -> bool:
@@ -216,12 +228,12 @@ class TurnCall:
     @property
     def started(self) -> bool:
         """Whether its tool began (so that stopping it is ``cancelled``)."""
-        return self.state is CallState.RUNNING
+        return self.state is RUNNING
 
     @property
     def needs_permission(self) -> bool:
         """Whether the permission gate has yet to allow it."""
-        return self.state in (CallState.WAITING, CallState.ASKING)
+        return self.state in (WAITING, ASKING)
 
     def same_request(self, other: ToolRequest) -> bool:
         """Whether ``other`` is the same call (id, name and arguments text)."""

@@ -69,19 +69,24 @@ class EarlyStarts:
         """The call with ``index`` closed for the first time (it is in ``ready`` now):
         :meth:`know` it, then :meth:`advance`.
 
-        In the stream's common order the call just closed is the last one known and
-        every earlier one has passed: it alone is decided, with no search and no loop.
+        In the stream's common order every earlier call has passed and this one is the
+        last known (its start was told) or new past them all (it was not: the run loop
+        tells a start with its call's first close): it alone is decided, with no search
+        and no loop.
         """
         known, frontier = self._known, self._frontier
-        if frontier == len(known) - 1 and known[frontier] == index:
-            if self.open:
-                self._pass(ready[index], may_launch, launch)
+        count = len(known)
+        if frontier == count and (not count or index > known[-1]):
+            known.append(index)  # the next call, past every known one
+        elif frontier != count - 1 or known[frontier] != index:
+            if not known or index > known[-1]:
+                known.append(index)
+            elif index != known[-1] and not _contains(known, index):
+                self._insert(index)
+            self.advance(ready, may_launch, launch)
             return
-        if not known or index > known[-1]:
-            known.append(index)
-        elif index != known[-1] and not _contains(known, index):
-            self._insert(index)
-        self.advance(ready, may_launch, launch)
+        if self.open:
+            self._pass(ready[index], may_launch, launch)
 
     @property
     def position(self) -> int:

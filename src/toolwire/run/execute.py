@@ -87,7 +87,7 @@ from ..wire.events import ToolCallReady, ToolCallStarted
 from ._scope import TaskScope
 from ._threads import Job, WorkerPool, shared_pool
 from .backend import ExecutionBackend
-from .calls import CallRecord, CallState, Discarded, TurnCall, is_safe
+from .calls import DISCARDED, DONE, HELD, CallRecord, Discarded, TurnCall, is_safe
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
@@ -585,7 +585,7 @@ class TurnRun:
         """The calls the gate held for a later decision (:data:`~toolwire.run.gate.HOLD`)."""
         if not self._holding:  # set whenever a call is held: the common turn has none
             return []
-        return [c for c in self._order or () if c.state is CallState.HELD]
+        return [c for c in self._order or () if c.state is HELD]
 
     def results(self, *, keep_held: bool = False) -> list[ToolResult]:
         """Exactly one result per call of the finished turn, in call order.
@@ -713,10 +713,12 @@ class TurnRun:
 
     def _launch(self, call: TurnCall) -> None:
         self._launched += 1
-        call.early = self._order is None  # launched while the turn still streams
-        if call.early and call.tool is not None and not call.tool.plain:
-            self._positions.known[call] = self._early.position
-        call.task = self._scope.start(self._guarded(call))
+        if self._order is None:  # launched while the turn still streams
+            call.early = True
+            if not call.tool.plain:  # type: ignore[union-attr]  # a launched call has its tool
+                self._positions.known[call] = self._early.position
+        # Named by its call's id: asyncio would format a "Task-N" name for it otherwise.
+        call.task = self._scope.start(self._guarded(call), call.request.id)
 
     async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
@@ -756,7 +758,10 @@ class TurnRun:
         earlier = self._ran_before.pop(call.index, None) if self._ran_before else None
         if earlier is not None:
             result = outcomes.with_earlier_run(result, earlier.name, earlier.reason)
-        call.answer(result)
+        # call.answer(result), written out: once per call.
+        assert DONE in call.state.successors, f"call {call.state} -> done"
+        call.state = DONE
+        call.result = result
         if self._on_result is not None:
             self._on_result(call.index, result)
         if self._on_call is not None:
@@ -766,14 +771,14 @@ class TurnRun:
 
     def _discard(self, call: TurnCall, reason: str) -> None:
         """Cancel an early start; its (cancelled) result stays out of the turn's results."""
-        if call.task is None or call.state is CallState.DISCARDED:
+        if call.task is None or call.state is DISCARDED:
             return
         request = call.request
         ran = call.started or call.answered
         # Set directly, not through _settle: no result event for a call that is replaced.
         if call.result is None:
             call.result = call.unfinished(reason)
-        call.advance(CallState.DISCARDED)
+        call.advance(DISCARDED)
         call.task.cancel()
         item = Discarded(call.index, request.id, request.name, reason, ran, call=call.record())
         self.discarded.append(item)

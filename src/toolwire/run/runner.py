@@ -35,7 +35,7 @@ from ..turn import ToolRequest
 from ._scope import deadline
 from ._threads import Job
 from .backend import ExecutionBackend
-from .calls import CallState, TurnCall
+from .calls import ALLOWED, ASKING, HELD, RUNNING, WAITING, TurnCall
 from .gate import Hold
 from .progress import CallProgress, ToolScope, call_context, drive_async, drive_sync
 from .results import content_parts, render_content
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     from .execute import Executor
 
 __all__ = ["BeforeStart", "CallRunner", "ResultShaper", "StartCallback"]
+
+_OK = ToolStatus.OK  # a module global: see toolwire.run.calls.WAITING (3.11's enum reads)
 
 
 class ResultShaper(Protocol):
@@ -90,6 +92,8 @@ class CallRunner:
         # For tools that take a ToolContext or are generators (set by the turn).
         self.scope: ToolScope | None = None
         self.position_of: Callable[[TurnCall], int] = lambda call: 0
+        # No permission gate and no backend: tested once for the turn, not per call.
+        self._bare = executor.gate is None and executor.options.backend is None
 
     def direct(self, call: TurnCall) -> Tool | None:
         """The call's tool if it is the common call, now ``RUNNING``: its one attempt is
@@ -101,22 +105,20 @@ class CallRunner:
         it in its own coroutine, without :meth:`run`'s, ``_attempts``' and ``_once``'s.
         """
         tool = call.tool
-        executor = self._executor
         assert tool is not None
         if (
-            call.state is CallState.WAITING
-            and executor.gate is None
+            call.state is WAITING
+            and self._bare
             and (self.before_start is None or call.harmless)
             and tool.plain
             and tool.is_async
             and tool.timeout is None
             and (not tool.retries or not tool.idempotent)
-            and executor.options.backend is None
-            and not executor.overrunning
+            and not self._executor.overrunning
         ):
             # WAITING -> ALLOWED -> RUNNING are both moves of TRANSITIONS, and the state
             # was tested above: set, not advanced twice.
-            call.state = CallState.RUNNING
+            call.state = RUNNING
             call.started_at = time.time()
             self.executed += 1
             call.attempts += 1
@@ -133,8 +135,8 @@ class CallRunner:
         tool = call.tool
         executor = self._executor
         assert tool is not None
-        if call.state is CallState.WAITING and executor.gate is None:
-            call.advance(CallState.ALLOWED)  # nothing to ask (no await)
+        if call.state is WAITING and executor.gate is None:
+            call.advance(ALLOWED)  # nothing to ask (no await)
             denial = None
         else:
             denial = await self._permit(call)
@@ -158,19 +160,19 @@ class CallRunner:
             return None
         gate = self._executor.gate
         if gate is None:
-            call.advance(CallState.ALLOWED)
+            call.advance(ALLOWED)
             return None
         tool = call.tool
         assert tool is not None
-        call.advance(CallState.ASKING)
+        call.advance(ASKING)
         try:
             denial = await gate(_as_validated(call), tool)
         except Exception as exc:
             denial = f"the permission check failed ({describe(exc)})"
         if denial is None:
-            call.advance(CallState.ALLOWED)
+            call.advance(ALLOWED)
         elif isinstance(denial, Hold):
-            call.advance(CallState.HELD)
+            call.advance(HELD)
         return denial
 
     async def _attempts(self, call: TurnCall) -> ToolResult:
@@ -210,8 +212,8 @@ class CallRunner:
         if not tool.is_async:
             job = functools.partial(tool.invoke, call.validation.input)
             return await self._in_thread(call, tool, job)
-        if call.state is CallState.ALLOWED:  # began() written out: once per call
-            call.advance(CallState.RUNNING)
+        if call.state is ALLOWED:  # began() written out: once per call
+            call.advance(RUNNING)
         if self.on_start is not None:  # nobody listens in the common case
             self._notify_start(call)
         if tool.timeout is None:
@@ -293,7 +295,7 @@ class CallRunner:
             content = self._shape_result(call.request, tool, content)
             if content is not full and self._keep_full:
                 call.full_result = full  # the model sees the cut text; the log keeps it all
-        return ToolResult(call.request.id, tool.name, content, ToolStatus.OK)
+        return ToolResult(call.request.id, tool.name, content, _OK)
 
     def _parts_success(
         self, call: TurnCall, tool: Tool, parts: tuple[ContentPart, ...]
