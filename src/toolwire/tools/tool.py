@@ -57,7 +57,13 @@ from .docstrings import parse_docstring
 from .freeform import FreeformSpec, freeform_spec, kind_mismatch
 from .patterns import check_patterns, linear_validator
 from .repair import loads_lenient
-from .schema import SignatureModel, build_signature_model, strict_schema
+from .schema import (
+    KwargsValidator,
+    SignatureModel,
+    build_signature_model,
+    kwargs_validator,
+    strict_schema,
+)
 from .validate import (
     MISSING,
     Problem,
@@ -70,6 +76,7 @@ from .validate import (
     pydantic_problems,
     render_message,
     short_value,
+    valid,
 )
 
 if TYPE_CHECKING:
@@ -154,6 +161,11 @@ class Tool:
         self.strict = strict
         self._signature = signature
         self._validator = validator
+        # A typed, non-strict tool's sent arguments validated straight into keyword
+        # arguments (None: the model and SignatureModel.kwargs, as every other call).
+        self._validate_kwargs: KwargsValidator | None = (
+            kwargs_validator(signature) if signature is not None and not strict else None
+        )
         self._required = _required_names(signature, parameters)
         self._field_names = (
             {p.field: p.name for p in signature.params} if signature is not None else {}
@@ -388,12 +400,18 @@ class Tool:
         signature = self._signature
         if signature is None or self.strict:
             return self._check(value, repaired=False, original=original)
+        validate_kwargs = self._validate_kwargs
+        if validate_kwargs is not None:
+            try:
+                return valid(self.name, validate_kwargs(value))
+            except pydantic.ValidationError:
+                pass  # the model validates it again and words what is wrong
         try:  # the validator itself: model_validate is a Python wrapper around it
             instance = signature.model.__pydantic_validator__.validate_python(value)
         except pydantic.ValidationError as exc:
             return self._schema_failure(pydantic_problems(exc, self._field_names), False, original)
         # Validation.success(name, kwargs) written out: no original kept when not repaired.
-        return Validation(True, self.name, signature.kwargs(instance))
+        return valid(self.name, signature.kwargs(instance))
 
     def _check_typed(
         self, value: dict[str, Any], repaired: bool, original: str | None
