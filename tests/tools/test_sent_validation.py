@@ -22,7 +22,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolwire.tools import Tool, ToolContext, tool
+from toolwire import ToolRequest
+from toolwire.tools import Tool, ToolContext, Toolset, tool
 from toolwire.tools.schema import kwargs_validator
 from toolwire.tools.validate import Validation, _ValidationSlots, valid
 
@@ -162,16 +163,25 @@ def test_it_passes_what_the_model_passes_and_gives_its_kwargs(
         assert [type(v) for v in mine[1].values()] == [type(v) for v in theirs.values()]
 
 
+def _sent(t: Tool, value: dict[str, Any]) -> Validation:
+    """``Toolset.check``'s verdict on a call of ``t`` sent whole with ``value``."""
+    found, verdict = Toolset([t]).check(ToolRequest("c1", t.name, "{}", value))
+    assert found is t
+    return verdict
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(TOOLS), st.dictionaries(st.sampled_from(NAMES), JSON, min_size=1))
 def test_a_sent_calls_verdict_is_the_general_paths(t: Tool, value: dict[str, Any]) -> None:
-    """``_check_sent`` (the hot path) and ``_check`` (the general one) agree whole."""
-    assert t._check_sent(value, "{}") == t._check(value, repaired=False, original="{}")
+    """``Toolset.check`` (the hot path), ``_check_sent`` (the model's) and ``_check``
+    (the general one) agree whole."""
+    general = t._check(value, repaired=False, original="{}")
+    assert _sent(t, value) == t._check_sent(value, "{}") == general
 
 
 def test_a_valid_calls_input_is_the_models() -> None:
     t = tool(f_constrained)
-    verdict = t._check_sent({"n": "7", "colour": "red", "when": "2024-01-02"}, "{}")
+    verdict = _sent(t, {"n": "7", "colour": "red", "when": "2024-01-02"})
     assert verdict == Validation(
         True, "f_constrained", {"n": 7, "colour": Colour.RED, "when": datetime.date(2024, 1, 2)}
     )
@@ -179,11 +189,9 @@ def test_a_valid_calls_input_is_the_models() -> None:
 
 def test_an_invalid_calls_message_is_the_models() -> None:
     t = tool(f_scalars)
-    verdict = t._check_sent({"i": "x", "s": 1, "extra": 2}, '{"i": "x"}')
+    verdict = _sent(t, {"i": "x", "s": 1, "extra": 2})
     assert not verdict.ok and verdict.kind == "missing_required"
-    assert verdict == t._check(
-        {"i": "x", "s": 1, "extra": 2}, repaired=False, original='{"i": "x"}'
-    )
+    assert verdict == t._check({"i": "x", "s": 1, "extra": 2}, repaired=False, original="{}")
     assert {p.path for p in verdict.problems} == {"i", "s", "x", "b", "extra"}
 
 
@@ -203,15 +211,21 @@ def f_plain_validator(n: Annotated[int, pydantic.AfterValidator(abs)]) -> str:
     return ""
 
 
+def f_text(text: str) -> str:
+    return text
+
+
 def test_the_shapes_it_leaves_to_the_model() -> None:
     """A validator that reads ``ValidationInfo`` (its field names are the model's), a
-    default factory, and a strict tool (its nulls dropped first) keep the model."""
+    default factory, a strict tool (its nulls dropped first) and a free-form tool (its
+    input is text) keep the model."""
     assert tool(f_info)._validate_kwargs is None
+    assert tool(freeform=True)(f_text)._validate_kwargs is None
     assert tool(f_factory)._validate_kwargs is None
     assert tool(strict=True)(f_scalars)._validate_kwargs is None
     plain = tool(f_plain_validator)
     assert plain._validate_kwargs is not None
-    assert plain._check_sent({"n": -4}, "{}") == Validation(True, "f_plain_validator", {"n": 4})
+    assert _sent(plain, {"n": -4}) == Validation(True, "f_plain_validator", {"n": 4})
 
 
 def test_a_model_of_another_shape_keeps_the_model() -> None:

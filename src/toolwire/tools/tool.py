@@ -164,7 +164,9 @@ class Tool:
         # A typed, non-strict tool's sent arguments validated straight into keyword
         # arguments (None: the model and SignatureModel.kwargs, as every other call).
         self._validate_kwargs: KwargsValidator | None = (
-            kwargs_validator(signature) if signature is not None and not strict else None
+            kwargs_validator(signature)
+            if signature is not None and not strict and not self.freeform
+            else None
         )
         self._required = _required_names(signature, parameters)
         self._field_names = (
@@ -394,18 +396,14 @@ class Tool:
     def _check_sent(self, value: dict[str, Any], original: str) -> Validation:
         """``_check`` of a non-empty dict of arguments that were not repaired.
 
-        A typed, non-strict tool's call (the common one) is validated here without the
-        three calls of the general path; the rest takes it.
+        A typed, non-strict tool's call is validated here by its model without the three
+        calls of the general path (the common call, when the tool has a keyword-arguments
+        validator, does not come here: :meth:`Toolset.check` validates it); the rest
+        takes the general path.
         """
         signature = self._signature
         if signature is None or self.strict:
             return self._check(value, repaired=False, original=original)
-        validate_kwargs = self._validate_kwargs
-        if validate_kwargs is not None:
-            try:
-                return valid(self.name, validate_kwargs(value))
-            except pydantic.ValidationError:
-                pass  # the model validates it again and words what is wrong
         try:  # the validator itself: model_validate is a Python wrapper around it
             instance = signature.model.__pydantic_validator__.validate_python(value)
         except pydantic.ValidationError as exc:
@@ -595,23 +593,44 @@ class Toolset:
         found = self._tools.get(request.name)
         if found is None:
             return None, self.unknown(request.name)
+        value = request.input
+        validate = found._validate_kwargs  # None unless a typed, non-strict JSON tool
+        if (
+            validate is not None
+            and value.__class__ is dict
+            and value
+            and request.error is None
+            and not request.repaired
+            and not request.freeform
+            and not found.strict
+        ):
+            # The common call (sent whole, well-formed, not empty, for a typed tool):
+            # _check_sent's first path, without its call.
+            try:
+                return found, valid(found.name, validate(value))
+            except pydantic.ValidationError:
+                pass  # the model validates it again and words what is wrong
+        return found, self._verdict(found, request)
+
+    def _verdict(self, found: Tool, request: ToolRequest) -> Validation:
+        """:meth:`check`'s verdict on a call of ``found`` that is not the common one."""
         if request.freeform != found.freeform:  # a custom call for a JSON tool, or back
-            return found, kind_mismatch(
+            return kind_mismatch(
                 found.name, called_freeform=request.freeform, schema=found.parameters
             )
         raw = request.raw_arguments
         if request.freeform:
-            return found, found.validate(raw)
+            return found.validate(raw)
         value = request.input
         if request.error is None and isinstance(value, dict):
             if value and not request.repaired:
-                # Sent whole and well-formed, not empty (the common call): the checks
-                # of _check with nothing to repair or reject, in one call.
-                return found, found._check_sent(value, raw)
+                # Sent whole and well-formed, not empty: the checks of _check with
+                # nothing to repair or reject, in one call.
+                return found._check_sent(value, raw)
             # Tool.validate(raw, parsed=...) without its keyword call and tests: a JSON
             # call of a JSON tool (tested above) with parsed arguments goes straight here.
-            return found, found._validate_parsed(value, raw, request.repaired, self.repair_policy)
-        return found, found.validate(raw, repair_policy=self.repair_policy)
+            return found._validate_parsed(value, raw, request.repaired, self.repair_policy)
+        return found.validate(raw, repair_policy=self.repair_policy)
 
     def unknown(self, name: str) -> Validation:
         """The result for a call to a tool that does not exist."""
