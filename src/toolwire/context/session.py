@@ -266,7 +266,7 @@ class RunContext:
             events.append(routed)
         self._track_cache(names, round_number, events)
         definitions = self._definitions
-        tools = list(map(definitions.__getitem__, names))  # one per tool: in C
+        tools = [definitions[n] for n in names]
         counts = self._tool_tokens  # this request's tool set, should it change later
         # Counted from the run's counter and counts, not from self: a request's record
         # is kept by the run, and a closure over the run would make a cycle that leaves

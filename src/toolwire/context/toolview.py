@@ -116,8 +116,9 @@ class ToolView:
         return self._estimates
 
     def total_tokens(self, count: Callable[[str], int], model: object = None) -> int:
-        """The routable definitions' tokens together (summed in C: once per run)."""
-        return sum(map(self.tokens(count, model).__getitem__, self.names))
+        """The routable definitions' tokens together."""
+        tokens = self.tokens(count, model)
+        return sum(tokens[n] for n in self.names)
 
     def router(self, method: str) -> ToolRouter:
         """The routing index of this tool set for ``method``, built on first use."""
