@@ -140,7 +140,7 @@ def _model_way(t: Tool, value: dict[str, Any]) -> tuple[str, Any]:
 
 
 def test_every_tool_here_gets_one() -> None:
-    assert all(t._validate_kwargs is not None for t in TOOLS)
+    assert all(t._validate_kwargs is not None for t in [*TOOLS, tool(f_nothing)])
 
 
 @settings(max_examples=300, deadline=None)
@@ -171,12 +171,28 @@ def _sent(t: Tool, value: dict[str, Any]) -> Validation:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.sampled_from(TOOLS), st.dictionaries(st.sampled_from(NAMES), JSON, min_size=1))
+@given(st.sampled_from(TOOLS), st.dictionaries(st.sampled_from(NAMES), JSON))
 def test_a_sent_calls_verdict_is_the_general_paths(t: Tool, value: dict[str, Any]) -> None:
     """``Toolset.check`` (the hot path), ``_check_sent`` (the model's) and ``_check``
-    (the general one) agree whole."""
+    (the general one) agree whole, an empty call's ``empty_call`` included."""
     general = t._check(value, repaired=False, original="{}")
-    assert _sent(t, value) == t._check_sent(value, "{}") == general
+    assert _sent(t, value) == general
+    if value:
+        assert t._check_sent(value, "{}") == general
+
+
+def f_nothing() -> str:
+    return ""
+
+
+def test_an_empty_call() -> None:
+    """Of a tool with no parameters or none required: valid, with no arguments; of a
+    tool with a required one: ``empty_call``, as the general path says."""
+    assert _sent(tool(f_nothing), {}) == Validation(True, "f_nothing", {})
+    assert _sent(tool(f_defaults), {}) == Validation(True, "f_defaults", {})
+    refused = _sent(tool(f_scalars), {})
+    assert refused.kind == "empty_call"
+    assert refused == tool(f_scalars)._check({}, repaired=False, original="{}")
 
 
 def test_a_valid_calls_input_is_the_models() -> None:

@@ -598,14 +598,14 @@ class Toolset:
         if (
             validate is not None
             and value.__class__ is dict
-            and value
             and request.error is None
             and not request.repaired
             and not request.freeform
             and not found.strict
         ):
-            # The common call (sent whole, well-formed, not empty, for a typed tool):
-            # _check_sent's first path, without its call.
+            # The common call (sent whole and well-formed, for a typed tool), without
+            # _check_sent's call. An empty one it passes has nothing required: _check's
+            # empty_call is for a tool with required parameters, which it rejects.
             try:
                 return found, valid(found.name, validate(value))
             except pydantic.ValidationError:
