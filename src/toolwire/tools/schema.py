@@ -4,7 +4,10 @@ Strategy: every parameter becomes a field of a pydantic model created with
 ``create_model`` at definition time, so validation later is one ``model_validate``
 call on a prebuilt validator. Fields get internal names (``p0``, ``p1``, ...) and the
 parameter's name as their alias: a parameter called ``json``, ``schema`` or
-``_private`` would otherwise clash with ``BaseModel``'s own attributes.
+``_private`` would otherwise clash with ``BaseModel``'s own attributes. A call's
+arguments are then validated, when the model is of the plain shape, by
+:func:`kwargs_validator`'s typed-dict validator over the same field validators, whose
+output is the keyword arguments themselves (no model instance to turn back into them).
 
 A parameter whose annotation pydantic cannot validate or describe fails here, at
 definition time, with a :class:`ToolDefinitionError` naming the function and the
