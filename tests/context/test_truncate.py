@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 
 import pytest
 
@@ -15,10 +16,12 @@ from toolwire import (
     ToolRequest,
     tool,
 )
-from toolwire.context.tokens import estimate_text_tokens
+from toolwire.context.session import RunContext
+from toolwire.context.tokens import MAX_TOKENS_PER_CHAR, estimate_text_tokens
 from toolwire.context.truncate import READ_RESULT, ResultStore, page, truncate_middle
 from toolwire.run import Executor
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+from toolwire.tools import Toolset
 
 LOG = "".join(f"line {i:05d}: status ok, nothing to report\n" for i in range(3000))
 
@@ -166,3 +169,27 @@ def test_read_result_with_an_ambiguous_id_lists_the_handles() -> None:
     assert "not unique" in text and "r1c0" in text and "r2c0" in text
     store.put("r3c1", "x" * 10, "unique")
     assert page(store, "unique", 0, 100, estimate_text_tokens) == "x" * 10
+
+
+@pytest.mark.parametrize("cap", [None, 300, 301, 303])
+def test_a_results_length_decides_only_what_its_count_would(cap: int | None) -> None:
+    """Each tool's result is left whole by its length alone up to its cap's worth of
+    characters at the most tokens a character; at those lengths and past them the
+    result is what the count-and-cut path makes of it."""
+    tools = [read_log, read_log_whole, read_log_short]
+    context = RunContext(ContextPolicy(max_result_tokens=cap), Toolset(tools))
+    counted = RunContext(ContextPolicy(max_result_tokens=cap), Toolset(tools))
+    counted._uncut = {}  # every result through the count
+    assert set(context._uncut) == set(tools)
+    dense = "\U0001f600" * 2000  # the most tokens a character: where the bound is tight
+    for t in tools:
+        limit = context._limits[t]
+        edge = 10**6 if limit is None else limit // MAX_TOKENS_PER_CHAR
+        assert context._uncut[t] == (sys.maxsize if limit is None else edge)
+        for length in {0, 1, min(edge, 2000) - 1, min(edge, 2000), min(edge + 1, 2000)}:
+            for text in (dense[:length], LOG[:length]):
+                request = ToolRequest("c1", t.name, "{}", {})
+                shaped = context.shape_result(request, t, text)
+                assert shaped == counted.shape_result(request, t, text)
+                if len(text) <= edge:
+                    assert shaped is text

@@ -170,6 +170,7 @@ class RunContext:
         self._indexed = -1
         self._counted: _Counted = {}  # id -> message, counts
         self._limits: dict[Any, int | None] = {}  # tool -> its results' cap (the view's)
+        self._uncut: dict[Any, int] = {}  # tool -> its longest result never cut (the view's)
         self._index_tools()
         self.compressor = (
             Compressor(policy.max_history_tokens, policy.compression == "summary")
@@ -189,7 +190,7 @@ class RunContext:
             record.tokens  # noqa: B018 — counted now: the counter stays behind
         state = dict(self.__dict__)
         state["_counted"] = {}
-        state["_limits"] = {}  # keyed by the live tools
+        state["_limits"] = state["_uncut"] = {}  # keyed by the live tools
         for live in ("toolset", "model", "count", "router", "compressor"):
             state[live] = None
         return state
@@ -215,6 +216,7 @@ class RunContext:
         self._reader = view.reader
         self._all = list(view.names)
         self._limits = view.result_limits(self.policy.max_result_tokens)  # shared: read only
+        self._uncut = view.uncut_lengths(self.policy.max_result_tokens)  # shared: read only
         self._offers_reader = view.reader is not None and view.can_cut(
             self.policy.max_result_tokens
         )
@@ -315,13 +317,10 @@ class RunContext:
         if previous is None or previous == current or self._warned:
             return
         self._warned = True
-        events.append(
-            CacheInvalidated(
-                round_number,
-                [n for n in current if n not in previous],
-                [n for n in previous if n not in current],
-            )
-        )
+        # Set lookups, in C: a test of each name against a tuple was a scan of the other.
+        added = list(filterfalse(set(previous).__contains__, current))
+        removed = list(filterfalse(set(current).__contains__, previous))
+        events.append(CacheInvalidated(round_number, added, removed))
 
     # -- summary compression ---------------------------------------------------------------
 
@@ -381,6 +380,8 @@ class RunContext:
         Raises:
             ImageError: An image the model cannot take (the call's error result).
         """
+        if content.__class__ is str and len(content) <= self._uncut.get(tool, -1):
+            return content  # short enough for its tool's cap whatever its count: not counted
         if not isinstance(content, str):
             return self._shape_parts(request, tool, content)
         # Each tool's cap is worked out once per tool set (this runs for every result);

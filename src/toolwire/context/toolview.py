@@ -14,6 +14,7 @@ a view holds its tools, so a cached key's object ids cannot be reused by others.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..tooldef import ToolDef
 from .routing import ToolRouter
-from .tokens import definition_tokens, estimate_text_tokens
+from .tokens import MAX_TOKENS_PER_CHAR, definition_tokens, estimate_text_tokens
 from .truncate import is_read_result
 
 __all__ = ["MAX_VIEWS", "ToolView", "result_limit", "tool_view"]
@@ -52,6 +53,7 @@ class ToolView:
         "_limits",
         "_routable",
         "_routers",
+        "_uncut",
         "definitions",
         "names",
         "reader",
@@ -70,6 +72,7 @@ class ToolView:
         self._routers: dict[str, ToolRouter] = {}
         self._cuts = _cuts(self._routable)
         self._limits: dict[int | None, dict[Any, int | None]] = {}  # by the policy's cap
+        self._uncut: dict[int | None, dict[Any, int]] = {}  # by the policy's cap
 
     def result_limits(self, default: int | None) -> dict[Any, int | None]:
         """Tool -> the token cap of its results under a policy cap of ``default``
@@ -78,6 +81,19 @@ class ToolView:
         if limits is None:
             limits = self._limits[default] = {t: result_limit(t, default) for t in self.tools}
         return limits
+
+    def uncut_lengths(self, default: int | None) -> dict[Any, int]:
+        """Tool -> the longest text of its results that is never cut under a policy cap
+        of ``default``, whatever its count (at most ``MAX_TOKENS_PER_CHAR`` tokens a
+        character): a result's length decides, once per tool set and cap, what its count
+        would (``sys.maxsize``: never cut)."""
+        lengths = self._uncut.get(default)
+        if lengths is None:
+            lengths = self._uncut[default] = {
+                t: sys.maxsize if limit is None else int(limit // MAX_TOKENS_PER_CHAR)
+                for t, limit in self.result_limits(default).items()
+            }
+        return lengths
 
     def can_cut(self, default: int | None) -> bool:
         """Whether a result of some tool can be cut under a policy cap of ``default``."""

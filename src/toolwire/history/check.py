@@ -18,14 +18,15 @@ The rule enforced, in one pass (linear time, one dictionary lookup per message):
 
 The history is checked again before every request, and most of it is turns as a run
 appends them: every call answered right after its message, in call order. Such a turn
-is taken in one loop over its calls and their results; the checker's pass decides
-everything else and words every error.
+is taken at once, each condition tested for all its calls and results together in C;
+the checker's pass decides everything else and words every error.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from operator import attrgetter
 from typing import TypeGuard, cast
 
@@ -99,6 +100,11 @@ def _plain_turn(message: AssistantMessage, history: list[Message], position: int
     its place right after the message, that result a plain-text one with a ``ToolStatus``
     — all of it exact types, so that the checker would pass them in the same way
     (tests/history/test_check_fast.py); -1 otherwise, and the checker decides.
+
+    Each condition is tested for the whole turn at once, in C (``map`` over the calls'
+    and the results' fields, a set of their types, a comparison of two lists): a
+    Python step per call was most of the check. Types are tested before anything is
+    compared, and the names compared the checker's way round (the call's first).
     """
     parts = message.parts
     if parts.__class__ is not list or not _TURN_PARTS.issuperset(map(type, parts)):
@@ -106,32 +112,38 @@ def _plain_turn(message: AssistantMessage, history: list[Message], position: int
     calls = list(filter(_IS_CALL, parts))
     count = len(calls)
     results = history[position + 1 : position + 1 + count]
-    if len(results) != count:
+    if len(results) != count or not _RESULT.issuperset(map(type, results)):
         return -1
-    for call, result in zip(calls, results, strict=True):
-        if not (
-            (call_id := call.id).__class__ is str
-            and call_id
-            and (name := call.name).__class__ is str
-            and name
-            and call.arguments.__class__ is str
-            and type(result) is ToolResult
-            and (answers := result.call_id).__class__ is str
-            and answers == call_id
-            and name == result.name  # the checker's comparison, the same way round
-            and result.content.__class__ is str
-            and result.status.__class__ is ToolStatus
-            and not result.parts
-        ):
-            return -1
-    if len(set(map(_ID, calls))) != count:  # a repeated id: the checker words it
+    ids = list(map(_ID, calls))
+    names = list(map(_NAME, calls))
+    answers = list(map(_CALL_ID, results))
+    texts = chain(ids, names, map(_ARGUMENTS, calls), answers, map(_CONTENT, results))
+    if not (
+        _STR.issuperset(map(type, texts))
+        and _STATUS.issuperset(map(type, map(_STATUS_OF, results)))
+        and "" not in ids
+        and "" not in names
+        and ids == answers
+        and names == list(map(_NAME, results))  # the checker's comparison, the same way round
+        and not any(map(_PARTS, results))
+        and len(set(ids)) == count  # a repeated id: the checker words it
+    ):
         return -1
     return count
 
 
 _TURN_PARTS = frozenset({ToolCall, TextPart, ReasoningPart, ProviderPart})
 _IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
+_RESULT = frozenset({ToolResult})
+_STR = frozenset({str})
+_STATUS = frozenset({ToolStatus})
 _ID = attrgetter("id")
+_NAME = attrgetter("name")
+_ARGUMENTS = attrgetter("arguments")
+_CALL_ID = attrgetter("call_id")
+_CONTENT = attrgetter("content")
+_STATUS_OF = attrgetter("status")
+_PARTS = attrgetter("parts")
 
 
 def missing_results(messages: Sequence[Message]) -> list[ToolCall]:

@@ -4,7 +4,10 @@ Strategy: every parameter becomes a field of a pydantic model created with
 ``create_model`` at definition time, so validation later is one ``model_validate``
 call on a prebuilt validator. Fields get internal names (``p0``, ``p1``, ...) and the
 parameter's name as their alias: a parameter called ``json``, ``schema`` or
-``_private`` would otherwise clash with ``BaseModel``'s own attributes.
+``_private`` would otherwise clash with ``BaseModel``'s own attributes. A call's
+arguments are then validated, when the model is of the plain shape, by
+:func:`kwargs_validator`'s typed-dict validator over the same field validators, whose
+output is the keyword arguments themselves (no model instance to turn back into them).
 
 A parameter whose annotation pydantic cannot validate or describe fails here, at
 definition time, with a :class:`ToolDefinitionError` naming the function and the
@@ -20,11 +23,13 @@ from __future__ import annotations
 import copy
 import inspect
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pydantic
 from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import SchemaValidator, core_schema
 
 from ..errors import ToolDefinitionError
 from .context import ToolContext
@@ -32,8 +37,10 @@ from .context import ToolContext
 __all__ = [
     "ParamSpec",
     "SignatureModel",
+    "KwargsValidator",
     "admits_null",
     "build_signature_model",
+    "kwargs_validator",
     "strict_schema",
 ]
 
@@ -96,6 +103,99 @@ class SignatureModel:
             if param.field in sent:
                 kwargs[param.name] = values[param.field]
         return kwargs
+
+
+KwargsValidator = Callable[[dict[str, Any]], dict[str, Any]]
+"""Validates a call's arguments object straight into the keyword arguments."""
+
+_DEFAULT_KEYS = frozenset({"type", "schema", "default"})  # a default wrapper of Field(x)
+
+
+def kwargs_validator(signature: SignatureModel) -> KwargsValidator | None:
+    """A validator that returns what ``signature.kwargs(model validation)`` returns, or
+    ``None`` when the model's schema is not of the plain shape this handles.
+
+    The arguments model is made so that its parameters can be named like ``BaseModel``'s
+    own attributes, and its instance then turned back into a dict (a model instance, its
+    fields set, a Python loop: about two thirds of a valid call's validation). This one
+    is pydantic-core's ``typed-dict`` validator over the model's own field validators
+    (the same schemas, so the same coercions), each parameter with a default optional
+    and left out when not sent, extra keys forbidden as in the model: its output is
+    the keyword-arguments dict itself. Only the model's plain shape is taken (a model of
+    fields whose defaults are plain values, no validators or computed fields around
+    them); anything else keeps the model. A call that fails it is validated by the model
+    again, which words the error (tests/tools/test_sent_validation.py compares the two
+    on generated arguments).
+    """
+    schema = signature.model.__pydantic_core_schema__
+    definitions = None
+    if schema.get("type") == "definitions":
+        definitions = schema.get("definitions")
+        schema = schema.get("schema", {})
+    if not _plain_model(schema):
+        return None
+    model_fields = schema["schema"]["fields"]
+    if list(model_fields) != [p.field for p in signature.params]:
+        return None
+    fields: dict[str, core_schema.TypedDictField] = {}
+    for param in signature.params:
+        field = _typed_dict_field(model_fields[param.field], param)
+        if field is None:
+            return None
+        fields[param.name] = field
+    config = schema.get("config")
+    plain: core_schema.CoreSchema = core_schema.typed_dict_schema(
+        fields, extra_behavior="forbid", config=config
+    )
+    if definitions is not None:
+        plain = core_schema.definitions_schema(plain, definitions)
+    return SchemaValidator(plain, config).validate_python
+
+
+def _plain_model(schema: Any) -> bool:
+    """Whether ``schema`` is a model of fields with nothing around them."""
+    if schema.get("type") != "model" or schema.get("custom_init") or schema.get("root_model"):
+        return False
+    if schema.get("post_init") or schema.get("config", {}).get("extra_fields_behavior") != (
+        "forbid"
+    ):
+        return False
+    inner = schema.get("schema", {})
+    return bool(
+        inner.get("type") == "model-fields"
+        and not inner.get("computed_fields")
+        and inner.get("extras_schema") is None
+        and inner.get("extras_keys_schema") is None
+        and inner.get("extra_behavior") in (None, "forbid")
+    )
+
+
+def _typed_dict_field(field: Any, param: ParamSpec) -> core_schema.TypedDictField | None:
+    """The model field of ``param`` as an optional-when-defaulted typed-dict field."""
+    if field.get("type") != "model-field" or field.get("validation_alias") != param.name:
+        return None
+    inner = field["schema"]
+    required = inner.get("type") != "default"
+    if not required:
+        if not _DEFAULT_KEYS.issuperset(inner):  # a factory, validate_default, on_error
+            return None
+        inner = inner["schema"]
+    if required != param.required or _reads_info(inner):
+        return None
+    return core_schema.typed_dict_field(inner, required=required)
+
+
+def _reads_info(node: Any) -> bool:
+    """Whether a validator in ``node`` takes pydantic's ``ValidationInfo``: its
+    ``field_name`` and ``data`` name the model's fields (``p0``), not the parameters."""
+    if isinstance(node, dict):
+        function = node.get("function")
+        if isinstance(function, dict) and function.get("type") == "with-info":
+            return True
+        return any(_reads_info(value) for value in node.values())
+    if isinstance(node, list | tuple):
+        return any(_reads_info(value) for value in node)
+    return False
 
 
 def build_signature_model(fn: Any, qualname: str, descriptions: dict[str, str]) -> SignatureModel:

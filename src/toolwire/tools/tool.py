@@ -57,7 +57,13 @@ from .docstrings import parse_docstring
 from .freeform import FreeformSpec, freeform_spec, kind_mismatch
 from .patterns import check_patterns, linear_validator
 from .repair import loads_lenient
-from .schema import SignatureModel, build_signature_model, strict_schema
+from .schema import (
+    KwargsValidator,
+    SignatureModel,
+    build_signature_model,
+    kwargs_validator,
+    strict_schema,
+)
 from .validate import (
     MISSING,
     Problem,
@@ -70,6 +76,7 @@ from .validate import (
     pydantic_problems,
     render_message,
     short_value,
+    valid,
 )
 
 if TYPE_CHECKING:
@@ -154,6 +161,13 @@ class Tool:
         self.strict = strict
         self._signature = signature
         self._validator = validator
+        # A typed, non-strict tool's sent arguments validated straight into keyword
+        # arguments (None: the model and SignatureModel.kwargs, as every other call).
+        self._validate_kwargs: KwargsValidator | None = (
+            kwargs_validator(signature)
+            if signature is not None and not strict and not self.freeform
+            else None
+        )
         self._required = _required_names(signature, parameters)
         self._field_names = (
             {p.field: p.name for p in signature.params} if signature is not None else {}
@@ -382,8 +396,10 @@ class Tool:
     def _check_sent(self, value: dict[str, Any], original: str) -> Validation:
         """``_check`` of a non-empty dict of arguments that were not repaired.
 
-        A typed, non-strict tool's call (the common one) is validated here without the
-        three calls of the general path; the rest takes it.
+        A typed, non-strict tool's call is validated here by its model without the three
+        calls of the general path (the common call, when the tool has a keyword-arguments
+        validator, does not come here: :meth:`Toolset.check` validates it); the rest
+        takes the general path.
         """
         signature = self._signature
         if signature is None or self.strict:
@@ -393,7 +409,7 @@ class Tool:
         except pydantic.ValidationError as exc:
             return self._schema_failure(pydantic_problems(exc, self._field_names), False, original)
         # Validation.success(name, kwargs) written out: no original kept when not repaired.
-        return Validation(True, self.name, signature.kwargs(instance))
+        return valid(self.name, signature.kwargs(instance))
 
     def _check_typed(
         self, value: dict[str, Any], repaired: bool, original: str | None
@@ -577,23 +593,44 @@ class Toolset:
         found = self._tools.get(request.name)
         if found is None:
             return None, self.unknown(request.name)
+        value = request.input
+        validate = found._validate_kwargs  # None unless a typed, non-strict JSON tool
+        if (
+            validate is not None
+            and value.__class__ is dict
+            and request.error is None
+            and not request.repaired
+            and not request.freeform
+            and not found.strict
+        ):
+            # The common call (sent whole and well-formed, for a typed tool), without
+            # _check_sent's call. An empty one it passes has nothing required: _check's
+            # empty_call is for a tool with required parameters, which it rejects.
+            try:
+                return found, valid(found.name, validate(value))
+            except pydantic.ValidationError:
+                pass  # the model validates it again and words what is wrong
+        return found, self._verdict(found, request)
+
+    def _verdict(self, found: Tool, request: ToolRequest) -> Validation:
+        """:meth:`check`'s verdict on a call of ``found`` that is not the common one."""
         if request.freeform != found.freeform:  # a custom call for a JSON tool, or back
-            return found, kind_mismatch(
+            return kind_mismatch(
                 found.name, called_freeform=request.freeform, schema=found.parameters
             )
         raw = request.raw_arguments
         if request.freeform:
-            return found, found.validate(raw)
+            return found.validate(raw)
         value = request.input
         if request.error is None and isinstance(value, dict):
             if value and not request.repaired:
-                # Sent whole and well-formed, not empty (the common call): the checks
-                # of _check with nothing to repair or reject, in one call.
-                return found, found._check_sent(value, raw)
+                # Sent whole and well-formed, not empty: the checks of _check with
+                # nothing to repair or reject, in one call.
+                return found._check_sent(value, raw)
             # Tool.validate(raw, parsed=...) without its keyword call and tests: a JSON
             # call of a JSON tool (tested above) with parsed arguments goes straight here.
-            return found, found._validate_parsed(value, raw, request.repaired, self.repair_policy)
-        return found, found.validate(raw, repair_policy=self.repair_policy)
+            return found._validate_parsed(value, raw, request.repaired, self.repair_policy)
+        return found.validate(raw, repair_policy=self.repair_policy)
 
     def unknown(self, name: str) -> Validation:
         """The result for a call to a tool that does not exist."""
