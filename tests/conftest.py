@@ -11,11 +11,14 @@ from __future__ import annotations
 import os
 import resource
 import time
+import warnings
 from collections.abc import Generator
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisSideeffectWarning
 
 import toolwire.wire
 from tests.subsets import SUBSETS, in_subset
@@ -26,6 +29,32 @@ FAST_EXAMPLES = 20
 settings.register_profile("ci", print_blob=True)
 settings.register_profile("fast", max_examples=FAST_EXAMPLES)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Have Hypothesis's Unicode tables on disk before any xdist worker starts.
+
+    ``st.text()`` needs the table of the characters UTF-8 encodes (and the Unicode
+    categories'): Hypothesis computes it, ~2-3.5 s of CPU, in a process whose storage
+    directory (``.hypothesis/unicode_data/<Unicode version>/``) lacks it, and writes it
+    there atomically (a rename); later processes read it. A clean checkout has none, so
+    each worker of the first parallel run computed it at once. Drawn here, in the process
+    that starts the workers (or runs the tests itself), it is computed once per checkout
+    and per Unicode version (each Python's venv has its own) and read everywhere else.
+    Hypothesis warns of a strategy used while pytest starts (slow work in a plugin, for
+    every run): here that work is the point, and done once.
+    """
+    if hasattr(config, "workerinput"):
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
+        _draw_a_text()
+
+
+@settings(max_examples=1, database=None, phases=[Phase.generate], deadline=None)
+@given(st.text(min_size=1))
+def _draw_a_text(text: str) -> None:
+    """One text drawn: what makes Hypothesis read its tables, or compute and store them."""
 
 
 def pytest_report_header() -> str:

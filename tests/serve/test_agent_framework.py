@@ -13,13 +13,10 @@ import json
 from typing import Any
 
 import pytest
+from openai import AsyncOpenAI
 
-agents = pytest.importorskip("agents")
-
-from openai import AsyncOpenAI  # noqa: E402
-
-from .proxy import running_proxy  # noqa: E402
-from .recorded import RecordedUpstream, Reply  # noqa: E402
+from .proxy import running_proxy
+from .recorded import RecordedUpstream, Reply
 
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 
@@ -32,7 +29,7 @@ def script(body: dict[str, Any]) -> Reply:
     return Reply(text=CALL, pieces=4)
 
 
-def run_agent(base_url: str, ran: list[dict[str, Any]], *, stream: bool) -> str:
+def run_agent(agents: Any, base_url: str, ran: list[dict[str, Any]], *, stream: bool) -> str:
     @agents.function_tool
     def get_weather(city: str) -> str:
         """The weather in a city."""
@@ -62,21 +59,32 @@ def run_agent(base_url: str, ran: list[dict[str, Any]], *, stream: bool) -> str:
     return asyncio.run(go())
 
 
-@pytest.fixture(autouse=True)
-def no_tracing() -> None:
-    agents.set_tracing_disabled(True)  # the SDK would export traces to OpenAI
+@pytest.fixture
+def agents() -> Any:
+    """The Agents SDK, imported by the test that uses it, not when the file is collected:
+    importing it takes ~3.5 s of CPU, which every pytest process that collects this file
+    paid, and every worker but one for nothing (the two ways of running are one test, so
+    one worker imports it)."""
+    sdk = pytest.importorskip("agents")
+    sdk.set_tracing_disabled(True)  # the SDK would export traces to OpenAI
+    return sdk
 
 
-@pytest.mark.parametrize("stream", [False, True])
-def test_the_tool_runs_through_the_proxy_and_not_without_it(stream: bool) -> None:
+def test_the_tool_runs_through_the_proxy_and_not_without_it(agents: Any) -> None:
+    for stream in (False, True):  # Runner.run, then Runner.run_streamed
+        check_through_the_proxy(agents, stream=stream)
+
+
+def check_through_the_proxy(agents: Any, *, stream: bool) -> None:
+    """Straight to the upstream the markup is the answer; through the proxy the tool runs."""
     with RecordedUpstream(script) as upstream:
         bare: list[dict[str, Any]] = []
-        output = run_agent(upstream.url, bare, stream=stream)
+        output = run_agent(agents, upstream.url, bare, stream=stream)
         assert bare == [] and "<tool_call>" in output  # the call is left in the answer
 
         ran: list[dict[str, Any]] = []
         with running_proxy(upstream.url) as url:
-            output = run_agent(url, ran, stream=stream)
+            output = run_agent(agents, url, ran, stream=stream)
         assert ran == [{"city": "Paris"}]
         assert output == "The weather: sunny in Paris."
         # the history the framework sent back holds the call as a call, with its result

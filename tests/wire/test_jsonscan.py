@@ -34,11 +34,9 @@ def split(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
 
 
-@settings(max_examples=1000, deadline=None)
-@given(containers, st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.booleans())
-def test_closure_reported_exactly_at_the_end(
-    value: object, cuts: list[int], ascii_only: bool
-) -> None:
+def check_closure_at_the_end(value: object, cuts: list[int], ascii_only: bool) -> None:
+    """``feed`` reports the closing bracket's offset in the piece that holds it (a first
+    cut at 0 lays the text out over several lines)."""
     text = json.dumps(value, ensure_ascii=ascii_only, indent=None if cuts[:1] != [0] else 1)
     scanner = ClosureScanner()
     consumed = 0
@@ -67,11 +65,9 @@ def test_closure_scalar_top_level_is_never_reported() -> None:
     assert not scanner.closed
 
 
-@settings(max_examples=1000, deadline=None)
-@given(json_values, st.lists(st.integers(min_value=0, max_value=400), max_size=40), st.booleans())
-def test_partial_json_final_value_matches_json_loads(
-    value: object, cuts: list[int], ascii_only: bool
-) -> None:
+def check_final_value(value: object, cuts: list[int], ascii_only: bool) -> None:
+    """``PartialJSON``'s value is readable after any delta, one container updated in
+    place, and at the end what ``json.loads`` gives."""
     text = json.dumps(value, ensure_ascii=ascii_only)
     parser = PartialJSON()
     root = None
@@ -172,16 +168,9 @@ def test_a_closed_scanner_reports_nothing_more() -> None:
     assert scanner.closed
 
 
-@settings(max_examples=1000, deadline=None)
-@given(
-    json_values,
-    st.lists(st.integers(min_value=0, max_value=400), max_size=30),
-    st.integers(min_value=0, max_value=3),
-    st.sampled_from(["", " ", ",", "}", "]", "\n"]),
-)
-def test_any_value_end_reported_exactly_for_any_split_and_offset(
-    value: object, cuts: list[int], offset: int, after: str
-) -> None:
+def check_any_value_end(value: object, cuts: list[int], offset: int, after: str) -> None:
+    """A scanner of any value reports its end exactly, for any split and any start
+    offset; a bare scalar with nothing after it ends at ``finish``."""
     text = json.dumps(value)
     scalar = text[0] not in '{["'
     stream = "x" * offset + text + after
@@ -219,13 +208,9 @@ def strings_by(find: bool) -> Iterator[None]:
 BOTH_WAYS = pytest.mark.parametrize("find", [True, False], ids=["find", "regex"])
 
 
-@settings(max_examples=1000, deadline=None)
-@given(containers, st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.booleans())
-def test_closes_reports_the_piece_that_closes(
-    value: object, cuts: list[int], ascii_only: bool
-) -> None:
-    """Both ways of skipping strings get the same 1,000 examples: drawing one is nearly
-    all of its cost, so each is drawn once and scanned both ways."""
+def check_closes(value: object, cuts: list[int], ascii_only: bool) -> None:
+    """``closes`` is true for the piece that closes the value and for no piece before,
+    with each of the two ways of skipping strings."""
     text = json.dumps(value, ensure_ascii=ascii_only)
     pieces = split(text, cuts)
     for find in (True, False):
@@ -234,6 +219,20 @@ def test_closes_reports_the_piece_that_closes(
         with strings_by(find):
             results = [scanner.closes(piece) for piece in pieces]
         assert results == [False] * (len(pieces) - 1) + [True]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(containers, st.lists(st.integers(min_value=0, max_value=400), max_size=30), st.booleans())
+def test_a_container_is_closed_exactly_at_its_end(
+    value: object, cuts: list[int], ascii_only: bool
+) -> None:
+    """The closure scanner's two entry points, ``feed`` and ``closes`` (the latter both
+    ways), get the same 1,000 examples: drawing one is nearly all of its cost, so each
+    is drawn once and checked every way, with the assertions each had alone."""
+    note("feed")
+    check_closure_at_the_end(value, cuts, ascii_only)
+    note("closes")
+    check_closes(value, cuts, ascii_only)
 
 
 @pytest.mark.parametrize(
@@ -401,16 +400,11 @@ def _texts(value: object, layout: int, ascii_only: bool) -> str:
     return json.dumps(value, ensure_ascii=ascii_only, indent=layout - 1) + "\n"
 
 
-@settings(max_examples=1500, deadline=None)
-@given(
-    json_values,
-    st.lists(st.integers(min_value=0, max_value=400), max_size=40),
-    st.integers(min_value=0, max_value=3),
-    st.booleans(),
-)
-def test_partial_json_value_after_every_delta_matches_a_reference(
+def check_value_after_every_delta(
     value: object, cuts: list[int], layout: int, ascii_only: bool
 ) -> None:
+    """After every delta ``PartialJSON`` shows what the reference reads from the text so
+    far, in any layout of the text."""
     text = _texts(value, layout, ascii_only)
     parser = PartialJSON()
     fed = 0
@@ -423,6 +417,31 @@ def test_partial_json_value_after_every_delta_matches_a_reference(
     if isinstance(expected, (dict, list, str, bool)) or expected is None or text[-1] == "\n":
         assert final == expected
         assert parser.complete
+
+
+@settings(max_examples=1500, deadline=None)
+@given(
+    json_values,
+    st.lists(st.integers(min_value=0, max_value=400), max_size=40),
+    st.integers(min_value=0, max_value=3),
+    st.booleans(),
+    st.integers(min_value=0, max_value=3),
+    st.sampled_from(["", " ", ",", "}", "]", "\n"]),
+)
+def test_any_value_split_anyhow_is_read_and_ended_exactly(
+    value: object, cuts: list[int], layout: int, ascii_only: bool, offset: int, after: str
+) -> None:
+    """Three properties of one kind of example, a JSON value cut anywhere: the partial
+    value after every delta (1,500 examples), the final value (1,000 before), a scanner
+    of any value's end at any start offset (1,000 before). Drawing an example is nearly
+    all of its cost, so each is drawn once and checked every way, with the assertions
+    each had alone (the end's cuts come from a list of up to 40 instead of 30)."""
+    note("the value after every delta")
+    check_value_after_every_delta(value, cuts, layout, ascii_only)
+    note("the final value")
+    check_final_value(value, cuts, ascii_only)
+    note("any value's end")
+    check_any_value_end(value, cuts, offset, after)
 
 
 @settings(max_examples=300, deadline=None)

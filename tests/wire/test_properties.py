@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from toolwire.messages import ToolCall
 from toolwire.turn import Turn
-from toolwire.wire import AnthropicStream, OpenAIChatStream, OpenAIResponsesStream
+from toolwire.wire import AnthropicStream, OpenAIChatStream, OpenAIResponsesStream, ToolCallDelta
+from toolwire.wire.events import Event
 from toolwire.wire.stream import StreamDecoder
 
 from .test_jsonscan import json_values
@@ -247,7 +248,11 @@ def feed_bytes(cls: type[StreamDecoder], data: bytes, cuts: list[int]) -> Turn:
     return stream.close()
 
 
-def check(provider: str, spec: Spec, data: st.DataObject) -> None:
+def check(
+    provider: str, spec: Spec, data: st.DataObject
+) -> tuple[list[dict[str, Any]], bytes, list[int]]:
+    """Decode ``spec`` rendered, chunked and cut by ``provider``: the same turn every way.
+    Returns the items, their SSE bytes and the cuts, for the check without deltas."""
     cls, render = PROVIDERS[provider]
     canonical = feed_items(cls, render(Chooser(), spec))
     assert canonical.tool_calls == [ToolCall(c.id, c.name, c.arguments) for c in spec.calls]
@@ -258,6 +263,34 @@ def check(provider: str, spec: Spec, data: st.DataObject) -> None:
     raw = to_sse(items)
     cuts = data.draw(st.lists(st.integers(min_value=0, max_value=len(raw)), max_size=12))
     assert feed_bytes(cls, raw, cuts) == canonical
+    return items, raw, cuts
+
+
+def run_items(stream: StreamDecoder, items: list[dict[str, Any]]) -> tuple[list[Event], Turn]:
+    """Every event the decoder reports for ``items``, and its turn."""
+    events: list[Event] = []
+    for item in items:
+        events += stream.feed(item)
+    return events, stream.close()
+
+
+def check_without_deltas(
+    provider: str, items: list[dict[str, Any]], raw: bytes, cuts: list[int]
+) -> None:
+    """``deltas=False`` (tests/wire/test_no_deltas.py): no ``ToolCallDelta``, and the turn
+    and every other event the same, from the items and from the SSE bytes cut anywhere."""
+    cls = PROVIDERS[provider][0]
+    with_deltas, turn = run_items(cls(), items)
+    without, turn_without = run_items(cls(deltas=False), items)
+    assert turn_without == turn
+    assert without == [e for e in with_deltas if type(e) is not ToolCallDelta]
+    stream = cls(deltas=False)
+    events: list[Event] = []
+    points = sorted(set(cuts))
+    for start, end in zip([0, *points], [*points, len(raw)], strict=True):
+        events += stream.feed_bytes(raw[start:end])
+    assert stream.close() == turn
+    assert events == without
 
 
 @settings(max_examples=1000, deadline=None)
@@ -265,8 +298,14 @@ def check(provider: str, spec: Spec, data: st.DataObject) -> None:
 def test_any_chunking_same_turn_for_every_provider(data: st.DataObject) -> None:
     """Each provider gets 1,000 logical turns, each chunked its own way. Drawing a turn
     costs most of an example (it was three quarters of each provider's own property), so
-    each is drawn once and rendered, cut and decoded by every provider in turn."""
+    each is drawn once and rendered, cut and decoded by every provider in turn. One
+    provider, drawn last, decodes its stream again without deltas: the property of
+    tests/wire/test_no_deltas.py, which drew 300 turns of its own (~100 a provider),
+    checked on ~333 a provider with the same assertions."""
     spec = data.draw(specs())
+    streams: dict[str, tuple[list[dict[str, Any]], bytes, list[int]]] = {}
     for provider in PROVIDERS:
         note(f"provider: {provider}")
-        check(provider, spec, data)
+        streams[provider] = check(provider, spec, data)
+    provider = data.draw(st.sampled_from(sorted(PROVIDERS)), label="without deltas")
+    check_without_deltas(provider, *streams[provider])
