@@ -119,3 +119,17 @@ def test_a_free_form_call() -> None:
     [announced] = _announced(asm.take_events())
     _check(announced, expected)
     _check(asm.close().tool_calls[0], expected)
+
+
+@pytest.mark.parametrize("first", ["start_call", "tool_fragment"])
+def test_a_whole_call_replaced_then_closed_by_a_fragment(first: str) -> None:
+    # A whole call's state, changed after it was made (final arguments replace its
+    # text, a fragment follows), gives the turn the general path's call gives.
+    asm = Assembler()
+    getattr(asm, first)(0, "c1", "f", '{"i": 1}')
+    asm.tool_arguments_done(0, '{"i": ')
+    asm.arguments(0, "2}")
+    asm.finish("tool_calls")
+    turn = asm.close()
+    _check(turn.tool_calls[0], ToolCall("c1", "f", '{"i": 2}'))
+    assert turn.requests[0].input == {"i": 2}
