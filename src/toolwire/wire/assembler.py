@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from ..errors import ProtocolError, TurnError
 from ..messages import (
@@ -40,6 +40,8 @@ from ..messages import (
 )
 from ..turn import NoticeKind, ToolRequest, Turn
 from .events import (
+    NEW_BY_SLOTS,
+    OBJECT_NEW,
     Event,
     Finished,
     Notice,
@@ -59,7 +61,17 @@ __all__ = ["Assembler", "dump_json", "loads_json", "parse_arguments", "sendable_
 # wrapper calls, which are most of the cost of parsing a small value (a chunk of a
 # stream, the arguments of a small call; bench/bench_assembly.py measures both).
 _scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+# What a scanner returns, ``(value, end)``, is unpacked through a typed local: the
+# compiled build then reads the tuple's two items in C, where unpacking the untyped
+# result went through an iterator, one more object per parse (bench/README.md, eighth
+# pass).
+_Scanned = tuple[Any, int]
 
+
+# Final: a C static in the compiled build, where the imported name was looked up in
+# the module's dict each time a call's history shape was made (messages.py is not
+# compiled, so ToolCall is not a native class).
+_TOOL_CALL: Final = ToolCall
 
 _UNSET: Any = object()  # "not parsed yet", where None is a value
 
@@ -146,7 +158,8 @@ def loads_json(text: str) -> Any:
     Raises what ``json.loads`` raises (its error text included) for anything else.
     """
     try:
-        value, end = _scan_once(text, 0)
+        scanned: _Scanned = _scan_once(text, 0)
+        value, end = scanned
         if end == len(text) or text[end:].isspace():
             return value
     except (StopIteration, ValueError, RecursionError):
@@ -189,7 +202,8 @@ def parse_arguments(name: str, text: str) -> tuple[Any, str | None]:
 def _loads_finite(text: str) -> Any:
     """``loads_json(text)``, raising ``FloatingPointError`` at a number JSON cannot carry."""
     try:
-        value, end = _scan_finite(text, 0)
+        scanned: _Scanned = _scan_finite(text, 0)
+        value, end = scanned
         if end == len(text) or text[end:].isspace():
             return value
     except (StopIteration, ValueError, RecursionError):
@@ -564,18 +578,24 @@ class Assembler:
             and name
             and arguments.endswith("}")
             and arguments.isascii()
-            and "\\ud" not in arguments
-            and "\\uD" not in arguments
+            # No escape at all, not only no surrogate escape: one substring test where
+            # two cost a call 100 instructions; a text with another escape (\u00e9,
+            # as ensure_ascii JSON writes it) takes the general path, to the same result.
+            and "\\u" not in arguments
         ):
             # What the first scan and _ready do with such a text, written out: nothing
             # to replace or reject, and one parse in C gives the input.
             try:
-                value, end = _scan_finite(arguments, 0)
+                scanned: _Scanned = _scan_finite(arguments, 0)
+                value, end = scanned
             except (StopIteration, ValueError, RecursionError, FloatingPointError):
                 value = None  # the general path below says why
             if type(value) is dict and end == len(arguments):
+                if NEW_BY_SLOTS:  # the pure build (events.py)
+                    self._whole_by_slots(index, id, name, arguments, value)
+                    return
                 request = ToolRequest(id, name, arguments, value, None, index)
-                made = ToolCall(id, name, arguments, "tool_call", False, None)
+                made = _history_shape(id, name, arguments, None)
                 call = calls[index] = _Call(index, id, name, request, made)
                 self._order.append(call)
                 self._whole = index + 1
@@ -598,6 +618,63 @@ class Assembler:
                 events.append(ToolCallDelta(index, arguments))
             if "}" in arguments and arguments.rstrip()[-1] == "}":
                 self.scan(call)
+
+    def _whole_by_slots(
+        self, index: int, id: str, name: str, arguments: str, value: dict[str, Any]
+    ) -> None:
+        """``start_call``'s straight path in the pure build: the call's five objects (its
+        request, history shape and state, two events) made as new objects with their
+        slots stored, as the flat feeds make ``ToolCallDelta``. Each constructor call
+        ran an interpreted ``__init__`` (a class call and a frame, about 600
+        instructions more an object; bench/README.md, eighth pass). The compiled
+        build's constructors are C functions and it keeps them. The same objects either
+        way: tests/wire compares this path's events and turn with the general path's."""
+        request: ToolRequest = OBJECT_NEW(ToolRequest)
+        request.id = id
+        request.name = name
+        request.raw_arguments = arguments
+        request.input = value
+        request.error = None
+        request.index = index
+        request.repaired = request.freeform = False
+        made: ToolCall = OBJECT_NEW(_TOOL_CALL)
+        made.id = id
+        made.name = name
+        made.arguments = arguments
+        made.kind = "tool_call"
+        made.freeform = False
+        made.caller = None
+        call: _Call = OBJECT_NEW(_Call)
+        call.index = index
+        call.id = id
+        call.name = name
+        call.request = request
+        call.call = made
+        call.parts = [arguments]
+        call.scanned = call.ready_parts = 1
+        call.done = call.ready = True
+        call.scanner = None
+        call.replaced = call.freeform = False
+        call.caller = None
+        self.calls[index] = call
+        self._order.append(call)
+        self._whole = index + 1
+        events = self.events
+        started: ToolCallStarted = OBJECT_NEW(ToolCallStarted)
+        started.index = index
+        started.id = id
+        started.name = name
+        events.append(started)
+        if self.deltas:
+            delta: ToolCallDelta = OBJECT_NEW(ToolCallDelta)
+            delta.index = index
+            delta.arguments = arguments
+            events.append(delta)
+        ready: ToolCallReady = OBJECT_NEW(ToolCallReady)
+        ready.index = index
+        ready.call = made
+        ready.request = request
+        events.append(ready)
 
     def _identify(
         self,
@@ -850,7 +927,8 @@ class Assembler:
             call.scanned = len(parts)
             if text.count("{") == text.count("}"):
                 try:
-                    value, end = _scan_finite(text, 0)
+                    scanned: _Scanned = _scan_finite(text, 0)
+                    value, end = scanned
                 except (StopIteration, ValueError, RecursionError, FloatingPointError):
                     pass  # the scanner takes over; the close parses and says why
                 else:
@@ -908,7 +986,7 @@ class Assembler:
             return
         index = call.index
         request = call.request = ToolRequest(id, name, text, value, None, index)
-        made = call.call = ToolCall(id, name, text, "tool_call", False, call.caller)
+        made = call.call = _history_shape(id, name, text, call.caller)
         call.replaced = False
         call.ready = True
         call.ready_parts = len(call.parts)
@@ -938,10 +1016,7 @@ class Assembler:
         # _history_arguments written out (once per call): empty text is kept as "{}".
         history = arguments if call.freeform or (arguments and not arguments.isspace()) else "{}"
         if made is None or made.arguments != history or made.name != call.name:
-            # Positional: a keyword argument costs the interpreted __init__ a third more.
-            made = call.call = ToolCall(
-                call.id or "", call.name, history, "tool_call", False, call.caller
-            )
+            made = call.call = _history_shape(call.id or "", call.name, history, call.caller)
             if call.freeform:
                 made.freeform = True
         return made
@@ -1151,6 +1226,23 @@ class Assembler:
                     f"the turn has {n_calls} tool call(s) but finish reason {finish!r}",
                 )
             )
+
+
+def _history_shape(id: str, name: str, arguments: str, caller: dict[str, Any] | None) -> ToolCall:
+    """``ToolCall(id, name, arguments, "tool_call", False, caller)``, one a call, made
+    without the ``__init__`` ``@dataclass`` generates: that one runs interpreted in both
+    builds (messages.py is not compiled), about 2,000 instructions, where a new object
+    and six slot stores cost the compiled build a few hundred and the pure build half
+    (bench/README.md, eighth pass). Every field is set here: tests/wire checks this
+    against ``dataclasses.fields(ToolCall)`` and the constructor's result."""
+    made: ToolCall = OBJECT_NEW(_TOOL_CALL)
+    made.id = id
+    made.name = name
+    made.arguments = arguments
+    made.kind = "tool_call"
+    made.freeform = False
+    made.caller = caller
+    return made
 
 
 def _wrong(what: str, value: Any, expected: str = "a string") -> None:

@@ -31,7 +31,7 @@ looked at for it: the check sits on the text path, never on a call's fragment.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from ..errors import ProtocolError, ProviderStreamError, ToolwireError
 from .assembler import Assembler, dump_json
@@ -42,6 +42,8 @@ from .stream import StreamDecoder
 from .usage import openai_usage
 
 __all__ = ["OpenAIChatStream", "chat_citations", "keep_logprobs", "thinking_text"]
+
+_NO_ITEMS: Final[list[Any]] = []  # a chunk without choices loops over this (never changed)
 
 
 class OpenAIChatStream(StreamDecoder):
@@ -91,11 +93,14 @@ class OpenAIChatStream(StreamDecoder):
         # Only toolwire's own errors are caught: anything else is a bug and propagates.
         try:
             chunk: dict[str, Any] = item if type(item) is dict else self._as_chunk(item)
-            choices = chunk.get("choices")
-            if choices and type(choices) is not list:
-                as_list(choices, "choices")
+            raw_choices = chunk.get("choices")
+            if raw_choices and type(raw_choices) is not list:
+                as_list(raw_choices, "choices")
+            # Lists typed once tested: the compiled build loops over them by index, in C,
+            # where an untyped value's loop made an iterator object (bench/README.md).
+            choices: list[Any] = raw_choices or _NO_ITEMS  # read, never changed
             choice: dict[str, Any]
-            for raw_choice in choices or ():
+            for raw_choice in choices:
                 if type(raw_choice) is not dict:
                     as_object(raw_choice, "choices[]")
                 choice = raw_choice
@@ -107,10 +112,11 @@ class OpenAIChatStream(StreamDecoder):
                     if type(raw_delta) is not dict:
                         as_object(raw_delta, "choices[].delta")
                     delta: dict[str, Any] = raw_delta
-                    tool_calls = delta.get("tool_calls")
-                    if tool_calls:
-                        if type(tool_calls) is not list:
-                            as_list(tool_calls, "delta.tool_calls")
+                    raw_calls = delta.get("tool_calls")
+                    if raw_calls:
+                        if type(raw_calls) is not list:
+                            as_list(raw_calls, "delta.tool_calls")
+                        tool_calls: list[Any] = raw_calls
                         tc: dict[str, Any]
                         for raw_tc in tool_calls:
                             if type(raw_tc) is not dict:
