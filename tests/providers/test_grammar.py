@@ -36,6 +36,23 @@ def test_required_and_named_choices_narrow_the_grammar() -> None:
     assert "explore_code" not in named and "get_weather" in named
 
 
+def test_choice_none_allows_a_plain_answer_only() -> None:
+    """The tools stay in the prompt under ``none`` (a stable prefix): the grammar alone
+    keeps them from being called or written out, and needs no tool to say so."""
+    for tools in (TOOLS, []):
+        grammar = tool_call_grammar(tools, "none")
+        assert grammar.endswith("root ::= answer\n")
+        assert "tool_call" not in grammar and "get_weather" not in grammar
+
+
+@needs_llama
+def test_choice_none_grammar_compiles() -> None:
+    from toolwire.providers.local_import import import_llama_cpp
+
+    grammars = import_llama_cpp("llama_cpp.llama_grammar")
+    assert grammars.LlamaGrammar.from_string(tool_call_grammar(TOOLS, "none"), verbose=False)
+
+
 @needs_llama
 def test_refs_in_parameters_resolve() -> None:
     tool = {

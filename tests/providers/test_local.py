@@ -80,6 +80,28 @@ def test_a_missing_path_or_bad_spec_is_a_caller_error(tmp_path: object) -> None:
         LocalModel("just-a-name")
 
 
+@local
+def test_a_runs_prompts_extend_each_other() -> None:
+    """The grammar holds a turn to required or a named tool, so the prompt is the auto
+    one (the next round's extends it whole, the model's calls included), and the forced
+    answer (none) keeps the tools: each round evaluates only what it added."""
+    from toolwire.messages import AssistantMessage, ToolCall, ToolResult
+
+    model = LocalModel("smollm2")
+    auto = model.prompt(weather_request("auto")).text
+    assert model.prompt(weather_request("required")).text == auto
+    assert model.prompt(weather_request("get_weather")).text == auto
+    call = ToolCall("c1", "get_weather", '{"city": "Beijing"}')
+    history = [*weather_request().messages, AssistantMessage([call])]
+    history.append(ToolResult("c1", "get_weather", "Sunny"))
+    later = ModelRequest(history, tools=demo_request().tools, tool_choice="none")
+    answer = model.prompt(later).text
+    assert answer.startswith(auto.removesuffix("<|im_start|>assistant\n"))
+    assert answer.endswith(
+        "<|im_start|>system\nAnswer now in plain text, without calling a tool.<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
 # -- with the model ------------------------------------------------------------------
 
 
@@ -202,7 +224,8 @@ def _completion_chunks(text: str) -> list[dict[str, object]]:
 @pytest.mark.parametrize("choice", ["none", "auto"])
 def test_choice_none_keeps_call_markup_as_text(choice: str) -> None:
     """What the model writes under tool_choice="none" is the answer text, even when it is
-    call markup: neither offered in the prompt nor read as calls (OpenAI's "none")."""
+    call markup: not read as calls (OpenAI's "none"). The tools stay in the prompt (it
+    begins as the run's earlier ones did) and the grammar allows a plain answer only."""
     from toolwire.providers.local import chunk_events
 
     model = LocalModel("smollm2")
@@ -214,8 +237,8 @@ def test_choice_none_keeps_call_markup_as_text(choice: str) -> None:
         chunk_events(decoder, chunk)
     turn = decoder.close()
     if choice == "none":
-        assert "get_weather" not in prompt.text  # not offered either
-        assert model.grammar(request) is None
+        assert "get_weather" in prompt.text  # offered: the same prompt up to the rule
+        assert (model.grammar(request) or "").endswith("root ::= answer\n")
         assert turn.tool_calls == [] and turn.text == output
         assert [n.kind for n in turn.notices] == ["calls_in_content"]
         assert turn.finish_reason == "stop"

@@ -6,13 +6,14 @@ import json
 
 from toolwire.messages import (
     AssistantMessage,
+    Message,
     SystemMessage,
     TextPart,
     ToolCall,
     ToolResult,
     UserMessage,
 )
-from toolwire.providers.prompt import chatml_hermes, tool_instructions
+from toolwire.providers.prompt import chatml_hermes, choice_rule, tool_instructions
 
 TOOLS = [
     {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}
@@ -51,15 +52,71 @@ def test_full_history_renders_in_chatml() -> None:
 
 
 def test_no_tools_or_choice_none_offers_nothing() -> None:
-    assert tool_instructions([], "auto") == ""
-    assert tool_instructions(TOOLS, "none") == ""
-    text = chatml_hermes([UserMessage("hi")], TOOLS, "none").text
-    assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    """Under none the tools are offered only to a caller whose grammar forbids calls."""
+    assert tool_instructions([]) == ""
+    assert choice_rule([], "required") == ""
+    for tools in ([], TOOLS):
+        text = chatml_hermes([UserMessage("hi")], tools, "none").text
+        assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
 
 
-def test_required_and_named_choices_are_stated() -> None:
-    assert "must call at least one tool" in tool_instructions(TOOLS, "required")
-    assert "must call the tool get_weather" in tool_instructions(TOOLS, "get_weather")
+def test_choices_are_stated_after_the_history() -> None:
+    history = [UserMessage("hi")]
+    for choice, rule in [
+        ("required", "You must call at least one tool."),
+        ("get_weather", "You must call the tool get_weather."),
+        ("none", "Answer now in plain text, without calling a tool."),
+    ]:
+        text = chatml_hermes(history, TOOLS, choice, offer_under_none=True).text
+        assert text.endswith(
+            f"<|im_start|>user\nhi<|im_end|>\n<|im_start|>system\n{rule}<|im_end|>\n"
+            "<|im_start|>assistant\n"
+        )
+        assert json.dumps(TOOLS[0]) in text  # offered under none too: the grammar forbids calls
+    assert choice_rule(TOOLS, "auto") == ""
+    assert "otherwise answer directly" in tool_instructions(TOOLS)
+
+
+def _through_last_message(text: str, last: str) -> str:
+    """``text`` up to the end of the turn that holds ``last`` (the last message's text)."""
+    end = text.index("<|im_end|>\n", text.rindex(last)) + len("<|im_end|>\n")
+    return text[:end]
+
+
+def test_each_request_of_a_run_begins_with_the_one_before() -> None:
+    """A run's requests, required then auto then the forced answer (none), render
+    prompts that extend each other through the earlier one's last message: a model that
+    caches the evaluated prompt (llama.cpp) evaluates only what the round added."""
+    question: list[Message] = [
+        SystemMessage("Be brief."),
+        UserMessage("Weather in Beijing and Shanghai?"),
+    ]
+    first_round: list[Message] = [
+        *question,
+        AssistantMessage([ToolCall("c1", "get_weather", '{"city": "Beijing"}')]),
+        ToolResult("c1", "get_weather", "Sunny"),
+    ]
+    second_round: list[Message] = [
+        *first_round,
+        AssistantMessage([ToolCall("c2", "get_weather", '{"city": "Shanghai"}')]),
+        ToolResult("c2", "get_weather", "Rain"),
+    ]
+    run = [
+        (question, "required", "Shanghai?"),
+        (first_round, "auto", "Sunny"),
+        (second_round, "none", "Rain"),
+    ]
+    prompts = [
+        chatml_hermes(messages, TOOLS, choice, offer_under_none=True).text
+        for messages, choice, _ in run
+    ]
+    for (_, _, last), earlier, later in zip(run, prompts, prompts[1:]):
+        assert later.startswith(_through_last_message(earlier, last))
+    # auto after auto: the whole earlier prompt, the assistant's opening included
+    auto = chatml_hermes(second_round, TOOLS, "auto").text
+    assert prompts[2].startswith(_through_last_message(auto, "Rain"))
+    follow_up = chatml_hermes([*second_round, UserMessage("And Shenzhen?")], TOOLS, "auto").text
+    assert follow_up.startswith(auto.removesuffix("<|im_start|>assistant\n"))
 
 
 def test_default_system_prompt_when_only_tools() -> None:

@@ -10,8 +10,10 @@ what comes out is either
   where ``N`` is one of the offered tool names and ``A`` matches that tool's JSON Schema.
 
 ``tool_choice`` narrows it: ``required`` removes the plain answer, a tool name keeps only
-that tool, ``none`` means no grammar at all. The grammar fixes the *shape*; the model
-still chooses which tool and which values, and a 135M model often chooses badly.
+that tool, ``none`` keeps only the plain answer (the tools stay in the prompt, so that it
+begins as the run's earlier ones did: the grammar keeps them from being called, or
+written out as text). The grammar fixes the *shape*; the model still chooses which tool
+and which values, and a 135M model often chooses badly.
 
 Each tool's ``{"name", "arguments"}`` object is converted by llama-cpp-python's own
 JSON-Schema-to-GBNF converter (a port of llama.cpp's ``json_schema_to_grammar.py``), so
@@ -53,19 +55,21 @@ def tool_call_grammar(
 
     Args:
         tools: ``ToolDef`` objects (or OpenAI Chat dicts).
-        tool_choice: ``auto``, ``required`` or a tool name (``none`` offers no tools;
-            callers send no grammar then).
+        tool_choice: ``auto``, ``required``, a tool name, or ``none`` (a plain answer
+            only: no tool is needed then).
         max_calls: The most calls in one turn (at least 1).
 
     Returns:
         The grammar text, rooted at ``root``.
 
     Raises:
-        CallerError: No tools, an unknown tool name, ``max_calls`` < 1, or
-            llama-cpp-python is not installed.
+        CallerError: No tools (for a choice other than ``none``), an unknown tool
+            name, ``max_calls`` < 1, or llama-cpp-python is not installed.
         ToolMappingError: A free-form (custom) tool is offered: the Hermes blocks
             carry JSON arguments only.
     """
+    if tool_choice == "none":
+        return f"answer ::= {_ANSWER_RULE}\nroot ::= answer\n"
     definitions = to_openai_chat_tools(tools)
     _refuse_custom(definitions)
     names = [definition["function"]["name"] for definition in definitions]

@@ -485,14 +485,26 @@ class LocalModel:
             self.template = ChatTemplate(source, stop=CHATML_STOP, family="hermes")
 
     def prompt(self, request: ModelRequest) -> Prompt:
-        """The prompt of one turn (tools are not offered for ``tool_choice="none"``)."""
+        """The prompt of one turn.
+
+        Under the default template a run's prompts extend each other, so each reuses the
+        one before's evaluated tokens (llama.cpp keeps them): the grammar, not the text,
+        holds a turn to ``required`` or a named tool (the prompt is the ``auto`` one,
+        the model's calls of the round included), and ``none`` keeps the tools offered
+        (its grammar allows a plain answer only; its rule comes last).
+        """
         reject_images(request.messages, self.image_limits)  # a text prompt drops images
-        tools = [] if request.tool_choice == "none" else to_openai_chat_tools(request.tools)
-        return self.template(request.messages, tools, request.tool_choice)
+        tools = to_openai_chat_tools(request.tools)
+        choice = request.tool_choice
+        if self.template is not chatml_hermes:
+            return self.template(request.messages, tools, choice)
+        stated = choice if choice == "none" else "auto"
+        return chatml_hermes(request.messages, tools, stated, offer_under_none=True)
 
     def grammar(self, request: ModelRequest) -> str | None:
-        """The GBNF grammar of one turn, or ``None`` when no tool may be called."""
-        if not request.may_call:
+        """The GBNF grammar of one turn: ``None`` when no tools are offered, a plain
+        answer only for ``tool_choice="none"`` (the prompt still shows the tools)."""
+        if not request.tools:
             return None
         return tool_call_grammar(request.tools, request.tool_choice, max_calls=self.max_calls)
 
