@@ -624,9 +624,10 @@ class Assembler:
     ) -> None:
         """``start_call``'s straight path in the pure build: the call's five objects (its
         request, history shape and state, two events) made as new objects with their
-        slots stored, as the flat feeds make ``ToolCallDelta``. Each constructor call
-        ran an interpreted ``__init__`` (a class call and a frame, about 600
-        instructions more an object; bench/README.md, eighth pass). The compiled
+        slots stored, as the flat feeds make ``ToolCallDelta`` (the history shape by
+        :func:`_history_shape`, the one place that knows ``ToolCall``'s fields). Each
+        constructor call ran an interpreted ``__init__`` (a class call and a frame,
+        about 600 instructions more an object; bench/README.md, eighth pass). The compiled
         build's constructors are C functions and it keeps them. The same objects either
         way: tests/wire compares this path's events and turn with the general path's."""
         request: ToolRequest = OBJECT_NEW(ToolRequest)
@@ -637,13 +638,7 @@ class Assembler:
         request.error = None
         request.index = index
         request.repaired = request.freeform = False
-        made: ToolCall = OBJECT_NEW(_TOOL_CALL)
-        made.id = id
-        made.name = name
-        made.arguments = arguments
-        made.kind = "tool_call"
-        made.freeform = False
-        made.caller = None
+        made = _history_shape(id, name, arguments, None)
         call: _Call = OBJECT_NEW(_Call)
         call.index = index
         call.id = id
