@@ -63,10 +63,12 @@ _INSERT_NOTICE = (
 # A call whose images the provider refused: its row becomes the error result that
 # replaced the tool's (the call's latest row: ids may repeat across turns).
 _IMAGES_REFUSED = (
-    "UPDATE calls SET status = ?1, failure_class = ?2, result = ?3, images_refused = 1"
-    " WHERE run_id = ?4 AND seq = (SELECT MAX(seq) FROM calls"
-    " WHERE run_id = ?4 AND call_id = ?5 AND status != 'discarded')"
+    "UPDATE calls SET status = ?, failure_class = ?, result = ?, images_refused = 1"
+    " WHERE run_id = ? AND seq = (SELECT MAX(seq) FROM calls"
+    " WHERE run_id = ? AND call_id = ? AND status != 'discarded')"
 )
+# Plain ``?`` placeholders, the run id bound twice: Python 3.12.0-3.12.3 take a numbered
+# one (``?4``) bound from a sequence for a named one and warn (an error in this suite).
 _INSERT_IMAGE = "INSERT OR IGNORE INTO images (sha256, media_type, data) VALUES (?, ?, ?)"
 # An image's key is a digest, never a secret: kept as it is by the redactor.
 _IMAGE_KEYS = frozenset({"sha256"})
@@ -317,7 +319,7 @@ class RunRecorder:
         for _, answer in event.answered:  # calls whose images the provider refused
             status = answer.status
             row = (status.value, failure_class(None, status), answer.content, self.run_id,
-                   answer.call_id)  # fmt: skip
+                   self.run_id, answer.call_id)  # fmt: skip
             self._log.submit((_IMAGES_REFUSED, row), urgent=True)
 
     def _request_row(self, event: ResponseDone | RequestFailed, **columns: object) -> Row:
