@@ -105,7 +105,9 @@ class EarlyStarts:
             ready: The calls whose arguments closed, by index.
             may_launch: Whether one more call may start (the turn's call limit); asked
                 before each valid, safe call (``None``: no limit).
-            launch: Starts a call (at once, before the next one is considered).
+            launch: Starts a call (at once, before the next one is considered). An
+                eager start may run the call to its result before ``launch`` returns;
+                it reads :attr:`position`, so the frontier moves past it only then.
         """
         while self.open and self._frontier < len(self._known):
             call = ready.get(self._known[self._frontier])
