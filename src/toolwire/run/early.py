@@ -36,7 +36,8 @@ class EarlyStarts:
     def __init__(self, enabled: bool) -> None:
         self._known: list[int] = []  # indices seen while streaming, ascending
         self._frontier = 0  # how many of _known have been passed
-        self.open = enabled  # closed for good by the first call that must wait
+        self.open = enabled  # closed for good by the first call that must wait (or a
+        # tool's KeyboardInterrupt: the turn closes it, TurnRun._guarded)
 
     def know(self, index: int, ready: Mapping[int, TurnCall]) -> None:
         """A call with ``index`` appeared in the stream (started, or ready)."""

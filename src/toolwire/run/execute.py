@@ -667,6 +667,8 @@ class TurnRun:
             return
         for call in batch:
             if call.task is None:
+                if self._interrupt is not None:  # an earlier call raised it as it started
+                    break
                 self._launch(call)
         tasks = [c.task for c in batch if c.task is not None]
         budget = self._executor.options.batch_budget
@@ -731,10 +733,9 @@ class TurnRun:
         ``call.task`` is set, with ``_settle``'s callbacks run from inside the caller
         (:meth:`ready` in the stream loop, after the stream's consumer got the call's
         ``ToolCallReady``; or :meth:`_run_batch`). Nothing here reads the task after
-        the start, and a call with a result is never started again.
+        the start, and a call with a result is never started again. Once a tool raised
+        ``KeyboardInterrupt`` nothing calls this: see :meth:`_guarded`.
         """
-        if self._interrupt is not None:  # a tool raised KeyboardInterrupt: start nothing
-            return  # (an eager start would run the call now; it gets its unfinished result)
         self._launched += 1
         if self._order is None:  # launched while the turn still streams
             call.early = True
@@ -766,12 +767,14 @@ class TurnRun:
                 self._settle(call, call.unfinished(self._stop_reason))
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # deferred, see the module docstring
-            # (Eagerly started, this runs inside _launch, before the later calls of the
-            # batch have tasks: _launch starts none of them once _interrupt is set.)
             self._settle(call, call.unfinished(f"the tool raised {type(exc).__name__}"))
             if self._interrupt is None:
                 self._interrupt = exc
                 self._stop_reason = f"a sibling call raised {type(exc).__name__}"
+                # Started eagerly, the call raised inside _launch, before the later calls
+                # had tasks to cancel: none of them may start now (an eager start would
+                # run it at once). No more early starts, and _run_batch stops launching.
+                self._early.open = False
                 self._scope.cancel_all()
         else:
             self._settle(call, result)
