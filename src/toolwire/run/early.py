@@ -36,7 +36,8 @@ class EarlyStarts:
     def __init__(self, enabled: bool) -> None:
         self._known: list[int] = []  # indices seen while streaming, ascending
         self._frontier = 0  # how many of _known have been passed
-        self.open = enabled  # closed for good by the first call that must wait
+        self.open = enabled  # closed for good by the first call that must wait (or a
+        # tool's KeyboardInterrupt: the turn closes it, TurnRun._guarded)
 
     def know(self, index: int, ready: Mapping[int, TurnCall]) -> None:
         """A call with ``index`` appeared in the stream (started, or ready)."""
@@ -105,7 +106,9 @@ class EarlyStarts:
             ready: The calls whose arguments closed, by index.
             may_launch: Whether one more call may start (the turn's call limit); asked
                 before each valid, safe call (``None``: no limit).
-            launch: Starts a call (at once, before the next one is considered).
+            launch: Starts a call (at once, before the next one is considered). An
+                eager start may run the call to its result before ``launch`` returns;
+                it reads :attr:`position`, so the frontier moves past it only then.
         """
         while self.open and self._frontier < len(self._known):
             call = ready.get(self._known[self._frontier])

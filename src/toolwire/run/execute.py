@@ -19,6 +19,17 @@ then plans the rest with :func:`~toolwire.run.plan.plan_batches` and runs batch 
 batch. If the stream fails instead, leaving the ``async with`` cancels whatever started
 and records it in ``discarded``.
 
+When a call's code first runs: a call started early, or in a batch of several, runs
+in a task of its own (its ``current_task()``, so an ``asyncio.timeout`` or anyio scope
+inside the tool is the call's, and a copy of the context); a lone call after the stream
+is awaited in the turn's own. On Python 3.12+, with a stdlib event loop without a task
+factory or debug mode, that task starts *eagerly* (``eager_start=True``): the tool runs
+at once, inside :meth:`TurnRun.ready` for an early start or as its batch starts, up to
+its first suspension, and a tool that never suspends is answered there, before the
+stream's next event is read (a stream consumer still sees the call's
+``ToolCallReady``, then its ``ToolCallRunning``, then its result). On 3.10 and 3.11 the
+task is scheduled: the tool first runs when the caller next suspends.
+
 Exactly one result per call, whatever happens. Every call runs inside a wrapper that
 turns its outcome into a :class:`~toolwire.messages.ToolResult` (each built by
 :mod:`toolwire.tools.outcomes`; one call is run by :class:`~toolwire.run.runner.CallRunner`,
@@ -354,7 +365,7 @@ class TurnRun:
         self._allowed = allowed
         self._on_result = on_result
         self._on_call = on_call
-        self._scope = TaskScope()
+        self._scope = TaskScope(eager=True)  # a call's first step runs as it starts: _launch
         self._by_index: dict[int, TurnCall] = {}  # the calls that closed while streaming
         self._off_loop: dict[int, Validation] = {}  # by id(request): see _validate_off_loop
         self._early = EarlyStarts(early)
@@ -656,6 +667,8 @@ class TurnRun:
             return
         for call in batch:
             if call.task is None:
+                if self._interrupt is not None:  # an earlier call raised it as it started
+                    break
                 self._launch(call)
         tasks = [c.task for c in batch if c.task is not None]
         budget = self._executor.options.batch_budget
@@ -712,6 +725,17 @@ class TurnRun:
         return call
 
     def _launch(self, call: TurnCall) -> None:
+        """Start a call in a task of the turn's scope.
+
+        Where Python can (3.12+, a stdlib loop: :func:`~toolwire.run._scope.task_maker`)
+        the task starts eagerly: the call runs here, up to its first suspension, and a
+        tool that never suspends has its result before this returns — before
+        ``call.task`` is set, with ``_settle``'s callbacks run from inside the caller
+        (:meth:`ready` in the stream loop, after the stream's consumer got the call's
+        ``ToolCallReady``; or :meth:`_run_batch`). Nothing here reads the task after
+        the start, and a call with a result is never started again. Once a tool raised
+        ``KeyboardInterrupt`` nothing calls this: see :meth:`_guarded`.
+        """
         self._launched += 1
         if self._order is None:  # launched while the turn still streams
             call.early = True
@@ -747,6 +771,10 @@ class TurnRun:
             if self._interrupt is None:
                 self._interrupt = exc
                 self._stop_reason = f"a sibling call raised {type(exc).__name__}"
+                # Started eagerly, the call raised inside _launch, before the later calls
+                # had tasks to cancel: none of them may start now (an eager start would
+                # run it at once). No more early starts, and _run_batch stops launching.
+                self._early.open = False
                 self._scope.cancel_all()
         else:
             self._settle(call, result)
