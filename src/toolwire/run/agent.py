@@ -953,12 +953,25 @@ class _Run:
         # call is one step of the executor's, not two. Anything else tells it first: the
         # executor sees the same order of starts and closes.
         started: ToolCallStarted | None = None
+        stamped = self._first_event_at is not None  # the first event's time is taken
         try:
             async for item in stream:
                 # Each call streams a ToolCallStarted and a ToolCallReady: those two are
-                # told by their class, without isinstance (a subclass takes _kind).
+                # told by their class, without isinstance (a subclass takes _kind). A
+                # start, half of every call's items, is held and goes on at once.
+                # (The type checker cannot follow a test by class: the ignores below
+                # name what the tests made sure of.)
                 kind = item.__class__
-                if kind is not ToolCallReady and kind is not ToolCallStarted:
+                if kind is ToolCallStarted:
+                    if started is not None:
+                        run.started(started)
+                    started = item  # type: ignore[assignment]
+                    if not stamped:
+                        stamped = self._stamp_first(item)
+                    if listening:
+                        emit(item)  # type: ignore[arg-type]
+                    continue
+                if kind is not ToolCallReady:
                     if started is not None:
                         run.started(started)
                         started = None
@@ -966,10 +979,8 @@ class _Run:
                         turn = item.turn
                         continue
                     kind = _kind(item)
-                if self._first_event_at is None and not _is_retry(item):
-                    self._first_event_at = time.time()
-                # (The type checker cannot follow a test by class: the ignores below
-                # name what the tests above made sure of.)
+                if not stamped:
+                    stamped = self._stamp_first(item)
                 if listening:
                     emit(item)  # type: ignore[arg-type]  # not a TurnDone: that went on
                 if kind is ToolCallReady:
@@ -991,6 +1002,14 @@ class _Run:
         finally:
             await _close(stream)
         return _the_turn(turn, self.agent.model)
+
+    def _stamp_first(self, item: object) -> bool:
+        """Take the time of the stream's first event (a retry notice is none); whether
+        it was taken."""
+        if _is_retry(item):
+            return False
+        self._first_event_at = time.time()
+        return True
 
     # -- what a resumed run's last turn needs (toolwire.run.resuming.ResumedRun) --------------
 
