@@ -850,7 +850,8 @@ class _Run:
                 paused = bool(run.held)
             assert turn is not None  # set before bind(), or the block raised
             results = run.results(keep_held=paused)
-            self.output.observe(run.validations(), results)
+            # The round's lists are made once, for the output and for _enforce.
+            self.output.observe(validations := run.validations(), results)
             called = has_calls(turn)
             verdict = self._judge(run, results) if called else LoopVerdict()
         finally:
@@ -868,7 +869,7 @@ class _Run:
         if called:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
-        self._enforce(run, verdict)
+        self._enforce(run, verdict, validations, results)
         return turn
 
     async def _send(
@@ -1092,9 +1093,16 @@ class _Run:
             self.diagnostics.record("loop", stop.tool, stop.message)
         return verdict
 
-    def _enforce(self, run: TurnRun, verdict: LoopVerdict) -> None:
-        """Account for the round's failures, then raise the first stopping rule that hit."""
-        budget_error = self._account(run)
+    def _enforce(
+        self,
+        run: TurnRun,
+        verdict: LoopVerdict,
+        validations: list[Validation],
+        results: list[ToolResult],
+    ) -> None:
+        """Account for the round's failures (its answered calls' validations and
+        results), then raise the first stopping rule that hit."""
+        budget_error = self._account(validations, results)
         limits = self.agent.limits
         if run.skipped_for_limit:
             raise UsageLimitExceededError(
@@ -1108,13 +1116,13 @@ class _Run:
             raise budget_error
         limits.check_tokens(self.usage)
 
-    def _account(self, run: TurnRun) -> BudgetExceededError | None:
+    def _account(
+        self, validations: list[Validation], results: list[ToolResult]
+    ) -> BudgetExceededError | None:
         """Feed diagnostics and the failure budget; return the first budget stop."""
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
-        validations = run.validations()
-        results = run.results(keep_held=bool(self.pending))
         if _all_plain(validations, results):  # the common round: each call valid and ran
             _account_plain(self.diagnostics, self.budget, results)
             return None
