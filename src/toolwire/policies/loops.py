@@ -210,18 +210,17 @@ class LoopDetector:
         canonical JSON of its arguments.
         """
         names = list(map(_NAME, requests))
+        distinct = set(names)
         policy = self.policy
-        if (
-            not names
-            or len(results) != len(names)
-            or not self._names.isdisjoint(names)
-            or len(set(names)) != len(names)
-            or "(" in "".join(names)  # a name ends at its signature's first "("
-            or 1 in (policy.repeat_warn, policy.repeat_stop)  # judged in its first round
-        ):
-            self._names.update(names)
+        deferred = (
+            len(distinct) == len(names) == len(results) != 0
+            and distinct.isdisjoint(self._names)
+            and "(" not in "".join(names)  # a name ends at its signature's first "("
+            and 1 not in (policy.repeat_warn, policy.repeat_stop)  # else judged at once
+        )
+        self._names |= distinct
+        if not deferred:
             return False
-        self._names.update(names)
         self._unsigned_by_name.update(zip(names, repeat(len(self._unsigned))))
         self._unsigned.append(_Unsigned(requests, results))
         self.stalled = 0
