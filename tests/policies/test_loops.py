@@ -6,7 +6,14 @@ import pytest
 
 from toolwire.errors import CallerError, LoopDetectedError
 from toolwire.messages import ToolResult, ToolStatus
-from toolwire.policies.loops import LoopDetector, LoopPolicy, call_signature, request_signature
+from toolwire.policies.loops import (
+    LoopDetector,
+    LoopPolicy,
+    call_signature,
+    request_signature,
+    round_signatures,
+)
+from toolwire.turn import ToolRequest
 
 from ..run.helpers import request
 
@@ -18,6 +25,42 @@ def test_signature_is_canonical() -> None:
     assert call_signature("f", {"a": 1}) == 'f({"a":1})'
     assert call_signature("f", {"a": 1}) != call_signature("g", {"a": 1})
     assert request_signature(request("f", "{bad")) == 'f("{bad")'
+
+
+def test_a_rounds_signatures_are_each_calls() -> None:
+    """The round's comprehension over the C encoder, and its way back call by call (a
+    call that did not parse, a value JSON cannot encode), give request_signature's."""
+    parsed = [
+        request("f", {"b": 2, "a": [1, {"d": 1.5, "c": None}]}),
+        request("g", {"s": "é\n\u0000", "t": True}),
+        request("h", {}),
+    ]
+    unparsed = [*parsed, request("f", "{bad")]
+    not_json = [*parsed, ToolRequest("c", "f", "", {"x": {1, 2}})]  # a set: its repr
+    for requests in (parsed, unparsed, not_json, []):
+        assert round_signatures(requests) == [request_signature(r) for r in requests]
+    assert round_signatures(not_json)[-1] == "f({'x': {1, 2}})"
+
+
+def test_a_round_of_tools_new_to_the_run_is_signed_when_one_comes_back() -> None:
+    """A round whose every call names a tool no earlier round called is counted without
+    its signatures; a later round that calls one of them again counts it as a repeat,
+    and its output as seen."""
+    detector = LoopDetector(LoopPolicy(repeat_warn=2, repeat_stop=4, stall_warn=1, stall_stop=0))
+    first = [request("a", {"k": 1}), request("b", {"k": 2})]
+    verdict = detector.observe(first, [_ok("a"), _ok("b")])
+    assert verdict.warnings == [] and verdict.stop is None and detector.stalled == 0
+    assert not detector._rounds_with  # nothing signed yet
+    # The same call of "a", its arguments spelled otherwise: a repeat, the same output.
+    again = ToolRequest("call_0", "a", '{ "k" : 1 }', {"k": 1})
+    verdict = detector.observe([again], [_ok("a")])
+    assert [(w.kind, w.count) for w in verdict.warnings] == [
+        ("repeated_call", 2),
+        ("no_progress", 1),
+    ]
+    assert set(detector._rounds_with) == {'a({"k":1})'}  # "b" is still unsigned
+    verdict = detector.observe([request("b", {"k": 2})], [_ok("b", "other")])
+    assert [(w.kind, w.count) for w in verdict.warnings] == [("repeated_call", 2)]
 
 
 def _ok(name: str, content: str = "same") -> ToolResult:

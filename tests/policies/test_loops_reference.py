@@ -67,7 +67,10 @@ class Reference:
 
 
 call = st.tuples(
-    st.sampled_from(["a", "b"]),
+    # Few names, so that rounds repeat them; more, so that rounds of names new to the
+    # run (counted without signatures until a name comes back) are common; one with
+    # the "(" that makes such a round signed at once.
+    st.sampled_from(["a", "b", "c", "d", "e", "f(1"]),
     st.integers(0, 2),  # the argument
     st.booleans(),  # parsed (else raw text)
     st.sampled_from([ToolStatus.OK, ToolStatus.ERROR]),

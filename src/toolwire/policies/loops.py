@@ -24,6 +24,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from operator import attrgetter
 from typing import Any, Literal
@@ -39,6 +40,8 @@ __all__ = [
     "LoopVerdict",
     "LoopWarningNote",
     "call_signature",
+    "request_signature",
+    "round_signatures",
 ]
 
 LoopKind = Literal["repeated_call", "no_progress"]
@@ -97,6 +100,8 @@ _canonical_object: Callable[[Any, int], Any] | None = (
 
 _STATUS = attrgetter("status")  # C getters for the round's results (map, not a loop)
 _CONTENT = attrgetter("content")
+_ERROR = attrgetter("error")
+_NAME = attrgetter("name")
 
 
 def call_signature(name: str, arguments: Any) -> str:
@@ -115,6 +120,25 @@ def request_signature(request: ToolRequest) -> str:
     """The signature of an assembled call (its raw text when it did not parse)."""
     value = request.input if request.error is None else request.raw_arguments
     return call_signature(request.name, value)
+
+
+def round_signatures(requests: Sequence[ToolRequest]) -> list[str]:
+    """:func:`request_signature` of each request, in order.
+
+    In the common round every call's arguments parsed: each signature is then made by
+    the C encoder inside one comprehension, without a call of :func:`call_signature`
+    per call (its frame and tests were a fifth of a signature's cost). The encoder
+    gives any JSON value the text ``JSONEncoder.encode`` gives it; a value it cannot
+    encode sends the round through :func:`request_signature`, call by call, whose
+    ``repr`` fallback then applies to that call alone.
+    """
+    if _canonical_object is not None and list(map(_ERROR, requests)).count(None) == len(requests):
+        encode, join = _canonical_object, "".join
+        try:
+            return [f"{r.name}({join(encode(r.input, 0))})" for r in requests]
+        except (TypeError, ValueError, RecursionError):
+            pass  # something JSON cannot encode: each call on its own, below
+    return [request_signature(r) for r in requests]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,16 +174,21 @@ class LoopDetector:
         self._rounds_with: Counter[str] = Counter()
         self._seen_outputs: set[tuple[str, str]] = set()
         self.stalled = 0
+        self._names: set[str] = set()  # every tool name a counted round called
+        # Rounds counted without their signatures, and which of them called each name
+        # (see _defer): a name's call is signed when the name comes back, or never.
+        self._unsigned: list[_Unsigned] = []
+        self._unsigned_by_name: dict[str, int] = {}
 
     def observe(
         self, requests: Sequence[ToolRequest], results: Sequence[ToolResult]
     ) -> LoopVerdict:
         """Count one round (its requests and results, in call order); judge it."""
-        # request_signature written out: once per call of every round.
-        signatures = [
-            call_signature(r.name, r.input if r.error is None else r.raw_arguments)
-            for r in requests
-        ]
+        if self._defer(requests, results):
+            return LoopVerdict()
+        if self._unsigned_by_name:
+            self._sign_earlier(requests)
+        signatures = round_signatures(requests)
         first = _first_positions(signatures)
         verdict = LoopVerdict()
         progress = self._count(first, signatures, results)
@@ -168,6 +197,45 @@ class LoopDetector:
         if verdict.stop is None and results:
             self._judge_stall(results, verdict)
         return verdict
+
+    def _defer(self, requests: Sequence[ToolRequest], results: Sequence[ToolResult]) -> bool:
+        """Count a round whose calls all name tools no earlier round called, each once,
+        without making its signatures (``False``: it is not such a round).
+
+        Its verdict is known without them: a signature holds its tool's name, so each
+        is new (the round is progress) and in one round so far (under any repeat
+        threshold above 1: nothing to judge). The counts need them only once a later
+        round calls one of those tools again (:meth:`_sign_earlier`); a tool called in
+        one round only (every tool of the common single-round run) never costs the
+        canonical JSON of its arguments.
+        """
+        names = list(map(_NAME, requests))
+        distinct = set(names)
+        policy = self.policy
+        deferred = (
+            len(distinct) == len(names) == len(results) != 0
+            and distinct.isdisjoint(self._names)
+            and "(" not in "".join(names)  # a name ends at its signature's first "("
+            and 1 not in (policy.repeat_warn, policy.repeat_stop)  # else judged at once
+        )
+        self._names |= distinct
+        if not deferred:
+            return False
+        self._unsigned_by_name.update(zip(names, repeat(len(self._unsigned))))
+        self._unsigned.append(_Unsigned(requests, results))
+        self.stalled = 0
+        return True
+
+    def _sign_earlier(self, requests: Sequence[ToolRequest]) -> None:
+        """Count the unsigned calls of the tools this round calls again, as their rounds
+        would have counted them (each of those rounds called each tool once)."""
+        unsigned, by_name = self._unsigned, self._unsigned_by_name
+        for name in by_name.keys() & set(map(_NAME, requests)):
+            request, result = unsigned[by_name.pop(name)].call(name)
+            signature = request_signature(request)
+            self._rounds_with[signature] += 1
+            if result.status is ToolStatus.OK:
+                self._seen_outputs.add((signature, result.content))
 
     def _count(
         self, first: dict[str, int], signatures: list[str], results: Sequence[ToolResult]
@@ -233,6 +301,26 @@ class LoopDetector:
                 "change your approach."
             )
             verdict.warnings.append(LoopWarningNote(last, "no_progress", text, count))
+
+
+class _Unsigned:
+    """A round counted without its signatures (:meth:`LoopDetector._defer`): its calls
+    (each to a different tool), found by name when a later round calls that tool."""
+
+    __slots__ = ("_positions", "requests", "results")
+
+    def __init__(self, requests: Sequence[ToolRequest], results: Sequence[ToolResult]) -> None:
+        self.requests = requests
+        self.results = results
+        self._positions: dict[str, int] | None = None  # by name, made at the first look-up
+
+    def call(self, name: str) -> tuple[ToolRequest, ToolResult]:
+        """The round's call of tool ``name``, and its result."""
+        if self._positions is None:
+            names = map(_NAME, self.requests)
+            self._positions = dict(zip(names, range(len(self.requests)), strict=True))
+        position = self._positions[name]
+        return self.requests[position], self.results[position]
 
 
 def _first_positions(signatures: list[str]) -> dict[str, int]:

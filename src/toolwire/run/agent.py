@@ -850,7 +850,8 @@ class _Run:
                 paused = bool(run.held)
             assert turn is not None  # set before bind(), or the block raised
             results = run.results(keep_held=paused)
-            self.output.observe(run.validations(), results)
+            # The round's lists are made once, for the output and for _enforce.
+            self.output.observe(validations := run.validations(), results)
             called = has_calls(turn)
             verdict = self._judge(run, results) if called else LoopVerdict()
         finally:
@@ -868,7 +869,7 @@ class _Run:
         if called:
             self.rounds += 1
         self.emit(RoundEnd(number, turn, results))
-        self._enforce(run, verdict)
+        self._enforce(run, verdict, validations, results)
         return turn
 
     async def _send(
@@ -953,12 +954,25 @@ class _Run:
         # call is one step of the executor's, not two. Anything else tells it first: the
         # executor sees the same order of starts and closes.
         started: ToolCallStarted | None = None
+        stamped = self._first_event_at is not None  # the first event's time is taken
         try:
             async for item in stream:
                 # Each call streams a ToolCallStarted and a ToolCallReady: those two are
-                # told by their class, without isinstance (a subclass takes _kind).
+                # told by their class, without isinstance (a subclass takes _kind). A
+                # start, half of every call's items, is held and goes on at once.
+                # (The type checker cannot follow a test by class: the ignores below
+                # name what the tests made sure of.)
                 kind = item.__class__
-                if kind is not ToolCallReady and kind is not ToolCallStarted:
+                if kind is ToolCallStarted:
+                    if started is not None:
+                        run.started(started)
+                    started = item  # type: ignore[assignment]
+                    if not stamped:
+                        stamped = self._stamp_first(item)
+                    if listening:
+                        emit(item)  # type: ignore[arg-type]
+                    continue
+                if kind is not ToolCallReady:
                     if started is not None:
                         run.started(started)
                         started = None
@@ -966,10 +980,8 @@ class _Run:
                         turn = item.turn
                         continue
                     kind = _kind(item)
-                if self._first_event_at is None and not _is_retry(item):
-                    self._first_event_at = time.time()
-                # (The type checker cannot follow a test by class: the ignores below
-                # name what the tests above made sure of.)
+                if not stamped:
+                    stamped = self._stamp_first(item)
                 if listening:
                     emit(item)  # type: ignore[arg-type]  # not a TurnDone: that went on
                 if kind is ToolCallReady:
@@ -991,6 +1003,14 @@ class _Run:
         finally:
             await _close(stream)
         return _the_turn(turn, self.agent.model)
+
+    def _stamp_first(self, item: object) -> bool:
+        """Take the time of the stream's first event (a retry notice is none); whether
+        it was taken."""
+        if _is_retry(item):
+            return False
+        self._first_event_at = time.time()
+        return True
 
     # -- what a resumed run's last turn needs (toolwire.run.resuming.ResumedRun) --------------
 
@@ -1073,9 +1093,16 @@ class _Run:
             self.diagnostics.record("loop", stop.tool, stop.message)
         return verdict
 
-    def _enforce(self, run: TurnRun, verdict: LoopVerdict) -> None:
-        """Account for the round's failures, then raise the first stopping rule that hit."""
-        budget_error = self._account(run)
+    def _enforce(
+        self,
+        run: TurnRun,
+        verdict: LoopVerdict,
+        validations: list[Validation],
+        results: list[ToolResult],
+    ) -> None:
+        """Account for the round's failures (its answered calls' validations and
+        results), then raise the first stopping rule that hit."""
+        budget_error = self._account(validations, results)
         limits = self.agent.limits
         if run.skipped_for_limit:
             raise UsageLimitExceededError(
@@ -1089,13 +1116,13 @@ class _Run:
             raise budget_error
         limits.check_tokens(self.usage)
 
-    def _account(self, run: TurnRun) -> BudgetExceededError | None:
+    def _account(
+        self, validations: list[Validation], results: list[ToolResult]
+    ) -> BudgetExceededError | None:
         """Feed diagnostics and the failure budget; return the first budget stop."""
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
-        validations = run.validations()
-        results = run.results(keep_held=bool(self.pending))
         if _all_plain(validations, results):  # the common round: each call valid and ran
             _account_plain(self.diagnostics, self.budget, results)
             return None
