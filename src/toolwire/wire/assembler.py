@@ -330,10 +330,12 @@ class Assembler:
         # more is kept (every call is also in ``_order``): the common turn pays nothing.
         self._remapped = False  # some call's index differs from its provider index
         # How many calls came whole in their first fragment (``start_call``'s straight
-        # path), at indexes 0, 1, 2... in turn, when every call so far did; -1 once any
-        # call was changed another way than by a fragment added to its arguments (which
-        # ``_close_whole`` sees itself). While it is the number of calls, ``close`` takes
-        # each call as announced without visiting it.
+        # path), at indexes 0, 1, 2... in turn, while every call so far did: then it is
+        # also the number of calls, and the index the next whole call takes. -1 once any
+        # call was opened another way (``_open`` and ``start_call``'s other path say so)
+        # or changed another way than by a fragment added to its arguments (which
+        # ``_close_whole`` sees itself). While it is above 0, ``close`` takes each call
+        # as announced without visiting it.
         self._whole = 0
         self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
         self._order: list[_Segment | _Call | ProviderPart] = []
@@ -570,10 +572,11 @@ class Assembler:
         Anything else goes to ``tool_fragment``: the same events and turn either way
         (tests/wire/test_start_call.py).
         """
-        calls = self.calls
-        count = len(calls)
         if (
-            index == count == self._whole
+            # The number of calls, all whole so far; -1 when not so, which a negative
+            # index (a malformed one, for the general path to place) must not match.
+            index >= 0
+            and index == self._whole
             and id
             and name
             and arguments.endswith("}")
@@ -596,7 +599,7 @@ class Assembler:
                     return
                 request = ToolRequest(id, name, arguments, value, None, index)
                 made = _history_shape(id, name, arguments, None)
-                call = calls[index] = _Call(index, id, name, request, made)
+                call = self.calls[index] = _Call(index, id, name, request, made)
                 self._order.append(call)
                 self._whole = index + 1
                 events = self.events
@@ -605,10 +608,12 @@ class Assembler:
                     events.append(ToolCallDelta(index, arguments))
                 events.append(ToolCallReady(index, made, request))
                 return
+        calls = self.calls
         if index in calls or index < 0 or self._remapped or not id or not name:
             self.tool_fragment(index, id, name, arguments)
             return
         call = calls[index] = _Call(index, id, name)  # its own index: no call has it (not remapped)
+        self._whole = -1  # not whole: close visits each call, no later call is straight
         self._order.append(call)
         events = self.events
         events.append(ToolCallStarted(index, id, name))
@@ -866,6 +871,7 @@ class Assembler:
             self._remapped = True
         call = _Call(own)
         self.calls[index] = call
+        self._whole = -1  # not whole: close visits each call, no later call is straight
         self._order.append(call)
         return call
 
@@ -1090,7 +1096,7 @@ class Assembler:
 
     def close(self) -> Turn:
         """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
-        if self._whole > 0 and self._whole == len(self.calls):
+        if self._whole > 0:  # every call came whole (their number)
             whole = self._close_whole()
             if whole is not None:
                 return whole
