@@ -3,9 +3,10 @@
 ``ScriptedModel`` feeds its scripted chunk dicts to ``OpenAIChatStream`` as they are,
 without a copy each (a copy was a measurable share of a scripted run's wire cost), so
 that a second request, or the test that wrote them, sees them unchanged. These tests
-hold every Chat stream the wire tests keep (each recorded server's, the scripted
-helpers' turns whole and in fragments), fed with and without per-fragment events and
-log probabilities, to that: the chunks, deep-copied before, are equal after the turn.
+hold every Chat stream the wire tests keep (each recorded server's, ``text_turn``'s
+and ``tool_call_turn``'s turns, whole and in fragments), fed with and without
+per-fragment events and log probabilities, to that: the chunks, deep-copied before, are
+equal after the turn.
 """
 
 from __future__ import annotations
