@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -120,6 +121,20 @@ def test_start_call_is_tool_fragment(
     fast = _run(deltas, before, lambda a: a.start_call(*start), after)
     general = _run(deltas, before, lambda a: a.tool_fragment(*start), after)
     assert fast == general
+
+
+@pytest.mark.parametrize("index", [-1, -2])
+@pytest.mark.parametrize("deltas", [False, True])
+def test_a_whole_call_at_a_negative_index_takes_the_general_path(deltas: bool, index: int) -> None:
+    # After a call opened by the general path, the straight path's mark says "not every
+    # call whole" with -1: a whole call at a negative index must not read it as its own
+    # place (the general path gives it the next free index), nor any other negative one.
+    before = [("fragment", 0, "a", "f", '{"x": 1}')]
+    start = (index, "b", "g", '{"x": 1}')
+    fast = _run(deltas, before, lambda a: a.start_call(*start), [])
+    general = _run(deltas, before, lambda a: a.tool_fragment(*start), [])
+    assert fast == general
+    assert "ToolCallStarted(index=1, id='b'" in fast[1][0]
 
 
 def test_a_whole_call_in_its_first_chunk_is_ready_at_once() -> None:
