@@ -45,7 +45,7 @@ from .tokens import (
     message_tokens,
     text_counter,
 )
-from .toolview import ToolView, result_limit, tool_view
+from .toolview import ToolView, result_limit, toolset_view
 from .truncate import (
     READ_RESULT,
     ResultStore,
@@ -146,6 +146,8 @@ class RunContext:
         CallerError: ``always_include`` names a tool that is not registered.
     """
 
+    _view: ToolView  # the tool set's shared view, set by _index_tools (from __init__ on)
+
     def __init__(self, policy: ContextPolicy, toolset: Toolset, model: object = None) -> None:
         self.policy = policy
         self.toolset = toolset
@@ -163,7 +165,7 @@ class RunContext:
             )
         self._definitions: dict[str, ToolDef] = {}
         self._tool_tokens: dict[str, int] = {}
-        self._all: list[str] = []  # every routable name, then read_result when offered
+        self._all: tuple[str, ...] = ()  # every routable name (the view's)
         self._reader: str | None = None
         self._offers_reader = False
         self.router: ToolRouter | None = None
@@ -191,7 +193,7 @@ class RunContext:
         state = dict(self.__dict__)
         state["_counted"] = {}
         state["_limits"] = state["_uncut"] = {}  # keyed by the live tools
-        for live in ("toolset", "model", "count", "router", "compressor"):
+        for live in ("toolset", "model", "count", "router", "compressor", "_view"):
             state[live] = None
         return state
 
@@ -209,12 +211,12 @@ class RunContext:
         if len(self.toolset) == self._indexed:
             return
         self._indexed = len(self.toolset)
-        view = tool_view(list(self.toolset))
+        view = self._view = toolset_view(self.toolset)
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions
         self._tool_tokens = view.tokens(self.count, self.model)
         self._reader = view.reader
-        self._all = list(view.names)
+        self._all = view.names
         self._limits = view.result_limits(self.policy.max_result_tokens)  # shared: read only
         self._uncut = view.uncut_lengths(self.policy.max_result_tokens)  # shared: read only
         self._offers_reader = view.reader is not None and view.can_cut(
@@ -265,8 +267,7 @@ class RunContext:
         if routed is not None:
             events.append(routed)
         self._track_cache(names, round_number, events)
-        definitions = self._definitions
-        tools = [definitions[n] for n in names]
+        tools = self._view.definitions_of(names)
         counts = self._tool_tokens  # this request's tool set, should it change later
         # Counted from the run's counter and counts, not from self: a request's record
         # is kept by the run, and a closure over the run would make a cycle that leaves
@@ -285,24 +286,24 @@ class RunContext:
 
     def _offer(
         self, messages: Sequence[Message], tool_choice: str, round_number: int
-    ) -> tuple[list[str], ToolsRouted | None]:
+    ) -> tuple[Sequence[str], ToolsRouted | None]:
         names = self._all
         # read_result is offered from the first request of a run that can cut a result,
         # so that the tools stay byte-identical (a cached prefix starts with them);
         # never while a call is forced: a small model could satisfy it with read_result.
         extra = self._offers_reader and tool_choice in _FREE_CHOICES
-        if self.router is None:
-            return ([*names, READ_RESULT] if extra else names), None
+        if self.router is None:  # the view's own tuples: their definitions are at hand
+            view = self._view
+            return (view.with_reader if extra and view.with_reader else names), None
         ranked = self.router.rank(routing_query(messages), self.policy.route_top_k)
         chosen = {name for name, _ in ranked}
-        reasons: dict[str, str] = {}
-        for name in self.policy.always_include:
-            reasons.setdefault(name, "always_include")
+        reasons = dict.fromkeys(self.policy.always_include, "always_include")
         # What the model used stays offered (one name per tool of a long run: in C).
-        reasons.update(dict.fromkeys(sorted(self.used.difference(reasons)), "used"))
+        used = self.used.difference(reasons) if reasons else self.used
+        reasons.update(dict.fromkeys(sorted(used), "used"))
         if tool_choice in self._definitions:
             reasons.setdefault(tool_choice, "tool_choice")
-        chosen |= set(reasons)
+        chosen.update(reasons)
         # Registration order, not rank order: a stable selection is a stable prefix.
         offered = list(filter(chosen.__contains__, names))
         if extra:
@@ -311,7 +312,7 @@ class RunContext:
         event = ToolsRouted(round_number, offered, dict(ranked), reasons, len(names))
         return offered, event
 
-    def _track_cache(self, names: list[str], round_number: int, events: list[Any]) -> None:
+    def _track_cache(self, names: Sequence[str], round_number: int, events: list[Any]) -> None:
         current = tuple(names)
         previous, self._offered = self._offered, current
         if previous is None or previous == current or self._warned:

@@ -6,10 +6,14 @@ same order; toolwire's own ``read_result`` is one object for all) shares one
 serialised tool list is byte-identical request after request), each definition's
 estimated tokens are counted once, and the routing index is built the first time a
 run routes. A run whose tool set changes (an MCP server's ``list_changed``) gets the
-view of its new set.
+view of its new set. What a request offers when nothing is routed out (every tool, with
+or without ``read_result``) is a tuple of names and one of definitions made once here:
+a request copies the list in C rather than looking up each name.
 
 The views are kept in a small cache (the most recent :data:`MAX_VIEWS` tool sets);
-a view holds its tools, so a cached key's object ids cannot be reused by others.
+a view holds its tools, so a cached key's object ids cannot be reused by others. A
+``Toolset`` finds its view without listing its tools (:func:`toolset_view`): a run
+starts with one dict lookup, not a key of every tool's id.
 """
 
 from __future__ import annotations
@@ -23,15 +27,19 @@ from typing import Any
 from ..tooldef import ToolDef
 from .routing import ToolRouter
 from .tokens import MAX_TOKENS_PER_CHAR, definition_tokens, estimate_text_tokens
-from .truncate import is_read_result
+from .truncate import READ_RESULT, is_read_result
 
-__all__ = ["MAX_VIEWS", "ToolView", "result_limit", "tool_view"]
+__all__ = ["MAX_VIEWS", "ToolView", "result_limit", "tool_view", "toolset_view"]
 
 MAX_VIEWS = 64
 """Tool sets whose views are kept (least recently used dropped first)."""
 
 _views: OrderedDict[tuple[int, ...], ToolView] = OrderedDict()
 _lock = threading.Lock()  # runs may start in several threads (run_sync, workers)
+# id(toolset) -> (the toolset, its size then, its view): a Toolset only grows (a name is
+# added once, never replaced or removed), so the same object at the same size holds the
+# same tools; the entry holds the toolset, so its id cannot be reused while kept.
+_by_toolset: OrderedDict[int, tuple[Any, int, ToolView]] = OrderedDict()
 
 
 class ToolView:
@@ -44,9 +52,13 @@ class ToolView:
         names: The names of the tools routing may choose from (all but ``read_result``),
             in registration order.
         reader: The name of toolwire's ``read_result`` tool, if the set has it.
+        with_reader: ``names`` then ``read_result`` (``None`` when the set lacks it): what
+            a request offers when nothing is routed out and a result may be cut.
     """
 
     __slots__ = (
+        "_all",
+        "_all_reader",
         "_cuts",
         "_estimates",
         "_exact",
@@ -58,6 +70,7 @@ class ToolView:
         "names",
         "reader",
         "tools",
+        "with_reader",
     )
 
     def __init__(self, tools: Sequence[Any]) -> None:
@@ -67,8 +80,13 @@ class ToolView:
         self.reader: str | None = None if reader is None else reader.name
         self.definitions: dict[str, ToolDef] = {t.name: t.definition() for t in tools}
         self.names = tuple(t.name for t in self._routable)
-        self._estimates: dict[str, int] | None = None
-        self._exact: dict[int, tuple[object, dict[str, int]]] = {}  # id(model) -> counts
+        self.with_reader = None if reader is None else (*self.names, READ_RESULT)
+        # The definitions of the two unrouted offers, in their order.
+        self._all = tuple(map(self.definitions.__getitem__, self.names))
+        self._all_reader = self._all + (() if reader is None else (self.definitions[READ_RESULT],))
+        self._estimates: tuple[dict[str, int], int] | None = None  # counts, routable total
+        # id(model) -> (the model, its counts, the routable total)
+        self._exact: dict[int, tuple[object, dict[str, int], int]] = {}
         self._routers: dict[str, ToolRouter] = {}
         self._cuts = _cuts(self._routable)
         self._limits: dict[int | None, dict[Any, int | None]] = {}  # by the policy's cap
@@ -100,25 +118,42 @@ class ToolView:
         own, default_applies = self._cuts
         return own or (default is not None and default_applies)
 
+    def definitions_of(self, names: Sequence[str]) -> list[ToolDef]:
+        """The definitions of ``names``, a new list: for :attr:`names` or
+        :attr:`with_reader` themselves (the same objects), a copy of the tuple made once."""
+        if names is self.names:
+            return list(self._all)
+        if names is self.with_reader:
+            return list(self._all_reader)
+        definitions = self.definitions
+        return [definitions[n] for n in names]
+
     def tokens(self, count: Callable[[str], int], model: object = None) -> dict[str, int]:
         """Tool name -> its definition's tokens, counted once per tool set: once ever for
         the estimate, once per model for a model's own tokenizer."""
+        return self._counts(count, model)[0]
+
+    def total_tokens(self, count: Callable[[str], int], model: object = None) -> int:
+        """The routable definitions' tokens together (summed once, with the counts)."""
+        return self._counts(count, model)[1]
+
+    def _counts(self, count: Callable[[str], int], model: object) -> tuple[dict[str, int], int]:
         if getattr(count, "exact", False):
             found = self._exact.get(id(model))
             if found is None or found[0] is not model:
-                tokens = {n: definition_tokens(d, count) for n, d in self.definitions.items()}
-                found = self._exact[id(model)] = (model, tokens)
-            return found[1]
+                tokens = self._count(count)
+                found = self._exact[id(model)] = (model, tokens, self._total(tokens))
+            return found[1], found[2]
         if self._estimates is None:
-            self._estimates = {
-                n: definition_tokens(d, estimate_text_tokens) for n, d in self.definitions.items()
-            }
+            tokens = self._count(estimate_text_tokens)
+            self._estimates = (tokens, self._total(tokens))
         return self._estimates
 
-    def total_tokens(self, count: Callable[[str], int], model: object = None) -> int:
-        """The routable definitions' tokens together."""
-        tokens = self.tokens(count, model)
-        return sum(tokens[n] for n in self.names)
+    def _count(self, count: Callable[[str], int]) -> dict[str, int]:
+        return {n: definition_tokens(d, count) for n, d in self.definitions.items()}
+
+    def _total(self, tokens: dict[str, int]) -> int:
+        return sum(map(tokens.__getitem__, self.names))
 
     def router(self, method: str) -> ToolRouter:
         """The routing index of this tool set for ``method``, built on first use."""
@@ -143,6 +178,20 @@ def _cuts(tools: Sequence[Any]) -> tuple[bool, bool]:
     caps = [getattr(t, "max_result_tokens", None) for t in tools]
     own = any(isinstance(c, int) and not isinstance(c, bool) and c > 0 for c in caps)
     return own, any(c is not False and not (isinstance(c, int) and c > 0) for c in caps)
+
+
+def toolset_view(toolset: Any) -> ToolView:
+    """The (shared) view of a ``Toolset``'s tools as they are now."""
+    size = len(toolset)
+    found = _by_toolset.get(id(toolset))
+    if found is not None and found[0] is toolset and found[1] == size:
+        return found[2]
+    view = tool_view(list(toolset))
+    with _lock:
+        _by_toolset[id(toolset)] = (toolset, size, view)
+        while len(_by_toolset) > MAX_VIEWS:
+            _by_toolset.popitem(last=False)
+    return view
 
 
 def tool_view(tools: Sequence[Any]) -> ToolView:

@@ -33,9 +33,10 @@ earlier API accepts (and ignores in part), so one dialect serves both.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from itertools import compress, count
+from typing import Literal, cast, get_args
 
 from ..errors import CallerError
 from ..messages import AssistantMessage, Message, UserMessage
@@ -102,10 +103,14 @@ def echoed_reasoning(messages: Sequence[Message], echo: ReasoningEcho) -> dict[i
     if echo == "never":
         return {}
     if echo == "always":
+        # Asked of every request's whole history, mostly tool results: the assistant
+        # messages and their positions are picked out in C, and only they are read.
+        flags = list(map(_IS_ASSISTANT, messages))
+        assistants = cast("Iterator[AssistantMessage]", compress(messages, flags))
         return {
             i: m.reasoning
-            for i, m in enumerate(messages)
-            if isinstance(m, AssistantMessage) and m.reasoning
+            for i, m in zip(compress(count(), flags), assistants, strict=True)
+            if m.reasoning
         }
     echoed: dict[int, str] = {}
     for turn in _user_turns(messages):
@@ -113,6 +118,9 @@ def echoed_reasoning(messages: Sequence[Message], echo: ReasoningEcho) -> dict[i
         if any(m.tool_calls for _, m in replies):
             echoed.update((i, m.reasoning) for i, m in replies)
     return echoed
+
+
+_IS_ASSISTANT = cast("Callable[[object], bool]", AssistantMessage.__instancecheck__)
 
 
 def _user_turns(messages: Sequence[Message]) -> list[list[int]]:

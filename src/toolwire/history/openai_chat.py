@@ -169,7 +169,18 @@ def _encode_assistant(message: AssistantMessage, reasoning: str | None) -> JSOND
     text = message.text
     out: JSONDict = {"role": "assistant", "content": text if text or not calls else None}
     if calls:
-        out["tool_calls"] = [_encode_call(call) for call in calls]
+        # A function call's two dicts made here, not in a call per call (most of a
+        # 100-call turn's encoding was the calls' frames); a free-form call by _encode_call.
+        out["tool_calls"] = [
+            _encode_call(call)
+            if call.freeform
+            else {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in calls
+        ]
     if reasoning is not None:
         out["reasoning_content"] = reasoning
     refusal = message.refusal

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard, cast
 
 from ..messages import AssistantMessage, Message, ProviderPart
 from ..turn import Turn
@@ -79,13 +79,23 @@ def responses_items(source: Turn | AssistantMessage | Sequence[Message]) -> list
         messages = [source]
     else:
         messages = source
+    # Asked of every turn (what it owes), whose parts are mostly tool calls: the parts
+    # are passed over in C, and only a provider part is looked at in Python.
     return [
         part
-        for message in messages
-        if isinstance(message, AssistantMessage)
-        for part in message.parts
-        if isinstance(part, ProviderPart) and part.provider == PROVIDER
+        for message in filter(_IS_ASSISTANT, messages)
+        for part in filter(_IS_PROVIDER_PART, message.parts)
+        if part.provider == PROVIDER
     ]
+
+
+# C predicates for filter() (typed as the isinstance they are).
+_IS_ASSISTANT = cast(
+    "Callable[[object], TypeGuard[AssistantMessage]]", AssistantMessage.__instancecheck__
+)
+_IS_PROVIDER_PART = cast(
+    "Callable[[object], TypeGuard[ProviderPart]]", ProviderPart.__instancecheck__
+)
 
 
 def mcp_approval_requests(

@@ -310,7 +310,13 @@ def tool_defs(tools: ToolDefs) -> list[ToolDef]:
         raise ToolMappingError(
             f"tools must be a list of tool definitions, not a {type(tools).__name__}"
         )
-    return [t if isinstance(t, ToolDef) else _from_chat(t, i) for i, t in enumerate(tools)]
+    listed = list(tools)
+    if all(map(_IS_TOOLDEF, listed)):  # what an agent's request holds: checked in C
+        return cast("list[ToolDef]", listed)
+    return [t if isinstance(t, ToolDef) else _from_chat(t, i) for i, t in enumerate(listed)]
+
+
+_IS_TOOLDEF = cast("Callable[[object], bool]", ToolDef.__instancecheck__)
 
 
 def _from_chat(tool: Any, position: int) -> ToolDef:

@@ -1,0 +1,88 @@
+"""A tool set's view made once: what a request offers is what it was before (the same
+definitions, in order, a new list each time), and a grown tool set gets a new view."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolwire import ContextPolicy, Tool
+from toolwire.context import RunContext, read_result_tool
+from toolwire.context.toolview import tool_view, toolset_view
+from toolwire.messages import AssistantMessage, ToolCall, Usage, UserMessage
+from toolwire.tools.tool import Toolset
+
+
+def _tool(name: str, words: int = 1) -> Tool:
+    return Tool.from_schema(
+        name,
+        f"Look up the {name}." + " More notes." * words,
+        {"type": "object", "properties": {"q": {"type": "string"}}},
+        lambda args: "ok",
+    )
+
+
+def _toolset(count: int, reader: bool, words: int = 1) -> Toolset:
+    tools = Toolset([_tool(f"tool_{k}", words) for k in range(count)])
+    if reader:
+        tools.add(read_result_tool())
+    return tools
+
+
+def _expected(context: RunContext, names: list[str]) -> list[object]:
+    """The definitions the request should offer: each name's, looked up one by one."""
+    definitions = context._view.definitions
+    return [definitions[n] for n in names]
+
+
+@pytest.mark.parametrize("reader", [False, True])
+@pytest.mark.parametrize("choice", ["auto", "required", "tool_1"])
+def test_an_unrouted_request_offers_each_definition_in_order_in_a_new_list(
+    reader: bool, choice: str
+) -> None:
+    context = RunContext(ContextPolicy(), _toolset(5, reader))
+    first = context.prepare([UserMessage("hi")], choice, 1)
+    second = context.prepare([UserMessage("hi")], choice, 2)
+    names = [f"tool_{k}" for k in range(5)]
+    if reader and choice == "auto":
+        names.append("read_result")
+    assert [t.name for t in first.tools] == names
+    assert first.tools == second.tools == _expected(context, names)
+    assert all(a is b for a, b in zip(first.tools, second.tools, strict=True))
+    assert first.tools is not second.tools
+    first.tools.append(first.tools[0])  # a caller's edit changes no later request
+    assert len(context.prepare([UserMessage("hi")], choice, 3).tools) == len(names)
+
+
+def test_a_routed_request_offers_the_chosen_definitions_in_registration_order() -> None:
+    context = RunContext(ContextPolicy(route_threshold=3, route_top_k=2), _toolset(8, True))
+    assert context.router is not None
+    prepared = context.prepare([UserMessage("look up tool_6 and tool_2")], "auto", 1)
+    names = [t.name for t in prepared.tools]
+    assert names[-1] == "read_result" and len(names) == 3
+    assert names[:-1] == sorted(names[:-1], key=lambda n: int(n.split("_")[1]))
+    assert prepared.tools == _expected(context, names)
+    call = ToolCall("c1", "tool_7", "{}")
+    context.observe(AssistantMessage([call]), Usage())
+    again = context.prepare([UserMessage("look up tool_6 and tool_2")], "auto", 2)
+    assert "tool_7" in [t.name for t in again.tools]
+    assert again.tools == _expected(context, [t.name for t in again.tools])
+
+
+def test_a_toolset_keeps_its_view_until_it_grows() -> None:
+    tools = _toolset(4, False)
+    view = toolset_view(tools)
+    assert toolset_view(tools) is view
+    assert view is tool_view(list(tools))  # the same view as its tools' own
+    tools.add(_tool("late"))
+    grown = toolset_view(tools)
+    assert grown is not view and grown.names[-1] == "late"
+    context = RunContext(ContextPolicy(), tools)
+    assert [t.name for t in context.prepare([UserMessage("hi")], "auto", 1).tools][-1] == "late"
+
+
+def test_the_tool_sets_total_tokens_are_the_routable_definitions_counts_summed() -> None:
+    view = toolset_view(_toolset(6, True, words=40))
+    count = RunContext(ContextPolicy(), _toolset(1, False)).count
+    tokens = view.tokens(count)
+    assert view.total_tokens(count) == sum(tokens[n] for n in view.names)
+    assert "read_result" in tokens and "read_result" not in view.names
