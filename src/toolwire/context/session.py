@@ -9,7 +9,7 @@ calls :meth:`RunContext.observe`; the executor cuts each result through
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import filterfalse
@@ -361,6 +361,13 @@ class RunContext:
             self.used.update(filter(self._definitions.__contains__, map(_NAME, calls)))
         if self.requests:
             self.requests[-1].usage = usage
+
+    @property
+    def uncut_lengths(self) -> Mapping[Any, int]:
+        """Tool -> the longest result text :meth:`shape_result` returns as it is, whatever
+        its count (``sys.maxsize``: never cut), for the tools offered now: a caller can
+        skip the call for such a result. Read only; replaced when the tools change."""
+        return self._uncut
 
     @overload
     def shape_result(self, request: ToolRequest, tool: Tool, content: str, /) -> str: ...

@@ -825,6 +825,7 @@ class _Run:
             allowed=agent.limits.tool_calls_left(self.tool_calls),
             on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
             shape_result=self.context.shape_result,
+            uncut=self.context.uncut_lengths,  # a result this short is not shaped
             on_start=None if self.emit is _ignore else self._on_start,  # nobody listens: skip
             before_start=self.journal,
             scope=ToolScope(self.run_id, number, agent.deps, self.emit),

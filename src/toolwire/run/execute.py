@@ -81,7 +81,7 @@ from __future__ import annotations
 import asyncio
 import random
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from types import TracebackType
@@ -209,7 +209,7 @@ class Executor:
         # Sync calls abandoned while still running in their thread: (job, unsafe).
         self.overrunning: list[tuple[Job, bool]] = []
 
-    def turn(
+    def turn(  # noqa: PLR0913 — the turn's callbacks, each optional (TurnRun's)
         self,
         *,
         early: bool = True,
@@ -220,6 +220,7 @@ class Executor:
         on_start: StartCallback | None = None,
         before_start: BeforeStart | None = None,
         scope: ToolScope | None = None,
+        uncut: Mapping[Any, int] | None = None,
     ) -> TurnRun:
         """A run for one turn's calls; use it as ``async with``.
 
@@ -239,6 +240,10 @@ class Executor:
             scope: The run id, round, ``deps`` and progress emitter that tools taking a
                 ``ToolContext`` or reporting progress get (:mod:`.progress`; ``None``:
                 the turn is a run of its own, and progress goes nowhere).
+            uncut: Tool -> the longest result text ``shape_result`` never cuts: a
+                result that long or shorter is not handed to it (the context policy's
+                :attr:`~toolwire.context.RunContext.uncut_lengths`; a tool not in it:
+                every result is).
         """
         return TurnRun(
             self,
@@ -250,6 +255,7 @@ class Executor:
             on_start=on_start,
             before_start=before_start,
             scope=scope,
+            uncut=uncut,
         )
 
     async def execute(self, requests: Sequence[ToolRequest]) -> list[ToolResult]:
@@ -354,10 +360,11 @@ class TurnRun:
         on_start: StartCallback | None = None,
         before_start: BeforeStart | None = None,
         scope: ToolScope | None = None,
+        uncut: Mapping[Any, int] | None = None,
     ) -> None:
         self._executor = executor
         self._runner = CallRunner(
-            executor, shape_result=shape_result, keep_full=on_call is not None
+            executor, shape_result=shape_result, keep_full=on_call is not None, uncut=uncut
         )
         self._runner.on_start = on_start
         self._runner.before_start = before_start  # the run store's start row

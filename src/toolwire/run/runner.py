@@ -23,7 +23,7 @@ import dataclasses
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from ..errors import ResultError
@@ -77,13 +77,23 @@ class CallRunner:
         executor: The executor (tools, options, permission gate, threads, backoff).
         shape_result: Cuts each successful result's text (the context policy).
         keep_full: Keep the whole text of a cut result on the call (someone observes).
+        uncut: Tool -> the longest result text ``shape_result`` never cuts; a result
+            that long or shorter is not handed to it (a tool not in it: every result is).
     """
 
     def __init__(
-        self, executor: Executor, *, shape_result: ResultShaper | None, keep_full: bool
+        self,
+        executor: Executor,
+        *,
+        shape_result: ResultShaper | None,
+        keep_full: bool,
+        uncut: Mapping[Any, int] | None = None,
     ) -> None:
         self._executor = executor
         self._shape_result = shape_result
+        # Tested here, before the call: a shaper's call per result cost ~2,000
+        # instructions to say "short enough" (bench/README.md, ninth pass).
+        self._uncut: Mapping[Any, int] = {} if uncut is None else uncut
         self._keep_full = keep_full
         self._told: set[TurnCall] = set()  # calls on_start was called for
         self.on_start: StartCallback | None = None
@@ -290,7 +300,7 @@ class CallRunner:
                 content = render_content(value)
         except ResultError as exc:  # ImageError too: an image the model cannot take
             return outcomes.failure_result(call.request.id, tool.name, exc.message)
-        if self._shape_result is not None:
+        if self._shape_result is not None and len(content) > self._uncut.get(tool, -1):
             full = content
             content = self._shape_result(call.request, tool, content)
             if content is not full and self._keep_full:
