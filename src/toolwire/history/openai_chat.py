@@ -170,9 +170,10 @@ def _encode_assistant(message: AssistantMessage, reasoning: str | None) -> JSOND
     out: JSONDict = {"role": "assistant", "content": text if text or not calls else None}
     if calls:
         # A function call's two dicts made here, not in a call per call (most of a
-        # 100-call turn's encoding was the calls' frames); a free-form call by _encode_call.
+        # 100-call turn's encoding was the calls' frames); a free-form call by
+        # _encode_custom_call.
         out["tool_calls"] = [
-            _encode_call(call)
+            _encode_custom_call(call)
             if call.freeform
             else {
                 "id": call.id,
@@ -189,15 +190,9 @@ def _encode_assistant(message: AssistantMessage, reasoning: str | None) -> JSOND
     return out
 
 
-def _encode_call(call: ToolCall) -> JSONDict:
-    if call.freeform:  # a custom tool call: its raw input text goes back as sent
-        return {
-            "id": call.id,
-            "type": "custom",
-            "custom": {"name": call.name, "input": call.arguments},
-        }
-    function = {"name": call.name, "arguments": call.arguments}
-    return {"id": call.id, "type": "function", "function": function}
+def _encode_custom_call(call: ToolCall) -> JSONDict:
+    """A custom (free-form) tool call: its raw input text goes back as sent."""
+    return {"id": call.id, "type": "custom", "custom": {"name": call.name, "input": call.arguments}}
 
 
 # -- Chat -> neutral -------------------------------------------------------------------
