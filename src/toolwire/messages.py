@@ -310,7 +310,7 @@ class AssistantMessage:
     @property
     def tool_calls(self) -> list[ToolCall]:
         """The tool calls, in the order the model emitted them."""
-        return list(filter(_IS_CALL, self.parts))
+        return list(filter(IS_CALL, self.parts))
 
     @property
     def refusal(self) -> str:
@@ -320,9 +320,16 @@ class AssistantMessage:
 
 # C predicates for filter(): the run reads a message's calls and text a few times a round,
 # and its reasoning and refusal once (the Chat encoder), and an isinstance test per part
-# in a comprehension was most of each read.
+# in a comprehension was most of each read. The three without an underscore are the
+# package's, for its passes over a whole history (not exported).
 _IS_TEXT = cast("Callable[[object], TypeGuard[TextPart]]", TextPart.__instancecheck__)
-_IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
+IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
+IS_ASSISTANT = cast(
+    "Callable[[object], TypeGuard[AssistantMessage]]", AssistantMessage.__instancecheck__
+)
+IS_PROVIDER_PART = cast(
+    "Callable[[object], TypeGuard[ProviderPart]]", ProviderPart.__instancecheck__
+)
 _IS_REASONING = cast(
     "Callable[[object], TypeGuard[ReasoningPart]]", ReasoningPart.__instancecheck__
 )

@@ -33,13 +33,13 @@ earlier API accepts (and ignores in part), so one dialect serves both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 from typing import Literal, cast, get_args
 
 from ..errors import CallerError
-from ..messages import AssistantMessage, Message, UserMessage
+from ..messages import IS_ASSISTANT, AssistantMessage, Message, UserMessage
 
 __all__ = ["CHAT_DIALECTS", "ChatDialect", "ReasoningEcho", "chat_dialect", "echoed_reasoning"]
 
@@ -105,7 +105,7 @@ def echoed_reasoning(messages: Sequence[Message], echo: ReasoningEcho) -> dict[i
     if echo == "always":
         # Asked of every request's whole history, mostly tool results: the assistant
         # messages and their positions are picked out in C, and only they are read.
-        flags = list(map(_IS_ASSISTANT, messages))
+        flags = list(map(IS_ASSISTANT, messages))
         assistants = cast("Iterator[AssistantMessage]", compress(messages, flags))
         return {
             i: m.reasoning
@@ -118,9 +118,6 @@ def echoed_reasoning(messages: Sequence[Message], echo: ReasoningEcho) -> dict[i
         if any(m.tool_calls for _, m in replies):
             echoed.update((i, m.reasoning) for i, m in replies)
     return echoed
-
-
-_IS_ASSISTANT = cast("Callable[[object], bool]", AssistantMessage.__instancecheck__)
 
 
 def _user_turns(messages: Sequence[Message]) -> list[list[int]]:

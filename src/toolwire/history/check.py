@@ -24,14 +24,14 @@ the checker's pass decides everything else and words every error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
 from operator import attrgetter
-from typing import TypeGuard, cast
 
 from ..errors import HistoryError
 from ..messages import (
+    IS_CALL,
     AssistantMessage,
     Image,
     Message,
@@ -109,7 +109,7 @@ def _plain_turn(message: AssistantMessage, history: list[Message], position: int
     parts = message.parts
     if parts.__class__ is not list or not _TURN_PARTS.issuperset(map(type, parts)):
         return -1
-    calls = list(filter(_IS_CALL, parts))
+    calls = list(filter(IS_CALL, parts))
     count = len(calls)
     results = history[position + 1 : position + 1 + count]
     if len(results) != count or not _RESULT.issuperset(map(type, results)):
@@ -133,7 +133,6 @@ def _plain_turn(message: AssistantMessage, history: list[Message], position: int
 
 
 _TURN_PARTS = frozenset({ToolCall, TextPart, ReasoningPart, ProviderPart})
-_IS_CALL = cast("Callable[[object], TypeGuard[ToolCall]]", ToolCall.__instancecheck__)
 _RESULT = frozenset({ToolResult})
 _STR = frozenset({str})
 _STATUS = frozenset({ToolStatus})

@@ -27,9 +27,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
-from ..messages import AssistantMessage, ProviderPart
+from ..messages import IS_PROVIDER_PART, AssistantMessage, ProviderPart
 from .responses_builtin import BUILTIN_KINDS, builtin_answer, builtin_calls, builtin_refusal
 from .responses_mcp import (
     MCPApprovalRequest,
@@ -99,9 +99,6 @@ _FINDERS: tuple[Callable[[AssistantMessage], list[OwedAnswer]], ...] = (
 
 def owed_answers(message: AssistantMessage) -> list[OwedAnswer]:
     """The items of ``message`` that no part of it answers yet, in answering order."""
-    if not any(map(_IS_PROVIDER_PART, message.parts)):
+    if not any(map(IS_PROVIDER_PART, message.parts)):
         return []  # only provider items owe answers: a turn of calls is passed over in C
     return [owed for find in _FINDERS for owed in find(message)]
-
-
-_IS_PROVIDER_PART = cast("Callable[[object], bool]", ProviderPart.__instancecheck__)

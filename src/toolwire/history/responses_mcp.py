@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias, TypeGuard, cast
+from typing import Any, TypeAlias
 
-from ..messages import AssistantMessage, Message, ProviderPart
+from ..messages import IS_ASSISTANT, IS_PROVIDER_PART, AssistantMessage, Message, ProviderPart
 from ..turn import Turn
 from ..wire.openai_responses import PROVIDER
 
@@ -83,19 +83,10 @@ def responses_items(source: Turn | AssistantMessage | Sequence[Message]) -> list
     # are passed over in C, and only a provider part is looked at in Python.
     return [
         part
-        for message in filter(_IS_ASSISTANT, messages)
-        for part in filter(_IS_PROVIDER_PART, message.parts)
+        for message in filter(IS_ASSISTANT, messages)
+        for part in filter(IS_PROVIDER_PART, message.parts)
         if part.provider == PROVIDER
     ]
-
-
-# C predicates for filter() (typed as the isinstance they are).
-_IS_ASSISTANT = cast(
-    "Callable[[object], TypeGuard[AssistantMessage]]", AssistantMessage.__instancecheck__
-)
-_IS_PROVIDER_PART = cast(
-    "Callable[[object], TypeGuard[ProviderPart]]", ProviderPart.__instancecheck__
-)
 
 
 def mcp_approval_requests(

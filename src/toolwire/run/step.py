@@ -32,7 +32,7 @@ import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..messages import ToolCall
+from ..messages import IS_CALL
 from ..output import Step
 from ..tools.outcomes import RunOutcome
 from ..turn import Turn
@@ -103,14 +103,11 @@ class Decision:
 _DECIDED = {kind: Decision(kind) for kind in Next}  # the common decisions, made once
 
 
-_IS_CALL: Callable[[object], bool] = ToolCall.__instancecheck__  # a C predicate for map()
-
-
 def has_calls(turn: Turn) -> bool:
     """Whether the turn made a tool call: ``bool(turn.tool_calls)`` without building
     the list (``Turn.tool_calls`` lists them anew on every read; this scans the parts
     in C and stops at the first call). The run reads it a few times a round."""
-    return any(map(_IS_CALL, turn.message.parts))
+    return any(map(IS_CALL, turn.message.parts))
 
 
 def decide(  # noqa: PLR0911 — one return per rule of the table, in its order
