@@ -19,7 +19,8 @@ side with this one); ``--listen`` counts the run with a stream consumer attached
 ``--collected`` counts with one process per contestant and N instead of two: it warms up
 with one run, then callgrind collects only inside a C function wrapped around the
 ``--repeats`` runs (``--toggle-collect``); half the processes, for a loaded machine
-(the two methods agree to 0.5%).
+(the two methods agree to 0.5%). ``--sizes`` counts other N (``--sizes 1 10 100``: the
+run's fixed cost at N = 1 too); the per-extra-call column is always from the last two.
 
 It needs ``valgrind`` (``apt-get install valgrind``) and prints a Markdown table.
 """
@@ -203,6 +204,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="one process per count, callgrind collecting only inside the runs",
     )
+    ap.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(SIZES),
+        help="the N counted (default: 10 100); the floor's ratio is at the last one",
+    )
     ap.add_argument("--inner", nargs=4, help=argparse.SUPPRESS)
     ap.add_argument("--inner-collected", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -224,18 +232,27 @@ def main(argv: list[str] | None = None) -> int:
     build = "compiled" if toolwire.wire.COMPILED else "pure"
     if args.fragments:
         return _per_fragment(args.src, args.repeats, build)
+    sizes = sorted(set(args.sizes))
+    if len(sizes) < 2:
+        ap.error("--sizes needs at least two N (the per-extra-call column is from the last two)")
+    small, large = sizes[-2], sizes[-1]
     print(f"toolwire {build} wire layer, Python {sys.version.split()[0]}, instructions per run\n")
-    print("| contestant | N=10 | N=100 | per extra call | × floor at N=100 |")
-    print("|---|---:|---:|---:|---:|")
-    floor100 = per_run(args.src, "floor", 100, args.repeats, args.collected)
+    heads = " | ".join(f"N={n}" for n in sizes)
+    print(f"| contestant | {heads} | per extra call | × floor at N={large} |")
+    print("|---|" + "---:|" * (len(sizes) + 2))
+    floor_large = per_run(args.src, "floor", large, args.repeats, args.collected)
     for who in args.who:
-        counts = {n: per_run(args.src, who, n, args.repeats, args.collected) for n in SIZES}
+        counts = {
+            n: per_run(args.src, who, n, args.repeats, args.collected)
+            for n in sizes
+            if not (who == "floor" and n == large)
+        }
         if who == "floor":
-            counts[100] = floor100
-        extra = (counts[100] - counts[10]) / 90
+            counts[large] = floor_large
+        extra = (counts[large] - counts[small]) / (large - small)
+        cells = " | ".join(f"{counts[n] / 1e6:.3f} M" for n in sizes)
         print(
-            f"| {who} | {counts[10] / 1e6:.2f} M | {counts[100] / 1e6:.2f} M "
-            f"| {extra / 1e3:.1f} k | {counts[100] / floor100:.2f}x |",
+            f"| {who} | {cells} | {extra / 1e3:.1f} k | {counts[large] / floor_large:.2f}x |",
             flush=True,
         )
     return 0
