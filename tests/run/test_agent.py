@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from toolwire.context.events import TokensCounted
 from toolwire.errors import (
     BudgetExceededError,
     CallerError,
@@ -32,7 +34,9 @@ from toolwire.run import (
     ToolResultReady,
     resolve_model,
 )
+from toolwire.run.events import ObservedEvent, ResponseDone, RunEnded, RunStarted
 from toolwire.run.model import ModelEvent
+from toolwire.run.observers import new_run_id
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.tools import tool
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
@@ -892,3 +896,26 @@ def test_failures_are_logged_by_round_and_call_id() -> None:
         (1, "call_0"),
         (2, "call_0"),
     ]
+
+
+def test_an_observer_gets_every_run_event_of_a_run_nobody_streams() -> None:
+    """A run nobody listens to builds none of its events; one observed by a hook (the
+    audit log's way in) still emits each of them."""
+    seen: list[type] = []
+
+    class Hook:
+        def begin(self, start: RunStarted) -> Callable[[ObservedEvent], None]:
+            return lambda event: seen.append(type(event))
+
+    model = ScriptedModel([tool_call_turn(("add", {"a": 1, "b": 2})), text_turn("3")])
+    result = Agent(model, [add], log=Hook()).run_sync("add")
+    assert result.output == "3"
+    for kind in (RequestStarted, TokensCounted, ResponseDone, RoundEnd, RunFinished, RunEnded):
+        assert kind in seen, kind
+    assert seen.count(RequestStarted) == seen.count(ResponseDone) == seen.count(RoundEnd) == 2
+
+
+def test_run_ids_are_32_random_hex_digits() -> None:
+    ids = [new_run_id() for _ in range(1000)]
+    assert all(re.fullmatch("[0-9a-f]{32}", run_id) for run_id in ids)
+    assert len({run_id[:12] for run_id in ids}) == len(ids)  # short prefixes stay apart

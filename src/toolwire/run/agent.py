@@ -668,14 +668,10 @@ class _Run:
         self.emit = emit if emit is _ignore else self.output.watch(emit)  # PartialOutput
         store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
         try:
+            if not self.agent.tool_sources:  # nothing to open or close around the run
+                return await self._with_tools(RunTools(self.agent.executor, []))
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
-                self.tools = tools
-                self.context.use_toolset(tools.executor.toolset)
-                if self.resumption is not None:
-                    ended = await answer_last_turn(self, self.resumption)
-                    if ended is not None:  # paused again, or the logged turn was the answer
-                        return self._finish(ended, False)
-                return await self._loop()
+                return await self._with_tools(tools)
         except (LoopDetectedError, UsageLimitExceededError, MaxRoundsExceededError) as exc:
             exc.messages = list(self.messages)
             if isinstance(exc, LoopDetectedError) and self._tool_choice() not in ("auto", "none"):
@@ -683,6 +679,17 @@ class _Run:
             raise
         finally:
             CURRENT_STORE.reset(store)
+
+    async def _with_tools(self, tools: RunTools) -> RunResult:
+        """The run over ``tools`` (its sources opened): a resumed run's last turn
+        answered first, then the loop."""
+        self.tools = tools
+        self.context.use_toolset(tools.executor.toolset)
+        if self.resumption is not None:
+            ended = await answer_last_turn(self, self.resumption)
+            if ended is not None:  # paused again, or the logged turn was the answer
+                return self._finish(ended, False)
+        return await self._loop()
 
     async def _loop(self) -> RunResult:
         agent = self.agent
@@ -694,8 +701,10 @@ class _Run:
                     "the model was still calling tools",
                     hint=self._max_rounds_hint(),
                 )
-            if self.tools is not None:
-                await self.tools.refresh()  # between rounds: list_changed and the like
+            # Between rounds: a source's tools may change (list_changed and the like).
+            # Only sources and live toolsets can (split_tools): the agent's own cannot.
+            if agent.tool_sources and self.tools is not None:
+                await self.tools.refresh()
                 self.context.use_toolset(self.tools.executor.toolset)
             turn = await self._round(forced)  # request, then execute
             if turn is None:  # a provider refused the latest results' images: answered
@@ -797,7 +806,8 @@ class _Run:
             paused=bool(self.pending),
             pending=list(self.pending),
         )
-        self.emit(RunFinished(result))
+        if self.emit is not _ignore:
+            self.emit(RunFinished(result))
         return result
 
     # -- one round -------------------------------------------------------------------------
@@ -808,18 +818,15 @@ class _Run:
         ``None``: the request failed on images the provider refused, which were answered
         with error results (:meth:`_send`); the request is to be sent again."""
         agent = self.agent
-        agent.limits.check_request(self.requests)
-        await self._compress()
-        request = self._request(forced)  # checks the history (ModelRequest)
-        await self.settle()
+        request = await self._next_request(forced)
         self.requests += 1
         number = self._number = self.rounds + 1
         sent_at = time.time()
         self._first_event_at = None
-        self.emit(RequestStarted(number, request, sent_at))
-        for event in self.context_events:
-            self.emit(event)
-        self.context_events.clear()
+        # A run nobody listens to builds none of its events (RequestStarted, ResponseDone,
+        # RoundEnd, RunFinished): each one a dataclass for _ignore to drop.
+        listening = self.emit is not _ignore
+        self._started(number, request, sent_at, listening)
         run = self.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
@@ -841,7 +848,9 @@ class _Run:
                 if turn.continuations:  # the model continued a paused turn: more requests
                     self.requests += turn.continuations
                     agent.limits.check_request(self.requests - 1)
-                self.emit(ResponseDone(number, turn, sent_at, self._first_event_at, time.time()))
+                if listening:
+                    ended_at = time.time()
+                    self.emit(ResponseDone(number, turn, sent_at, self._first_event_at, ended_at))
                 self.usage = self.usage + turn.usage
                 self.context.observe(turn.message, turn.usage)
                 run.bind(turn.requests)
@@ -869,9 +878,28 @@ class _Run:
         self._check_call_shaped(turn)
         if called:
             self.rounds += 1
-        self.emit(RoundEnd(number, turn, results))
+        if listening:
+            self.emit(RoundEnd(number, turn, results))
         self._enforce(run, verdict, validations, results)
         return turn
+
+    async def _next_request(self, forced: bool) -> ModelRequest:
+        """The round's request (within the limits, the history compressed and checked),
+        once the observers have settled."""
+        self.agent.limits.check_request(self.requests)
+        await self._compress()
+        request = self._request(forced)  # checks the history (ModelRequest)
+        if self.settle is not _settled:  # without observers there is nothing to wait for
+            await self.settle()
+        return request
+
+    def _started(self, number: int, request: ModelRequest, sent_at: float, listening: bool) -> None:
+        """Emit the request's ``RequestStarted``, then the context's events about it."""
+        if listening:
+            self.emit(RequestStarted(number, request, sent_at))
+            for event in self.context_events:
+                self.emit(event)
+        self.context_events.clear()
 
     async def _send(
         self, request: ModelRequest, run: TurnRun, number: int, sent_at: float
@@ -1124,6 +1152,8 @@ class _Run:
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
+        if not results:  # a round without calls (the answer's): nothing to record
+            return None
         if _all_plain(validations, results):  # the common round: each call valid and ran
             _account_plain(self.diagnostics, self.budget, results)
             return None
