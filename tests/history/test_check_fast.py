@@ -24,6 +24,7 @@ from toolwire.messages import (
     AssistantMessage,
     Message,
     RefusalPart,
+    SystemMessage,
     TextPart,
     ToolCall,
     ToolResult,
@@ -62,6 +63,10 @@ class _Call(ToolCall):
 
 
 class _Result(ToolResult):
+    pass
+
+
+class _User(UserMessage):
     pass
 
 
@@ -298,6 +303,10 @@ _BREAKS: dict[str, Callable[[list[Message]], Any]] = {
     "the history ends before the last result": lambda h: h.__delitem__(slice(-2, None)),
     "a result after the next turn": _answer_late,
     "a message between": lambda h: h.insert(3, UserMessage("?")),
+    # User and system messages are passed without the checker only while no call waits.
+    "a system message between": lambda h: h.insert(3, SystemMessage("?")),
+    "a user message subclass between": lambda h: h.insert(3, _User("?")),
+    "a user message between the last call and its result": lambda h: h.insert(-2, UserMessage("?")),
     "not a message": lambda h: h.insert(3, cast(Message, 42)),
 }
 

@@ -75,19 +75,28 @@ def _passes(messages: Sequence[Message]) -> bool:
     the start, and that pass raises.
     """
     history = messages if messages.__class__ is list else list(messages)
-    checker = _Checker()
+    # Made at the first message the checker must see: a history of user and system
+    # messages and plain turns (every run's first request) makes none.
+    checker: _Checker | None = None
     position, end = 0, len(history)
     try:
         while position < end:
             message = history[position]
-            if message.__class__ is AssistantMessage and not checker.waiting:
-                answered = _plain_turn(message, history, position)
-                if answered >= 0:
-                    position += 1 + answered
+            if checker is None or not checker.waiting:  # no call waits for its result
+                if message.__class__ is AssistantMessage:
+                    answered = _plain_turn(message, history, position)
+                    if answered >= 0:
+                        position += 1 + answered
+                        continue
+                elif message.__class__ in _OPEN:  # what the checker's step would pass at once
+                    position += 1
                     continue
+            if checker is None:
+                checker = _Checker()
             checker.step(position, message)
             position += 1
-        checker.require_answered("the end of the history")
+        if checker is not None:
+            checker.require_answered("the end of the history")
     except HistoryError:
         return False
     return True
@@ -132,6 +141,7 @@ def _plain_turn(message: AssistantMessage, history: list[Message], position: int
     return count
 
 
+_OPEN = frozenset({UserMessage, SystemMessage})  # passed while no call waits, exact types
 _TURN_PARTS = frozenset({ToolCall, TextPart, ReasoningPart, ProviderPart})
 _RESULT = frozenset({ToolResult})
 _STR = frozenset({str})
