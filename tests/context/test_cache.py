@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any
 
 import pytest
@@ -162,7 +163,7 @@ def test_an_agent_sends_one_cache_key_per_run() -> None:
     agent.run_sync("one")
     agent.run_sync("two")
     assert model.keys[0] == model.keys[1] != model.keys[2]
-    assert model.keys[0] is not None and model.keys[0].startswith("toolwire-")
+    assert model.keys[0] is not None and re.fullmatch(r"toolwire-[0-9a-f]{32}", model.keys[0])
     off = Recorder([text_turn("c")])
     Agent(off, [alpha], context=ContextPolicy(prompt_cache=False)).run_sync("x")
     assert off.keys == [None]

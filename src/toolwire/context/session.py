@@ -8,7 +8,7 @@ calls :meth:`RunContext.observe`; the executor cuts each result through
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -156,7 +156,8 @@ class RunContext:
         self.store = ResultStore()
         self.requests: list[RequestRecord] = []
         self.used: set[str] = set()
-        self.cache_key = f"toolwire-{uuid.uuid4().hex}" if policy.prompt_cache else None
+        # Random hex as a run id is (run/observers.py new_run_id): no uuid.UUID object.
+        self.cache_key = f"toolwire-{os.urandom(16).hex()}" if policy.prompt_cache else None
         unknown = [n for n in policy.always_include if n not in toolset]
         if unknown:
             raise CallerError(
