@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from toolwire import formats
-from toolwire.policies.call_shaped import MAX_SCAN, call_shape
+from toolwire.policies.call_shaped import CALL_MARKERS, MAX_SCAN, call_shape
 
 TOOLS = ("get_weather", "explore_code")
 
@@ -48,6 +48,20 @@ def test_call_shaped_text_is_named(text: str, shape: str) -> None:
 )
 def test_answers_are_not_call_shaped(text: str) -> None:
     assert call_shape(text, TOOLS) is None
+
+
+@pytest.mark.parametrize("marker", CALL_MARKERS)
+def test_every_marker_is_named_inside_prose(marker: str) -> None:
+    # The scan first looks for what a shape can start with (a text with none of it is
+    # no call): a marker it missed would pass for an answer.
+    text = f"Sure, here goes. {marker} get_weather, done."
+    assert call_shape(text, TOOLS) == f"the call marker {marker}"
+
+
+@pytest.mark.parametrize("bars", ["｜", "|", "‖", "｜｜", "||"])
+def test_every_dsml_spelling_is_named_inside_prose(bars: str) -> None:
+    text = f"Calling now: <{bars}DSML{bars}function_calls> then more prose"
+    assert call_shape(text, TOOLS) == f"the call marker <{bars}DSML{bars}function_calls"
 
 
 def test_every_format_family_has_its_opening_marker_listed() -> None:

@@ -59,6 +59,11 @@ MAX_TRIES = 8
 # One fixed prefix, then blanks: each start is scanned only up to its own line's end.
 _STARTS = re.compile(r"(?:\A|\n|```(?:json)?\n?)[ \t]*(?=[\[{])")
 _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
+# What every shape above starts with: a marker's "<", "[" or its "to=functions.", the
+# DSML's "<", a JSON value's "[" or "{". A text with none of them (most answers) is
+# passed in one scan, without the markers' loop or a JSON decoder
+# (tests/policies/test_call_shaped.py checks that every marker is caught by it).
+_OPENERS = re.compile(r"[<\[{]|to=functions\.")
 
 
 def call_shape(text: str, tools: Collection[str]) -> str | None:
@@ -69,6 +74,8 @@ def call_shape(text: str, tools: Collection[str]) -> str | None:
         tools: The names of the tools the run offers.
     """
     head = text[:MAX_SCAN]
+    if _OPENERS.search(head) is None:
+        return None
     for marker in CALL_MARKERS:
         if marker in head:
             return f"the call marker {marker}"

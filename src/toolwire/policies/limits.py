@@ -65,6 +65,8 @@ class UsageLimits:
 
     def check_tokens(self, usage: Usage) -> None:
         """Raise if the usage so far passes a token cap."""
+        if self.max_input_tokens is self.max_output_tokens is self.max_total_tokens is None:
+            return  # no token cap (the default): nothing to add up
         for name, used in (
             ("max_input_tokens", usage.input_tokens),
             ("max_output_tokens", usage.output_tokens),
