@@ -86,3 +86,50 @@ def test_the_tool_sets_total_tokens_are_the_routable_definitions_counts_summed()
     tokens = view.tokens(count)
     assert view.total_tokens(count) == sum(tokens[n] for n in view.names)
     assert "read_result" in tokens and "read_result" not in view.names
+
+
+class _Provider:
+    """A model of a provider with a tool limit (OpenAI's 128), as the policy sees it."""
+
+    provider = "OpenAI Chat Completions"
+    name = "limited"
+
+    def stream(self, request: object) -> object:
+        raise AssertionError("never asked")
+
+
+class _Tokenizer(_Provider):
+    """A model with a tokenizer of its own: exact counts, per model."""
+
+    def count_text_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+def test_equal_policies_share_what_they_make_of_a_tool_set_and_others_do_not() -> None:
+    """Counts, caps and routing are worked out once per policy and tool limit: every run
+    of equal policies (each Agent() has its own default one) reads the same objects."""
+    tools = _toolset(130, True)
+    cheap = {"route_min_tokens": 10**6}  # routed by the provider's limit only
+    first, second = (
+        RunContext(ContextPolicy(**cheap), tools),
+        RunContext(ContextPolicy(**cheap), tools),
+    )
+    view = first._view
+    assert view.under(first.policy, first.count, None) is view.under(
+        second.policy, second.count, None
+    )
+    assert first._tool_tokens is second._tool_tokens and first.router is second.router is None
+    capped = RunContext(ContextPolicy(max_result_tokens=10, **cheap), tools)
+    tool = next(iter(tools))
+    assert capped.uncut_lengths[tool] < first.uncut_lengths[tool]
+    routed = RunContext(ContextPolicy(route_threshold=100, **cheap), tools)
+    assert routed.router is not None
+    # The provider's tool limit is part of the key: 130 tools are routed for OpenAI only.
+    assert RunContext(ContextPolicy(**cheap), tools, _Provider()).router is not None
+    assert RunContext(ContextPolicy(**cheap), tools).router is None
+    # A model's own tokenizer counts the definitions itself, run by run.
+    exact = RunContext(ContextPolicy(**cheap), tools, _Tokenizer())
+    assert view.under(exact.policy, exact.count, exact.model) is not view.under(
+        exact.policy, exact.count, exact.model
+    )
+    assert exact._tool_tokens["tool_0"] != first._tool_tokens["tool_0"]

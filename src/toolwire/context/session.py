@@ -33,7 +33,7 @@ from ..turn import ToolRequest
 from .compress import Compressor, summary_prompt
 from .events import CacheInvalidated, HistoryCompressed, TokensCounted, ToolsRouted
 from .images import IMAGE_TOKENS, check_images, image_limits
-from .policy import ContextPolicy, tool_limit
+from .policy import ContextPolicy
 from .routing import ToolRouter
 from .tokens import (
     MAX_TOKENS_PER_CHAR,
@@ -215,27 +215,12 @@ class RunContext:
         view = self._view = toolset_view(self.toolset)
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions
-        self._tool_tokens = view.tokens(self.count, self.model)
         self._reader = view.reader
         self._all = view.names
-        self._limits = view.result_limits(self.policy.max_result_tokens)  # shared: read only
-        self._uncut = view.uncut_lengths(self.policy.max_result_tokens)  # shared: read only
-        self._offers_reader = view.reader is not None and view.can_cut(
-            self.policy.max_result_tokens
-        )
-        self.router = view.router(self.policy.route_method) if self._routes(view) else None
-
-    def _routes(self, view: ToolView) -> bool:
-        """Whether this tool set is routed: by count when ``route_threshold`` is set,
-        else by cost (its definitions over ``route_min_tokens``) or over the provider's
-        tool limit."""
-        policy = self.policy
-        if policy.route_threshold is not None:
-            return len(view.names) > policy.route_threshold
-        limit = tool_limit(self.model)
-        if limit is not None and len(view.names) > limit:
-            return True
-        return view.total_tokens(self.count, self.model) > policy.route_min_tokens
+        # What the policy makes of the set (counts, caps, routing), shared: read only.
+        under = view.under(self.policy, self.count, self.model)
+        self._tool_tokens, self._limits, self._uncut = under.tokens, under.limits, under.uncut
+        self._offers_reader, self.router = under.offers_reader, under.router
 
     # -- before a request ------------------------------------------------------------------
 

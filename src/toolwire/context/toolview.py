@@ -8,7 +8,10 @@ estimated tokens are counted once, and the routing index is built the first time
 run routes. A run whose tool set changes (an MCP server's ``list_changed``) gets the
 view of its new set. What a request offers when nothing is routed out (every tool, with
 or without ``read_result``) is a tuple of names and one of definitions made once here:
-a request copies the list in C rather than looking up each name.
+a request copies the list in C rather than looking up each name. What a policy makes
+of the set (its counts, each tool's cap, whether it is routed) is a
+:class:`PolicyView`, kept per policy and provider tool limit: a run's context starts
+with one lookup, not five.
 
 The views are kept in a small cache (the most recent :data:`MAX_VIEWS` tool sets);
 a view holds its tools, so a cached key's object ids cannot be reused by others. A
@@ -25,14 +28,17 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..tooldef import ToolDef
+from .policy import ContextPolicy, tool_limit
 from .routing import ToolRouter
 from .tokens import MAX_TOKENS_PER_CHAR, definition_tokens, estimate_text_tokens
 from .truncate import READ_RESULT, is_read_result
 
-__all__ = ["MAX_VIEWS", "ToolView", "result_limit", "tool_view", "toolset_view"]
+__all__ = ["MAX_VIEWS", "PolicyView", "ToolView", "result_limit", "tool_view", "toolset_view"]
 
 MAX_VIEWS = 64
 """Tool sets whose views are kept (least recently used dropped first)."""
+
+_MAX_POLICIES = 8  # the policy views a view keeps (all dropped when one more comes)
 
 _views: OrderedDict[tuple[int, ...], ToolView] = OrderedDict()
 _lock = threading.Lock()  # runs may start in several threads (run_sync, workers)
@@ -40,6 +46,48 @@ _lock = threading.Lock()  # runs may start in several threads (run_sync, workers
 # added once, never replaced or removed), so the same object at the same size holds the
 # same tools; the entry holds the toolset, so its id cannot be reused while kept.
 _by_toolset: OrderedDict[int, tuple[Any, int, ToolView]] = OrderedDict()
+
+
+class PolicyView:
+    """What a run's context reads of a :class:`ToolView` under one policy, worked out
+    once for every run with the same policy and provider tool limit (the estimate's
+    counts; a model's own tokenizer gets one per run). Shared: read only.
+
+    Attributes:
+        tokens: Tool name -> its definition's tokens.
+        limits: Tool -> the token cap of its results (``None``: never cut).
+        uncut: Tool -> the longest result text that is never cut.
+        offers_reader: Whether ``read_result`` is offered (the set has it and a result
+            can be cut).
+        router: The routing index when this tool set is routed, else ``None``.
+    """
+
+    __slots__ = ("limits", "offers_reader", "router", "tokens", "uncut")
+
+    def __init__(
+        self, view: ToolView, policy: ContextPolicy, count: Callable[[str], int], model: object
+    ) -> None:
+        default = policy.max_result_tokens
+        self.tokens = view.tokens(count, model)
+        self.limits = view.result_limits(default)
+        self.uncut = view.uncut_lengths(default)
+        self.offers_reader = view.reader is not None and view.can_cut(default)
+        routed = _routes(view, policy, count, model)
+        self.router = view.router(policy.route_method) if routed else None
+
+
+def _routes(
+    view: ToolView, policy: ContextPolicy, count: Callable[[str], int], model: object
+) -> bool:
+    """Whether ``view``'s tool set is routed: by count when ``route_threshold`` is set,
+    else by cost (its definitions over ``route_min_tokens``) or over the provider's
+    tool limit."""
+    if policy.route_threshold is not None:
+        return len(view.names) > policy.route_threshold
+    limit = tool_limit(model)
+    if limit is not None and len(view.names) > limit:
+        return True
+    return view.total_tokens(count, model) > policy.route_min_tokens
 
 
 class ToolView:
@@ -63,6 +111,7 @@ class ToolView:
         "_estimates",
         "_exact",
         "_limits",
+        "_policies",
         "_routable",
         "_routers",
         "_uncut",
@@ -91,6 +140,24 @@ class ToolView:
         self._cuts = _cuts(self._routable)
         self._limits: dict[int | None, dict[Any, int | None]] = {}  # by the policy's cap
         self._uncut: dict[int | None, dict[Any, int]] = {}  # by the policy's cap
+        # (policy, the provider's tool limit) -> the policy's view, for estimated counts
+        self._policies: dict[tuple[ContextPolicy, int | None], PolicyView] = {}
+
+    def under(
+        self, policy: ContextPolicy, count: Callable[[str], int], model: object
+    ) -> PolicyView:
+        """This tool set under ``policy`` (a ``ContextPolicy``), for a run of ``model``
+        counting with ``count``: made once per policy and tool limit (one dict lookup a
+        run), or per run for a model's own tokenizer."""
+        if getattr(count, "exact", False):
+            return PolicyView(self, policy, count, model)
+        key = (policy, tool_limit(model))  # a frozen policy: equal ones share
+        found = self._policies.get(key)
+        if found is None:
+            if len(self._policies) >= _MAX_POLICIES:
+                self._policies.clear()
+            found = self._policies[key] = PolicyView(self, policy, count, model)
+        return found
 
     def result_limits(self, default: int | None) -> dict[Any, int | None]:
         """Tool -> the token cap of its results under a policy cap of ``default``
