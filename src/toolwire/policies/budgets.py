@@ -17,7 +17,7 @@ message the model was sent.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -109,8 +109,10 @@ class FailureBudget:
 
     def __init__(self, policy: RetryPolicy | None = None) -> None:
         self.policy = policy or RetryPolicy()
-        self._by_kind: Counter[str] = Counter()
-        self._streak: Counter[str] = Counter()
+        # Counts that start at 0, as Counters would; a defaultdict is made in C (a
+        # Counter's Python __init__ was most of what a run's budget cost to set up).
+        self._by_kind: defaultdict[str, int] = defaultdict(int)
+        self._streak: defaultdict[str, int] = defaultdict(int)
         self._round: set[str] | None = None  # classes and tools counted in this round
 
     def begin_round(self) -> None:
