@@ -39,6 +39,7 @@ from toolwire.run.model import ModelEvent
 from toolwire.run.observers import new_run_id
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.tools import tool
+from toolwire.turn import Notice
 from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 
 from .helpers import GatedModel, Step, answered_in_order, run, run_fake_clock
@@ -919,3 +920,16 @@ def test_run_ids_are_32_random_hex_digits() -> None:
     ids = [new_run_id() for _ in range(1000)]
     assert all(re.fullmatch("[0-9a-f]{32}", run_id) for run_id in ids)
     assert len({run_id[:12] for run_id in ids}) == len(ids)  # short prefixes stay apart
+
+
+@pytest.mark.parametrize(("text", "noticed"), [('{"add": {"a": 1}}', True), ('{"sum": 1}', False)])
+def test_an_answer_naming_a_registered_tool_as_its_only_key_gets_a_notice(
+    text: str, noticed: bool
+) -> None:
+    """The run's tool set is what call_shape tests a name against."""
+
+    async def kinds() -> list[str]:
+        stream = Agent(ScriptedModel([text_turn(text)]), [add]).run_stream("add")
+        return [e.kind async for e in stream if isinstance(e, Notice)]
+
+    assert ("call_shaped_text" in asyncio.run(kinds())) is noticed

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Collection
+from collections.abc import Container
 from typing import Any
 
 __all__ = ["CALL_MARKERS", "MAX_SCAN", "MAX_TRIES", "call_shape"]
@@ -66,12 +66,13 @@ _ARGUMENT_KEYS = ("arguments", "parameters", "args", "input")
 _OPENERS = re.compile(r"[<\[{]|to=functions\.")
 
 
-def call_shape(text: str, tools: Collection[str]) -> str | None:
+def call_shape(text: str, tools: Container[str]) -> str | None:
     """What makes ``text`` look like a tool call, in words, or ``None``.
 
     Args:
         text: A turn's answer text (one that was not parsed as a call).
-        tools: The names of the tools the run offers.
+        tools: The names of the tools the run offers (only tested for membership: a
+            ``Toolset`` will do).
     """
     head = text[:MAX_SCAN]
     if _OPENERS.search(head) is None:
@@ -96,7 +97,7 @@ def call_shape(text: str, tools: Collection[str]) -> str | None:
     return None
 
 
-def _called(value: Any, tools: Collection[str]) -> str | None:
+def _called(value: Any, tools: Container[str]) -> str | None:
     """The tool a decoded JSON value calls, if it is call-shaped."""
     items = value if isinstance(value, list) else [value]
     for item in items[:MAX_TRIES]:
@@ -107,7 +108,7 @@ def _called(value: Any, tools: Collection[str]) -> str | None:
     return None
 
 
-def _object_call(item: dict[str, Any], tools: Collection[str]) -> str | None:
+def _object_call(item: dict[str, Any], tools: Container[str]) -> str | None:
     name = item.get("name")
     if isinstance(name, str) and (name in tools or any(k in item for k in _ARGUMENT_KEYS)):
         return name

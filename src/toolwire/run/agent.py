@@ -1081,7 +1081,7 @@ class _Run:
         one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
         if has_calls(turn) or not turn.message.text:
             return
-        shape = call_shape(turn.message.text, self.executor.toolset.names)
+        shape = call_shape(turn.message.text, self.executor.toolset)  # names tested by `in`
         if shape is None:
             return
         notice = Notice(
