@@ -306,7 +306,10 @@ def tool_defs(tools: ToolDefs) -> list[ToolDef]:
     Raises:
         ToolMappingError: ``tools`` is not a list, or a definition is malformed.
     """
-    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+    # A list (what every request holds) needs neither ABC test.
+    if tools.__class__ is not list and (
+        isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable)
+    ):
         raise ToolMappingError(
             f"tools must be a list of tool definitions, not a {type(tools).__name__}"
         )

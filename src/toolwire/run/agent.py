@@ -874,8 +874,8 @@ class _Run:
                 self.tool_calls += run.executed
         assert turn is not None and results is not None
         self.pending = pending_calls(run.held) if paused else []
-        self._check_tool_choice_honoured(request, turn)
-        self._check_call_shaped(turn)
+        self._check_tool_choice_honoured(request, turn, called)
+        self._check_call_shaped(turn, called)
         if called:
             self.rounds += 1
         if listening:
@@ -1058,14 +1058,14 @@ class _Run:
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
 
-    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn) -> None:
+    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn, called: bool) -> None:
         """A turn without calls under ``required`` (or a named tool): a notice, not an error.
 
         Some served models (and servers that drop the field) ignore ``tool_choice``; the
         turn is a usable answer, so the run goes on, but the user should know why no
-        tool ran.
+        tool ran. ``called``: the turn made calls (:func:`has_calls`, read once a round).
         """
-        if has_calls(turn) or request.tool_choice in ("auto", "none") or not request.tools:
+        if called or request.tool_choice in ("auto", "none") or not request.tools:
             return
         notice = Notice(
             "tool_choice_ignored",
@@ -1076,10 +1076,11 @@ class _Run:
         turn.notices.append(notice)
         self.emit(notice)
 
-    def _check_call_shaped(self, turn: Turn) -> None:
-        """Text that looks like a call, in a turn without calls: a notice, so that no
-        one reads it as the answer (:mod:`toolwire.policies.call_shaped`)."""
-        if has_calls(turn) or not turn.message.text:
+    def _check_call_shaped(self, turn: Turn, called: bool) -> None:
+        """Text that looks like a call, in a turn without calls (``called``: it has
+        some): a notice, so that no one reads it as the answer
+        (:mod:`toolwire.policies.call_shaped`)."""
+        if called or not turn.message.text:
             return
         shape = call_shape(turn.message.text, self.executor.toolset)  # names tested by `in`
         if shape is None:
