@@ -113,3 +113,19 @@ def test_deepseek_rule_on_any_history(history: list[Message]) -> None:
                 assert sent[position]["reasoning_content"] == message.reasoning
             else:
                 assert "reasoning_content" not in sent[position]
+
+
+@settings(max_examples=60, deadline=None)
+@given(histories(LIGHT))
+def test_the_default_rule_on_any_history(history: list[Message]) -> None:
+    """OpenAI's dialect: each assistant message sends its own reasoning, when it has any
+    (read where the message is encoded, not by a pass over the history)."""
+    sent = to_openai_chat(history)
+    plain = to_openai_chat(history, dialect="deepseek-r1")
+    for position, message in enumerate(history):
+        rest = {k: v for k, v in sent[position].items() if k != "reasoning_content"}
+        assert rest == plain[position]
+        if isinstance(message, AssistantMessage) and message.reasoning:
+            assert sent[position]["reasoning_content"] == message.reasoning
+        else:
+            assert "reasoning_content" not in sent[position]

@@ -107,7 +107,10 @@ def to_openai_chat(
         HistoryError: an entry is not a toolwire message.
         CallerError: ``dialect`` names no known dialect.
     """
-    reasoning = echoed_reasoning(messages, chat_dialect(dialect).reasoning_echo)
+    echo = chat_dialect(dialect).reasoning_echo
+    # Under "always" (OpenAI's) an assistant message sends its own reasoning, read where
+    # it is encoded; the other echoes depend on its user turn: a pass over the history.
+    echoed = None if echo == "always" else echoed_reasoning(messages, echo)
     out: list[JSONDict] = []
     images: list[JSONDict] = []  # image parts of the tool results just encoded
     for position, message in enumerate(messages):
@@ -120,7 +123,7 @@ def to_openai_chat(
         if images and not isinstance(message, ToolResult):
             out.append({"role": "user", "content": images})
             images = []
-        out.append(_encode(position, message, reasoning.get(position)))
+        out.append(_encode(position, message, echoed))
         if isinstance(message, ToolResult) and message.parts:
             images.extend(_result_images(message))
     if images:
@@ -128,12 +131,15 @@ def to_openai_chat(
     return out
 
 
-def _encode(position: int, message: Message, reasoning: str | None) -> JSONDict:
+def _encode(position: int, message: Message, echoed: dict[int, str] | None) -> JSONDict:
+    """``echoed``: the reasoning each assistant message sends, by position (``None``:
+    its own, if it has any)."""
     if isinstance(message, UserMessage) and message.parts:
         return {"role": "user", "content": _content_parts(message.parts)}
     if isinstance(message, (SystemMessage, UserMessage)):
         return {"role": message.role, "content": message.content}
     if isinstance(message, AssistantMessage):
+        reasoning = (message.reasoning or None) if echoed is None else echoed.get(position)
         return _encode_assistant(message, reasoning)
     if isinstance(message, ToolResult):
         content = message.content
