@@ -954,6 +954,8 @@ class _Run:
 
     async def _compress(self) -> None:
         """Fit the history sent into its budget; a summary request when the policy says so."""
+        if self.context.compressor is None:  # no history budget (the default): nothing to fit
+            return
         self.context_events.extend(self.context.compress(self.messages, self.rounds + 1))
         prompt = self.context.summary_request(self.messages)
         if prompt is None:
