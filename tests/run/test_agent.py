@@ -933,3 +933,40 @@ def test_an_answer_naming_a_registered_tool_as_its_only_key_gets_a_notice(
         return [e.kind async for e in stream if isinstance(e, Notice)]
 
     assert ("call_shaped_text" in asyncio.run(kinds())) is noticed
+
+
+class _Ready(ToolCallReady):
+    """A model's own subclass of the call event: still a call that completed."""
+
+    __slots__ = ()
+
+
+class _SubclassingModel(ScriptedModel):
+    """A scripted model whose every ToolCallReady comes as a subclass of it."""
+
+    async def _play(self, number: int, deltas: bool = True) -> AsyncIterator[ModelEvent]:
+        async for item in super()._play(number, deltas):
+            if item.__class__ is ToolCallReady:
+                yield _Ready(item.index, item.call, item.request)
+            else:
+                yield item
+
+
+@tool(concurrency_safe=True, side_effects=False)
+async def lookup(key: str) -> str:
+    """Look a key up (safe to start early)."""
+    return key.upper()
+
+
+def test_a_subclass_of_a_call_event_is_read_as_the_call_event() -> None:
+    """Its call starts early, while the stream goes on, as a ToolCallReady's does; the
+    second run reads the kind the first one worked out."""
+
+    async def records() -> list[ToolResultReady]:
+        turns = [tool_call_turn(("lookup", {"key": "a"})), text_turn("A")]
+        stream = Agent(_SubclassingModel(turns), [lookup]).run_stream("look a up")
+        return [e async for e in stream if isinstance(e, ToolResultReady)]
+
+    for _ in range(2):
+        [ready] = asyncio.run(records())
+        assert ready.result.content == "A" and ready.call is not None and ready.call.early

@@ -1227,11 +1227,17 @@ def _all_plain(validations: list[Validation], results: list[ToolResult]) -> bool
 
 def _kind(item: object) -> type:
     """The run loop's name for a stream item: the call event class it is an instance of
-    (a subclass of one), else its own class."""
-    for kind in (ToolCallReady, ToolCallStarted, ToolCallRetracted):
-        if isinstance(item, kind):
-            return kind
-    return item.__class__
+    (a subclass of one), else its own class. Worked out once per class: every turn's
+    stream ends with events of a few classes (text, finish, usage)."""
+    cls = item.__class__
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kinds = (ToolCallReady, ToolCallStarted, ToolCallRetracted)
+        kind = _KINDS[cls] = next((k for k in kinds if issubclass(cls, k)), cls)
+    return kind
+
+
+_KINDS: dict[type, type] = {}  # a stream item's class -> its kind (a few dozen classes)
 
 
 def _is_retry(item: object) -> bool:
