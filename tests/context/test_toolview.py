@@ -7,6 +7,7 @@ import pytest
 
 from toolwire import ContextPolicy, Tool
 from toolwire.context import RunContext, read_result_tool
+from toolwire.context.events import ToolsRouted
 from toolwire.context.toolview import tool_view, toolset_view
 from toolwire.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from toolwire.tools.tool import Toolset
@@ -133,3 +134,32 @@ def test_equal_policies_share_what_they_make_of_a_tool_set_and_others_do_not() -
         exact.policy, exact.count, exact.model
     )
     assert exact._tool_tokens["tool_0"] != first._tool_tokens["tool_0"]
+
+
+@pytest.mark.parametrize("reader", [False, True])
+@pytest.mark.parametrize("always", [(), ("tool_5",), ("tool_1", "tool_7")])
+@pytest.mark.parametrize("used", [(), ("tool_7",), ("tool_0", "tool_3", "tool_7")])
+@pytest.mark.parametrize("choice", ["auto", "required", "tool_4", "read_result"])
+def test_a_request_nobody_listens_to_offers_the_same_tools_without_the_events(
+    reader: bool, always: tuple[str, ...], used: tuple[str, ...], choice: str
+) -> None:
+    """``listened=False`` (a run nobody streams or observes) skips ToolsRouted and
+    TokensCounted, never what is offered; the listened request's reasons say why each
+    tool routing did not rank is there."""
+    policy = ContextPolicy(route_threshold=3, route_top_k=2, always_include=always)
+    if choice == "read_result" and not reader:
+        choice = "none"
+    contexts = [RunContext(policy, _toolset(8, reader)) for _ in range(2)]
+    message = AssistantMessage([ToolCall(f"c{k}", name, "{}") for k, name in enumerate(used)])
+    history = [UserMessage("look up tool_6 and tool_2"), message]
+    prepared = []
+    for context, listened in zip(contexts, (True, False), strict=True):
+        context.observe(message, Usage())
+        prepared.append(context.prepare(history, choice, 2, listened=listened))
+    heard, unheard = prepared
+    assert [t.name for t in heard.tools] == [t.name for t in unheard.tools]
+    assert unheard.events == [] and contexts[1].requests[0].tokens == contexts[0].requests[0].tokens
+    [routed] = [e for e in heard.events if isinstance(e, ToolsRouted)]
+    assert routed.offered == [t.name for t in heard.tools]
+    assert all(n in routed.scores or n in routed.reasons for n in routed.offered)
+    assert {*always, *used} <= set(routed.offered)

@@ -239,17 +239,27 @@ class RunContext:
         dropped = compressor.dropped(messages)
         return [HistoryCompressed(round_number, method, dropped, before, after)]
 
-    def prepare(self, messages: Sequence[Message], tool_choice: str, round_number: int) -> Prepared:
+    def prepare(
+        self,
+        messages: Sequence[Message],
+        tool_choice: str,
+        round_number: int,
+        *,
+        listened: bool = True,
+    ) -> Prepared:
         """The history to send, the tools to offer, and the events that say why.
 
         The request's tokens are counted when first read (the record's and the
         :class:`TokensCounted` event's ``tokens``), each message once per run.
+        ``listened=False`` (a run nobody streams or observes): the same request, without
+        the ``ToolsRouted`` and ``TokensCounted`` events nobody would read (routing's
+        reasons, sorted, were most of a routed request's cost in the context layer).
         """
         events: list[Any] = []
         self._round = round_number
         self._index_tools()
         sent = self.compressor.view(messages) if self.compressor else list(messages)
-        names, routed = self._offer(messages, tool_choice, round_number)
+        names, routed = self._offer(messages, tool_choice, round_number, listened)
         if routed is not None:
             events.append(routed)
         self._track_cache(names, round_number, events)
@@ -261,7 +271,8 @@ class RunContext:
         count = partial(_request_tokens, self._counted, self.count, sent, names, counts)
         tokens = LazyTokens(count)
         self.requests.append(RequestRecord(round_number, tokens))
-        events.append(TokensCounted(round_number, tokens))
+        if listened:
+            events.append(TokensCounted(round_number, tokens))
         return Prepared(sent, tools, events, self.cache_key)
 
     def _history_tokens(self, messages: Sequence[Message]) -> int:
@@ -271,8 +282,10 @@ class RunContext:
         return total
 
     def _offer(
-        self, messages: Sequence[Message], tool_choice: str, round_number: int
+        self, messages: Sequence[Message], tool_choice: str, round_number: int, listened: bool
     ) -> tuple[Sequence[str], ToolsRouted | None]:
+        """The names to offer, and the ``ToolsRouted`` that says why (when routed and
+        ``listened``)."""
         names = self._all
         # read_result is offered from the first request of a run that can cut a result,
         # so that the tools stay byte-identical (a cached prefix starts with them);
@@ -283,20 +296,39 @@ class RunContext:
             return (view.with_reader if extra and view.with_reader else names), None
         ranked = self.router.rank(routing_query(messages), self.policy.route_top_k)
         chosen = {name for name, _ in ranked}
-        reasons = dict.fromkeys(self.policy.always_include, "always_include")
         # What the model used stays offered (one name per tool of a long run: in C).
-        used = self.used.difference(reasons) if reasons else self.used
-        reasons.update(dict.fromkeys(sorted(used), "used"))
-        if tool_choice in self._definitions:
-            reasons.setdefault(tool_choice, "tool_choice")
-        chosen.update(reasons)
+        chosen.update(self.policy.always_include, self.used)
+        named = tool_choice in self._definitions
+        if named:
+            chosen.add(tool_choice)
         # Registration order, not rank order: a stable selection is a stable prefix.
         offered = list(filter(chosen.__contains__, names))
         if extra:
             offered.append(READ_RESULT)
+        if not listened:
+            return offered, None
+        named_tool = tool_choice if named else None
+        return offered, self._routed(round_number, offered, ranked, named_tool, extra)
+
+    def _routed(
+        self,
+        round_number: int,
+        offered: list[str],
+        ranked: list[tuple[str, float]],
+        named: str | None,
+        reader: bool,
+    ) -> ToolsRouted:
+        """The event that says why each tool of ``offered`` is: its reason, for those
+        routing did not rank (``named``: the tool ``tool_choice`` names; ``reader``:
+        ``read_result`` was added)."""
+        reasons = dict.fromkeys(self.policy.always_include, "always_include")
+        used = self.used.difference(reasons) if reasons else self.used
+        reasons.update(dict.fromkeys(sorted(used), "used"))
+        if named is not None:
+            reasons.setdefault(named, "tool_choice")
+        if reader:
             reasons[READ_RESULT] = "read_result"
-        event = ToolsRouted(round_number, offered, dict(ranked), reasons, len(names))
-        return offered, event
+        return ToolsRouted(round_number, offered, dict(ranked), reasons, len(self._all))
 
     def _track_cache(self, names: Sequence[str], round_number: int, events: list[Any]) -> None:
         current = tuple(names)

@@ -937,7 +937,8 @@ class _Run:
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
         choice = self.output.choice(self._tool_choice(), forced)  # "none" when forced
-        prepared = self.context.prepare(self.messages, choice, self.rounds + 1)
+        listened = self.emit is not _ignore  # else no event of the context's is built
+        prepared = self.context.prepare(self.messages, choice, self.rounds + 1, listened=listened)
         self.context_events.extend(prepared.events)
         return ModelRequest(
             messages=prepared.messages,
