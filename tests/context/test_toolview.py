@@ -163,3 +163,25 @@ def test_a_request_nobody_listens_to_offers_the_same_tools_without_the_events(
     assert routed.offered == [t.name for t in heard.tools]
     assert all(n in routed.scores or n in routed.reasons for n in routed.offered)
     assert {*always, *used} <= set(routed.offered)
+
+
+@pytest.mark.parametrize("reader", [False, True])
+@pytest.mark.parametrize("listened", [False, True])
+def test_a_routed_request_that_chose_every_tool_offers_each_in_order(
+    reader: bool, listened: bool
+) -> None:
+    """A run that used every tool is offered each of them (the view's own tuple then,
+    not a lookup per name): the same definitions, in registration order."""
+    context = RunContext(ContextPolicy(route_threshold=3, route_top_k=2), _toolset(8, reader))
+    used = AssistantMessage(
+        [ToolCall(f"c{k}", f"tool_{k}", "{}") for k in (7, 0, 3, 1, 6, 2, 5, 4)]
+    )
+    context.observe(used, Usage())
+    prepared = context.prepare([UserMessage("hi"), used], "auto", 2, listened=listened)
+    names = [f"tool_{k}" for k in range(8)] + (["read_result"] if reader else [])
+    assert [t.name for t in prepared.tools] == names
+    assert prepared.tools == _expected(context, names)
+    routed = [e for e in prepared.events if isinstance(e, ToolsRouted)]
+    assert [e.offered for e in routed] == ([names] if listened else [])
+    again = context.prepare([UserMessage("hi"), used], "required", 3, listened=listened)
+    assert [t.name for t in again.tools] == names[:8]  # no read_result while a call is forced

@@ -291,9 +291,11 @@ class RunContext:
         # so that the tools stay byte-identical (a cached prefix starts with them);
         # never while a call is forced: a small model could satisfy it with read_result.
         extra = self._offers_reader and tool_choice in _FREE_CHOICES
-        if self.router is None:  # the view's own tuples: their definitions are at hand
-            view = self._view
-            return (view.with_reader if extra and view.with_reader else names), None
+        view = self._view
+        # The view's own tuples: their definitions are at hand (no lookup per name).
+        every = view.with_reader if extra and view.with_reader else names
+        if self.router is None:
+            return every, None
         ranked = self.router.rank(routing_query(messages), self.policy.route_top_k)
         chosen = {name for name, _ in ranked}
         # What the model used stays offered (one name per tool of a long run: in C).
@@ -301,14 +303,17 @@ class RunContext:
         named = tool_choice in self._definitions
         if named:
             chosen.add(tool_choice)
-        # Registration order, not rank order: a stable selection is a stable prefix.
-        offered = list(filter(chosen.__contains__, names))
-        if extra:
-            offered.append(READ_RESULT)
+        offered: Sequence[str]
+        if chosen.issuperset(names):  # every tool chosen (a run that used them all)
+            offered = every
+        else:  # registration order, not rank order: a stable selection is a stable prefix
+            offered = list(filter(chosen.__contains__, names))
+            if extra:
+                offered.append(READ_RESULT)
         if not listened:
             return offered, None
         named_tool = tool_choice if named else None
-        return offered, self._routed(round_number, offered, ranked, named_tool, extra)
+        return offered, self._routed(round_number, list(offered), ranked, named_tool, extra)
 
     def _routed(
         self,
