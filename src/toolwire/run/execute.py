@@ -373,6 +373,7 @@ class TurnRun:
         self._on_result = on_result
         self._on_call = on_call
         self._scope = TaskScope(eager=True)  # a call's first step runs as it starts: _launch
+        self._ended: asyncio.Future[None] | None = None  # see _end_marker
         self._by_index: dict[int, TurnCall] = {}  # the calls that closed while streaming
         self._off_loop: dict[int, Validation] = {}  # by id(request): see _validate_off_loop
         self._early = EarlyStarts(early)
@@ -566,7 +567,7 @@ class TurnRun:
         if skip_reason is None and self._executor.options.batch_budget is None:
             tasks = list(map(_TASK, runnable))
             if None not in tasks:  # every call started early: its batch is already running
-                await self._all_started(cast("list[asyncio.Task[None]]", tasks))
+                await self._all_started(cast("list[asyncio.Future[None]]", tasks))
                 return
         deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
@@ -583,7 +584,7 @@ class TurnRun:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
 
-    async def _all_started(self, tasks: list[asyncio.Task[None]]) -> None:
+    async def _all_started(self, tasks: list[asyncio.Future[None]]) -> None:
         """Wait for a turn whose calls all started while it streamed.
 
         Planning its batches would run none: each batch's calls already run, and a call
@@ -749,7 +750,19 @@ class TurnRun:
             if not call.tool.plain:  # type: ignore[union-attr]  # a launched call has its tool
                 self._positions.known[call] = self._early.position
         # Named by its call's id: asyncio would format a "Task-N" name for it otherwise.
-        call.task = self._scope.start(self._guarded(call), call.request.id)
+        task = self._scope.start(self._guarded(call), call.request.id)
+        if call.result is None:  # running (or held by the gate)
+            call.task = task
+        else:  # started eagerly, it ended as it started: neither the scope nor the call
+            # keeps its task (nor, so, its context) alive until the turn ends
+            call.task = self._ended or self._end_marker()
+
+    def _end_marker(self) -> asyncio.Future[None]:
+        """The turn's done future: ``task`` of every call that ended as it started (a
+        launched call always has one; this one is done, as the task was)."""
+        ended = self._ended = asyncio.get_running_loop().create_future()
+        ended.set_result(None)
+        return ended
 
     async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
@@ -837,7 +850,7 @@ def _all_answered(calls: Sequence[TurnCall]) -> bool:
     return len(list(filter(None, map(_RESULT, calls)))) == len(calls)
 
 
-async def _all_done(tasks: list[asyncio.Task[None]]) -> None:
+async def _all_done(tasks: list[asyncio.Future[None]]) -> None:
     """Wait until every task is done (a batch without a time budget).
 
     One wait for the first task still running, then for the next one still running
