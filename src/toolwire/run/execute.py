@@ -616,7 +616,7 @@ class TurnRun:
             raise CallerError("TurnRun.results() needs bind() first: the turn has no calls yet")
         # Comprehensions, not maps of attrgetters: the interpreter specialises a slot read
         # in a loop, where attrgetter looks each name up again (~145 against ~330
-        # instructions a call on 3.11; bench/README.md, tenth pass).
+        # instructions an item on 3.11; bench/README.md, tenth pass).
         answered = [c.result for c in self._order if c.result is not None]
         if len(answered) == len(self._order):  # every call has its result: nothing to settle
             return answered
