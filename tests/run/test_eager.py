@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import sys
+import weakref
 from typing import Any
 
 import anyio
@@ -25,7 +26,7 @@ from toolwire import Agent
 from toolwire.messages import ToolCall, ToolResult, ToolStatus
 from toolwire.run._scope import TaskScope
 from toolwire.run.events import ToolCallRunning, ToolResultReady
-from toolwire.run.execute import Executor
+from toolwire.run.execute import ExecutionOptions, Executor
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 from toolwire.tools import tool
 from toolwire.turn import ToolRequest
@@ -390,3 +391,58 @@ def test_a_discarded_early_call_that_already_finished_gives_one_result() -> None
     assert ("had already started" in results[0].content) is EAGER
     assert told[-1] == results[0].content
     assert told[:-1] == (["saw draft"] if EAGER else [])  # the draft's own, as it ended
+
+
+# -- what a call that ended as it started leaves behind ---------------------------------------
+
+
+def test_a_task_that_ended_as_it_started_is_not_kept_by_its_scope() -> None:
+    """Eagerly, a coroutine that never suspends has ended when ``start`` returns: the
+    scope keeps nothing of it (its task, with its context, is freed as the caller drops
+    it, not when the scope ends). A scheduled task is kept until the scope ends."""
+
+    async def body(eager: bool) -> bool:
+        async def child() -> None:
+            pass
+
+        async with TaskScope(eager=eager) as scope:
+            gone = weakref.ref(scope.start(child()))
+            freed_at_once = gone() is None
+            await asyncio.sleep(0)  # a scheduled one runs now, and is kept
+        return freed_at_once
+
+    assert run(body(eager=True)) is EAGER
+    assert run(body(eager=False)) is False
+
+
+def test_a_calls_task_that_ended_as_it_started_is_freed_before_the_turn_ends() -> None:
+    """The turn does not keep the task of a call answered as it started either: the call
+    holds a done future in its place, which every wait, cancel and budget skips. On 3.11
+    the task is scheduled, and kept until its turn ends."""
+    reqs = [request("mine", {"q": str(n)}, index=n) for n in range(3)]
+    tasks: list[weakref.ref[asyncio.Task[Any]]] = []
+
+    @tool(concurrency_safe=True, side_effects=False)
+    async def mine(q: str) -> str:
+        """Notes its task without suspending."""
+        task = asyncio.current_task()
+        assert task is not None
+        tasks.append(weakref.ref(task))
+        return q
+
+    async def body(budget: float | None) -> tuple[bool, list[ToolResult]]:
+        turn = Executor([mine], ExecutionOptions(batch_budget=budget)).turn()
+        async with turn:
+            for req in reqs:
+                turn.ready(ready(req))
+            freed = len(tasks) == 3 and all(task() is None for task in tasks)
+            await turn.finish(reqs)  # the budget's path waits on the calls' tasks too
+        return freed, turn.results()
+
+    for budget in (None, 5.0):
+        tasks.clear()
+        freed, results = run(body(budget))
+        assert freed is EAGER
+        assert [(r.status, r.content) for r in results] == [
+            (ToolStatus.OK, str(n)) for n in range(3)
+        ]

@@ -54,7 +54,7 @@ class TaskScope:
     __slots__ = ("_eager", "_new_task", "_tasks")
 
     def __init__(self, *, eager: bool = False) -> None:
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Future[None]] = set()
         self._new_task: TaskMaker | None = None
         self._eager = eager
 
@@ -77,7 +77,7 @@ class TaskScope:
         self.cancel_all()
         await self._drain()
 
-    async def cancel(self, tasks: Iterable[asyncio.Task[None]]) -> None:
+    async def cancel(self, tasks: Iterable[asyncio.Future[None]]) -> None:
         """Cancel some of the scope's tasks and wait until they are gone (the rest run on)."""
         chosen = {task for task in tasks if task in self._tasks}
         for task in chosen:
@@ -89,7 +89,10 @@ class TaskScope:
 
         A finished task stays in the scope's set until the scope ends (every wait skips
         done tasks): a done callback to drop it would cost one more event-loop handle
-        per task, and a scope lives one turn.
+        per task, and a scope lives one turn. A task that ended before this returned (an
+        eager start whose coroutine never suspended) is not kept at all: there is
+        nothing to cancel or wait for, and the set would keep it, with its context,
+        alive until the scope ends.
 
         ``name``: the task's name (``None``: asyncio's ``Task-N``). A name given is
         taken as it is, where asyncio formats ``Task-N`` for every unnamed task (on
@@ -103,7 +106,8 @@ class TaskScope:
             loop = asyncio.get_running_loop()
             new_task = self._new_task = task_maker(loop, eager=self._eager)
         task = new_task(coro, name=name)
-        self._tasks.add(task)
+        if not task.done():  # started eagerly, it may have ended already: nothing to keep
+            self._tasks.add(task)
         return task
 
     def cancel_all(self) -> None:
@@ -117,7 +121,7 @@ class TaskScope:
         await self._wait(self._tasks)
 
     @staticmethod
-    async def _wait(tasks: set[asyncio.Task[None]]) -> None:
+    async def _wait(tasks: set[asyncio.Future[None]]) -> None:
         """Wait until ``tasks`` (a live set) is done; a cancellation meanwhile cancels
         them, and is re-raised once none is left."""
         interrupted: BaseException | None = None

@@ -191,7 +191,9 @@ class TurnCall:
         self.safe = False  # concurrency-safe: may share a batch (set by the turn)
         # Running it and then discarding it is harmless: no side effects, or idempotent.
         self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
-        self.task: asyncio.Task[None] | None = None
+        # The task running it, once launched; a call that ended as its task started (an
+        # eager start) has the turn's done future instead (TurnRun._launch).
+        self.task: asyncio.Future[None] | None = None
         # For observers (CallRecord): set when the call is launched and run.
         self.early = False
         self.started_at: float | None = None

@@ -86,8 +86,17 @@ class EarlyStarts:
                 self._insert(index)
             self.advance(ready, may_launch, launch)
             return
-        if self.open:
-            self._pass(ready[index], may_launch, launch)
+        if not self.open:
+            return
+        # _pass(ready[index], ...), written out: once per call.
+        call = ready[index]
+        if call.runnable:
+            if not call.safe or (may_launch is not None and not may_launch()):
+                self.open = False
+                return
+            if call.harmless:
+                launch(call)
+        self._frontier += 1
 
     @property
     def position(self) -> int:
