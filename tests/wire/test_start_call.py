@@ -134,19 +134,29 @@ def test_a_whole_call_at_a_negative_index_takes_the_general_path(deltas: bool, i
     fast = _run(deltas, before, lambda a: a.start_call(*start), [])
     general = _run(deltas, before, lambda a: a.tool_fragment(*start), [])
     assert fast == general
-    assert "ToolCallStarted(index=1, id='b'" in fast[1][0]
+    # Without deltas the whole call is announced by its Ready alone, at the index given.
+    first = (
+        "ToolCallStarted(index=1, id='b'"
+        if deltas
+        else "[ToolCallReady(index=1, call=ToolCall(id='b'"
+    )
+    assert first in fast[1][0]
 
 
-def test_a_whole_call_in_its_first_chunk_is_ready_at_once() -> None:
-    stream = OpenAIChatStream(deltas=False)
+@pytest.mark.parametrize("deltas", [False, True])
+def test_a_whole_call_in_its_first_chunk_is_ready_at_once(deltas: bool) -> None:
+    stream = OpenAIChatStream(deltas=deltas)
     head = {"index": 0, "id": "c1", "function": {"name": "f", "arguments": '{"i": 1}'}}
     events = stream.feed({"choices": [{"index": 0, "delta": {"tool_calls": [head]}}]})
-    assert [type(e).__name__ for e in events] == ["ToolCallStarted", "ToolCallReady"]
-    assert events[1].request.input == {"i": 1}  # type: ignore[attr-defined]
+    # Without deltas, the Ready alone: it says all the Started would (test_no_deltas.py).
+    names = ["ToolCallStarted", "ToolCallDelta", "ToolCallReady"] if deltas else ["ToolCallReady"]
+    assert [type(e).__name__ for e in events] == names
+    ready = events[-1]
+    assert ready.request.input == {"i": 1}  # type: ignore[attr-defined]
     stream.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
     turn = stream.close()
-    assert turn.requests == [events[1].request]  # type: ignore[attr-defined]
-    assert turn.tool_calls == [events[1].call]  # type: ignore[attr-defined]
+    assert turn.requests == [ready.request]  # type: ignore[attr-defined]
+    assert turn.tool_calls == [ready.call]  # type: ignore[attr-defined]
 
 
 # Texts a call's arguments may be: objects of strings (lone surrogates raw or as escapes,

@@ -981,7 +981,8 @@ class _Run:
         emit = self.emit
         listening = emit is not _ignore  # nobody listens: no call per event
         # A call's ToolCallStarted is told to the executor with the next item: when that
-        # is the same call's ToolCallReady (a call whole in one chunk, the common case),
+        # is the same call's ToolCallReady (a call whole in one chunk, the common case;
+        # with no listener the decoder sends that call's Ready alone, no Started),
         # the call's first close places it in the stream order too (TurnRun.ready), so a
         # call is one step of the executor's, not two. Anything else tells it first: the
         # executor sees the same order of starts and closes.

@@ -39,8 +39,9 @@ class ModelRequest:
     agent under ``output_mode="native"``; a model without the mode never gets one).
     ``deltas``: whether the caller reads a ``ToolCallDelta`` per arguments fragment;
     the agent sets it to ``False`` when nothing listens to its events, and a model may
-    then skip them (its decoder's ``deltas=False``: the other events and the turn are
-    the same).
+    then skip them (its decoder's ``deltas=False``: the turn is the same, and a call
+    whole in one chunk streams as its ``ToolCallReady`` alone, without its
+    ``ToolCallStarted``).
 
     Building one checks ``messages`` (:func:`toolwire.history.check_history`) and
     raises ``HistoryError`` for a history that breaks the one-result-per-call rule.

@@ -67,8 +67,10 @@ class AnthropicStream(StreamDecoder):
     provider = "Anthropic Messages"
 
     def __init__(self, *, deltas: bool = True) -> None:
-        """``deltas=False``: no ``ToolCallDelta`` per arguments fragment, for a consumer
-        that wants only whole calls (``ToolCallReady``) and the turn, which is the same."""
+        """``deltas=False``: no ``ToolCallDelta`` per arguments fragment, and no
+        ``ToolCallStarted`` for a call whole in the event that opens it (its
+        ``ToolCallReady`` alone), for a consumer that wants only whole calls and the
+        turn, which is the same."""
         super().__init__(deltas=deltas)
         # A tool_use block is one of the assembler's calls (``calls`` by block index);
         # a block kept verbatim is in these two, with a server tool use's streamed

@@ -310,13 +310,17 @@ class Assembler:
     """Builds one ``Turn`` from the events of one model response."""
 
     def __init__(self, *, deltas: bool = True) -> None:
-        """``deltas=False``: no ``ToolCallDelta`` events (the calls and turn are the same)."""
+        """``deltas=False``: no ``ToolCallDelta`` events, and a call whose ``ToolCallStarted``
+        would be the last event when its ``ToolCallReady`` goes out (it came whole
+        between two ``take_events()``: a decoder takes them at each item) is announced
+        by the Ready alone (the calls and the turn are the same)."""
         # The events produced since the last ``take_events()``. Public for reading, and
         # for the flat ``feed``s, which append their one event per fragment here.
         self.events: list[Event] = []
         # Whether each arguments fragment is reported as a ToolCallDelta. Consumers that
         # only want whole calls and the turn turn it off: per fragment, the event and
-        # its list are a third of the pure build's cost (bench/README.md).
+        # its list are a third of the pure build's cost (bench/README.md). Off, a call
+        # whole in one item also comes as its ToolCallReady alone (``_announce``).
         self.deltas = deltas
         # The calls by provider index: the call opened there last (a server that puts
         # parallel calls all on one index opens several there, see ``_split``). Stream
@@ -602,8 +606,8 @@ class Assembler:
                 self._order.append(call)
                 self._whole = index + 1
                 events = self.events
-                events.append(ToolCallStarted(index, id, name))
-                if self.deltas:
+                if self.deltas:  # without deltas, the Ready alone (see _announce)
+                    events.append(ToolCallStarted(index, id, name))
                     events.append(ToolCallDelta(index, arguments))
                 events.append(ToolCallReady(index, made, request))
                 return
@@ -659,12 +663,12 @@ class Assembler:
         self._order.append(call)
         self._whole = index + 1
         events = self.events
-        started: ToolCallStarted = OBJECT_NEW(ToolCallStarted)
-        started.index = index
-        started.id = id
-        started.name = name
-        events.append(started)
-        if self.deltas:
+        if self.deltas:  # without deltas, the Ready alone (see _announce)
+            started: ToolCallStarted = OBJECT_NEW(ToolCallStarted)
+            started.index = index
+            started.id = id
+            started.name = name
+            events.append(started)
             delta: ToolCallDelta = OBJECT_NEW(ToolCallDelta)
             delta.index = index
             delta.arguments = arguments
@@ -963,7 +967,23 @@ class Assembler:
         call.replaced = replaced
         call.ready = True
         call.ready_parts = len(call.parts)
-        self.events.append(ToolCallReady(call.index, self._history_call(call, arguments), request))
+        self._announce(ToolCallReady(call.index, self._history_call(call, arguments), request))
+
+    def _announce(self, ready: ToolCallReady) -> None:
+        """Send ``ready``. Without deltas, a call whose ``ToolCallStarted`` is the last
+        event since the last take (a decoder takes them at each item: the call came
+        whole in the item that opened it) is announced by its Ready alone, in the
+        Started's place: the Ready says all the Started would, nothing came between,
+        and an agent run nobody listens to pays one event and one step of the model's
+        stream less a call (bench/README.md, tenth pass). With deltas, every call has
+        its Started, as a listener expects."""
+        events = self.events
+        if not self.deltas and events:
+            last = events[-1]
+            if type(last) is ToolCallStarted and last.index == ready.index:
+                events[-1] = ready
+                return
+        events.append(ready)
 
     def _ready(self, call: _Call, text: str, value: dict[str, Any]) -> None:
         """``_emit_ready(call, text, value)``, the common case written out: a call announced
@@ -990,7 +1010,7 @@ class Assembler:
         call.replaced = False
         call.ready = True
         call.ready_parts = len(call.parts)
-        self.events.append(ToolCallReady(index, made, request))
+        self._announce(ToolCallReady(index, made, request))
 
     def _request(self, call: _Call, arguments: str, parsed: Any = _UNSET) -> ToolRequest:
         request = call.request

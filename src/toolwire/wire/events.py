@@ -81,6 +81,8 @@ class ToolCallStarted(_Fields):
 
     ``id`` and ``name`` are whatever that fragment carried (a provider may send them
     later, or split the name); the ``ToolCallReady`` event carries the final values.
+    A decoder asked for no deltas (``deltas=False``) sends none for a call whole in the
+    item that opens it: that call's ``ToolCallReady`` comes alone.
     """
 
     __slots__ = ("id", "index", "name")

@@ -59,8 +59,10 @@ class OpenAIChatStream(StreamDecoder):
         content_calls: ContentCalls | None = None,
     ) -> None:
         """``keep_logprobs``: keep token log probabilities on ``Turn.logprobs``.
-        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment, for a consumer
-        that wants only whole calls (``ToolCallReady``) and the turn, which is the same.
+        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment, and no
+        ``ToolCallStarted`` for a call whole in the chunk that opens it (its
+        ``ToolCallReady`` alone), for a consumer that wants only whole calls and the
+        turn, which is the same.
         ``content_calls``: read ``content`` with a model family's call markup (calls a
         server left in the answer text, see ``wire.content_calls``); one per turn."""
         super().__init__(deltas=deltas)

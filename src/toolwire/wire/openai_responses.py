@@ -125,7 +125,8 @@ class OpenAIResponsesStream(StreamDecoder):
         content_calls: ContentCalls | None = None,
     ) -> None:
         """``keep_logprobs``: keep token log probabilities on ``Turn.logprobs["content"]``.
-        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment (see ``Assembler``).
+        ``deltas=False``: no ``ToolCallDelta`` per arguments fragment, and a call whole
+        in the event that opens it comes as its ``ToolCallReady`` alone (see ``Assembler``).
         ``offered_tools``: the names of the tools the request offered; a
         ``custom_tool_call`` of any other name is a server-run call (xAI's server-side
         tools), kept as a ``ProviderPart`` (see :func:`is_server_call`).

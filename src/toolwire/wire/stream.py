@@ -47,7 +47,8 @@ class StreamDecoder(ABC):
     provider: ClassVar[str] = ""
 
     def __init__(self, *, deltas: bool = True) -> None:
-        """``deltas=False``: ``feed`` reports no ``ToolCallDelta`` (see ``Assembler``)."""
+        """``deltas=False``: ``feed`` reports no ``ToolCallDelta``, and a call whole in one
+        item as its ``ToolCallReady`` alone (see ``Assembler``)."""
         self._assembler = Assembler(deltas=deltas)
         self._deltas = deltas
         self._sse: SSEDecoder | None = None
@@ -60,9 +61,10 @@ class StreamDecoder(ABC):
     # -- public API --------------------------------------------------------------------
 
     def drop_deltas(self) -> None:
-        """Report no ``ToolCallDelta`` from now on, as ``deltas=False`` would: for a
-        caller that learns only once the decoder exists that nobody reads them (an
-        agent run nothing listens to; the other events and the turn are the same)."""
+        """Report no ``ToolCallDelta`` from now on, and a call whole in one item as its
+        ``ToolCallReady`` alone, as ``deltas=False`` would: for a caller that learns
+        only once the decoder exists that nobody reads them (an agent run nothing
+        listens to; the turn is the same)."""
         self._deltas = False
         self._assembler.deltas = False
 
