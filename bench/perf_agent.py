@@ -9,7 +9,8 @@ each measured run preceded by:
 * ``none``: nothing (the contestant alone: warm caches, a small heap);
 * ``sdk``: one OpenAI Agents SDK run of the same N, as ``bench_executor`` interleaves
   them (cold caches, the SDK's garbage, a bigger heap for the collector);
-* ``all``: one run of each other contestant of the timed table that is installed.
+* ``all``: one run of each other contestant of the timed table that is installed;
+* ``flush``: a copy of 64 MiB (cold caches, nothing else: no other heap, no garbage).
 
 ``python bench/perf_agent.py`` (Python 3.12+, ``perf``; ``perf_event_paranoid`` 2 is
 enough): samples of ``perf record -e cpu-clock:u --call-graph dwarf`` with ``-X perf``
@@ -64,9 +65,25 @@ Make = Callable[[], Awaitable[Any]]
 # --- the workload (runs inside the recorded process) -----------------------------------
 
 
+FLUSH_BYTES = 64 << 20  # more than this machine's last-level cache
+
+
+def _flusher(n: int) -> Make:
+    """Not a contestant: a pass over 64 MiB, which evicts the caches and leaves the
+    heap alone (``--between flush``: cold caches without another framework's garbage)."""
+    source, target = bytearray(FLUSH_BYTES), bytearray(FLUSH_BYTES)
+
+    async def flush() -> None:
+        target[:] = source
+
+    return flush
+
+
 def _factory(who: str) -> Callable[[int], Make]:
     import bench_executor as bench
 
+    if who == "flush":
+        return _flusher
     if who == "floor":
         return lambda n: bench.floor_run(n, bench.noop_body)
     if who == "default":
@@ -90,8 +107,8 @@ def _between(who: str, between: str) -> list[str]:
     """The contestants run before each measured run."""
     if between == "none":
         return []
-    if between == "sdk":
-        return ["sdk"]
+    if between in ("sdk", "flush"):
+        return [between]
     import bench_executor as bench
 
     return [
