@@ -29,9 +29,9 @@ again without recording.
 the collector disabled in the whole process).
 
 ``--callgrind``: per run, by the same C areas, instructions and *simulated* cache
-misses (``valgrind --tool=callgrind --cache-sim=yes``: I1 and D1 misses), counted only
-inside the measured runs; the collector's share exactly, from a second process where a
-nested ``--toggle-collect=gc_collect_main`` switches counting off inside collections.
+misses (``valgrind --tool=callgrind --cache-sim=yes``: L1 misses, and last-level ones
+of a 512 KB L2 as ``--LL``), counted only inside the measured runs (the collector's
+share by its own functions').
 This is the other half where the machine has no PMU (a VM's ``perf stat -e cycles``
 says *not supported*): an area whose share of the samples is larger than its share of
 the instructions, and large in misses, is where the clock goes that counts miss.
@@ -216,7 +216,7 @@ def area(frames: list[tuple[str, str]]) -> str:
         if pattern.search(sym):
             return name
     if len(frames) > 1 and frames[0][1] == frames[1][1] and _INLINE_ONLY.match(sym):
-        return area(frames[1:])  # a small inline helper counts as its caller's
+        return area(frames[1:])  # a small inlined function counts as its caller's
     for key, name in DSO_AREAS:
         if key in dso:
             return name
@@ -421,39 +421,50 @@ def _extra_pairs(labels: list[str]) -> list[tuple[str, str]]:
 
 # --- callgrind's instructions and simulated cache misses by the same areas ----------
 
-EVENTS = ("Ir", "I1mr", "D1mr", "D1mw")
+EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
+# The simulated last level: this Zen 3's 512 KB L2 a core (valgrind's default takes the
+# L3 it finds, here 256 MB direct-mapped, which never misses).
+LAST_LEVEL = "--LL=524288,8,64"
 
 
 def callgrind_areas(who: str, n: int, between: str, runs: int, src: str) -> dict[str, Counter[str]]:
     """Per run, by C area: instructions and simulated cache misses (callgrind's
-    ``--cache-sim``), collected only inside the measured runs. Two processes: one with
-    the collector, one with collection switched off inside ``gc_collect_main`` (a
-    nested ``--toggle-collect``); the difference is the collector's."""
+    ``--cache-sim``), collected only inside the measured runs. The collector's share is
+    its own functions' (:data:`GC_FUNCTIONS`): callgrind's self costs have no stacks,
+    and a nested ``--toggle-collect=gc_collect_main`` would flip counting *on* for a
+    collection outside the measured runs."""
     if not shutil.which("valgrind"):
         raise SystemExit("--callgrind needs valgrind")
-    both = [_callgrind(who, n, between, runs, src, gc) for gc in (True, False)]
+    rows = _callgrind(who, n, between, runs, src)
     out: dict[str, Counter[str]] = {}
     for event in EVENTS:
         areas: Counter[str] = Counter()
-        for func, dso, cost in both[1]:
-            areas[area([(func, dso)])] += cost[event]
-        whole = sum(cost[event] for _, _, cost in both[0])
-        areas["GC (collection)"] += whole - sum(areas.values())
+        for func, dso, cost in rows:
+            where = "GC (collection)" if GC_FUNCTIONS.match(func) else area([(func, dso)])
+            areas[where] += cost[event]
         out[event] = Counter({k: v / runs for k, v in areas.items()})
     return out
 
 
+# The collector's own functions in CPython 3.12's gc module, and the tp_traverse
+# functions it calls (nothing else on a run's path traverses).
+GC_FUNCTIONS = re.compile(
+    r"^(gc_\w+|_PyGC_\w+|_Py_RunGC|visit_\w+|subtract_refs|update_refs|move_\w+|"
+    r"deduce_unreachable|untrack_\w+|handle_\w+|finalize_garbage|delete_garbage|"
+    r"validate_list|invoke_gc_callback|\w+_traverse)$"
+)
+
+
 def _callgrind(
-    who: str, n: int, between: str, runs: int, src: str, gc: bool
+    who: str, n: int, between: str, runs: int, src: str
 ) -> list[tuple[str, str, dict[str, int]]]:
     """``(function, object file, {event: self cost})`` of one callgrind process."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "cg.out"
         inner = [sys.executable, __file__, "--callgrind-inner", who, str(n), between]
         inner += ["--runs", str(runs)] + (["--src", src] if src else [])
-        cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--toggle-collect=starmap_next"]
-        cmd += [] if gc else ["--toggle-collect=gc_collect_main"]
-        cmd += [f"--callgrind-out-file={out}", *inner]
+        cmd = ["valgrind", "--tool=callgrind", "--cache-sim=yes", LAST_LEVEL]
+        cmd += ["--toggle-collect=starmap_next", f"--callgrind-out-file={out}", *inner]
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         subprocess.run(cmd, check=True, env=env, capture_output=True)
         text = subprocess.run(
@@ -487,7 +498,7 @@ def _annotated(text: str) -> list[tuple[str, str, dict[str, int]]]:
         source, _, func = where.rpartition(":")
         func = re.sub(r"'\d+$", "", func)
         if source.endswith("Include/object.h"):  # callgrind sees no inlining: the
-            func = "Py_INCREF"  # refcount helpers are charged to this header's lines
+            func = "Py_INCREF"  # refcount functions are charged to this header's lines
         rows.append((func, dso.rstrip("]") or "libpython", dict(zip(events, values, strict=True))))
     return rows
 
