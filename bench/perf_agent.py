@@ -25,6 +25,10 @@ The tables give CPU µs per run and per extra call, ``(t(100) - t(10)) / 90``.
 ``--keep DIR`` keeps the ``perf.data`` files; ``--keep DIR --reuse`` classifies them
 again without recording.
 
+``--footprint``: what one warm run touches, which a cold cache charges for once each
+(``sys.monitoring``, 3.12+): its distinct Python functions, their bytecode, the other
+callables it calls, by module.
+
 ``--clock``: the median CPU time of a run with no profiler attached (``--gc-off``: with
 the collector disabled in the whole process).
 
@@ -543,6 +547,53 @@ def _clock_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def footprint(who: str, n: int) -> tuple[set[Any], set[int]]:
+    """The distinct Python code objects one warm run starts, and the ids of the other
+    callables it calls (C functions, types, builtins), by ``sys.monitoring`` (3.12+)."""
+    mon = sys.monitoring  # type: ignore[attr-defined,unused-ignore]
+    tool = mon.PROFILER_ID
+    make = _factory(who)(n)
+    codes: set[Any] = set()
+    others: set[int] = set()
+
+    def started(code: Any, offset: int) -> None:
+        codes.add(code)
+
+    def called(code: Any, offset: int, func: object, arg0: object) -> None:
+        if not hasattr(func, "__code__"):
+            others.add(id(func))
+
+    async def main() -> None:
+        for _ in range(3):  # warm
+            await make()
+        mon.use_tool_id(tool, "perf_agent")
+        mon.register_callback(tool, mon.events.PY_START, started)
+        mon.register_callback(tool, mon.events.CALL, called)
+        mon.set_events(tool, mon.events.PY_START | mon.events.CALL)
+        try:
+            await make()
+        finally:
+            mon.set_events(tool, 0)
+            mon.free_tool_id(tool)
+
+    asyncio.run(main())
+    return codes, others
+
+
+def _footprint_table(args: argparse.Namespace) -> int:
+    """What one run touches, which a cold cache charges for once each: distinct Python
+    functions (and their bytecode), other callables, by module."""
+    print("\n| run | Python functions | their bytecode | other callables | by module |")
+    print("|---|---:|---:|---:|---|")
+    for who, n in itertools.product(args.who.split(","), [int(s) for s in args.sizes.split(",")]):
+        codes, others = footprint(who, n)
+        modules = Counter(_group(code.co_filename) for code in codes)
+        top = ", ".join(f"{m} {k}" for m, k in modules.most_common(8))
+        size = sum(len(code.co_code) for code in codes)
+        print(f"| {who} N={n} | {len(codes)} | {size / 1024:.1f} KB | {len(others)} | {top} |")
+    return 0
+
+
 def _callgrind_tables(args: argparse.Namespace) -> int:
     """One table per event: per run by C area, for each contestant, N and *between*."""
     results: dict[str, dict[str, Counter[str]]] = {}
@@ -585,6 +636,7 @@ def main(argv: list[str] | None = None) -> int:
         "--callgrind", action="store_true", help="instructions and cache misses by area"
     )
     ap.add_argument("--reuse", action="store_true", help="with --keep: classify its data again")
+    ap.add_argument("--footprint", action="store_true", help="what one run touches (3.12+)")
     ap.add_argument("--clock", action="store_true", help="CPU time per run, no profiler")
     ap.add_argument("--gc-off", action="store_true", help="with --clock: gc.disable()")
     ap.add_argument("--record", nargs=3, metavar=("WHO", "N", "BETWEEN"), help=argparse.SUPPRESS)
@@ -609,6 +661,8 @@ def main(argv: list[str] | None = None) -> int:
         return _callgrind_tables(args)
     if args.clock:
         return _clock_table(args)
+    if args.footprint:
+        return _footprint_table(args)
     if sys.version_info < (3, 12):
         raise SystemExit("perf_agent.py needs Python 3.12+ (-X perf)")
     folder = Path(args.keep or tempfile.mkdtemp(prefix="perf_agent."))
