@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import bisect
+import gc
 import itertools
 import json
 import os
@@ -55,6 +56,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -591,7 +593,19 @@ def _footprint_table(args: argparse.Namespace) -> int:
         top = ", ".join(f"{m} {k}" for m, k in modules.most_common(8))
         size = sum(len(code.co_code) for code in codes)
         print(f"| {who} N={n} | {len(codes)} | {size / 1024:.1f} KB | {len(others)} | {top} |")
+        generated = sorted(
+            _generated_name(code) for code in codes if code.co_filename == "<string>"
+        )
+        if generated:
+            print(f"|  generated (dataclass) methods: {', '.join(generated)} |||||")
     return 0
+
+
+def _generated_name(code: Any) -> str:
+    """A ``<string>`` code object's function's qualified name (``dataclasses`` names the
+    function ``Class.__init__``; the code object keeps ``__create_fn__``'s)."""
+    functions = [f for f in gc.get_referrers(code) if isinstance(f, types.FunctionType)]
+    return str(functions[0].__qualname__) if functions else str(code.co_qualname)
 
 
 def _callgrind_tables(args: argparse.Namespace) -> int:
@@ -648,8 +662,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.record:
         who, n, between = args.record
         if args.gc_off:
-            import gc
-
             gc.disable()
         record(who, int(n), between, args.runs, args.out)
         return 0
