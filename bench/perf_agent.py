@@ -85,11 +85,33 @@ def _flusher(n: int) -> Make:
     return flush
 
 
+def _one_tool(n: int) -> Make:
+    """The default agent's run of N calls to *one* tool (the workload calls N distinct
+    tools): what of the cost is per tool, not per call."""
+    import bench_executor as bench
+    from toolwire.run import Agent
+    from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
+    from toolwire.tools import tool
+
+    tools = [tool(concurrency_safe=True, side_effects=False)(bench.named(bench.noop_body, 0))]
+    calls = [("noop_0", {"i": k}, f"c{k}") for k in range(n)]
+    script = [tool_call_turn(*calls), text_turn("done")]
+    agent = Agent(ScriptedModel([]), tools)
+
+    def make() -> Awaitable[Any]:
+        agent.model = ScriptedModel(script)
+        return agent.run("go")
+
+    return make
+
+
 def _factory(who: str) -> Callable[[int], Make]:
     import bench_executor as bench
 
     if who == "flush":
         return _flusher
+    if who == "one_tool":
+        return _one_tool
     if who == "floor":
         return lambda n: bench.floor_run(n, bench.noop_body)
     if who == "default":
