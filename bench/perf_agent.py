@@ -2,7 +2,8 @@
 
 Three measurements of the same workload, ``bench_executor.py --only agent``'s (one
 turn of a scripted model calls N distinct no-op tools, a second turn answers), for
-each contestant (``--who floor,default``), N (``--sizes 10,100``) and *between*
+each contestant (``--who floor,default``; also ``context_off``, ``sdk``, ``pydantic_ai``,
+``langgraph``, and ``one_tool``: the default agent's N calls to one tool), N (``--sizes 10,100``) and *between*
 (``--between none,sdk``), one process each, ``--runs K`` measured runs after a warm-up,
 each measured run preceded by:
 
