@@ -1,11 +1,11 @@
 """Where the default agent's CPU time goes that instruction counts miss, against the floor's.
 
-Three measurements of the same workload, ``bench_executor.py --only agent``'s (one
+Four measurements of the same workload, ``bench_executor.py --only agent``'s (one
 turn of a scripted model calls N distinct no-op tools, a second turn answers), for
-each contestant (``--who floor,default``; also ``context_off``, ``sdk``, ``pydantic_ai``,
-``langgraph``, and ``one_tool``: the default agent's N calls to one tool), N (``--sizes 10,100``) and *between*
-(``--between none,sdk``), one process each, ``--runs K`` measured runs after a warm-up,
-each measured run preceded by:
+each contestant (``--who floor,default``; also ``context_off``, ``sdk``,
+``pydantic_ai``, ``langgraph``, and ``one_tool``: the default agent's N calls to one
+tool), N (``--sizes 10,100``) and *between* (``--between none,sdk``), one process
+each, ``--runs K`` measured runs after a warm-up, each measured run preceded by:
 
 * ``none``: nothing (the contestant alone: warm caches, a small heap);
 * ``sdk``: one OpenAI Agents SDK run of the same N, as ``bench_executor`` interleaves
