@@ -242,7 +242,8 @@ class LoopDetector:
         # once a round: ``first`` holds each distinct one once).
         new = not first.keys() <= rounds_with.keys()
         rounds_with.update(first.keys())  # a view, not a mapping: counted in C
-        if not [r for r in results if r.status is not ToolStatus.OK]:  # the common round
+        ok = ToolStatus.OK  # read once: an enum member is a lookup on its class each time
+        if not [r for r in results if r.status is not ok]:  # every call ran: the common round
             outputs = set(zip(signatures, [r.content for r in results], strict=False))
             new = new or not outputs <= self._seen_outputs
             self._seen_outputs |= outputs

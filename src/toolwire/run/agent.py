@@ -1219,11 +1219,11 @@ def _all_plain(validations: list[Validation], results: list[ToolResult]) -> bool
     Two comprehensions, not three ``map(attrgetter(...))``: a comprehension's
     ``LOAD_ATTR`` reads a slot at a fixed offset, ``attrgetter`` looks the name up for
     every item (bench/README.md, issue 30's tenth pass)."""
-    count = len(results)
+    count, ok = len(results), ToolStatus.OK  # the member read once: an enum class's lookup
     return (
         len(validations) == count
         and len([v for v in validations if v.ok and not v.repaired]) == count
-        and len([r for r in results if r.status is ToolStatus.OK]) == count
+        and len([r for r in results if r.status is ok]) == count
     )
 
 
