@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
+from typing import cast
 
 from ..errors import HistoryError
 from ..messages import (
@@ -110,31 +110,37 @@ def _plain_turn(message: AssistantMessage, history: list[Message], position: int
     — all of it exact types, so that the checker would pass them in the same way
     (tests/history/test_check_fast.py); -1 otherwise, and the checker decides.
 
-    Each condition is tested for the whole turn at once, in C (``map`` over the calls'
-    and the results' fields, a set of their types, a comparison of two lists): a
-    Python step per call was most of the check. Types are tested before anything is
-    compared, and the names compared the checker's way round (the call's first).
+    Each condition is tested for the whole turn at once (a list of each field of the
+    calls and the results, a set of their types, a comparison of two lists): a Python
+    step per call was most of the check. The lists are comprehensions, not
+    ``map(attrgetter(...))``: their ``LOAD_ATTR`` reads a slot at a fixed offset where
+    ``attrgetter`` looks the name up for every item (less than half the instructions an
+    item, bench/README.md). Types are tested before anything is compared, and the names
+    compared the checker's way round (the call's first).
     """
     parts = message.parts
     if parts.__class__ is not list or not _TURN_PARTS.issuperset(map(type, parts)):
         return -1
     calls = list(filter(IS_CALL, parts))
     count = len(calls)
-    results = history[position + 1 : position + 1 + count]
-    if len(results) != count or not _RESULT.issuperset(map(type, results)):
+    window = history[position + 1 : position + 1 + count]
+    if len(window) != count or not _RESULT.issuperset(map(type, window)):
         return -1
-    ids = list(map(_ID, calls))
-    names = list(map(_NAME, calls))
-    answers = list(map(_CALL_ID, results))
-    texts = chain(ids, names, map(_ARGUMENTS, calls), answers, map(_CONTENT, results))
+    results = cast("list[ToolResult]", window)  # each one's exact type tested just above
+    ids = [call.id for call in calls]
+    names = [call.name for call in calls]
+    answers = [result.call_id for result in results]
+    texts = chain(
+        ids, names, [call.arguments for call in calls], answers, [r.content for r in results]
+    )
     if not (
         _STR.issuperset(map(type, texts))
-        and _STATUS.issuperset(map(type, map(_STATUS_OF, results)))
+        and _STATUS.issuperset([type(r.status) for r in results])
         and "" not in ids
         and "" not in names
         and ids == answers
-        and names == list(map(_NAME, results))  # the checker's comparison, the same way round
-        and not any(map(_PARTS, results))
+        and names == [r.name for r in results]  # the checker's comparison, the same way round
+        and not [r for r in results if r.parts]
         and len(set(ids)) == count  # a repeated id: the checker words it
     ):
         return -1
@@ -146,13 +152,6 @@ _TURN_PARTS = frozenset({ToolCall, TextPart, ReasoningPart, ProviderPart})
 _RESULT = frozenset({ToolResult})
 _STR = frozenset({str})
 _STATUS = frozenset({ToolStatus})
-_ID = attrgetter("id")
-_NAME = attrgetter("name")
-_ARGUMENTS = attrgetter("arguments")
-_CALL_ID = attrgetter("call_id")
-_CONTENT = attrgetter("content")
-_STATUS_OF = attrgetter("status")
-_PARTS = attrgetter("parts")
 
 
 def missing_results(messages: Sequence[Message]) -> list[ToolCall]:

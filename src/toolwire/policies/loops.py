@@ -26,7 +26,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from operator import attrgetter
 from typing import Any, Literal
 
 from ..checks import check_int
@@ -98,11 +97,6 @@ _canonical_object: Callable[[Any, int], Any] | None = (
 """``_CANONICAL``'s C encoder, made once: ``JSONEncoder.encode`` makes one per value
 (two Python calls and an encoder object, for every call of every round)."""
 
-_STATUS = attrgetter("status")  # C getters for the round's results (map, not a loop)
-_CONTENT = attrgetter("content")
-_ERROR = attrgetter("error")
-_NAME = attrgetter("name")
-
 
 def call_signature(name: str, arguments: Any) -> str:
     """``name(canonical JSON arguments)``; arguments that are not JSON count as text."""
@@ -132,7 +126,7 @@ def round_signatures(requests: Sequence[ToolRequest]) -> list[str]:
     encode sends the round through :func:`request_signature`, call by call, whose
     ``repr`` fallback then applies to that call alone.
     """
-    if _canonical_object is not None and list(map(_ERROR, requests)).count(None) == len(requests):
+    if _canonical_object is not None and not [r for r in requests if r.error is not None]:
         encode, join = _canonical_object, "".join
         try:
             return [f"{r.name}({join(encode(r.input, 0))})" for r in requests]
@@ -209,7 +203,7 @@ class LoopDetector:
         one round only (every tool of the common single-round run) never costs the
         canonical JSON of its arguments.
         """
-        names = list(map(_NAME, requests))
+        names = [request.name for request in requests]
         distinct = set(names)
         policy = self.policy
         deferred = (
@@ -230,7 +224,7 @@ class LoopDetector:
         """Count the unsigned calls of the tools this round calls again, as their rounds
         would have counted them (each of those rounds called each tool once)."""
         unsigned, by_name = self._unsigned, self._unsigned_by_name
-        for name in by_name.keys() & set(map(_NAME, requests)):
+        for name in by_name.keys() & {request.name for request in requests}:
             request, result = unsigned[by_name.pop(name)].call(name)
             signature = request_signature(request)
             self._rounds_with[signature] += 1
@@ -248,9 +242,9 @@ class LoopDetector:
         # once a round: ``first`` holds each distinct one once).
         new = not first.keys() <= rounds_with.keys()
         rounds_with.update(first.keys())  # a view, not a mapping: counted in C
-        statuses = list(map(_STATUS, results))
-        if statuses.count(ToolStatus.OK) == len(statuses):  # every call ran: the common round
-            outputs = set(zip(signatures, map(_CONTENT, results), strict=False))
+        ok = ToolStatus.OK  # read once: an enum member is a lookup on its class each time
+        if not [r for r in results if r.status is not ok]:  # every call ran: the common round
+            outputs = set(zip(signatures, [r.content for r in results], strict=False))
             new = new or not outputs <= self._seen_outputs
             self._seen_outputs |= outputs
             return new
@@ -317,8 +311,8 @@ class _Unsigned:
     def call(self, name: str) -> tuple[ToolRequest, ToolResult]:
         """The round's call of tool ``name``, and its result."""
         if self._positions is None:
-            names = map(_NAME, self.requests)
-            self._positions = dict(zip(names, range(len(self.requests)), strict=True))
+            names = [request.name for request in self.requests]
+            self._positions = dict(zip(names, range(len(names)), strict=True))
         position = self._positions[name]
         return self.requests[position], self.results[position]
 
