@@ -593,6 +593,9 @@ class _Run:
         self.loops = LoopDetector(agent.loop_policy)
         self.discarded: list[Discarded] = []
         self.emit: Emit = _ignore
+        # Whether anyone streams or observes the run (set with emit, in _drive): when
+        # nobody does, none of the run's own events is built, nor a callback called.
+        self.listening = False
         self.run_id = new_run_id()
         self._number = 0  # the current round's number, for the events of its calls
         if resumption is not None:  # the logged run goes on: its id, its counts
@@ -666,6 +669,7 @@ class _Run:
 
     async def _drive(self, emit: Emit) -> RunResult:
         self.emit = emit if emit is _ignore else self.output.watch(emit)  # PartialOutput
+        self.listening = emit is not _ignore
         store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
         try:
             if not self.agent.tool_sources:  # nothing to open or close around the run
@@ -806,7 +810,7 @@ class _Run:
             paused=bool(self.pending),
             pending=list(self.pending),
         )
-        if self.emit is not _ignore:
+        if self.listening:
             self.emit(RunFinished(result))
         return result
 
@@ -825,15 +829,15 @@ class _Run:
         self._first_event_at = None
         # A run nobody listens to builds none of its events (RequestStarted, ResponseDone,
         # RoundEnd, RunFinished): each one a dataclass for _ignore to drop.
-        listening = self.emit is not _ignore
-        self._started(number, request, sent_at, listening)
+        listening = self.listening
+        self._started(number, request, sent_at)
         run = self.executor.turn(
             early=agent.early_execution and not forced,
             allowed=agent.limits.tool_calls_left(self.tool_calls),
-            on_call=None if self.emit is _ignore else self._on_call,  # nobody listens: skip
+            on_call=self._on_call if listening else None,  # nobody listens: skip
             shape_result=self.context.shape_result,
             uncut=self.context.uncut_lengths,  # a result this short is not shaped
-            on_start=None if self.emit is _ignore else self._on_start,  # nobody listens: skip
+            on_start=self._on_start if listening else None,  # nobody listens: skip
             before_start=self.journal,
             scope=ToolScope(self.run_id, number, agent.deps, self.emit),
         )
@@ -893,9 +897,9 @@ class _Run:
             await self.settle()
         return request
 
-    def _started(self, number: int, request: ModelRequest, sent_at: float, listening: bool) -> None:
+    def _started(self, number: int, request: ModelRequest, sent_at: float) -> None:
         """Emit the request's ``RequestStarted``, then the context's events about it."""
-        if listening:
+        if self.listening:
             self.emit(RequestStarted(number, request, sent_at))
             for event in self.context_events:
                 self.emit(event)
@@ -937,8 +941,10 @@ class _Run:
     def _request(self, forced: bool) -> ModelRequest:
         agent = self.agent
         choice = self.output.choice(self._tool_choice(), forced)  # "none" when forced
-        listened = self.emit is not _ignore  # else no event of the context's is built
-        prepared = self.context.prepare(self.messages, choice, self.rounds + 1, listened=listened)
+        # Nobody listening: no event of the context's is built.
+        prepared = self.context.prepare(
+            self.messages, choice, self.rounds + 1, listened=self.listening
+        )
         self.context_events.extend(prepared.events)
         return ModelRequest(
             messages=prepared.messages,
@@ -948,7 +954,7 @@ class _Run:
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
             cache_key=prepared.cache_key,
-            deltas=self.emit is not _ignore,  # per-fragment events only for a listener
+            deltas=self.listening,  # per-fragment events only for a listener
         )
 
     # -- context window (toolwire.context) ----------------------------------------------------
@@ -979,7 +985,7 @@ class _Run:
         stream = self.agent.model.stream(request)
         turn: Turn | None = None
         emit = self.emit
-        listening = emit is not _ignore  # nobody listens: no call per event
+        listening = self.listening  # nobody listens: no call per event
         # A call's ToolCallStarted is told to the executor with the next item: when that
         # is the same call's ToolCallReady (a call whole in one chunk, the common case;
         # with no listener the decoder sends that call's Ready alone, no Started),
@@ -1054,7 +1060,7 @@ class _Run:
         return self.context.shape_result
 
     def call_listener(self) -> Callable[[CallRecord, ToolResult], None] | None:
-        return None if self.emit is _ignore else self._on_call
+        return self._on_call if self.listening else None
 
     def tool_scope(self) -> ToolScope:
         return ToolScope(self.run_id, self._number, self.agent.deps, self.emit)
