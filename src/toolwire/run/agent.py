@@ -57,7 +57,15 @@ from ..errors import (
     ProviderAPIError,
     UsageLimitExceededError,
 )
-from ..messages import Message, SystemMessage, ToolResult, ToolStatus, Usage, UserMessage
+from ..messages import (
+    IS_PROVIDER_PART,
+    Message,
+    SystemMessage,
+    ToolResult,
+    ToolStatus,
+    Usage,
+    UserMessage,
+)
 from ..output import FINAL_RESULT, Output, OutputMode, OutputRun, Step
 from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.call_shaped import call_shape
@@ -605,6 +613,9 @@ class _Run:
         self.journal = call_journal(agent.store, self.run_id, lambda: self._number)
         self._first_event_at: float | None = None
         self.tools: RunTools | None = None
+        # This run's executor: the agent's, until _with_tools has the one over the
+        # tools its sources opened (an attribute, read every round: no property call).
+        self.executor: Executor = agent.executor
         self.context = RunContext(agent.context, agent.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
         self.pending: list[PendingCall] = []  # calls held for approval: the run pauses
@@ -612,11 +623,6 @@ class _Run:
         self.owed_handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
         self.output: OutputRun = agent.output.start(agent.executor.toolset)
-
-    @property
-    def executor(self) -> Executor:
-        """This run's executor (over the tools its sources opened, if any)."""
-        return self.tools.executor if self.tools is not None else self.agent.executor
 
     async def drive(self, emit: Emit) -> RunResult:
         """Run the loop to its end, sending events to ``emit`` (and to the observers)."""
@@ -688,6 +694,7 @@ class _Run:
         """The run over ``tools`` (its sources opened): a resumed run's last turn
         answered first, then the loop."""
         self.tools = tools
+        self.executor = tools.executor
         self.context.use_toolset(tools.executor.toolset)
         if self.resumption is not None:
             ended = await answer_last_turn(self, self.resumption)
@@ -731,6 +738,11 @@ class _Run:
         the client runs): never left hanging, never approved by default. Not for a turn
         whose calls wait for approval, nor for a refusal (the model's last word)."""
         if self.pending or turn.refused:
+            return False
+        # Only a provider's items owe answers (owed_answers' own first test): a turn of
+        # text and calls, every round of most runs, is passed over in C, with no
+        # coroutine to await.
+        if not any(map(IS_PROVIDER_PART, turn.message.parts)):
             return False
         return bool(await answer_owed(turn.message, self.owed_handlers, final=forced))
 
@@ -869,7 +881,8 @@ class _Run:
             called = has_calls(turn)
             verdict = self._judge(run, results) if called else LoopVerdict()
         finally:
-            self._record_discarded(run)
+            if run.discarded:  # early starts cancelled (rare): recorded and told
+                self._record_discarded(run)
             if turn is not None and run.bound:
                 self.messages.append(turn.message)
                 self.messages.extend(
@@ -1044,9 +1057,10 @@ class _Run:
         return _the_turn(turn, self.agent.model)
 
     def _stamp_first(self, item: object) -> bool:
-        """Take the time of the stream's first event (a retry notice is none); whether
-        it was taken."""
-        if _is_retry(item):
+        """Take the time of the stream's first event; whether it was taken. A provider's
+        notice that it is retrying (or a ``FallbackModel``'s that it moves on to the
+        next model) is none: the model has not answered yet."""
+        if isinstance(item, Notice) and item.kind in ("retry", "fallback"):
             return False
         self._first_event_at = time.time()
         return True
@@ -1090,9 +1104,10 @@ class _Run:
         """Text that looks like a call, in a turn without calls (``called``: it has
         some): a notice, so that no one reads it as the answer
         (:mod:`toolwire.policies.call_shaped`)."""
-        if called or not turn.message.text:
+        text = "" if called else turn.message.text  # joined from the parts on each read
+        if not text:
             return
-        shape = call_shape(turn.message.text, self.executor.toolset)  # names tested by `in`
+        shape = call_shape(text, self.executor.toolset)  # names tested by `in`
         if shape is None:
             return
         notice = Notice(
@@ -1248,12 +1263,6 @@ def _kind(item: object) -> type:
 _KINDS: dict[type, type] = {}  # a stream item's class -> its kind (a few dozen classes)
 
 
-def _is_retry(item: object) -> bool:
-    """A provider's notice that it is retrying (or a ``FallbackModel``'s that it moves on
-    to the next model): the model has not answered yet."""
-    return isinstance(item, Notice) and item.kind in ("retry", "fallback")
-
-
 async def _collect(model: Model, request: ModelRequest) -> Turn:
     """The turn of one request whose events nobody streams (the summary request)."""
     stream = model.stream(request)
@@ -1369,7 +1378,7 @@ def _start_history(
         if not isinstance(prompt, str):
             raise CallerError(f"the prompt must be a str, not {type(prompt).__name__}")
         messages.append(UserMessage(prompt))
-    if not any(isinstance(m, UserMessage) for m in messages):
+    elif not any(isinstance(m, UserMessage) for m in messages):  # a history alone
         raise CallerError("the run has no user message", hint="pass a prompt or a history")
     return messages
 
