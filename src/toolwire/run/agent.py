@@ -71,7 +71,7 @@ from ..policies.budgets import FailureBudget, RetryPolicy
 from ..policies.call_shaped import call_shape
 from ..policies.diagnostics import RunDiagnostics
 from ..policies.limits import UsageLimits
-from ..policies.loops import LoopDetector, LoopPolicy, LoopVerdict
+from ..policies.loops import LoopDetector, LoopPolicy
 from ..tooldef import ToolChoice
 from ..tools import outcomes
 from ..tools.outcomes import RunOutcome
@@ -879,7 +879,7 @@ class _Run:
             # The round's lists are made once, for the output and for _enforce.
             self.output.observe(validations := run.validations(), results)
             called = has_calls(turn)
-            verdict = self._judge(run, results) if called else LoopVerdict()
+            stop = self._judge(run, results) if called else None  # no calls: no loop
         finally:
             if run.discarded:  # early starts cancelled (rare): recorded and told
                 self._record_discarded(run)
@@ -897,7 +897,7 @@ class _Run:
             self.rounds += 1
         if listening:
             self.emit(RoundEnd(number, turn, results))
-        self._enforce(run, verdict, validations, results)
+        self._enforce(run, stop, validations, results)
         return turn
 
     async def _next_request(self, forced: bool) -> ModelRequest:
@@ -1133,8 +1133,9 @@ class _Run:
 
     # -- after the round -----------------------------------------------------------------------
 
-    def _judge(self, run: TurnRun, results: list[ToolResult]) -> LoopVerdict:
-        """Loop detection; its warnings go into the results before they enter the history."""
+    def _judge(self, run: TurnRun, results: list[ToolResult]) -> LoopDetectedError | None:
+        """Loop detection; its warnings go into the results before they enter the
+        history. The stop it calls for, if any (raised by :meth:`_enforce`)."""
         verdict = self.loops.observe(run.answered_requests(), results)
         for note in verdict.warnings:
             result = results[note.position]
@@ -1143,20 +1144,21 @@ class _Run:
                 "loop", result.name, note.text, call_id=result.call_id, round=self.requests
             )
             self.emit(LoopWarning(note.kind, result.name, note.text, note.count))
-        if verdict.stop is not None:
-            stop = verdict.stop
+        stop = verdict.stop
+        if stop is not None:
             self.diagnostics.record("loop", stop.tool, stop.message)
-        return verdict
+        return stop
 
     def _enforce(
         self,
         run: TurnRun,
-        verdict: LoopVerdict,
+        stop: LoopDetectedError | None,
         validations: list[Validation],
         results: list[ToolResult],
     ) -> None:
         """Account for the round's failures (its answered calls' validations and
-        results), then raise the first stopping rule that hit."""
+        results), then raise the first stopping rule that hit (``stop``: loop
+        detection's, from :meth:`_judge`)."""
         budget_error = self._account(validations, results)
         limits = self.agent.limits
         if run.skipped_for_limit:
@@ -1165,8 +1167,8 @@ class _Run:
                 limits.max_tool_calls or 0,
                 self.tool_calls + run.skipped_for_limit,
             )
-        if verdict.stop is not None:
-            raise verdict.stop
+        if stop is not None:
+            raise stop
         if budget_error is not None:
             raise budget_error
         limits.check_tokens(self.usage)

@@ -138,7 +138,7 @@ def decide(  # noqa: PLR0911 — one return per rule of the table, in its order
     calls = has_calls(turn)
     if owed and not calls and not forced:
         return _DECIDED[Next.ANSWER_OWED]
-    if not forced and not calls:
+    if not forced and not calls and turn.notices:  # a broken call comes with a notice
         feedback = broken_call_feedback(turn)
         if feedback is not None:
             return Decision(Next.FIX_CALL, feedback=feedback)
