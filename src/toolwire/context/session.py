@@ -209,9 +209,10 @@ class RunContext:
     def _index_tools(self) -> None:
         """Definitions, their tokens and the routing index, again only when tools were
         added; all shared with every run that offers the same tools (:mod:`.toolview`)."""
-        if len(self.toolset) == self._indexed:
+        count = len(self.toolset)  # a Python __len__: read once
+        if count == self._indexed:
             return
-        self._indexed = len(self.toolset)
+        self._indexed = count
         view = self._view = toolset_view(self.toolset)
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions

@@ -344,7 +344,8 @@ class Agent:
         # Kept for run_many on Ray, which asks it from the driver.
         self.approve = hold_every_call if approve == "pause" else approve
         # The handlers of the items a turn owes an answer (toolwire.history.owed), checked
-        # here; each run pairs them up (run_many on Ray swaps approve_mcp for a relay).
+        # here; a run pairs them up when a turn owes answers (run_many on Ray swaps
+        # approve_mcp for a relay).
         owed_handlers(builtin_handlers, approve_mcp)
         self.approve_mcp = approve_mcp
         self.builtin_handlers = dict(builtin_handlers or {})
@@ -620,7 +621,6 @@ class _Run:
         self.reprompted = False  # the last turn was an empty-turn re-prompt
         self.pending: list[PendingCall] = []  # calls held for approval: the run pauses
         self.context_events: list[RunEvent] = []  # emitted after RequestStarted
-        self.owed_handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
         self.output: OutputRun = agent.output.start(agent.executor.toolset)
 
@@ -744,7 +744,9 @@ class _Run:
         # coroutine to await.
         if not any(map(IS_PROVIDER_PART, turn.message.parts)):
             return False
-        return bool(await answer_owed(turn.message, self.owed_handlers, final=forced))
+        agent = self.agent  # its handlers, paired up only for a turn that owes answers
+        handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
+        return bool(await answer_owed(turn.message, handlers, final=forced))
 
     def _act(self, decision: Decision) -> None:
         """Get the history ready for the next round, as ``decision`` says (or raise)."""

@@ -65,6 +65,11 @@ class Next(enum.Enum):
     CALLS_WHEN_FORCED = "calls_when_forced"
     """The model called tools in the forced final request: the run fails."""
 
+    # A member is a singleton, equal only to itself: hashed by its identity, in C, where
+    # Enum's own __hash__ (of its name) is a Python call, twice a round (the table of
+    # decisions below and ``ends``).
+    __hash__ = object.__hash__
+
     @property
     def ends(self) -> bool:
         """Whether the run returns its result here."""
