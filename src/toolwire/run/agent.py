@@ -906,7 +906,8 @@ class _Run:
         """The round's request (within the limits, the history compressed and checked),
         once the observers have settled."""
         self.agent.limits.check_request(self.requests)
-        await self._compress()
+        if self.context.compressor is not None:  # no history budget (the default): nothing to fit
+            await self._compress()
         request = self._request(forced)  # checks the history (ModelRequest)
         if self.settle is not _settled:  # without observers there is nothing to wait for
             await self.settle()
@@ -975,9 +976,8 @@ class _Run:
     # -- context window (toolwire.context) ----------------------------------------------------
 
     async def _compress(self) -> None:
-        """Fit the history sent into its budget; a summary request when the policy says so."""
-        if self.context.compressor is None:  # no history budget (the default): nothing to fit
-            return
+        """Fit the history sent into its budget (the policy has one); a summary request
+        when the policy says so."""
         self.context_events.extend(self.context.compress(self.messages, self.rounds + 1))
         prompt = self.context.summary_request(self.messages)
         if prompt is None:
