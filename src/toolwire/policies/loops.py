@@ -21,7 +21,6 @@ that check off.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -32,6 +31,7 @@ from ..checks import check_int
 from ..errors import CallerError, LoopDetectedError
 from ..messages import ToolResult, ToolStatus
 from ..turn import ToolRequest
+from .diagnostics import new_counter
 
 __all__ = [
     "LoopDetector",
@@ -165,7 +165,7 @@ class LoopDetector:
 
     def __init__(self, policy: LoopPolicy | None = None) -> None:
         self.policy = policy or LoopPolicy()
-        self._rounds_with: Counter[str] = Counter()
+        self._rounds_with = new_counter()  # Counter(), made in C
         self._seen_outputs: set[tuple[str, str]] = set()
         self.stalled = 0
         self._names: set[str] = set()  # every tool name a counted round called
