@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 
 import pytest
 
 from toolwire.errors import CallerError, RepairError, ToolExecutionError
-from toolwire.policies.diagnostics import FAILURE_KINDS, RunDiagnostics, classify
+from toolwire.policies.diagnostics import FAILURE_KINDS, RunDiagnostics, classify, new_counter
 from toolwire.tools import Validation, tool
 
 
@@ -70,3 +71,13 @@ def test_all_validation_kinds_are_failure_kinds():
     v = Validation.failure("t", "empty_call", "m")
     diag = RunDiagnostics()
     assert diag.record_validation(v) is not None and diag.counts == {"empty_call": 1}
+
+
+def test_each_run_counts_repairs_in_a_counter_of_its_own():
+    one, two = RunDiagnostics(), RunDiagnostics()
+    one.repaired["search"] += 1
+    assert one.repaired == Counter(search=1) and isinstance(one.repaired, Counter)
+    assert two.repaired == Counter() and two.repaired is not one.repaired
+    counts = new_counter()
+    counts.update(["a", "b", "a"])
+    assert counts.most_common(1) == [("a", 2)] and new_counter() == Counter()

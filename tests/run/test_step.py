@@ -101,3 +101,18 @@ def test_a_missing_output_is_asked_again_with_its_feedback() -> None:
 def test_every_exit_has_an_outcome() -> None:
     assert {n for n in Next if n.ends} == {Next.FINAL, Next.REFUSED, Next.PAUSED, Next.LENGTH}
     assert Next.PAUSED.outcome == "paused" and Next.LENGTH.outcome == "length"
+
+
+def test_a_notice_that_is_no_broken_call_asks_for_no_fix() -> None:
+    turn = _turn()
+    turn.notices.append(Notice("tool_choice_ignored", "answered without a call"))
+    assert _decide(turn)[0] is Next.FINAL
+
+
+def test_a_member_is_found_by_itself_in_a_table_and_after_a_pickle() -> None:
+    import pickle
+
+    table = {kind: kind.value for kind in Next}
+    assert all(table[kind] == kind.value for kind in Next)
+    assert pickle.loads(pickle.dumps(Next.ROUND)) in table
+    assert len({*Next, *Next}) == len(Next)
