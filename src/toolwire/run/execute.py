@@ -629,17 +629,15 @@ class TurnRun:
     def _reconcile(self, requests: Sequence[ToolRequest]) -> list[TurnCall]:
         """The final calls, reusing what was validated or started while streaming."""
         by_index = self._by_index
-        final_indices = {r.index for r in requests}
-        if not self._positions.known and len(by_index) == len(requests) == len(final_indices):
-            # The common turn: every final call is one announced while streaming, the
-            # very request (else the general path below matches them).
-            announced = [
-                call
-                for request in requests
-                if (call := by_index.get(request.index)) is not None and call.request is request
-            ]
-            if len(announced) == len(requests):
+        if not self._positions.known:
+            # The common turn: its calls closed in order while streaming, each with the
+            # request the final turn holds. One list comparison in C (identity first,
+            # so the very requests compare without a call) where a lookup per call
+            # matched them; an equal copy matches as the general path below would.
+            announced = list(by_index.values())
+            if [c.request for c in announced] == requests:
                 return announced
+        final_indices = {r.index for r in requests}
         if len(final_indices) != len(requests):  # indices must tell calls apart to match
             self._discard_all("the final turn's calls do not have distinct indices")
             return [self._prepare(r) for r in requests]
