@@ -97,7 +97,7 @@ from ..wire.events import ToolCallReady, ToolCallStarted
 from ._scope import TaskScope
 from ._threads import Job, WorkerPool, shared_pool
 from .backend import ExecutionBackend
-from .calls import DISCARDED, DONE, HELD, CallRecord, Discarded, TurnCall, is_safe
+from .calls import DISCARDED, DONE, HELD, CallRecord, Discarded, TurnCall
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
@@ -721,13 +721,9 @@ class TurnRun:
             tool, validation = toolset.check(request)  # one lookup of the tool
         else:
             tool = toolset.get(request.name)
-        call = TurnCall(request, validation, tool)
+        call = TurnCall(request, validation, tool)  # asks its tool's concurrency policy
         if not call.runnable:
             self._settle(call, outcomes.error_result(request.id, validation))
-        elif tool is not None and tool.concurrency_safe.__class__ is bool:  # no policy to ask
-            call.safe = tool.concurrency_safe
-        else:
-            call.safe = is_safe(tool, validation.input)
         return call
 
     def _launch(self, call: TurnCall) -> None:
