@@ -450,8 +450,12 @@ class TurnRun:
         if index in by_index:  # closed again: nothing new to prepare or to place
             self._early.advance(by_index, may_launch, self._launch)
             return
-        by_index[index] = self._prepare(event.request, validation)
-        self._early.ready(index, by_index, may_launch, self._launch)
+        call = by_index[index] = self._prepare(event.request, validation)
+        start = self._early.ready(index, by_index, may_launch)
+        if start:
+            self._launch(call)
+        elif start is None:  # not the stream's common order: the general path decides
+            self._early.advance(by_index, may_launch, self._launch)
 
     async def ready_off_loop(self, event: ToolCallReady) -> None:
         """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
