@@ -160,8 +160,11 @@ def _replay(
             call.safe = call.runnable and names[index] != "change"
             ready[index] = call
             if fast:
-                early.ready(index, ready, may_launch, lambda c: launched.append(c.index))
-                continue
+                start = early.ready(index, ready, may_launch)
+                if start:
+                    launched.append(index)
+                if start is not None:
+                    continue
         early.advance(ready, may_launch, lambda c: launched.append(c.index))
     return launched, early.open, early.position, early._known
 

@@ -712,6 +712,30 @@ def test_started_call_whose_final_request_differs_is_cancelled_and_rerun() -> No
     assert discarded.call_id == "call_0" and "differ" in discarded.reason and discarded.ran
 
 
+def test_a_final_turn_of_equal_copies_keeps_the_calls_started_early() -> None:
+    """Final requests equal to the announced ones but not the very objects (a provider
+    that rebuilt them at the end) keep the calls started while streaming: each runs once,
+    nothing is discarded."""
+    log: list[str] = []
+    executor = Executor(_early_tools(log))
+    reqs = [request("read", {"key": key}, index=i) for i, key in enumerate("ab")]
+    copies = [request("read", {"key": key}, index=i) for i, key in enumerate("ab")]
+    assert copies == reqs and copies[0] is not reqs[0]
+
+    async def body() -> TurnRun:
+        turn = executor.turn()
+        async with turn:
+            for req in reqs:
+                turn.ready(ready(req))
+            await asyncio.sleep(0)
+            await turn.finish(copies)
+        return turn
+
+    turn = run(body())
+    assert log == ["read a", "read b"] and not turn.discarded
+    assert [(r.status, r.content) for r in turn.results()] == [(OK, "a"), (OK, "b")]
+
+
 def test_failed_turn_cancels_started_calls_and_keeps_the_error() -> None:
     async def body() -> TurnRun:
         @tool(concurrency_safe=True, side_effects=False)

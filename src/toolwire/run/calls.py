@@ -185,10 +185,13 @@ class TurnCall:
         self.tool = tool
         # Valid and naming a known tool: it may be executed. What a call is does not
         # change, so this is worked out once, not by a property read three times a call.
-        self.runnable = validation.ok and tool is not None
+        self.runnable = runnable = validation.ok and tool is not None
         self.state = WAITING
         self.result: ToolResult | None = None  # set on DONE (or DISCARDED)
-        self.safe = False  # concurrency-safe: may share a batch (set by the turn)
+        # Concurrency-safe: it may share a batch. Asked once, of a runnable call only; a
+        # policy that is a bool (the common tool) needs no call to say so.
+        policy = tool.concurrency_safe if runnable else False  # type: ignore[union-attr]
+        self.safe = policy if policy.__class__ is bool else is_safe(tool, validation.input)
         # Running it and then discarding it is harmless: no side effects, or idempotent.
         self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
         # The task running it, once launched; a call that ended as its task started (an

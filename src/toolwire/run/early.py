@@ -65,15 +65,21 @@ class EarlyStarts:
         index: int,
         ready: Mapping[int, TurnCall],
         may_launch: Callable[[], bool] | None,
-        launch: Callable[[TurnCall], None],
-    ) -> None:
+    ) -> bool | None:
         """The call with ``index`` closed for the first time (it is in ``ready`` now):
-        :meth:`know` it, then :meth:`advance`.
+        :meth:`know` it and, in the stream's common order, decide it.
 
-        In the stream's common order every earlier call has passed and this one is the
-        last known (its start was told) or new past them all (it was not: the run loop
-        tells a start with its call's first close): it alone is decided, with no search
-        and no loop.
+        In the common order every earlier call has passed and this one is the last known
+        (its start was told) or new past them all (it was not: the run loop tells a
+        start with its call's first close): it alone is decided, with no search and no
+        loop. The caller starts it: a ``launch`` callback, as :meth:`advance` takes,
+        would be a bound method made for every call.
+
+        Returns:
+            ``True``: start the call now (the frontier has passed it: :attr:`position`
+            is its place); ``False``: it does not start now; ``None``: not the common
+            order, so nothing was decided: :meth:`advance` decides it and any call
+            it was holding up.
         """
         known, frontier = self._known, self._frontier
         count = len(known)
@@ -84,24 +90,21 @@ class EarlyStarts:
                 known.append(index)
             elif index != known[-1] and not _contains(known, index):
                 self._insert(index)
-            self.advance(ready, may_launch, launch)
-            return
+            return None
         if not self.open:
-            return
+            return False
         # _pass(ready[index], ...), written out: once per call.
         call = ready[index]
-        if call.runnable:
-            if not call.safe or (may_launch is not None and not may_launch()):
-                self.open = False
-                return
-            if call.harmless:
-                launch(call)
+        if call.runnable and (not call.safe or (may_launch is not None and not may_launch())):
+            self.open = False
+            return False
         self._frontier += 1
+        return call.runnable and call.harmless  # else it starts with its batch
 
     @property
     def position(self) -> int:
-        """The place, in stream order, of the call :meth:`advance` is launching."""
-        return self._frontier
+        """The place, in stream order, of the call last passed: the one being launched."""
+        return self._frontier - 1
 
     def advance(
         self,
@@ -117,7 +120,7 @@ class EarlyStarts:
                 before each valid, safe call (``None``: no limit).
             launch: Starts a call (at once, before the next one is considered). An
                 eager start may run the call to its result before ``launch`` returns;
-                it reads :attr:`position`, so the frontier moves past it only then.
+                it reads :attr:`position`, so the frontier moves past the call first.
         """
         while self.open and self._frontier < len(self._known):
             call = ready.get(self._known[self._frontier])
@@ -133,13 +136,12 @@ class EarlyStarts:
     ) -> None:
         """Decide the ready call at the frontier: start it, let it wait for its batch,
         or close early starts at it (an unsafe call, or one past the call limit)."""
-        if call.runnable:
-            if not call.safe or (may_launch is not None and not may_launch()):
-                self.open = False
-                return
-            if call.harmless:  # else it starts with its batch, once the turn is final
-                launch(call)
+        if call.runnable and (not call.safe or (may_launch is not None and not may_launch())):
+            self.open = False
+            return
         self._frontier += 1
+        if call.runnable and call.harmless:  # else it starts with its batch, once final
+            launch(call)
 
 
 def _contains(sorted_list: list[int], value: int) -> bool:

@@ -97,7 +97,7 @@ from ..wire.events import ToolCallReady, ToolCallStarted
 from ._scope import TaskScope
 from ._threads import Job, WorkerPool, shared_pool
 from .backend import ExecutionBackend
-from .calls import DISCARDED, DONE, HELD, CallRecord, Discarded, TurnCall, is_safe
+from .calls import DISCARDED, DONE, HELD, CallRecord, Discarded, TurnCall
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
@@ -450,8 +450,12 @@ class TurnRun:
         if index in by_index:  # closed again: nothing new to prepare or to place
             self._early.advance(by_index, may_launch, self._launch)
             return
-        by_index[index] = self._prepare(event.request, validation)
-        self._early.ready(index, by_index, may_launch, self._launch)
+        call = by_index[index] = self._prepare(event.request, validation)
+        start = self._early.ready(index, by_index, may_launch)
+        if start:
+            self._launch(call)
+        elif start is None:  # not the stream's common order: the general path decides
+            self._early.advance(by_index, may_launch, self._launch)
 
     async def ready_off_loop(self, event: ToolCallReady) -> None:
         """:meth:`ready`, validating arguments over ``OFF_LOOP_ARGUMENTS`` in a thread.
@@ -629,17 +633,15 @@ class TurnRun:
     def _reconcile(self, requests: Sequence[ToolRequest]) -> list[TurnCall]:
         """The final calls, reusing what was validated or started while streaming."""
         by_index = self._by_index
-        final_indices = {r.index for r in requests}
-        if not self._positions.known and len(by_index) == len(requests) == len(final_indices):
-            # The common turn: every final call is one announced while streaming, the
-            # very request (else the general path below matches them).
-            announced = [
-                call
-                for request in requests
-                if (call := by_index.get(request.index)) is not None and call.request is request
-            ]
-            if len(announced) == len(requests):
+        if not self._positions.known:
+            # The common turn: its calls closed in order while streaming, each with the
+            # request the final turn holds. One list comparison in C (identity first,
+            # so the very requests compare without a call) where a lookup per call
+            # matched them; an equal copy matches as the general path below would.
+            announced = list(by_index.values())
+            if [c.request for c in announced] == requests:
                 return announced
+        final_indices = {r.index for r in requests}
         if len(final_indices) != len(requests):  # indices must tell calls apart to match
             self._discard_all("the final turn's calls do not have distinct indices")
             return [self._prepare(r) for r in requests]
@@ -723,13 +725,9 @@ class TurnRun:
             tool, validation = toolset.check(request)  # one lookup of the tool
         else:
             tool = toolset.get(request.name)
-        call = TurnCall(request, validation, tool)
+        call = TurnCall(request, validation, tool)  # asks its tool's concurrency policy
         if not call.runnable:
             self._settle(call, outcomes.error_result(request.id, validation))
-        elif tool is not None and tool.concurrency_safe.__class__ is bool:  # no policy to ask
-            call.safe = tool.concurrency_safe
-        else:
-            call.safe = is_safe(tool, validation.input)
         return call
 
     def _launch(self, call: TurnCall) -> None:

@@ -601,7 +601,6 @@ class Toolset:
             and request.error is None
             and not request.repaired
             and not request.freeform
-            and not found.strict
         ):
             # The common call (sent whole and well-formed, for a typed tool), without
             # _check_sent's call. An empty one it passes has nothing required: _check's
