@@ -338,7 +338,7 @@ class Assembler:
         # call was opened another way (``_open`` and ``start_call``'s other path say so)
         # or changed another way than by a fragment added to its arguments (which
         # ``_close_whole`` sees itself). While it is above 0, ``close`` takes each call
-        # as announced without visiting it.
+        # as announced without visiting it; at 0 there is no call.
         self._whole = 0
         self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
         self._order: list[_Segment | _Call | ProviderPart] = []
@@ -1115,7 +1115,7 @@ class Assembler:
 
     def close(self) -> Turn:
         """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
-        if self._whole > 0:  # every call came whole (their number)
+        if self._whole >= 0:  # no call (0), or every call came whole (their number)
             whole = self._close_whole()
             if whole is not None:
                 return whole
@@ -1167,10 +1167,13 @@ class Assembler:
         return self._turn(parts, requests)
 
     def _close_whole(self) -> Turn | None:
-        """``close`` for a turn whose calls all came whole in their first fragments
-        (``_whole``): each call's request and history shape are the ones announced, taken
-        in one pass over the calls, or None when the general path must decide (a fragment
-        added to a call after it, text between calls, a repeated id)."""
+        """``close`` for a turn without calls, or one whose calls all came whole in their
+        first fragments (``_whole``): each call's request and history shape are the ones
+        announced, taken without visiting each call in turn, or None when the general path
+        must decide (a fragment added to a call after it, text between calls, a repeated
+        id)."""
+        if not self._whole:  # no call (every run's answer): its parts, nothing to check
+            return self._turn(_plain_parts(self._order), [])
         calls = list(self.calls.values())  # in index order: opened at 0, 1, 2...
         order = self._order
         before = len(order) - len(calls)
@@ -1183,10 +1186,7 @@ class Assembler:
         # each call holds the request and history shape it was announced with.
         if len({call.id for call in calls if len(call.parts) == 1}) != len(calls):
             return None
-        parts: list[Part] = [
-            _segment_part(item) if type(item) is _Segment else item  # type: ignore[misc]  # no call here
-            for item in order[:before]
-        ]
+        parts = _plain_parts(order[:before])
         # One comprehension per field, its reads slot reads: a map of attrgetters per
         # field was about 2,000 instructions a call in each build (a generic attribute
         # lookup per read), one loop testing and appending each call's fields half
@@ -1285,6 +1285,14 @@ def _ascending(calls: list[_Call]) -> bool:
         if calls[i - 1].index > calls[i].index:
             return False
     return True
+
+
+def _plain_parts(items: list[_Segment | _Call | ProviderPart]) -> list[Part]:
+    """The parts of ``items``, a stretch of a turn's order that holds no call."""
+    return [
+        _segment_part(item) if type(item) is _Segment else item  # type: ignore[misc]  # no call here
+        for item in items
+    ]
 
 
 def _segment_part(seg: _Segment) -> Part:
