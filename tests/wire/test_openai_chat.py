@@ -284,6 +284,20 @@ def test_closed_decoder_refuses_more_input() -> None:
         stream.feed(chunk(content="late"))
 
 
+def test_a_closed_or_failed_decoder_refuses_to_close_again() -> None:
+    stream = OpenAIChatStream()
+    stream.feed(chunk(finish="stop"))
+    stream.close()
+    with pytest.raises(DecoderStateError):
+        stream.close()
+    failed = OpenAIChatStream()
+    with pytest.raises(ProtocolError) as first:
+        failed.feed({"choices": "nope"})
+    with pytest.raises(ProtocolError) as again:
+        failed.close()
+    assert again.value is first.value  # the same error, raised again
+
+
 def test_other_choices_are_ignored_with_a_notice() -> None:
     stream = OpenAIChatStream()
     stream.feed(
