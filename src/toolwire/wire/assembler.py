@@ -1195,7 +1195,7 @@ class Assembler:
         # each call holds the request and history shape it was announced with.
         if len({call.id for call in calls if len(call.parts) == 1}) != len(calls):
             return None
-        parts = _plain_parts(order[:before])
+        parts = _plain_parts(order[:before]) if before else []  # text before the calls
         # One comprehension per field, its reads slot reads: a map of attrgetters per
         # field was about 2,000 instructions a call in each build (a generic attribute
         # lookup per read), one loop testing and appending each call's fields half
