@@ -246,12 +246,8 @@ class OpenAIChatStream(StreamDecoder):
         # A streamed text delta holds its content alone (the first one its role too):
         # nothing else to look up then, where each of the four other keys read below was
         # a lookup per text chunk (bench/README.md, eleventh pass).
-        if len(delta) - ("content" in delta) - ("role" in delta):
-            self._delta_extras(delta)
-
-    def _delta_extras(self, delta: dict[str, Any]) -> None:
-        """A delta's sources, reasoning and refusal (whatever else it holds is ignored)."""
-        asm = self._assembler
+        if not len(delta) - ("content" in delta) - ("role" in delta):
+            return
         annotations = delta.get("annotations")
         if annotations:
             chat_citations(asm, {"annotations": annotations})
