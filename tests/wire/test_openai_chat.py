@@ -202,6 +202,33 @@ def test_reasoning_content_and_refusal() -> None:
     assert turn.refused
 
 
+@pytest.mark.parametrize(
+    "delta",
+    [
+        {"reasoning_content": "r"},
+        {"role": "assistant", "reasoning": "r"},
+        {"role": "assistant", "content": "a", "reasoning_content": "r"},
+        {"content": None, "refusal": "no"},
+        {"role": "assistant", "refusal": "no"},
+        {"role": "assistant", "content": "a", "refusal": "no", "tool_calls": None},
+        {"content": "a", "annotations": [{"type": "url_citation", "url_citation": {"url": "u"}}]},
+    ],
+)
+def test_a_delta_beside_its_content_and_role_is_read_whatever_it_holds(
+    delta: dict[str, Any],
+) -> None:
+    # A delta of content and role alone skips the other keys' lookups: any other key,
+    # alone or beside either, is still read.
+    turn = run({"choices": [{"index": 0, "delta": delta}]}, chunk(finish="stop"))
+    assert turn.text == (delta.get("content") or "")
+    assert turn.reasoning == delta.get("reasoning_content", delta.get("reasoning", ""))
+    assert turn.refusal == delta.get("refusal", "")
+    citations = [
+        c for p in turn.message.parts if isinstance(p, TextPart) for c in p.citations or []
+    ]
+    assert citations == delta.get("annotations", [])
+
+
 def test_arguments_sent_as_an_object_are_kept_and_reported() -> None:
     turn = run(
         chunk([{"index": 0, "id": "a", "function": {"name": "f", "arguments": {"x": 1}}}]),
@@ -255,6 +282,20 @@ def test_closed_decoder_refuses_more_input() -> None:
     stream.close()
     with pytest.raises(DecoderStateError):
         stream.feed(chunk(content="late"))
+
+
+def test_a_closed_or_failed_decoder_refuses_to_close_again() -> None:
+    stream = OpenAIChatStream()
+    stream.feed(chunk(finish="stop"))
+    stream.close()
+    with pytest.raises(DecoderStateError):
+        stream.close()
+    failed = OpenAIChatStream()
+    with pytest.raises(ProtocolError) as first:
+        failed.feed({"choices": "nope"})
+    with pytest.raises(ProtocolError) as again:
+        failed.close()
+    assert again.value is first.value  # the same error, raised again
 
 
 def test_other_choices_are_ignored_with_a_notice() -> None:

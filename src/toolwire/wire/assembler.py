@@ -338,7 +338,7 @@ class Assembler:
         # call was opened another way (``_open`` and ``start_call``'s other path say so)
         # or changed another way than by a fragment added to its arguments (which
         # ``_close_whole`` sees itself). While it is above 0, ``close`` takes each call
-        # as announced without visiting it.
+        # as announced without visiting it; at 0 there is no call.
         self._whole = 0
         self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
         self._order: list[_Segment | _Call | ProviderPart] = []
@@ -632,12 +632,15 @@ class Assembler:
     ) -> None:
         """``start_call``'s straight path in the pure build: the call's five objects (its
         request, history shape and state, two events) made as new objects with their
-        slots stored, as the flat feeds make ``ToolCallDelta`` (the history shape by
-        :func:`_history_shape`, the one place that knows ``ToolCall``'s fields). Each
-        constructor call ran an interpreted ``__init__`` (a class call and a frame,
-        about 600 instructions more an object; bench/README.md, eighth pass). The compiled
-        build's constructors are C functions and it keeps them. The same objects either
-        way: tests/wire compares this path's events and turn with the general path's."""
+        slots stored, as the flat feeds make ``ToolCallDelta``. Each constructor call
+        ran an interpreted ``__init__`` (a class call and a frame, about 600
+        instructions more an object; bench/README.md, eighth pass). The history shape
+        is :func:`_history_shape` written out: the call to it was ~480 instructions of
+        a whole call's ~27,000 on the wire (bench/README.md, eleventh pass);
+        tests/wire/test_history_shape.py holds both to ``ToolCall``'s fields. The
+        compiled build's constructors are C functions and it keeps them. The same
+        objects either way: tests/wire compares this path's events and turn with the
+        general path's."""
         request: ToolRequest = OBJECT_NEW(ToolRequest)
         request.id = id
         request.name = name
@@ -646,7 +649,13 @@ class Assembler:
         request.error = None
         request.index = index
         request.repaired = request.freeform = False
-        made = _history_shape(id, name, arguments, None)
+        made: ToolCall = OBJECT_NEW(_TOOL_CALL)
+        made.id = id
+        made.name = name
+        made.arguments = arguments
+        made.kind = "tool_call"
+        made.freeform = False
+        made.caller = None
         call: _Call = OBJECT_NEW(_Call)
         call.index = index
         call.id = id
@@ -1115,7 +1124,7 @@ class Assembler:
 
     def close(self) -> Turn:
         """Apply the end-of-turn rules and return the Turn (``TurnError`` if broken)."""
-        if self._whole > 0:  # every call came whole (their number)
+        if self._whole >= 0:  # no call (0), or every call came whole (their number)
             whole = self._close_whole()
             if whole is not None:
                 return whole
@@ -1167,35 +1176,32 @@ class Assembler:
         return self._turn(parts, requests)
 
     def _close_whole(self) -> Turn | None:
-        """``close`` for a turn whose calls all came whole in their first fragments
-        (``_whole``): each call's request and history shape are the ones announced, taken
-        in one pass over the calls, or None when the general path must decide (a fragment
-        added to a call after it, text between calls, a repeated id)."""
+        """``close`` for a turn without calls, or one whose calls all came whole in their
+        first fragments (``_whole``): each call's request and history shape are the ones
+        announced, taken without visiting each call in turn, or None when the general path
+        must decide (a fragment added to a call after it, text between calls, a repeated
+        id)."""
+        if not self._whole:  # no call (every run's answer): its parts, nothing to check
+            return self._turn(_plain_parts(self._order), [])
         calls = list(self.calls.values())  # in index order: opened at 0, 1, 2...
         order = self._order
         before = len(order) - len(calls)
         if order[before:] != calls:  # the calls come last in the turn's order
             return None
-        parts: list[Part] = [
-            _segment_part(item) if type(item) is _Segment else item  # type: ignore[misc]  # no call here
-            for item in order[:before]
-        ]
-        requests: list[ToolRequest] = []
-        ids: set[str | None] = set()
-        # One loop, its reads slot reads: a map of attrgetters per field was about 2,000
-        # instructions a call in each build (a generic attribute lookup per read), this
-        # loop under half that pure and a few dozen compiled (bench/README.md, ninth pass).
-        for call in calls:
-            made = call.call
-            request = call.request
-            # Each call still holds its one fragment (nothing else can change it here).
-            if made is None or request is None or len(call.parts) != 1:
-                return None
-            parts.append(made)
-            requests.append(request)
-            ids.add(call.id)
-        if len(ids) != len(calls):  # a repeated id: the general path says so
+        # Two things left for the general path to say: a repeated id, and a fragment
+        # added to a call after it (the flat feeds append one without telling the
+        # assembler); each leaves fewer distinct ids of one-fragment calls than calls.
+        # Any other change, and any call made another way, set ``_whole`` to -1, so
+        # each call holds the request and history shape it was announced with.
+        if len({call.id for call in calls if len(call.parts) == 1}) != len(calls):
             return None
+        parts = _plain_parts(order[:before]) if before else []  # text before the calls
+        # One comprehension per field, its reads slot reads: a map of attrgetters per
+        # field was about 2,000 instructions a call in each build (a generic attribute
+        # lookup per read), one loop testing and appending each call's fields half
+        # that, the comprehensions less again (bench/README.md, eleventh pass).
+        parts += [call.call for call in calls]  # type: ignore[misc]  # set, see above
+        requests: list[ToolRequest] = [call.request for call in calls]  # type: ignore[misc]
         return self._turn(parts, requests)
 
     def _turn(self, parts: list[Part], requests: list[ToolRequest]) -> Turn:
@@ -1261,8 +1267,9 @@ def _history_shape(id: str, name: str, arguments: str, caller: dict[str, Any] | 
     without the ``__init__`` ``@dataclass`` generates: that one runs interpreted in both
     builds (messages.py is not compiled), about 2,000 instructions, where a new object
     and six slot stores cost the compiled build a few hundred and the pure build half
-    (bench/README.md, eighth pass). Every field is set here: tests/wire checks this
-    against ``dataclasses.fields(ToolCall)`` and the constructor's result."""
+    (bench/README.md, eighth pass). Every field is set here, and in ``_whole_by_slots``,
+    which writes this out: tests/wire/test_history_shape.py checks both against
+    ``dataclasses.fields(ToolCall)`` and the constructor's result."""
     made: ToolCall = OBJECT_NEW(_TOOL_CALL)
     made.id = id
     made.name = name
@@ -1288,6 +1295,14 @@ def _ascending(calls: list[_Call]) -> bool:
         if calls[i - 1].index > calls[i].index:
             return False
     return True
+
+
+def _plain_parts(items: list[_Segment | _Call | ProviderPart]) -> list[Part]:
+    """The parts of ``items``, a stretch of a turn's order that holds no call."""
+    return [
+        _segment_part(item) if type(item) is _Segment else item  # type: ignore[misc]  # no call here
+        for item in items
+    ]
 
 
 def _segment_part(seg: _Segment) -> Part:

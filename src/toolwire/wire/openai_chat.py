@@ -243,6 +243,11 @@ class OpenAIChatStream(StreamDecoder):
                 self._content.text(asm, as_text(content, "delta.content"))
             else:
                 asm.text(as_text(content, "delta.content"))
+        # A streamed text delta holds its content alone (the first one its role too):
+        # nothing else to look up then, where each of the four other keys read below was
+        # a lookup per text chunk (bench/README.md, eleventh pass).
+        if not len(delta) - ("content" in delta) - ("role" in delta):
+            return
         annotations = delta.get("annotations")
         if annotations:
             chat_citations(asm, {"annotations": annotations})
