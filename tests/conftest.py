@@ -29,8 +29,8 @@ FAST_EXAMPLES = 20
 FULL_WHEN_COMPILED = frozenset({"test_fuzzed_data_raises_only_toolwire_errors"})
 """Properties kept at their full counts in the compiled stage though their files test code
 that is not compiled: the history codecs' fuzz, whose malformed provider data alone take
-paths of the compiled modules no other test of that stage takes (an error object without
-a message in wire/fields.py, a built-in item of an unknown type in
+paths of the compiled modules no other test of that stage takes (an error that is not an
+object, or one without a message, in wire/fields.py; an output item of an unknown type in
 wire/openai_responses_body.py; traced, docs/contributing.md)."""
 
 settings.register_profile("ci", print_blob=True)
