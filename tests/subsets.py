@@ -192,6 +192,8 @@ def is_a_test_of_compiled_code(path: Path) -> bool:
     the ``fast`` profile's count (tests/conftest.py, which keeps a measured few at full
     counts), the files that test the compiled code itself at their full counts.
     """
+    if not path.is_relative_to(TESTS):
+        return True  # not a file of this suite (a doctest, say): its counts are left alone
     compiled = compiled_modules()
     parts = path.relative_to(TESTS).parts
     if len(parts) > 1:

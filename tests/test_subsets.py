@@ -63,6 +63,10 @@ def test_a_file_is_a_test_of_compiled_code_by_where_it_is_and_its_name(
     assert is_a_test_of_compiled_code(TESTS / path) is own
 
 
+def test_a_file_outside_the_suite_keeps_its_counts() -> None:
+    assert is_a_test_of_compiled_code(ROOT / "src" / "toolwire" / "checks.py") is True
+
+
 def test_neither_subset_is_the_whole_suite() -> None:
     # The root conftest.py counts for every test: an import of the wire layer or of a
     # version-sensitive module there would put every file in a subset.
