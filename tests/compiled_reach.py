@@ -1,11 +1,11 @@
-"""Which lines of the compiled modules' source each test reaches: a pytest plugin.
+"""Which arcs of the compiled modules' source each test takes: a pytest plugin.
 
 What the compiled build can change for a test is the compiled code it runs, so a
 property is worth its examples in the compiled stage while they reach compiled code the
 stage's other tests do not (docs/contributing.md, "The compiled stage's other
-properties"). This plugin traces, in the pure build, the lines (and function entries,
-as negative first-line numbers) of hatch_build.py's compiled modules that each test's
-call reaches, and writes them as JSON, one file per process; ``python -m
+properties"). This plugin traces, in the pure build, the arcs (line-to-line steps, a
+function's entry as its negated first line) of hatch_build.py's compiled modules that
+each test's call takes, and writes them as JSON, one file per process; ``python -m
 tests.compiled_reach WANTED.json... -- HAVE.json...`` prints what the first files reach
 that the others do not.
 
@@ -29,9 +29,10 @@ import pytest
 
 from tests.subsets import compiled_modules, module_path
 
-Line = tuple[str, int]
+Arc = tuple[str, int, int]
+"""A step from one line of a file to the next (from a function's entry: its negated first line)."""
 
-_REACHED: dict[str, list[Line]] = {}
+_REACHED: dict[str, list[Arc]] = {}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -45,23 +46,28 @@ def _compiled_files() -> frozenset[str]:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    """Trace the compiled modules' lines while the test's call runs."""
+    """Trace the compiled modules' arcs while the test's call runs."""
     if item.config.getoption("reach") is None:
         yield
         return
     files = _compiled_files()
-    reached: set[Line] = set()
-
-    def in_compiled(frame: FrameType, event: str, arg: Any) -> Any:
-        # Line events only: the global tracer below gave this frame's entry.
-        reached.add((Path(frame.f_code.co_filename).name, frame.f_lineno))
-        return in_compiled
+    reached: set[Arc] = set()
 
     def on_call(frame: FrameType, event: str, arg: Any) -> Any:
-        # Called for every new frame; only the compiled modules' frames are traced on.
-        if frame.f_code.co_filename not in files:
+        # Called for every new frame; only the compiled modules' frames are traced on,
+        # each by its own tracer, which keeps the line it was last on.
+        code = frame.f_code
+        if code.co_filename not in files:
             return None
-        reached.add((Path(frame.f_code.co_filename).name, -frame.f_code.co_firstlineno))
+        name, last = Path(code.co_filename).name, -code.co_firstlineno
+
+        def in_compiled(frame: FrameType, event: str, arg: Any) -> Any:
+            nonlocal last
+            if event == "line":
+                reached.add((name, last, frame.f_lineno))
+                last = frame.f_lineno
+            return in_compiled
+
         return in_compiled
 
     sys.settrace(on_call)
@@ -80,11 +86,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         Path(f"{path}.{worker}").write_text(json.dumps(_REACHED), encoding="utf-8")
 
 
-def _union(paths: list[str]) -> set[Line]:
-    found: set[Line] = set()
+def _union(paths: list[str]) -> set[Arc]:
+    found: set[Arc] = set()
     for path in paths:
-        for lines in json.loads(Path(path).read_text(encoding="utf-8")).values():
-            found.update((name, line) for name, line in lines)
+        for arcs in json.loads(Path(path).read_text(encoding="utf-8")).values():
+            found.update((name, start, end) for name, start, end in arcs)
     return found
 
 
@@ -93,9 +99,9 @@ def main(argv: list[str]) -> None:
     split = argv.index("--")
     wanted, have = _union(argv[:split]), _union(argv[split + 1 :])
     missing = sorted(wanted - have)
-    print(f"reached: {len(wanted)}; not reached by the others: {len(missing)}")
-    for name, line in missing:
-        print(f"  {name} {'function at ' if line < 0 else ''}{abs(line)}")
+    print(f"arcs reached: {len(wanted)}; not reached by the others: {len(missing)}")
+    for name, start, end in missing:
+        print(f"  {name} {'entry of ' if start < 0 else ''}{abs(start)} -> {end}")
 
 
 if __name__ == "__main__":
