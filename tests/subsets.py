@@ -15,7 +15,14 @@ stages run only what they can change (``pytest --subset=NAME``, tests/conftest.p
   the same paths as the ``run/``, ``formats/`` and ``providers/`` tests that name the
   wire layer (and run here), and adds what the compiled build cannot change — SQLite,
   subprocesses, a browser (the audit log's tests: half this stage's time, and nothing
-  of theirs is compiled).
+  of theirs is compiled). Within the subset, the Hypothesis properties of the files that
+  test code that is not compiled (a format parser, a history codec: they reach the
+  compiled modules through it) run at the ``fast`` profile's count, the same count the
+  other Pythons run; the files that test the compiled code itself (tests/wire/,
+  tests/test_turn_classes.py: ``is_a_test_of_compiled_code``) keep their full counts, since
+  what mypyc changes there is the data handling their examples vary, and so do the
+  history codecs' fuzz properties, which alone take a few compiled paths
+  (tests/conftest.py's ``FULL_WHEN_COMPILED``).
 * ``versions`` — on the ends of the declared range, 3.10 and 3.13 (the main run is on
   3.11; what changed in 3.12 is still there in 3.13 or was removed there, which fails
   louder). Pure data handling (``json``, ``re``, ``str``) does not change between 3.10
@@ -172,6 +179,27 @@ def names_compiled(modules: Iterable[str], compiled: frozenset[str]) -> bool:
     """True if any of ``modules`` is a compiled module or a package under toolwire holding one."""
     packages = {c.rpartition(".")[0] for c in compiled} - {"toolwire"}
     return any(m in compiled or m in packages for m in modules)
+
+
+def is_a_test_of_compiled_code(path: Path) -> bool:
+    """True if the test file ``path`` is a test of a compiled module's own code.
+
+    A file in the folder of a package that holds a compiled module (tests/wire/ for
+    toolwire.wire), or, at the top of tests/, one named for a compiled module
+    (tests/test_turn_classes.py for toolwire.turn). The other files of the ``compiled``
+    subset test code that is not compiled (a format parser, a history codec, a backoff)
+    and reach the compiled modules through it: in that stage their properties run at
+    the ``fast`` profile's count (tests/conftest.py, which keeps a measured few at full
+    counts), the files that test the compiled code itself at their full counts.
+    """
+    if not path.is_relative_to(TESTS):
+        return True  # not a file of this suite (a doctest, say): its counts are left alone
+    compiled = compiled_modules()
+    parts = path.relative_to(TESTS).parts
+    if len(parts) > 1:
+        return names_compiled([f"toolwire.{parts[0]}"], compiled)
+    words = path.stem.removeprefix("test_").split("_")
+    return any(f"toolwire.{'_'.join(words[:i])}" in compiled for i in range(1, len(words) + 1))
 
 
 def uses_version_sensitive(modules: Iterable[str], sensitive: frozenset[str]) -> bool:

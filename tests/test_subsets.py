@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.subsets import TESTS, compiled_modules, in_subset
+from tests.subsets import TESTS, compiled_modules, in_subset, is_a_test_of_compiled_code
 
 ROOT = TESTS.parent
 
@@ -42,6 +42,29 @@ def test_the_compiled_modules_are_the_build_configs() -> None:
 def test_a_file_is_placed_by_its_imports(path: str, compiled: bool, versions: bool) -> None:
     assert in_subset("compiled", TESTS / path) is compiled
     assert in_subset("versions", TESTS / path) is versions
+
+
+@pytest.mark.parametrize(
+    ("path", "own"),
+    [
+        ("wire/test_jsonscan.py", True),  # the folder of toolwire.wire, compiled
+        ("test_turn_classes.py", True),  # named for toolwire.turn, compiled
+        # in the compiled subset (they name the wire layer), testing code that is not
+        ("formats/test_hermes.py", False),
+        ("history/test_anthropic.py", False),
+        ("providers/test_http.py", False),
+        # named for toolwire.testing, not compiled
+        ("test_testing.py", False),
+    ],
+)
+def test_a_file_is_a_test_of_compiled_code_by_where_it_is_and_its_name(
+    path: str, own: bool
+) -> None:
+    assert is_a_test_of_compiled_code(TESTS / path) is own
+
+
+def test_a_file_outside_the_suite_keeps_its_counts() -> None:
+    assert is_a_test_of_compiled_code(ROOT / "src" / "toolwire" / "checks.py") is True
 
 
 def test_neither_subset_is_the_whole_suite() -> None:
