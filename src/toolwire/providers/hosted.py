@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CallerError
@@ -27,8 +28,8 @@ from .http import (
     Timeouts,
     Wire,
     check_base_url,
+    prepared_turn,
     require_key,
-    stream_turn,
 )
 from .redact import redact_url
 
@@ -112,18 +113,24 @@ class HTTPModel(ABC):
             return require_key(api_key, self.key_env, self.provider)
         return api_key or os.environ.get(self.key_env) or None
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn: events as they arrive, then one ``TurnDone``.
+
+        The request is built at the first iteration (an error building it is raised
+        there), and the events come straight from the transport's generator.
 
         Raises:
             ProviderError: See :func:`toolwire.providers.http.stream_turn`.
         """
+        return prepared_turn(partial(self._prepare, request), self.options)
+
+    def _prepare(self, request: ModelRequest) -> tuple[HTTPRequest, Wire]:
+        """The HTTP request of one turn and the decoders of its response."""
         http_request = self.build_request(request)
         wire = self.wire_for(request)
         if not request.deltas:  # nobody reads per-fragment events: the decoder skips them
             wire = without_deltas(wire)
-        async for item in stream_turn(http_request, wire, self.options):
-            yield item
+        return http_request, wire
 
     def merged_settings(self, request: ModelRequest) -> dict[str, Any]:
         """This model's default settings overlaid with the request's."""

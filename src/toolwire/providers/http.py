@@ -86,6 +86,7 @@ __all__ = [
     "api_error",
     "events_from_turn",
     "parse_retry_after",
+    "prepared_turn",
     "require_key",
     "stream_turn",
 ]
@@ -296,7 +297,7 @@ class _Deadline:
         return left
 
 
-async def stream_turn(
+def stream_turn(
     request: HTTPRequest, wire: Wire, options: HTTPOptions
 ) -> AsyncIterator[ModelEvent]:
     """Send ``request`` and stream the turn: events as they arrive, then one ``TurnDone``.
@@ -314,17 +315,56 @@ async def stream_turn(
         StreamInterruptedError: The stream failed after output reached the caller.
         ProtocolError: The response broke the provider's protocol.
     """
+    return prepared_turn(lambda: (request, wire), options)
+
+
+async def prepared_turn(
+    prepare: Callable[[], tuple[HTTPRequest, Wire]], options: HTTPOptions
+) -> AsyncIterator[ModelEvent]:
+    """:func:`stream_turn` of the request and decoders ``prepare`` makes at the first
+    iteration: what a model's ``stream`` returns as it is, so that an error building the
+    request is raised where the stream is first read, and each event passes through no
+    generator of the model's own.
+
+    One generator holds the retry loop and the scrubbing of credentials (each event is
+    passed up by every generator it goes through: two here, the attempt's and this one).
+    """
+    request, wire = prepare()
     secrets = secrets_in(request.url, request.headers)
+    deadline = _Deadline(options.timeouts.total)
+    failures = 0
     try:
-        async for item in _turn(request, wire, options):
-            if secrets and isinstance(item, Notice):  # a retry's reason quotes the error
-                yield Notice(item.kind, scrub(item.message, secrets), item.index)
-            else:
-                yield item
+        while True:
+            emitted = False
+            try:
+                async for item in _attempt(request, wire, options, deadline):
+                    emitted = True
+                    if secrets and isinstance(item, Notice):  # a decoder's may quote a URL
+                        yield _scrub_notice(item, secrets)
+                    else:
+                        yield item
+                return
+            except _Retry as retry:
+                if emitted:
+                    raise _interrupted(request, retry.error) from retry.error
+                failures += 1
+                error = retry.error
+                delay = options.retries.delay(failures, retry.retry_after, options.rng)
+                if delay is None or delay >= deadline.remaining():
+                    raise error from None
+            # Outside the except block: the consumer may stop the stream at this yield.
+            notice = _retry_notice(options.retries, failures, error, delay)
+            yield _scrub_notice(notice, secrets) if secrets else notice  # it quotes the error
+            await options.sleep(delay)
     except ToolwireError as exc:
         if secrets:
             _scrub_error(exc, secrets)
         raise
+
+
+def _scrub_notice(notice: Notice, secrets: list[str]) -> Notice:
+    """``notice`` with the request's credentials masked in its message."""
+    return Notice(notice.kind, scrub(notice.message, secrets), notice.index)
 
 
 def _scrub_error(exc: ToolwireError, secrets: list[str]) -> None:
@@ -345,32 +385,6 @@ def _scrub_value(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list):
         return [_scrub_value(v, secrets) for v in value]
     return value
-
-
-async def _turn(
-    request: HTTPRequest, wire: Wire, options: HTTPOptions
-) -> AsyncIterator[ModelEvent]:
-    """``stream_turn`` without the scrubbing: the retry loop."""
-    deadline = _Deadline(options.timeouts.total)
-    failures = 0
-    while True:
-        emitted = False
-        try:
-            async for item in _attempt(request, wire, options, deadline):
-                emitted = True
-                yield item
-            return
-        except _Retry as retry:
-            if emitted:
-                raise _interrupted(request, retry.error) from retry.error
-            failures += 1
-            error = retry.error
-            delay = options.retries.delay(failures, retry.retry_after, options.rng)
-            if delay is None or delay >= deadline.remaining():
-                raise error from None
-        # Outside the except block: the consumer may stop the stream at this yield.
-        yield _retry_notice(options.retries, failures, error, delay)
-        await options.sleep(delay)
 
 
 def _retry_notice(retries: Retries, failures: int, error: ToolwireError, delay: float) -> Notice:
@@ -398,7 +412,8 @@ def _interrupted(request: HTTPRequest, error: ToolwireError) -> StreamInterrupte
 async def _attempt(
     request: HTTPRequest, wire: Wire, options: HTTPOptions, deadline: _Deadline
 ) -> AsyncIterator[ModelEvent]:
-    """One try: send, check the status, decode the body."""
+    """One try: send, check the status, decode the body (a JSON one whole, a stream
+    chunk by chunk, each chunk's events passed up as the decoder completes them)."""
     import httpx
 
     client = options.client
@@ -409,8 +424,17 @@ async def _attempt(
         response = await _send(client, request, options, deadline)
         try:
             await _check_status(response, request, options, deadline)
-            async for item in _decode(response, request, wire, options, deadline):
-                yield item
+            if "application/json" in response.headers.get("content-type", ""):
+                for item in await _decode_json(response, request, wire, options, deadline):
+                    yield item
+                return
+            decoder = wire.stream()
+            emitted = [False]  # shared with _chunks, which words its errors by it
+            async for chunk in _chunks(response, request, options, deadline, emitted):
+                for event in _feed(decoder, chunk, emitted[0]):
+                    emitted[0] = True
+                    yield event
+            yield TurnDone(_close(decoder))
         finally:
             await response.aclose()
     finally:
@@ -545,31 +569,15 @@ async def _check_status(
     raise error
 
 
-async def _decode(
-    response: httpx.Response,
-    request: HTTPRequest,
-    wire: Wire,
-    options: HTTPOptions,
-    deadline: _Deadline,
-) -> AsyncIterator[ModelEvent]:
-    content_type = response.headers.get("content-type", "")
-    if "application/json" in content_type:
-        for item in await _decode_json(response, request, wire, options, deadline):
-            yield item
-        return
-    decoder = wire.stream()
-    emitted = [False]  # shared with _chunks, which words its errors by it
-    async for chunk in _chunks(response, request, options, deadline, emitted):
-        try:
-            events = decoder.feed_bytes(chunk)
-        except ProviderAPIError as exc:
-            if not emitted[0] and exc.error_type in RETRYABLE_ERROR_TYPES:
-                raise _Retry(exc) from None
-            raise
-        for event in events:
-            emitted[0] = True
-            yield event
-    yield TurnDone(_close(decoder))
+def _feed(decoder: StreamDecoderLike, chunk: bytes, emitted: bool) -> list[Event]:
+    """The events ``chunk`` completes; a transient error the provider reports in the
+    stream before any output is retried (after output, it is the caller's)."""
+    try:
+        return decoder.feed_bytes(chunk)
+    except ProviderAPIError as exc:
+        if not emitted and exc.error_type in RETRYABLE_ERROR_TYPES:
+            raise _Retry(exc) from None
+        raise
 
 
 def _close(decoder: StreamDecoderLike) -> Turn:
