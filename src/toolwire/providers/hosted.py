@@ -151,7 +151,8 @@ class HTTPModel(ABC):
 
 def without_deltas(wire: Wire) -> Wire:
     """``wire`` with stream decoders that report no ``ToolCallDelta`` (those that can:
-    ``toolwire.wire``'s ``drop_deltas``; another decoder keeps its events)."""
+    ``toolwire.wire``'s ``drop_deltas``; another decoder keeps its events), and a JSON
+    response's calls as their ``ToolCallReady`` alone."""
     make = wire.stream
 
     def stream() -> StreamDecoderLike:
@@ -161,7 +162,7 @@ def without_deltas(wire: Wire) -> Wire:
             drop()
         return decoder
 
-    return Wire(stream, wire.decode_json)
+    return Wire(stream, wire.decode_json, deltas=False)
 
 
 def offered_tool_names(tools: Iterable[ToolDef]) -> frozenset[str]:

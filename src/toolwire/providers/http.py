@@ -233,10 +233,14 @@ class Wire:
         stream: Makes a fresh stream decoder (one per attempt).
         decode_json: Decodes a non-streaming JSON response (servers that ignore
             ``stream: true``, or ``settings={"stream": False}``).
+        deltas: Whether the caller reads per-fragment events: ``False``, a JSON
+            response's calls come as their ``ToolCallReady`` alone, as a stream decoder
+            reports a call that came whole without deltas.
     """
 
     stream: Callable[[], StreamDecoderLike]
     decode_json: Callable[[Any], Turn]
+    deltas: bool = True
 
 
 # -- keys ----------------------------------------------------------------------------
@@ -669,7 +673,7 @@ async def _decode_json(
             f"{request.provider} sent a JSON content type with a body that is not JSON ({exc})"
         ) from None
     turn = wire.decode_json(body)
-    items: list[ModelEvent] = list(events_from_turn(turn))
+    items: list[ModelEvent] = list(events_from_turn(turn, deltas=wire.deltas))
     items.append(TurnDone(turn))
     return items
 
@@ -677,11 +681,14 @@ async def _decode_json(
 # -- helpers -------------------------------------------------------------------------
 
 
-def events_from_turn(turn: Turn) -> list[Event]:
+def events_from_turn(turn: Turn, *, deltas: bool = True) -> list[Event]:
     """The events a stream of ``turn`` would have produced (for non-streaming responses).
 
     Args:
         turn: A complete turn.
+        deltas: ``False``: each call is its ``ToolCallReady`` alone, as a stream decoder
+            with ``deltas=False`` announces a call that came whole (the Ready says all
+            the Started would; nobody reads the Delta).
 
     Returns:
         Text, reasoning and call events in part order, then usage and the finish reason.
@@ -697,11 +704,10 @@ def events_from_turn(turn: Turn) -> list[Event]:
             events.append(RefusalDelta(part.text))
         elif isinstance(part, ToolCall):
             request = requests[part.id]
-            events += [
-                ToolCallStarted(request.index, part.id, part.name),
-                ToolCallDelta(request.index, part.arguments),
-                ToolCallReady(request.index, part, request),
-            ]
+            if deltas:
+                events.append(ToolCallStarted(request.index, part.id, part.name))
+                events.append(ToolCallDelta(request.index, part.arguments))
+            events.append(ToolCallReady(request.index, part, request))
     events.append(UsageReported(turn.usage))
     if turn.finish_reason:
         events.append(Finished(turn.finish_reason))
