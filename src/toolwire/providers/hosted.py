@@ -126,7 +126,7 @@ class HTTPModel(ABC):
 
     def _prepare(self, request: ModelRequest) -> tuple[HTTPRequest, Wire]:
         """The HTTP request of one turn and the decoders of its response."""
-        http_request = self.build_request(request)
+        http_request = self._sent_request(request)
         wire = self.wire_for(request)
         if not request.deltas:  # nobody reads per-fragment events: the decoder skips them
             wire = without_deltas(wire)
@@ -139,6 +139,13 @@ class HTTPModel(ABC):
     @abstractmethod
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The HTTP request for one turn (pure: no I/O)."""
+
+    def _sent_request(self, request: ModelRequest) -> HTTPRequest:
+        """The request :meth:`stream` sends: :meth:`build_request`'s. The built-in
+        providers build it with the tool definitions' schemas shared, not copied (the
+        body is serialised as it is sent, and nothing edits it): a deep copy of every
+        schema was most of the cost of building a request."""
+        return self.build_request(request)
 
     @abstractmethod
     def wire(self) -> Wire:
