@@ -6,6 +6,7 @@ import email.utils
 import random
 import time
 
+import certifi
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from toolwire.errors import (
     ProviderTimeoutError,
     StreamInterruptedError,
 )
+from toolwire.providers import http
 from toolwire.providers.http import (
     MAX_ERROR_BODY,
     Retries,
@@ -24,6 +26,7 @@ from toolwire.providers.http import (
     api_error,
     events_from_turn,
     parse_retry_after,
+    tls_context,
 )
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.run.model import TurnDone
@@ -282,6 +285,32 @@ def test_a_json_response_without_deltas_announces_each_call_by_its_ready_alone(
     assert quiet == [e for e in events if not isinstance(e, (ToolCallStarted, ToolCallDelta))]
     assert [type(e) for e in quiet[:2]] == [TextDelta, ToolCallReady]
     assert events_from_turn(turn, deltas=False) == quiet
+
+
+def test_the_clients_a_model_makes_share_one_tls_context(
+    sleeps: SleepRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each turn without a client of the caller's makes its own client; loading the CA
+    # bundle for each was most of a turn's CPU.
+    import httpx
+
+    made: list[object] = []
+    real = httpx.create_ssl_context
+
+    def create() -> object:
+        made.append(real())
+        return made[-1]
+
+    monkeypatch.setattr(http, "_TLS_CONTEXTS", {})
+    monkeypatch.setattr(httpx, "create_ssl_context", create)
+    with FaultServer(sse(STREAM)) as server:
+        chat = model(server, sleeps, api_key="k")
+        run(chat, demo_request())
+        _, turn = run(chat, demo_request())
+    assert turn.text and len(made) == 1
+    assert tls_context() is made[0]
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())  # honoured as httpx honours it
+    assert tls_context() is not made[0] and len(made) == 2
 
 
 # -- pure helpers --------------------------------------------------------------------

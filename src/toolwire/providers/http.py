@@ -36,6 +36,7 @@ building a model (and an Agent) costs no httpx import.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import random
 import re
@@ -72,6 +73,8 @@ from ..wire.events import (
 from .redact import redact_headers, redact_url, scrub, secrets_in
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 __all__ = [
@@ -89,6 +92,7 @@ __all__ = [
     "prepared_turn",
     "require_key",
     "stream_turn",
+    "tls_context",
 ]
 
 MAX_ERROR_BODY = 64 * 1024
@@ -418,12 +422,10 @@ async def _attempt(
 ) -> AsyncIterator[ModelEvent]:
     """One try: send, check the status, decode the body (a JSON one whole, a stream
     chunk by chunk, each chunk's events passed up as the decoder completes them)."""
-    import httpx
-
     client = options.client
     own = client is None
     if client is None:
-        client = httpx.AsyncClient(timeout=_httpx_timeout(options.timeouts))
+        client = _own_client(options.timeouts)
     try:
         response = await _send(client, request, options, deadline)
         try:
@@ -446,7 +448,36 @@ async def _attempt(
             await client.aclose()
 
 
+def _own_client(timeouts: Timeouts) -> httpx.AsyncClient:
+    """A client for one try, when the caller gave none, with the process's TLS context."""
+    import httpx
+
+    return httpx.AsyncClient(timeout=_httpx_timeout(timeouts), verify=tls_context())
+
+
+_TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (its CA bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
+    when set), made once per value of those variables and shared by every client a
+    model makes for itself: loading the CA bundle took ~100 ms of CPU, most of a turn's,
+    when each per-turn client made its own (a context is meant to be shared)."""
+    import os
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _TLS_CONTEXTS.get(key)
+    if context is None:
+        import httpx
+
+        context = _TLS_CONTEXTS[key] = httpx.create_ssl_context()
+    return context
+
+
+@functools.lru_cache(maxsize=64)
 def _httpx_timeout(timeouts: Timeouts) -> httpx.Timeout:
+    """httpx's form of ``timeouts``: made once per value (both are immutable), not per
+    request."""
     import httpx
 
     return httpx.Timeout(
