@@ -125,14 +125,17 @@ def _request(mode: str, deltas: bool) -> Any:
     )
 
 
-def inner(provider: str, mode: str, extra: int, deltas: bool, repeats: int, port: int) -> None:
+def inner(
+    provider: str, mode: str, extra: int, deltas: bool, repeats: int, port: int, own: bool
+) -> None:
     """One warm request, then ``repeats`` inside ``itertools.starmap``'s C function,
-    which ``--toggle-collect`` switches callgrind's counting on for."""
+    which ``--toggle-collect`` switches callgrind's counting on for. ``own``: the model
+    makes its own client each turn (no ``client=``, the default)."""
     import httpx
 
     from toolwire.run.model import TurnDone
 
-    async def requests(client: httpx.AsyncClient, count: int) -> None:
+    async def requests(client: httpx.AsyncClient | None, count: int) -> None:
         model = _model(provider, port, f"{provider}/{mode}/{extra}", client)
         request = _request(mode, deltas)
         for _ in range(count):
@@ -140,10 +143,11 @@ def inner(provider: str, mode: str, extra: int, deltas: bool, repeats: int, port
             assert isinstance(items[-1], TurnDone)
 
     loop = asyncio.new_event_loop()
-    client = httpx.AsyncClient()
+    client = None if own else httpx.AsyncClient()
     loop.run_until_complete(requests(client, 1))  # warm: imports, the connection, caches
     list(itertools.starmap(lambda: loop.run_until_complete(requests(client, repeats)), [()]))
-    loop.run_until_complete(client.aclose())
+    if client is not None:
+        loop.run_until_complete(client.aclose())
     loop.close()
 
 
@@ -171,14 +175,22 @@ def main() -> None:
     ap.add_argument("--events", type=int, default=100, help="extra text deltas")
     ap.add_argument("--providers", nargs="+", default=list(PROVIDERS), choices=PROVIDERS)
     ap.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--inner", nargs=6, help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--own-client",
+        type=int,
+        default=0,
+        metavar="REPEATS",
+        help="also count a streamed request of a model given no client (the default), "
+        "REPEATS requests each",
+    )
+    ap.add_argument("--inner", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
         serve()
         return
     if args.inner:
-        provider, mode, extra, deltas, repeats, port = args.inner
-        inner(provider, mode, int(extra), deltas == "1", int(repeats), int(port))
+        provider, mode, extra, deltas, repeats, port, own = args.inner
+        inner(provider, mode, int(extra), deltas == "1", int(repeats), int(port), own == "1")
         return
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve"], stdout=subprocess.PIPE, text=True
@@ -188,9 +200,17 @@ def main() -> None:
         port = server.stdout.readline().strip()
         r = args.repeats
 
-        def count(provider: str, mode: str, extra: int, deltas: bool) -> float:
-            inner_args = [provider, mode, str(extra), "1" if deltas else "0", str(r), port]
-            return _collected(["--inner", *inner_args]) / r
+        def count(provider: str, mode: str, extra: int, deltas: bool, own: int = 0) -> float:
+            repeats = own or r
+            flags = ["1" if deltas else "0", str(repeats), port, "1" if own else "0"]
+            return _collected(["--inner", provider, mode, str(extra), *flags]) / repeats
+
+        if args.own_client:
+            print(f"a streamed request, the model's own client, {args.own_client} requests:\n")
+            for provider in args.providers:
+                own = count(provider, "sse", 0, True, args.own_client)
+                print(f"- {LABELS[provider]}: {own / 1e6:,.1f} M", flush=True)
+            print()
 
         print(f"instructions, {r} requests each; per event: {args.events} extra text deltas\n")
         print(
