@@ -5,8 +5,8 @@ with httpx, and the body fed to the wire decoder, its events passed up to the ca
 This counts that client side, per request and per event, for OpenAI Chat, Responses and
 Anthropic, streamed and not. The server runs in its own process (callgrind counts only
 the client); it answers the demo turn (``toolwire.demo``'s recorded streams: reasoning,
-text and two calls), with ``--events`` extra text deltas when asked, or the same calls
-as one JSON body. The client reuses one ``httpx.AsyncClient``, as a long-lived agent
+text and two calls), one SSE event an HTTP chunk as the APIs send them, with
+``--events`` extra text deltas when asked, or the same calls as one JSON body. The client reuses one ``httpx.AsyncClient``, as a long-lived agent
 does; callgrind collects only inside the ``--repeats`` requests (after a warm one)::
 
     python bench/count_hosted.py                  # the table (a few minutes)
@@ -65,16 +65,20 @@ def _json_body(provider: str) -> bytes:
     return json.dumps(body).encode()
 
 
-def _reply(key: str) -> tuple[str, bytes]:
+def _reply(key: str) -> tuple[str, list[bytes]]:
+    """The content type and the body's HTTP chunks: a stream's events one a chunk, as the
+    APIs send them (httpx reads a chunk at a time however the bytes arrived, so each
+    event costs the client one chunk's read, as from a real server)."""
     provider, mode, extra = key.split("/")
     if mode == "json":
-        return "application/json", _json_body(provider)
-    return "text/event-stream", _streamed(provider, int(extra))
+        return "application/json", [_json_body(provider)]
+    events = _streamed(provider, int(extra)).split(b"\n\n")
+    return "text/event-stream", [event + b"\n\n" for event in events if event.strip()]
 
 
 def serve() -> None:
     """Answer each POST with the body its ``x-bench`` header names; print the port."""
-    bodies: dict[str, tuple[str, bytes]] = {}
+    bodies: dict[str, tuple[str, list[bytes]]] = {}
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -87,12 +91,13 @@ def serve() -> None:
             key = self.headers["x-bench"]
             if key not in bodies:
                 bodies[key] = _reply(key)
-            content_type, body = bodies[key]
+            content_type, chunks = bodies[key]
             self.send_response(200)
             self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(body)))
+            self.send_header("transfer-encoding", "chunked")
             self.end_headers()
-            self.wfile.write(body)  # one write: the client reads it in as few reads as it can
+            body = b"".join(b"%x\r\n%s\r\n" % (len(chunk), chunk) for chunk in chunks)
+            self.wfile.write(body + b"0\r\n\r\n")  # one write: the chunks, not the reads, count
             self.wfile.flush()
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -180,8 +185,8 @@ def main() -> None:
         type=int,
         default=0,
         metavar="REPEATS",
-        help="also count a streamed request of a model given no client (the default), "
-        "REPEATS requests each",
+        help="also count a streamed request of a model given no client (the default: "
+        "one a turn), REPEATS requests, for the first provider",
     )
     ap.add_argument("--inner", nargs=7, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -207,7 +212,7 @@ def main() -> None:
 
         if args.own_client:
             print(f"a streamed request, the model's own client, {args.own_client} requests:\n")
-            for provider in args.providers:
+            for provider in args.providers[:1]:  # the client is the same for each
                 own = count(provider, "sse", 0, True, args.own_client)
                 print(f"- {LABELS[provider]}: {own / 1e6:,.1f} M", flush=True)
             print()
