@@ -11,6 +11,8 @@ does; callgrind collects only inside the ``--repeats`` requests (after a warm on
 
     python bench/count_hosted.py                  # the table (a few minutes)
     python bench/count_hosted.py --repeats 20 --events 100
+    python bench/count_hosted.py --own-client 1     # and a model given no client
+    python bench/count_hosted.py --build 20         # building a request for 20 tools
 
 Columns: per request, the demo turn streamed with ``deltas`` on and off (what an agent
 nobody listens to asks for), and as a JSON body (``settings={"stream": False}``); per
@@ -156,6 +158,30 @@ def inner(
     loop.close()
 
 
+def _schema(i: int) -> dict[str, Any]:
+    """A tool's parameters as agents' tools have them: five typed, described fields."""
+    fields = {
+        f"field_{k}": {"type": ("string", "integer", "boolean")[k % 3], "description": f"field {k}"}
+        for k in range(5)
+    }
+    return {"type": "object", "properties": fields, "required": [f"field_{i % 5}"]}
+
+
+def inner_build(provider: str, tools: int, repeats: int, shared: bool) -> None:
+    """``repeats`` requests built for ``tools`` tools, as ``inner`` counts requests:
+    ``build_request``'s (the schemas copied) or the one ``stream`` sends (shared)."""
+    from toolwire.messages import UserMessage
+    from toolwire.run.model import ModelRequest
+    from toolwire.tooldef import ToolDef
+
+    defs = [ToolDef(f"tool_{i}", f"Does thing {i}.", _schema(i)) for i in range(tools)]
+    request = ModelRequest([UserMessage("Go.")], tools=defs)
+    model = _model(provider, 9, "", None)
+    build = model._sent_request if shared else model.build_request
+    build(request)  # warm
+    list(itertools.starmap(lambda: [build(request) for _ in range(repeats)], [()]))
+
+
 def _collected(args: list[str]) -> int:
     cmd = [
         "valgrind",
@@ -188,10 +214,35 @@ def main() -> None:
         help="also count a streamed request of a model given no client (the default: "
         "one a turn), REPEATS requests, for the first provider",
     )
+    ap.add_argument(
+        "--build",
+        type=int,
+        default=0,
+        metavar="TOOLS",
+        help="count building a request for TOOLS tools instead: build_request's and the "
+        "one stream sends",
+    )
     ap.add_argument("--inner", nargs=7, help=argparse.SUPPRESS)
+    ap.add_argument("--inner-build", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.serve:
         serve()
+        return
+    if args.inner_build:
+        provider, tools, repeats, shared = args.inner_build
+        inner_build(provider, int(tools), int(repeats), shared == "1")
+        return
+    if args.build:
+        r = args.repeats
+        print(f"building a request for {args.build} tools, {r} requests each:\n")
+        for provider in args.providers:
+            copied, shared = (
+                _collected(["--inner-build", provider, str(args.build), str(r), flag]) / r
+                for flag in "01"
+            )
+            print(
+                f"- {LABELS[provider]}: {copied / 1e3:,.1f} k -> {shared / 1e3:,.1f} k", flush=True
+            )
         return
     if args.inner:
         provider, mode, extra, deltas, repeats, port, own = args.inner
