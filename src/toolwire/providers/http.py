@@ -179,7 +179,8 @@ class HTTPOptions:
         timeouts: Connect, read and total timeouts.
         retries: The retry policy.
         client: An ``httpx.AsyncClient`` to reuse (connection pooling, proxies,
-            HTTP/2); the caller owns and closes it. ``None``: one client per turn.
+            HTTP/2); the caller owns and closes it. ``None``: one client per turn,
+            each with the process's TLS context (:func:`tls_context`).
         sleep: The coroutine used to wait between retries (tests pass a recorder).
         rng: The random source of the jitter.
     """
