@@ -261,3 +261,27 @@ def test_the_per_turn_count_runs_without_valgrind() -> None:
     for provider in bench_assembly.TURN_PROVIDERS:
         for who in ("floor_turn", "toolwire_turn"):
             count_assembly._inner(provider, who, 1, 100, 1)  # what callgrind counts
+
+
+def test_the_hosted_count_runs_every_case_without_valgrind() -> None:
+    import subprocess
+
+    import count_hosted
+
+    script = str(BENCH / "count_hosted.py")
+    with subprocess.Popen(
+        [sys.executable, script, "--serve"], stdout=subprocess.PIPE, text=True
+    ) as server:
+        try:
+            assert server.stdout is not None
+            port = int(server.stdout.readline())
+            for provider in count_hosted.PROVIDERS:
+                for mode, extra, deltas in (
+                    ("sse", 3, True),
+                    ("sse", 0, False),
+                    ("json", 0, False),
+                ):
+                    count_hosted.inner(provider, mode, extra, deltas, 1, port, own=False)
+            count_hosted.inner("openai", "sse", 0, True, 1, port, own=True)
+        finally:
+            server.terminate()

@@ -6,6 +6,7 @@ import email.utils
 import random
 import time
 
+import certifi
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -17,6 +18,7 @@ from toolwire.errors import (
     ProviderTimeoutError,
     StreamInterruptedError,
 )
+from toolwire.providers import http
 from toolwire.providers.http import (
     MAX_ERROR_BODY,
     Retries,
@@ -24,10 +26,11 @@ from toolwire.providers.http import (
     api_error,
     events_from_turn,
     parse_retry_after,
+    tls_context,
 )
 from toolwire.providers.openai_chat import OpenAIChatModel
 from toolwire.run.model import TurnDone
-from toolwire.wire.events import TextDelta, ToolCallReady
+from toolwire.wire.events import TextDelta, ToolCallDelta, ToolCallReady, ToolCallStarted
 
 from .conftest import SleepRecorder, demo_request, recorded_stream, run
 from .faultserver import FaultServer, Reply, json_reply, sse, status
@@ -233,36 +236,81 @@ def test_overloaded_error_event_before_output_is_retried(sleeps: SleepRecorder) 
     assert len(sleeps.delays) == 1
 
 
+JSON_BODY = {
+    "id": "c1",
+    "object": "chat.completion",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": "Looking.",
+                "tool_calls": [
+                    {
+                        "id": "c_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Beijing"}'},
+                    }
+                ],
+            },
+            "finish_reason": "tool_calls",
+        }
+    ],
+    "usage": {"prompt_tokens": 5, "completion_tokens": 7},
+}
+"""A Chat response with text and one call, for the JSON-body tests."""
+
+
 def test_a_json_response_is_decoded_as_a_whole_turn(sleeps: SleepRecorder) -> None:
-    body = {
-        "id": "c1",
-        "object": "chat.completion",
-        "choices": [
-            {
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": "Looking.",
-                    "tool_calls": [
-                        {
-                            "id": "c_1",
-                            "type": "function",
-                            "function": {"name": "get_weather", "arguments": '{"city":"Beijing"}'},
-                        }
-                    ],
-                },
-                "finish_reason": "tool_calls",
-            }
-        ],
-        "usage": {"prompt_tokens": 5, "completion_tokens": 7},
-    }
-    with FaultServer(json_reply(body)) as server:
+    with FaultServer(json_reply(JSON_BODY)) as server:
         events, turn = run(model(server, sleeps), demo_request(settings={"stream": False}))
         assert server.requests[0].body["stream"] is False
     assert turn.requests[0].input == {"city": "Beijing"}
     assert isinstance(events[0], TextDelta)
     assert events_from_turn(turn) == events
     assert not any(isinstance(e, TurnDone) for e in events)
+
+
+def test_a_json_response_without_deltas_announces_each_call_by_its_ready_alone(
+    sleeps: SleepRecorder,
+) -> None:
+    # As a stream decoder does for a call that came whole when nobody reads deltas.
+    with FaultServer(json_reply(JSON_BODY)) as server:
+        events, expected = run(model(server, sleeps), demo_request(settings={"stream": False}))
+    with FaultServer(json_reply(JSON_BODY)) as server:
+        quiet, turn = run(
+            model(server, sleeps), demo_request(settings={"stream": False}, deltas=False)
+        )
+    assert turn == expected
+    assert quiet == [e for e in events if not isinstance(e, (ToolCallStarted, ToolCallDelta))]
+    assert [type(e) for e in quiet[:2]] == [TextDelta, ToolCallReady]
+    assert events_from_turn(turn, deltas=False) == quiet
+
+
+def test_the_clients_a_model_makes_share_one_tls_context(
+    sleeps: SleepRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each turn without a client of the caller's makes its own client; loading the CA
+    # bundle for each was most of a turn's CPU.
+    import httpx
+
+    made: list[object] = []
+    real = httpx.create_ssl_context
+
+    def create() -> object:
+        made.append(real())
+        return made[-1]
+
+    monkeypatch.setattr(http, "_TLS_CONTEXTS", {})
+    monkeypatch.setattr(httpx, "create_ssl_context", create)
+    with FaultServer(sse(STREAM)) as server:
+        chat = model(server, sleeps, api_key="k")
+        run(chat, demo_request())
+        _, turn = run(chat, demo_request())
+    assert turn.text and len(made) == 1
+    assert tls_context() is made[0]
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())  # honoured as httpx honours it
+    assert tls_context() is not made[0] and len(made) == 2
 
 
 # -- pure helpers --------------------------------------------------------------------

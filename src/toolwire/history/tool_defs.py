@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, cast
 
 from ..errors import ToolMappingError
@@ -94,28 +95,48 @@ _ANTHROPIC_MODES = {"auto": "auto", "required": "any", "none": "none"}
 
 
 def openai_chat_tool_fields(
-    tools: ToolDefs, choice: ToolChoice, parallel_tool_calls: bool | None
+    tools: ToolDefs,
+    choice: ToolChoice,
+    parallel_tool_calls: bool | None,
+    *,
+    copied: bool = True,
 ) -> JSONDict:
     """Chat's ``tools``, ``tool_choice`` and ``parallel_tool_calls`` (when set).
+
+    ``copied=False`` shares the definitions' schemas instead of copying them (as
+    :func:`chat_tool`): for a body serialised as it is sent and never edited.
 
     Raises:
         ToolMappingError: A definition or the choice is malformed.
     """
     return _openai_fields(
-        to_openai_chat_tools, to_openai_chat_tool_choice, tools, choice, parallel_tool_calls
+        partial(to_openai_chat_tools, copied=copied),
+        to_openai_chat_tool_choice,
+        tools,
+        choice,
+        parallel_tool_calls,
     )
 
 
 def responses_tool_fields(
-    tools: ToolDefs, choice: ToolChoice, parallel_tool_calls: bool | None
+    tools: ToolDefs,
+    choice: ToolChoice,
+    parallel_tool_calls: bool | None,
+    *,
+    copied: bool = True,
 ) -> JSONDict:
-    """The Responses API's ``tools``, ``tool_choice`` and ``parallel_tool_calls`` (when set).
+    """The Responses API's ``tools``, ``tool_choice`` and ``parallel_tool_calls`` (when set);
+    ``copied`` as for :func:`openai_chat_tool_fields`.
 
     Raises:
         ToolMappingError: A definition or the choice is malformed.
     """
     return _openai_fields(
-        to_responses_tools, to_responses_tool_choice, tools, choice, parallel_tool_calls
+        partial(to_responses_tools, copied=copied),
+        to_responses_tool_choice,
+        tools,
+        choice,
+        parallel_tool_calls,
     )
 
 
@@ -136,15 +157,20 @@ def _openai_fields(
 
 
 def anthropic_tool_fields(
-    tools: ToolDefs, choice: ToolChoice, parallel_tool_calls: bool | None
+    tools: ToolDefs,
+    choice: ToolChoice,
+    parallel_tool_calls: bool | None,
+    *,
+    copied: bool = True,
 ) -> JSONDict:
-    """Anthropic's ``tools`` and ``tool_choice`` (which carries the parallel flag).
+    """Anthropic's ``tools`` and ``tool_choice`` (which carries the parallel flag);
+    ``copied`` as for :func:`openai_chat_tool_fields`.
 
     Raises:
         ToolMappingError: A definition or the choice is malformed, or a tool is free-form.
     """
     return {
-        "tools": to_anthropic_tools(tools),
+        "tools": to_anthropic_tools(tools, copied=copied),
         "tool_choice": to_anthropic_tool_choice(choice, parallel_tool_calls=parallel_tool_calls),
     }
 
@@ -171,13 +197,14 @@ def responses_text_format(output: OutputFormat) -> JSONDict:
 # -- tool definitions ----------------------------------------------------------------------
 
 
-def to_openai_chat_tools(tools: ToolDefs) -> list[JSONDict]:
-    """Chat tool definitions (fresh dicts: a caller's later edits change no sent request).
+def to_openai_chat_tools(tools: ToolDefs, *, copied: bool = True) -> list[JSONDict]:
+    """Chat tool definitions (fresh dicts: a caller's later edits change no sent request;
+    ``copied=False`` shares the schemas, as :func:`chat_tool`).
 
     Raises:
         ToolMappingError: A definition is malformed.
     """
-    return [chat_tool(t) for t in tool_defs(tools)]
+    return [chat_tool(t, copied=copied) for t in tool_defs(tools)]
 
 
 def chat_tool(tool: ToolDef, *, copied: bool = True) -> JSONDict:
@@ -230,32 +257,36 @@ def shared_chat_tools(tools: Sequence[ToolDef]) -> list[JSONDict]:
     return out
 
 
-def to_responses_tools(tools: ToolDefs) -> list[JSONDict]:
-    """Responses API tools: ``{"type": "function", name, description?, parameters, strict}``.
+def to_responses_tools(tools: ToolDefs, *, copied: bool = True) -> list[JSONDict]:
+    """Responses API tools: ``{"type": "function", name, description?, parameters, strict}``
+    (``copied=False`` shares the schemas, as :func:`chat_tool`).
 
     Raises:
         ToolMappingError: A definition is malformed.
     """
+    clone = copy.deepcopy if copied else _same
     mapped = []
     for tool in tool_defs(tools):
         if tool.freeform:
-            mapped.append({"type": "custom", **_freeform(tool)})
+            mapped.append({"type": "custom", **_freeform(tool, clone)})
             continue
         out: JSONDict = {"type": "function", "name": tool.name}
         if tool.description is not None:
             out["description"] = tool.description
-        out["parameters"] = _parameters(tool)
+        out["parameters"] = _parameters(tool, clone)
         out["strict"] = bool(tool.strict)
         mapped.append(out)
     return mapped
 
 
-def to_anthropic_tools(tools: ToolDefs) -> list[JSONDict]:
-    """Anthropic tools: ``{name, description?, input_schema, strict?}``.
+def to_anthropic_tools(tools: ToolDefs, *, copied: bool = True) -> list[JSONDict]:
+    """Anthropic tools: ``{name, description?, input_schema, strict?}`` (``copied=False``
+    shares the schemas, as :func:`chat_tool`).
 
     Raises:
         ToolMappingError: A definition is malformed, or a tool is free-form.
     """
+    clone = copy.deepcopy if copied else _same
     mapped = []
     for position, tool in enumerate(tool_defs(tools)):
         if tool.freeform:
@@ -268,7 +299,7 @@ def to_anthropic_tools(tools: ToolDefs) -> list[JSONDict]:
         out: JSONDict = {"name": tool.name}
         if tool.description is not None:
             out["description"] = tool.description
-        out["input_schema"] = _parameters(tool)
+        out["input_schema"] = _parameters(tool, clone)
         if tool.strict is not None:
             out["strict"] = tool.strict
         mapped.append(out)
@@ -293,8 +324,9 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _parameters(tool: ToolDef) -> dict[str, Any]:
-    return copy.deepcopy(tool.parameters if tool.parameters is not None else EMPTY_PARAMETERS)
+def _parameters(tool: ToolDef, clone: Callable[[Any], Any] = copy.deepcopy) -> dict[str, Any]:
+    schema = tool.parameters if tool.parameters is not None else EMPTY_PARAMETERS
+    return cast("dict[str, Any]", clone(schema))
 
 
 # -- reading OpenAI Chat dicts -----------------------------------------------------------------

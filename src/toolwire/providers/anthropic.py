@@ -97,8 +97,9 @@ class AnthropicModel(HTTPModel):
             so_far = AssistantMessage([part for t in paused for part in t.message.parts])
             current = replace(request, messages=[*request.messages, so_far])
 
-    def build_request(self, request: ModelRequest) -> HTTPRequest:
-        """The ``/v1/messages`` request for one turn."""
+    def build_request(self, request: ModelRequest, *, copied: bool = True) -> HTTPRequest:
+        """The ``/v1/messages`` request for one turn; ``copied=False`` shares the tool
+        definitions' schemas (the body :meth:`stream` sends)."""
         settings = self.merged_settings(request)
         stream = bool(settings.pop("stream", True))
         system, messages = to_anthropic(request.messages)
@@ -113,7 +114,7 @@ class AnthropicModel(HTTPModel):
         if request.tools:
             body.update(
                 anthropic_tool_fields(
-                    request.tools, request.tool_choice, request.parallel_tool_calls
+                    request.tools, request.tool_choice, request.parallel_tool_calls, copied=copied
                 )
             )
         self._thinking(body, settings.pop("reasoning_effort", None))
@@ -121,6 +122,9 @@ class AnthropicModel(HTTPModel):
         if request.cache_key:
             anthropic_breakpoints(body)  # tools, system, the conversation so far
         return HTTPRequest(self.provider, self._url(), self._headers(), body, self.key_env)
+
+    def _sent_request(self, request: ModelRequest) -> HTTPRequest:
+        return self.build_request(request, copied=False)
 
     def _thinking(self, body: dict[str, Any], effort: Any) -> None:
         if effort is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..context.images import ImageLimits, reject_images
@@ -264,10 +265,14 @@ class CompletionsModel(HTTPModel):
             self.key_env,
         )
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn (see :meth:`HTTPModel.stream`); the format is set per request."""
-        from .http import stream_turn
+        from .http import prepared_turn
 
+        return prepared_turn(partial(self._prepare, request), self.options)
+
+    def _prepare(self, request: ModelRequest) -> tuple[HTTPRequest, Wire]:
+        """The request with the prompt, and the decoders of the format it is read with."""
         prompt = self.template(
             request.messages, to_openai_chat_tools(request.tools), request.tool_choice
         )
@@ -277,8 +282,7 @@ class CompletionsModel(HTTPModel):
             lambda: CompletionsStream(fmt, calls=calls),
             lambda body: decode_completion(fmt, body, calls=calls),
         )
-        async for item in stream_turn(self._build(request, prompt), wire, self.options):
-            yield item
+        return self._build(request, prompt), wire
 
     def wire(self) -> Wire:
         """Decoders for the tool-less default format (``stream`` builds per-request ones)."""

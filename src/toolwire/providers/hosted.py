@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Iterable, Mapping
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import CallerError
@@ -27,8 +28,8 @@ from .http import (
     Timeouts,
     Wire,
     check_base_url,
+    prepared_turn,
     require_key,
-    stream_turn,
 )
 from .redact import redact_url
 
@@ -112,18 +113,24 @@ class HTTPModel(ABC):
             return require_key(api_key, self.key_env, self.provider)
         return api_key or os.environ.get(self.key_env) or None
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
+    def stream(self, request: ModelRequest) -> AsyncIterator[ModelEvent]:
         """Stream one turn: events as they arrive, then one ``TurnDone``.
+
+        The request is built at the first iteration (an error building it is raised
+        there), and the events come straight from the transport's generator.
 
         Raises:
             ProviderError: See :func:`toolwire.providers.http.stream_turn`.
         """
-        http_request = self.build_request(request)
+        return prepared_turn(partial(self._prepare, request), self.options)
+
+    def _prepare(self, request: ModelRequest) -> tuple[HTTPRequest, Wire]:
+        """The HTTP request of one turn and the decoders of its response."""
+        http_request = self._sent_request(request)
         wire = self.wire_for(request)
         if not request.deltas:  # nobody reads per-fragment events: the decoder skips them
             wire = without_deltas(wire)
-        async for item in stream_turn(http_request, wire, self.options):
-            yield item
+        return http_request, wire
 
     def merged_settings(self, request: ModelRequest) -> dict[str, Any]:
         """This model's default settings overlaid with the request's."""
@@ -132,6 +139,13 @@ class HTTPModel(ABC):
     @abstractmethod
     def build_request(self, request: ModelRequest) -> HTTPRequest:
         """The HTTP request for one turn (pure: no I/O)."""
+
+    def _sent_request(self, request: ModelRequest) -> HTTPRequest:
+        """The request :meth:`stream` sends: :meth:`build_request`'s. The built-in
+        providers build it with the tool definitions' schemas shared, not copied (the
+        body is serialised as it is sent, and nothing edits it): a deep copy of every
+        schema was most of the cost of building a request."""
+        return self.build_request(request)
 
     @abstractmethod
     def wire(self) -> Wire:
@@ -144,7 +158,8 @@ class HTTPModel(ABC):
 
 def without_deltas(wire: Wire) -> Wire:
     """``wire`` with stream decoders that report no ``ToolCallDelta`` (those that can:
-    ``toolwire.wire``'s ``drop_deltas``; another decoder keeps its events)."""
+    ``toolwire.wire``'s ``drop_deltas``; another decoder keeps its events), and a JSON
+    response's calls as their ``ToolCallReady`` alone."""
     make = wire.stream
 
     def stream() -> StreamDecoderLike:
@@ -154,7 +169,7 @@ def without_deltas(wire: Wire) -> Wire:
             drop()
         return decoder
 
-    return Wire(stream, wire.decode_json)
+    return Wire(stream, wire.decode_json, deltas=False)
 
 
 def offered_tool_names(tools: Iterable[ToolDef]) -> frozenset[str]:

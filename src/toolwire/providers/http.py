@@ -36,6 +36,7 @@ building a model (and an Agent) costs no httpx import.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import random
 import re
@@ -72,6 +73,8 @@ from ..wire.events import (
 from .redact import redact_headers, redact_url, scrub, secrets_in
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 __all__ = [
@@ -86,8 +89,10 @@ __all__ = [
     "api_error",
     "events_from_turn",
     "parse_retry_after",
+    "prepared_turn",
     "require_key",
     "stream_turn",
+    "tls_context",
 ]
 
 MAX_ERROR_BODY = 64 * 1024
@@ -174,7 +179,8 @@ class HTTPOptions:
         timeouts: Connect, read and total timeouts.
         retries: The retry policy.
         client: An ``httpx.AsyncClient`` to reuse (connection pooling, proxies,
-            HTTP/2); the caller owns and closes it. ``None``: one client per turn.
+            HTTP/2); the caller owns and closes it. ``None``: one client per turn,
+            each with the process's TLS context (:func:`tls_context`).
         sleep: The coroutine used to wait between retries (tests pass a recorder).
         rng: The random source of the jitter.
     """
@@ -232,10 +238,14 @@ class Wire:
         stream: Makes a fresh stream decoder (one per attempt).
         decode_json: Decodes a non-streaming JSON response (servers that ignore
             ``stream: true``, or ``settings={"stream": False}``).
+        deltas: Whether the caller reads per-fragment events: ``False``, a JSON
+            response's calls come as their ``ToolCallReady`` alone, as a stream decoder
+            reports a call that came whole without deltas.
     """
 
     stream: Callable[[], StreamDecoderLike]
     decode_json: Callable[[Any], Turn]
+    deltas: bool = True
 
 
 # -- keys ----------------------------------------------------------------------------
@@ -296,7 +306,7 @@ class _Deadline:
         return left
 
 
-async def stream_turn(
+def stream_turn(
     request: HTTPRequest, wire: Wire, options: HTTPOptions
 ) -> AsyncIterator[ModelEvent]:
     """Send ``request`` and stream the turn: events as they arrive, then one ``TurnDone``.
@@ -314,17 +324,56 @@ async def stream_turn(
         StreamInterruptedError: The stream failed after output reached the caller.
         ProtocolError: The response broke the provider's protocol.
     """
+    return prepared_turn(lambda: (request, wire), options)
+
+
+async def prepared_turn(
+    prepare: Callable[[], tuple[HTTPRequest, Wire]], options: HTTPOptions
+) -> AsyncIterator[ModelEvent]:
+    """:func:`stream_turn` of the request and decoders ``prepare`` makes at the first
+    iteration: what a model's ``stream`` returns as it is, so that an error building the
+    request is raised where the stream is first read, and each event passes through no
+    generator of the model's own.
+
+    One generator holds the retry loop and the scrubbing of credentials (each event is
+    passed up by every generator it goes through: two here, the attempt's and this one).
+    """
+    request, wire = prepare()
     secrets = secrets_in(request.url, request.headers)
+    deadline = _Deadline(options.timeouts.total)
+    failures = 0
     try:
-        async for item in _turn(request, wire, options):
-            if secrets and isinstance(item, Notice):  # a retry's reason quotes the error
-                yield Notice(item.kind, scrub(item.message, secrets), item.index)
-            else:
-                yield item
+        while True:
+            emitted = False
+            try:
+                async for item in _attempt(request, wire, options, deadline):
+                    emitted = True
+                    if secrets and isinstance(item, Notice):  # a decoder's may quote a URL
+                        yield _scrub_notice(item, secrets)
+                    else:
+                        yield item
+                return
+            except _Retry as retry:
+                if emitted:
+                    raise _interrupted(request, retry.error) from retry.error
+                failures += 1
+                error = retry.error
+                delay = options.retries.delay(failures, retry.retry_after, options.rng)
+                if delay is None or delay >= deadline.remaining():
+                    raise error from None
+            # Outside the except block: the consumer may stop the stream at this yield.
+            notice = _retry_notice(options.retries, failures, error, delay)
+            yield _scrub_notice(notice, secrets) if secrets else notice  # it quotes the error
+            await options.sleep(delay)
     except ToolwireError as exc:
         if secrets:
             _scrub_error(exc, secrets)
         raise
+
+
+def _scrub_notice(notice: Notice, secrets: list[str]) -> Notice:
+    """``notice`` with the request's credentials masked in its message."""
+    return Notice(notice.kind, scrub(notice.message, secrets), notice.index)
 
 
 def _scrub_error(exc: ToolwireError, secrets: list[str]) -> None:
@@ -345,32 +394,6 @@ def _scrub_value(value: Any, secrets: list[str]) -> Any:
     if isinstance(value, list):
         return [_scrub_value(v, secrets) for v in value]
     return value
-
-
-async def _turn(
-    request: HTTPRequest, wire: Wire, options: HTTPOptions
-) -> AsyncIterator[ModelEvent]:
-    """``stream_turn`` without the scrubbing: the retry loop."""
-    deadline = _Deadline(options.timeouts.total)
-    failures = 0
-    while True:
-        emitted = False
-        try:
-            async for item in _attempt(request, wire, options, deadline):
-                emitted = True
-                yield item
-            return
-        except _Retry as retry:
-            if emitted:
-                raise _interrupted(request, retry.error) from retry.error
-            failures += 1
-            error = retry.error
-            delay = options.retries.delay(failures, retry.retry_after, options.rng)
-            if delay is None or delay >= deadline.remaining():
-                raise error from None
-        # Outside the except block: the consumer may stop the stream at this yield.
-        yield _retry_notice(options.retries, failures, error, delay)
-        await options.sleep(delay)
 
 
 def _retry_notice(retries: Retries, failures: int, error: ToolwireError, delay: float) -> Notice:
@@ -398,19 +421,27 @@ def _interrupted(request: HTTPRequest, error: ToolwireError) -> StreamInterrupte
 async def _attempt(
     request: HTTPRequest, wire: Wire, options: HTTPOptions, deadline: _Deadline
 ) -> AsyncIterator[ModelEvent]:
-    """One try: send, check the status, decode the body."""
-    import httpx
-
+    """One try: send, check the status, decode the body (a JSON one whole, a stream
+    chunk by chunk, each chunk's events passed up as the decoder completes them)."""
     client = options.client
     own = client is None
     if client is None:
-        client = httpx.AsyncClient(timeout=_httpx_timeout(options.timeouts))
+        client = _own_client(options.timeouts)
     try:
         response = await _send(client, request, options, deadline)
         try:
             await _check_status(response, request, options, deadline)
-            async for item in _decode(response, request, wire, options, deadline):
-                yield item
+            if "application/json" in response.headers.get("content-type", ""):
+                for item in await _decode_json(response, request, wire, options, deadline):
+                    yield item
+                return
+            decoder = wire.stream()
+            emitted = [False]  # shared with _chunks, which words its errors by it
+            async for chunk in _chunks(response, request, options, deadline, emitted):
+                for event in _feed(decoder, chunk, emitted[0]):
+                    emitted[0] = True
+                    yield event
+            yield TurnDone(_close(decoder))
         finally:
             await response.aclose()
     finally:
@@ -418,7 +449,36 @@ async def _attempt(
             await client.aclose()
 
 
+def _own_client(timeouts: Timeouts) -> httpx.AsyncClient:
+    """A client for one try, when the caller gave none, with the process's TLS context."""
+    import httpx
+
+    return httpx.AsyncClient(timeout=_httpx_timeout(timeouts), verify=tls_context())
+
+
+_TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+
+def tls_context() -> ssl.SSLContext:
+    """httpx's default TLS context (its CA bundle, or ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
+    when set), made once per value of those variables and shared by every client a
+    model makes for itself: loading the CA bundle took ~100 ms of CPU, most of a turn's,
+    when each per-turn client made its own (a context is meant to be shared)."""
+    import os
+
+    key = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _TLS_CONTEXTS.get(key)
+    if context is None:
+        import httpx
+
+        context = _TLS_CONTEXTS[key] = httpx.create_ssl_context()
+    return context
+
+
+@functools.lru_cache(maxsize=64)
 def _httpx_timeout(timeouts: Timeouts) -> httpx.Timeout:
+    """httpx's form of ``timeouts``: made once per value (both are immutable), not per
+    request."""
     import httpx
 
     return httpx.Timeout(
@@ -545,31 +605,15 @@ async def _check_status(
     raise error
 
 
-async def _decode(
-    response: httpx.Response,
-    request: HTTPRequest,
-    wire: Wire,
-    options: HTTPOptions,
-    deadline: _Deadline,
-) -> AsyncIterator[ModelEvent]:
-    content_type = response.headers.get("content-type", "")
-    if "application/json" in content_type:
-        for item in await _decode_json(response, request, wire, options, deadline):
-            yield item
-        return
-    decoder = wire.stream()
-    emitted = [False]  # shared with _chunks, which words its errors by it
-    async for chunk in _chunks(response, request, options, deadline, emitted):
-        try:
-            events = decoder.feed_bytes(chunk)
-        except ProviderAPIError as exc:
-            if not emitted[0] and exc.error_type in RETRYABLE_ERROR_TYPES:
-                raise _Retry(exc) from None
-            raise
-        for event in events:
-            emitted[0] = True
-            yield event
-    yield TurnDone(_close(decoder))
+def _feed(decoder: StreamDecoderLike, chunk: bytes, emitted: bool) -> list[Event]:
+    """The events ``chunk`` completes; a transient error the provider reports in the
+    stream before any output is retried (after output, it is the caller's)."""
+    try:
+        return decoder.feed_bytes(chunk)
+    except ProviderAPIError as exc:
+        if not emitted and exc.error_type in RETRYABLE_ERROR_TYPES:
+            raise _Retry(exc) from None
+        raise
 
 
 def _close(decoder: StreamDecoderLike) -> Turn:
@@ -590,15 +634,13 @@ async def _chunks(
     emitted: list[bool],
 ) -> AsyncIterator[bytes]:
     """The body, chunk by chunk, each read bounded by the read and the total timeout."""
-    import anyio
     import httpx
 
     chunks = response.aiter_bytes()
     while True:
         limit = min(options.timeouts.read, deadline.check(request.provider))
         try:
-            with anyio.fail_after(limit):
-                chunk = await chunks.__anext__()
+            chunk = await _within(limit, chunks.__anext__())
         except StopAsyncIteration:
             return
         except (httpx.TimeoutException, TimeoutError) as exc:
@@ -616,6 +658,18 @@ async def _chunks(
                 )
             ) from None
         yield chunk
+
+
+async def _within(seconds: float, step: Awaitable[bytes]) -> bytes:
+    """``await step``, or ``TimeoutError`` once ``seconds`` have passed: the rule of
+    ``anyio.fail_after`` in one cancel scope. A stream pays this for every chunk, and
+    ``fail_after`` is two generator context managers around the same scope (a fifth
+    of an event's cost on a stream of one event a chunk, by the profile)."""
+    import anyio
+
+    with anyio.CancelScope(deadline=anyio.current_time() + seconds):
+        return await step
+    raise TimeoutError  # the scope's deadline passed: it caught its own cancellation
 
 
 async def _read_body(
@@ -661,7 +715,7 @@ async def _decode_json(
             f"{request.provider} sent a JSON content type with a body that is not JSON ({exc})"
         ) from None
     turn = wire.decode_json(body)
-    items: list[ModelEvent] = list(events_from_turn(turn))
+    items: list[ModelEvent] = list(events_from_turn(turn, deltas=wire.deltas))
     items.append(TurnDone(turn))
     return items
 
@@ -669,11 +723,14 @@ async def _decode_json(
 # -- helpers -------------------------------------------------------------------------
 
 
-def events_from_turn(turn: Turn) -> list[Event]:
+def events_from_turn(turn: Turn, *, deltas: bool = True) -> list[Event]:
     """The events a stream of ``turn`` would have produced (for non-streaming responses).
 
     Args:
         turn: A complete turn.
+        deltas: ``False``: each call is its ``ToolCallReady`` alone, as a stream decoder
+            with ``deltas=False`` announces a call that came whole (the Ready says all
+            the Started would; nobody reads the Delta).
 
     Returns:
         Text, reasoning and call events in part order, then usage and the finish reason.
@@ -689,11 +746,10 @@ def events_from_turn(turn: Turn) -> list[Event]:
             events.append(RefusalDelta(part.text))
         elif isinstance(part, ToolCall):
             request = requests[part.id]
-            events += [
-                ToolCallStarted(request.index, part.id, part.name),
-                ToolCallDelta(request.index, part.arguments),
-                ToolCallReady(request.index, part, request),
-            ]
+            if deltas:
+                events.append(ToolCallStarted(request.index, part.id, part.name))
+                events.append(ToolCallDelta(request.index, part.arguments))
+            events.append(ToolCallReady(request.index, part, request))
     events.append(UsageReported(turn.usage))
     if turn.finish_reason:
         events.append(Finished(turn.finish_reason))

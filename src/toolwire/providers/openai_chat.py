@@ -132,8 +132,9 @@ class OpenAIChatModel(HTTPModel):
         self.text_calls = text_calls
         self._text_family = text_family(model, text_calls)
 
-    def build_request(self, request: ModelRequest) -> HTTPRequest:
-        """The ``/chat/completions`` request for one turn."""
+    def build_request(self, request: ModelRequest, *, copied: bool = True) -> HTTPRequest:
+        """The ``/chat/completions`` request for one turn; ``copied=False`` shares the tool
+        definitions' schemas (the body :meth:`stream` sends)."""
         settings = self.merged_settings(request)
         stream = bool(settings.pop("stream", True))
         body: dict[str, Any] = {
@@ -146,7 +147,7 @@ class OpenAIChatModel(HTTPModel):
         if request.tools:
             body.update(
                 openai_chat_tool_fields(
-                    request.tools, request.tool_choice, request.parallel_tool_calls
+                    request.tools, request.tool_choice, request.parallel_tool_calls, copied=copied
                 )
             )
         if request.output is not None:
@@ -161,6 +162,9 @@ class OpenAIChatModel(HTTPModel):
             body,
             self.key_env,
         )
+
+    def _sent_request(self, request: ModelRequest) -> HTTPRequest:
+        return self.build_request(request, copied=False)
 
     def wire(self) -> Wire:
         """Chat Completions chunk decoder and non-streaming decoder."""

@@ -51,8 +51,9 @@ class OpenAIResponsesModel(HTTPModel):
     #: Its native structured output (``Agent(output_mode="native")``): ``text.format``.
     native_output: ClassVar[str] = "response_format"
 
-    def build_request(self, request: ModelRequest) -> HTTPRequest:
-        """The ``/responses`` request for one turn."""
+    def build_request(self, request: ModelRequest, *, copied: bool = True) -> HTTPRequest:
+        """The ``/responses`` request for one turn; ``copied=False`` shares the tool
+        definitions' schemas (the body :meth:`stream` sends)."""
         settings = self.merged_settings(request)
         stream = bool(settings.pop("stream", True))
         instructions, items = to_responses_input(request.messages)
@@ -62,7 +63,7 @@ class OpenAIResponsesModel(HTTPModel):
         if request.tools:
             body.update(
                 responses_tool_fields(
-                    request.tools, request.tool_choice, request.parallel_tool_calls
+                    request.tools, request.tool_choice, request.parallel_tool_calls, copied=copied
                 )
             )
         builtin = _builtin_tools(settings.pop("builtin_tools", None))
@@ -85,6 +86,9 @@ class OpenAIResponsesModel(HTTPModel):
             body,
             self.key_env,
         )
+
+    def _sent_request(self, request: ModelRequest) -> HTTPRequest:
+        return self.build_request(request, copied=False)
 
     def wire(self) -> Wire:
         """Responses event decoder and non-streaming decoder."""
