@@ -3,12 +3,16 @@ definitions, in order, a new list each time), and a grown tool set gets a new vi
 
 from __future__ import annotations
 
+import pickle
+import threading
+
 import pytest
 
 from toolwire import ContextPolicy, Tool
 from toolwire.context import RunContext, read_result_tool
 from toolwire.context.events import ToolsRouted
-from toolwire.context.toolview import tool_view, toolset_view
+from toolwire.context.toolview import context_base, tool_view, toolset_view
+from toolwire.errors import CallerError
 from toolwire.messages import AssistantMessage, ToolCall, Usage, UserMessage
 from toolwire.tools.tool import Toolset
 
@@ -185,3 +189,64 @@ def test_a_routed_request_that_chose_every_tool_offers_each_in_order(
     assert [e.offered for e in routed] == ([names] if listened else [])
     again = context.prepare([UserMessage("hi"), used], "required", 3, listened=listened)
     assert [t.name for t in again.tools] == names[:8]  # no read_result while a call is forced
+
+
+class _Labelled(_Provider):
+    """A model whose provider is its own (an instance's, not its class's)."""
+
+    def __init__(self, provider: str) -> None:
+        self.provider = provider
+
+
+def test_runs_of_the_same_tools_and_policy_start_from_one_base_until_something_changes() -> None:
+    """Each run of an agent makes a RunContext, often with a new model object (a scripted
+    one is used up): what belongs to the tool set, the policy and the kind of model is
+    made once; a grown tool set, another policy object or another provider gets its own."""
+    tools, policy = _toolset(130, True), ContextPolicy(route_min_tokens=10**6)
+    base = context_base(tools, policy, _Provider())
+    assert context_base(tools, policy, _Provider()) is base  # a new model, the same kind
+    first, second = RunContext(policy, tools, _Provider()), RunContext(policy, tools, _Provider())
+    assert first._view is second._view is base.view and first.router is second.router
+    assert first.router is not None  # 130 tools: over OpenAI's limit
+    assert first.count is not second.count  # each run's memo is its own
+    # The provider is read per run: the same class labelled otherwise is not routed.
+    assert RunContext(policy, tools, _Labelled("Anthropic Messages")).router is None
+    assert RunContext(policy, tools, _Labelled("OpenAI Responses")).router is not None
+    assert context_base(tools, ContextPolicy(route_min_tokens=10**6), _Provider()) is not base
+    tools.add(_tool("late"))
+    grown = RunContext(policy, tools, _Provider())
+    assert grown._view is not base.view and grown._view.names[-1] == "late"
+    # A model's own tokenizer counts for itself: no base is shared.
+    tokenizer = _Tokenizer()
+    assert context_base(tools, policy, tokenizer) is not context_base(tools, policy, tokenizer)
+
+
+def test_a_shared_base_still_refuses_a_wrong_model_and_an_unknown_always_include() -> None:
+    """What a base checks is checked for every run: neither error is cached away."""
+    tools = _toolset(3, False)
+    policy = ContextPolicy(always_include=("tool_1",))
+    RunContext(policy, tools)  # a base for this tool set and policy
+    for _ in range(2):
+        with pytest.raises(CallerError, match="neither a model spec string nor a Model"):
+            RunContext(policy, tools, 42)
+    wrong = ContextPolicy(always_include=("tool_9",))
+    for _ in range(2):
+        with pytest.raises(CallerError, match="unknown tools: tool_9"):
+            RunContext(wrong, tools)
+    tools.add(_tool("tool_9"))  # once registered, the same policy is fine
+    assert "tool_9" in RunContext(wrong, tools)._definitions
+
+
+class _Locked(_Tokenizer):
+    """A model with a tokenizer that cannot cross a process boundary."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+
+def test_a_context_counted_by_a_models_tokenizer_pickles_without_the_model() -> None:
+    """The base's counter is the model's own bound method: it stays behind, as the model."""
+    context = RunContext(ContextPolicy(), _toolset(2, False), _Locked())
+    context.prepare([UserMessage("hi there")], "auto", 1)
+    copy = pickle.loads(pickle.dumps(context))
+    assert copy.report() == context.report() and copy.report()[0]["counted_by"] == "tokenizer"

@@ -43,9 +43,8 @@ from .tokens import (
     account,
     memoised,
     message_tokens,
-    text_counter,
 )
-from .toolview import ToolView, result_limit, toolset_view
+from .toolview import ToolView, context_base, result_limit
 from .truncate import (
     READ_RESULT,
     ResultStore,
@@ -146,35 +145,40 @@ class RunContext:
         CallerError: ``always_include`` names a tool that is not registered.
     """
 
-    _view: ToolView  # the tool set's shared view, set by _index_tools (from __init__ on)
+    # What the tool set's base gives (_index_tools, from __init__ on); shared: read only.
+    _indexed: int  # the tool set's size when its base was read
+    _counter: Callable[[str], int]  # the model's counter, not memoised
+    _unknown: list[str]  # the names of always_include the tool set lacks
+    _view: ToolView  # the tool set's view
+    _definitions: dict[str, ToolDef]
+    _tool_tokens: dict[str, int]
+    _all: tuple[str, ...]  # every routable name
+    _reader: str | None
+    _offers_reader: bool
+    router: ToolRouter | None
+    _limits: dict[Any, int | None]  # tool -> its results' cap
+    _uncut: dict[Any, int]  # tool -> its longest result never cut
 
     def __init__(self, policy: ContextPolicy, toolset: Toolset, model: object = None) -> None:
         self.policy = policy
         self.toolset = toolset
-        self.count = memoised(text_counter(model))
         self.model = model
+        # What belongs to the tool set, the policy and the model is made once for every
+        # run with the same ones; what follows is the run's own.
+        self._indexed = -1
+        self._index_tools()
+        if self._unknown:
+            raise CallerError(
+                f"ContextPolicy.always_include names unknown tools: {', '.join(self._unknown)}",
+                hint=f"tools: {', '.join(toolset.names) or 'none'}",
+            )
+        self.count = memoised(self._counter)  # the run's memo: it lives as long as the history
         self.store = ResultStore()
         self.requests: list[RequestRecord] = []
         self.used: set[str] = set()
         # Random hex as a run id is (run/observers.py new_run_id): no uuid.UUID object.
         self.cache_key = f"toolwire-{os.urandom(16).hex()}" if policy.prompt_cache else None
-        unknown = [n for n in policy.always_include if n not in toolset]
-        if unknown:
-            raise CallerError(
-                f"ContextPolicy.always_include names unknown tools: {', '.join(unknown)}",
-                hint=f"tools: {', '.join(toolset.names) or 'none'}",
-            )
-        self._definitions: dict[str, ToolDef] = {}
-        self._tool_tokens: dict[str, int] = {}
-        self._all: tuple[str, ...] = ()  # every routable name (the view's)
-        self._reader: str | None = None
-        self._offers_reader = False
-        self.router: ToolRouter | None = None
-        self._indexed = -1
         self._counted: _Counted = {}  # id -> message, counts
-        self._limits: dict[Any, int | None] = {}  # tool -> its results' cap (the view's)
-        self._uncut: dict[Any, int] = {}  # tool -> its longest result never cut (the view's)
-        self._index_tools()
         self.compressor = (
             Compressor(policy.max_history_tokens, policy.compression == "summary")
             if policy.max_history_tokens is not None
@@ -194,7 +198,7 @@ class RunContext:
         state = dict(self.__dict__)
         state["_counted"] = {}
         state["_limits"] = state["_uncut"] = {}  # keyed by the live tools
-        for live in ("toolset", "model", "count", "router", "compressor", "_view"):
+        for live in ("toolset", "model", "count", "_counter", "router", "compressor", "_view"):
             state[live] = None
         return state
 
@@ -208,18 +212,20 @@ class RunContext:
 
     def _index_tools(self) -> None:
         """Definitions, their tokens and the routing index, again only when tools were
-        added; all shared with every run that offers the same tools (:mod:`.toolview`)."""
-        count = len(self.toolset)  # a Python __len__: read once
-        if count == self._indexed:
+        added; all shared with every run that offers the same tools, under the same
+        policy, for the same kind of model (:func:`.toolview.context_base`)."""
+        if len(self.toolset) == self._indexed:  # a Python __len__: read once
             return
-        self._indexed = count
-        view = self._view = toolset_view(self.toolset)
+        base = context_base(self.toolset, self.policy, self.model)
+        self._indexed = base.size
+        self._counter, self._unknown = base.counter, base.unknown
+        view = self._view = base.view
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions
         self._reader = view.reader
         self._all = view.names
         # What the policy makes of the set (counts, caps, routing), shared: read only.
-        under = view.under(self.policy, self.count, self.model)
+        under = base.under
         self._tool_tokens, self._limits, self._uncut = under.tokens, under.limits, under.uncut
         self._offers_reader, self.router = under.offers_reader, under.router
 

@@ -17,6 +17,11 @@ The views are kept in a small cache (the most recent :data:`MAX_VIEWS` tool sets
 a view holds its tools, so a cached key's object ids cannot be reused by others. A
 ``Toolset`` finds its view without listing its tools (:func:`toolset_view`): a run
 starts with one dict lookup, not a key of every tool's id.
+
+What a run's context starts from (:func:`context_base`: the view, the policy's view of
+it, the model's counter) is kept too, by the objects it was made from: a run of the
+same agent starts with one dict lookup, not the view's, the policy's hash and the
+model's counter worked out again.
 """
 
 from __future__ import annotations
@@ -30,10 +35,25 @@ from typing import Any
 from ..tooldef import ToolDef
 from .policy import ContextPolicy, tool_limit
 from .routing import ToolRouter
-from .tokens import MAX_TOKENS_PER_CHAR, definition_tokens, estimate_text_tokens
+from .tokens import (
+    MAX_TOKENS_PER_CHAR,
+    definition_tokens,
+    estimate_text_tokens,
+    memoised,
+    text_counter,
+)
 from .truncate import READ_RESULT, is_read_result
 
-__all__ = ["MAX_VIEWS", "PolicyView", "ToolView", "result_limit", "tool_view", "toolset_view"]
+__all__ = [
+    "MAX_VIEWS",
+    "ContextBase",
+    "PolicyView",
+    "ToolView",
+    "context_base",
+    "result_limit",
+    "tool_view",
+    "toolset_view",
+]
 
 MAX_VIEWS = 64
 """Tool sets whose views are kept (least recently used dropped first)."""
@@ -46,6 +66,9 @@ _lock = threading.Lock()  # runs may start in several threads (run_sync, workers
 # added once, never replaced or removed), so the same object at the same size holds the
 # same tools; the entry holds the toolset, so its id cannot be reused while kept.
 _by_toolset: OrderedDict[int, tuple[Any, int, ToolView]] = OrderedDict()
+# (id(toolset), its size, id(policy), the model's class, its provider) -> the base; the
+# base holds the toolset and the policy, so their ids cannot be reused while kept.
+_bases: dict[tuple[int, int, int, type, str], ContextBase] = {}
 
 
 class PolicyView:
@@ -275,3 +298,56 @@ def tool_view(tools: Sequence[Any]) -> ToolView:
         while len(_views) > MAX_VIEWS:
             _views.popitem(last=False)
     return view
+
+
+class ContextBase:
+    """What a run's context starts from for one tool set (at its size), policy and
+    model: shared by every run with the same ones, read only.
+
+    Attributes:
+        toolset: The tool set (held: its id is part of the key).
+        policy: The ``ContextPolicy`` (held: its id is part of the key).
+        size: The tool set's size the base was made at.
+        counter: The model's text counter (:func:`~.tokens.text_counter`), not memoised.
+        view: The tool set's :class:`ToolView`.
+        under: What ``policy`` makes of it for the model (:meth:`ToolView.under`).
+        unknown: The names of ``policy.always_include`` the tool set lacks.
+
+    Raises:
+        CallerError: ``model`` is neither a spec string nor a model.
+    """
+
+    __slots__ = ("counter", "policy", "size", "toolset", "under", "unknown", "view")
+
+    def __init__(self, toolset: Any, policy: ContextPolicy, model: object) -> None:
+        self.toolset = toolset
+        self.policy = policy
+        self.size = len(toolset)
+        self.counter = text_counter(model)
+        self.view = toolset_view(toolset)
+        self.under = self.view.under(policy, memoised(self.counter), model)
+        self.unknown = [n for n in policy.always_include if n not in toolset]
+
+
+def context_base(toolset: Any, policy: ContextPolicy, model: object) -> ContextBase:
+    """The base of a run's context over ``toolset`` (a ``Toolset``) under ``policy`` for
+    ``model``: made once per tool set, size and policy object, and per class and
+    provider of the model (a model changes between runs; what the base reads of it, its
+    provider's tool limit and whether it is a model, is its class's and its provider's).
+    A model with a tokenizer of its own gets a base per call: its counts are its own.
+
+    Raises:
+        CallerError: ``model`` is neither a spec string nor a model.
+    """
+    if getattr(model, "count_text_tokens", None) is not None:
+        return ContextBase(toolset, policy, model)
+    provider = str(getattr(model, "provider", ""))  # what tool_limit reads
+    key = (id(toolset), len(toolset), id(policy), model.__class__, provider)
+    found = _bases.get(key)
+    if found is None:
+        found = ContextBase(toolset, policy, model)
+        with _lock:
+            _bases[key] = found
+            while len(_bases) > MAX_VIEWS:
+                del _bases[next(iter(_bases))]  # the oldest first
+    return found
