@@ -49,6 +49,36 @@ def test_error_cancels_children_and_is_not_wrapped() -> None:
     assert run(body()) == ["cancelled"]
 
 
+def test_a_scope_made_without_entering_it_is_open_and_its_exit_ends_its_tasks() -> None:
+    """A turn makes its scope at its first call, inside its own block, and only exits
+    it: the scope's entry may do nothing."""
+
+    async def body() -> list[str]:
+        log: list[str] = []
+
+        async def child(name: str, wait: bool) -> None:
+            try:
+                if wait:
+                    await asyncio.Event().wait()
+                await asyncio.sleep(0)
+                log.append(f"{name} done")
+            except asyncio.CancelledError:
+                log.append(f"{name} cancelled")
+                raise
+
+        finished = TaskScope(eager=True)
+        finished.start(child("a", wait=False))
+        await finished.__aexit__(None, None, None)  # waits for it
+        failed = TaskScope(eager=True)
+        failed.start(child("b", wait=True))
+        await asyncio.sleep(0)
+        error = KeyError("body")
+        await failed.__aexit__(KeyError, error, None)  # cancels it, then waits
+        return log
+
+    assert run(body()) == ["a done", "b cancelled"]
+
+
 def test_cancellation_while_draining_cancels_children_first() -> None:
     async def body() -> list[str]:
         log: list[str] = []

@@ -62,6 +62,9 @@ class TaskScope:
         self._eager_loop: asyncio.AbstractEventLoop | None = None
 
     async def __aenter__(self) -> TaskScope:
+        """Nothing to do: a scope is open once made. (An owner may make one inside its
+        own block and only exit it: the executor's turn makes its scope at its first
+        call, so a turn without calls makes none.)"""
         return self
 
     async def __aexit__(

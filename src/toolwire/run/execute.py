@@ -339,13 +339,21 @@ class TurnRun:
     It holds the turn's calls (each in one :class:`~toolwire.run.calls.CallState`) and
     their one result each; :class:`~toolwire.run.early.EarlyStarts` decides which
     calls start while the turn streams, and :class:`~toolwire.run.runner.CallRunner`
-    runs each call to its result.
+    runs each call to its result. Those, and the task scope of its calls, are made at
+    the turn's first call: a turn without calls (every agent run's answer) makes none
+    of them and waits on nothing.
 
     Attributes:
         discarded: Early-started calls cancelled because the turn changed or failed.
         skipped_for_limit: How many valid calls were not executed because they would
             pass the ``allowed`` limit (0 when the limit was not hit).
     """
+
+    # Made at the turn's first call (_open): read only once a call exists.
+    _runner: CallRunner
+    _scope: TaskScope
+    _early: EarlyStarts
+    _positions: _Positions
 
     def __init__(  # noqa: PLR0913 — the turn's callbacks, each optional
         self,
@@ -362,54 +370,79 @@ class TurnRun:
         uncut: Mapping[Any, int] | None = None,
     ) -> None:
         self._executor = executor
-        self._runner = CallRunner(
-            executor, shape_result=shape_result, keep_full=on_call is not None, uncut=uncut
-        )
-        self._runner.on_start = on_start
-        self._runner.before_start = before_start  # the run store's start row
-        self._runner.scope = scope
+        # What the turn's CallRunner is made from, at its first call (_open).
+        self._shape_result = shape_result
+        self._uncut = uncut
+        self._on_start = on_start
+        self._before_start = before_start  # the run store's start row
+        self._tool_scope = scope
         self._allowed = allowed
         self._on_result = on_result
         self._on_call = on_call
-        self._scope = TaskScope(eager=True)  # a call's first step runs as it starts: _launch
+        self._early_enabled = early
+        self._opened = False  # the turn's first call made its runner, scope and starts
         self._ended: asyncio.Future[None] | None = None  # see _end_marker
         self._by_index: dict[int, TurnCall] = {}  # the calls that closed while streaming
         self._off_loop: dict[int, Validation] = {}  # by id(request): see _validate_off_loop
-        self._early = EarlyStarts(early)
         self._launched = 0
         self._order: list[TurnCall] | None = None  # the final calls, once bind() ran
         self._stop_reason = "the run stopped before this call ran"
         self._interrupt: BaseException | None = None
         self._cut: set[TurnCall] = set()  # cancelled by the batch budget, to run again
         self._ran_before: dict[int, Discarded] = {}  # by index: an early start that ran, replaced
-        # Where each call stands in the turn (progress.py's idempotency keys), asked by
-        # the runner: kept apart from the turn, so that the runner holds no reference
-        # back to it (the cycle would leave every turn's calls, tasks and results to the
-        # garbage collector instead of freeing them when the turn is dropped).
-        self._positions = _Positions()
-        self._runner.position_of = self._positions
         self.discarded: list[Discarded] = []
         self.skipped_for_limit = 0
         self.deferred: list[TurnCall] = []  # later batches of a turn with a held call
         self._holding = False  # a call of the turn was held (a flag: the hot path's check)
 
+    def _open(self) -> None:
+        """Make what running calls takes, at the turn's first call.
+
+        A turn without calls (every run's answer) makes no runner, task scope, early
+        starts or positions, and has nothing to drain. A scope needs no entering (its
+        ``__aenter__`` does nothing): made inside the turn's ``async with``, it is
+        exited by the turn's ``__aexit__``.
+        """
+        self._opened = True
+        self._scope = TaskScope(eager=True)  # a call's first step runs as it starts: _launch
+        self._early = EarlyStarts(self._early_enabled)
+        # Where each call stands in the turn (progress.py's idempotency keys), asked by
+        # the runner: kept apart from the turn, so that the runner holds no reference
+        # back to it (the cycle would leave every turn's calls, tasks and results to the
+        # garbage collector instead of freeing them when the turn is dropped).
+        self._positions = _Positions()
+        self._runner = CallRunner(
+            self._executor,
+            shape_result=self._shape_result,
+            keep_full=self._on_call is not None,
+            uncut=self._uncut,
+            on_start=self._on_start,
+            before_start=self._before_start,
+            scope=self._tool_scope,
+            position_of=self._positions,
+        )
+
     @property
     def on_start(self) -> StartCallback | None:
         """Called with the provider index when a call's tool function begins."""
-        return self._runner.on_start
+        return self._on_start
 
     @on_start.setter
     def on_start(self, callback: StartCallback | None) -> None:
-        self._runner.on_start = callback
+        self._on_start = callback
+        if self._opened:
+            self._runner.on_start = callback
 
     @property
     def scope(self) -> ToolScope | None:
         """What a ``ToolContext`` of this turn's calls is made from (:mod:`.progress`)."""
-        return self._runner.scope
+        return self._tool_scope
 
     @scope.setter
     def scope(self, scope: ToolScope | None) -> None:
-        self._runner.scope = scope
+        self._tool_scope = scope
+        if self._opened:
+            self._runner.scope = scope
 
     def position(self, call: TurnCall) -> int:
         """The call's 0-based position among the turn's calls (the idempotency key's)."""
@@ -418,8 +451,7 @@ class TurnRun:
     # -- context -------------------------------------------------------------------
 
     async def __aenter__(self) -> TurnRun:
-        await self._scope.__aenter__()
-        return self
+        return self  # the task scope is made with the first call (_open)
 
     async def __aexit__(
         self,
@@ -431,12 +463,15 @@ class TurnRun:
             self._stop_reason = _stop_reason(exc)
             if self._order is None:
                 self._discard_all(f"the turn failed before it finished: {describe(exc)}")
-        await self._scope.__aexit__(exc_type, exc, tb)
+        if self._opened:  # no call, no task: nothing to cancel or wait for
+            await self._scope.__aexit__(exc_type, exc, tb)
 
     # -- streaming phase -------------------------------------------------------------
 
     def started(self, event: ToolCallStarted) -> None:
         """A call appeared in the stream (its index orders early starts)."""
+        if not self._opened:  # the turn's first call
+            self._open()
         self._early.know(event.index, self._by_index)
 
     def ready(self, event: ToolCallReady, validation: Validation | None = None) -> None:
@@ -445,6 +480,8 @@ class TurnRun:
         ``validation``: the request's validation, when the caller already made it
         (:meth:`ready_off_loop`).
         """
+        if not self._opened:  # the turn's first call
+            self._open()
         index, by_index = event.index, self._by_index
         may_launch = None if self._allowed is None else self._may_launch  # no limit: no ask
         if index in by_index:  # closed again: nothing new to prepare or to place
@@ -493,7 +530,7 @@ class TurnRun:
     @property
     def executed(self) -> int:
         """How many calls were handed to their tool (retries not counted)."""
-        return self._runner.executed
+        return self._runner.executed if self._opened else 0
 
     def bind(
         self, requests: Sequence[ToolRequest], *, positions: Sequence[int] | None = None
@@ -511,6 +548,11 @@ class TurnRun:
         """
         if self._order is not None:
             raise CallerError("TurnRun.bind() was called twice for one turn")
+        if not self._opened:  # no call streamed
+            if not requests:  # nor in the final turn (every run's answer): nothing to run
+                self._order = []
+                return
+            self._open()
         self._order = self._positions.order = self._reconcile(requests)
         if positions is not None:
             self._positions.known = dict(zip(self._order, positions, strict=True))
@@ -551,6 +593,8 @@ class TurnRun:
             self.bind(requests)
         if self._order is None:
             raise CallerError("TurnRun.finish() needs the turn's requests")
+        if not self._opened:  # a turn without calls
+            return
         runnable = [c for c in self._order if c.runnable]
         if skip_reason is None and self._allowed is not None and len(runnable) > self._allowed:
             self.skipped_for_limit = len(runnable)

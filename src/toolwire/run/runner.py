@@ -70,6 +70,11 @@ BeforeStart = Callable[[ToolRequest, Tool], Awaitable[str | None]]
 row, :func:`toolwire.run.resuming.call_journal`): ``None`` to run it, or why it may not run."""
 
 
+def _first(call: TurnCall) -> int:
+    """The position of a call whose turn tells none (a runner of its own)."""
+    return 0
+
+
 class CallRunner:
     """Runs a turn's valid calls, one :meth:`run` per call (see the module docstring).
 
@@ -79,6 +84,10 @@ class CallRunner:
         keep_full: Keep the whole text of a cut result on the call (someone observes).
         uncut: Tool -> the longest result text ``shape_result`` never cuts; a result
             that long or shorter is not handed to it (a tool not in it: every result is).
+        on_start: Called with the provider index when a call's tool function begins.
+        before_start: Awaited before a call that is not harmless to repeat runs.
+        scope: What a ``ToolContext`` of the turn's calls is made from (:mod:`.progress`).
+        position_of: The call's position among its turn's calls (the idempotency key's).
     """
 
     def __init__(
@@ -88,6 +97,10 @@ class CallRunner:
         shape_result: ResultShaper | None,
         keep_full: bool,
         uncut: Mapping[Any, int] | None = None,
+        on_start: StartCallback | None = None,
+        before_start: BeforeStart | None = None,
+        scope: ToolScope | None = None,
+        position_of: Callable[[TurnCall], int] = _first,
     ) -> None:
         self._executor = executor
         self._shape_result = shape_result
@@ -96,12 +109,12 @@ class CallRunner:
         self._uncut: Mapping[Any, int] = {} if uncut is None else uncut
         self._keep_full = keep_full
         self._told: set[TurnCall] = set()  # calls on_start was called for
-        self.on_start: StartCallback | None = None
-        self.before_start: BeforeStart | None = None
+        self.on_start = on_start
+        self.before_start = before_start  # the run store's start row
         self.executed = 0  # calls handed to their tool (retries not counted)
-        # For tools that take a ToolContext or are generators (set by the turn).
-        self.scope: ToolScope | None = None
-        self.position_of: Callable[[TurnCall], int] = lambda call: 0
+        # For tools that take a ToolContext or are generators (given by the turn).
+        self.scope = scope
+        self.position_of = position_of
         # No permission gate and no backend: tested once for the turn, not per call.
         self._bare = executor.gate is None and executor.options.backend is None
 
