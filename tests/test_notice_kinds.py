@@ -63,7 +63,7 @@ def test_the_other_call_sites_pass_a_kind_on() -> None:
     assert sorted(passed_on) == [
         "formats/base.py kind",
         "formats/decode.py kind",  # TextTurnDecoder.notice: a provider's, about its output
-        "providers/http.py item.kind",
+        "providers/http.py notice.kind",
         "wire/assembler.py event.kind",
         "wire/assembler.py kind",
         "wire/assembler.py kind",

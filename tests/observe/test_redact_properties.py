@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from toolwire.observe import Redactor
@@ -85,6 +85,9 @@ SHAPES = [
 
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(SHAPES), SECRET_BODY, TEXTS, TEXTS)
+# A quoted value cut at the line's end takes the next line's opening quote as its close:
+# the name after it still has its value redacted.
+@example('{{"client_secret": "{s}"}}', "000000000000", '"token": "', "")
 def test_named_and_shaped_secrets_never_survive(
     shape: str, body: str, before: str, after: str
 ) -> None:

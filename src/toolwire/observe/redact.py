@@ -156,9 +156,13 @@ class Redactor:
             names_re = "|".join(re.escape(k) for k in sorted(set(keys), key=len, reverse=True))
             key = _KEY.format(names=names_re)
             # "name": value (JSON, Python repr, possibly broken), name=value (query
-            # strings, environment files), name: value (YAML, HTTP headers).
+            # strings, environment files), name: value (YAML, HTTP headers). The quote
+            # after the name is not tied to one before it: that one may have been taken
+            # as the closing quote of the value before ('"token": "' cut at a line's end,
+            # then '{"client_secret": "..."}'), and the name must still be found. The
+            # quote after it (kq) is the one that says how a bare value is written back.
             alternatives.append(
-                rf"(?i:(?P<key>(?P<kq>[\"']?){key}(?P=kq)[ \t]*[:=][ \t]*)(?:{_VALUE}))"
+                rf"(?i:(?P<key>[\"']?{key}(?P<kq>[\"']?)[ \t]*[:=][ \t]*)(?:{_VALUE}))"
             )
             self._names = re.compile(rf"(?i:{key})")
         self._regex = re.compile("|".join(alternatives)) if alternatives else None
