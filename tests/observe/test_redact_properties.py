@@ -85,9 +85,11 @@ SHAPES = [
 
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(SHAPES), SECRET_BODY, TEXTS, TEXTS)
-# A quoted value cut at the line's end takes the next line's opening quote as its close:
-# the name after it still has its value redacted.
+# A quoted value cut at its line's end ends there: it takes no quote of the next line as
+# its close, and the name after it still has its value redacted.
 @example('{{"client_secret": "{s}"}}', "000000000000", '"token": "', "")
+@example('API_KEY="{s}"', "000000000000", '"token": "', "")
+@example("HF_TOKEN={s}", "000000000000", "-----BEGIN PRIVATE KEY-----", "")
 def test_named_and_shaped_secrets_never_survive(
     shape: str, body: str, before: str, after: str
 ) -> None:
@@ -133,3 +135,23 @@ def test_a_long_text_is_redacted_in_pieces_like_a_short_one(body: str, lines: in
     out = REDACT(text)
     assert body not in out
     assert out == REDACT._regex.sub(module._replace, text)  # type: ignore[union-attr]
+
+
+def test_a_private_key_in_a_json_string_is_redacted_with_its_body() -> None:
+    # In a JSON or Python string the key's line breaks are escaped ("\n", "\r\n"): its
+    # body is still the key's, whole or cut off inside the string.
+    body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"
+    for brk in ("\\n", "\\r\\n"):
+        whole = f"-----BEGIN PRIVATE KEY-----{brk}{body}{brk}{body}{brk}-----END PRIVATE KEY-----"
+        for text in (json.dumps({"k": whole.replace(brk, "\n")}), f'{{"k": "{whole[:60]}"}}'):
+            out = REDACT(text)
+            assert body[:20] not in out and REDACTED in out, out
+
+
+def test_a_name_after_a_cut_private_key_keeps_its_own_redaction() -> None:
+    # A line with anything but base64 and headers is not the key's: a cut key's match
+    # ends before it, and a name=value there is found as itself.
+    out = REDACT("-----BEGIN PRIVATE KEY-----\nHF_TOKEN=000000000000\n")
+    assert out == f"{REDACTED}\nHF_TOKEN={REDACTED}\n"
+    key = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\nMIIEvQIB\n"
+    assert REDACT(key + "-----END RSA PRIVATE KEY-----\r\nafter") == f"{REDACTED}\r\nafter"

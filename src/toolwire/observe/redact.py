@@ -46,6 +46,9 @@ REDACTED = "[REDACTED]"
 CHUNK_CHARS = 1 << 16
 """A text longer than this is redacted in pieces of about this size, cut at line ends."""
 
+_PEM_LINE = r"(?:[A-Za-z0-9+/=:,. \t]|-(?!----))*"  # a PEM line: base64, headers
+_PEM_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"  # a line break, real or escaped in a string
+
 DEFAULT_PATTERNS: tuple[str, ...] = (
     r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{16,}",  # OpenAI and Anthropic keys
     r"(?i:\bbearer)[ \t]+[A-Za-z0-9._~+/\-]{8,}=*",  # Authorization: Bearer ...
@@ -55,10 +58,14 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
     r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
     r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWTs
-    # PEM private keys, header to footer (a cut one to where its body ends); the body
-    # never holds five dashes, so a scan cannot run into the next key.
-    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s:,.]|-(?!----))*"
-    r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)?",
+    # PEM private keys, header to footer (a cut one to where its body ends): the body
+    # is lines of base64 and headers, broken by real line breaks or by escaped ones
+    # (the key in a JSON or Python string); a line with anything else is not the key's
+    # (a name=value after a cut key keeps its own match). A line never holds five
+    # dashes, so a scan cannot run into the next key.
+    rf"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----{_PEM_LINE}"
+    rf"(?:{_PEM_BREAK}{_PEM_LINE}(?={_PEM_BREAK}|-----|[\"']|$))*"
+    rf"(?:{_PEM_BREAK}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----)?",
 )
 """Credential shapes redacted wherever they appear."""
 
@@ -112,9 +119,12 @@ longer name: ``HF_TOKEN``, ``DB_PASSWORD``)."""
 # it starts where an identifier starts, so a scan is linear.
 _KEY = r"(?<![A-Za-z0-9_\-.])(?:[A-Za-z0-9]+[_\-.])*(?:{names})(?![A-Za-z0-9_\-])"
 # A value: double- or single-quoted (the closing quote may be missing: a cut text), or
-# bare up to a delimiter, with an HTTP authorization scheme taken along.
+# bare up to a delimiter, with an HTTP authorization scheme taken along. A quoted value
+# ends at its line's end, as a JSON, Python or shell string does: one cut there must not
+# take the next line's opening quote as its close and swallow the name after it
+# ('"token": "' ending a line, then 'API_KEY="..."': that value reached the log).
 _VALUE = (
-    r"(?P<dq>\"(?:[^\"\\]|\\.)*\"?)|(?P<sq>'(?:[^'\\]|\\.)*'?)"
+    r"(?P<dq>\"(?:[^\"\\\n]|\\.)*\"?)|(?P<sq>'(?:[^'\\\n]|\\.)*'?)"
     r"|(?:(?:basic|bearer|digest|token)[ \t]+)?[^\s,;&\"'{}\[\]()]+"
 )
 
@@ -156,13 +166,9 @@ class Redactor:
             names_re = "|".join(re.escape(k) for k in sorted(set(keys), key=len, reverse=True))
             key = _KEY.format(names=names_re)
             # "name": value (JSON, Python repr, possibly broken), name=value (query
-            # strings, environment files), name: value (YAML, HTTP headers). The quote
-            # after the name is not tied to one before it: that one may have been taken
-            # as the closing quote of the value before ('"token": "' cut at a line's end,
-            # then '{"client_secret": "..."}'), and the name must still be found. The
-            # quote after it (kq) is the one that says how a bare value is written back.
+            # strings, environment files), name: value (YAML, HTTP headers).
             alternatives.append(
-                rf"(?i:(?P<key>[\"']?{key}(?P<kq>[\"']?)[ \t]*[:=][ \t]*)(?:{_VALUE}))"
+                rf"(?i:(?P<key>(?P<kq>[\"']?){key}(?P=kq)[ \t]*[:=][ \t]*)(?:{_VALUE}))"
             )
             self._names = re.compile(rf"(?i:{key})")
         self._regex = re.compile("|".join(alternatives)) if alternatives else None
