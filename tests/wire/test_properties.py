@@ -327,15 +327,20 @@ def check_without_deltas(
     assert events == without
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(st.data())
 def test_any_chunking_same_turn_for_every_provider(data: st.DataObject) -> None:
-    """Each provider gets 1,000 logical turns, each chunked its own way. Drawing a turn
+    """Each provider gets 500 logical turns, each chunked its own way. Drawing a turn
     costs most of an example (it was three quarters of each provider's own property), so
     each is drawn once and rendered, cut and decoded by every provider in turn. One
     provider, drawn last, decodes its stream again without deltas: the property of
     tests/wire/test_no_deltas.py, which drew 300 turns of its own (~100 a provider),
-    checked on ~333 a provider with the same assertions."""
+    checked on ~167 a provider with the same assertions.
+
+    500, not 1,000, by measurement (docs/contributing.md, "Where the time goes"): a UTF-8
+    sequence cut between two reads and decoded with replacement fails it by example 128
+    (Hypothesis seeds 1-3: 128, 71, 37), and the wire layer's arcs it reaches after its
+    ~250th example are all reached by tests/wire's example tests too."""
     spec = data.draw(specs())
     streams: dict[str, tuple[list[dict[str, Any]], bytes, list[int]]] = {}
     for provider in PROVIDERS:
