@@ -6,8 +6,7 @@ call's shape). These tests hold it to the constructor: on each path that makes o
 call whole in its first fragment, a call closed by its fragments, a call rebuilt at the
 turn's end, a programmatic call's caller, a free-form call), the call announced and the
 call in the turn equal ``ToolCall(...)``, field by field, and a field added to
-``ToolCall`` that the assembler does not set fails here (the pure build's straight path
-for a call whole in its first fragment writes the six stores out as well).
+``ToolCall`` that the assembler does not set fails here.
 """
 
 from __future__ import annotations

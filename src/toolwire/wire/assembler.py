@@ -632,15 +632,12 @@ class Assembler:
     ) -> None:
         """``start_call``'s straight path in the pure build: the call's five objects (its
         request, history shape and state, two events) made as new objects with their
-        slots stored, as the flat feeds make ``ToolCallDelta``. Each constructor call
-        ran an interpreted ``__init__`` (a class call and a frame, about 600
-        instructions more an object; bench/README.md, eighth pass). The history shape
-        is :func:`_history_shape` written out: the call to it was ~480 instructions of
-        a whole call's ~27,000 on the wire (bench/README.md, eleventh pass);
-        tests/wire/test_history_shape.py holds both to ``ToolCall``'s fields. The
-        compiled build's constructors are C functions and it keeps them. The same
-        objects either way: tests/wire compares this path's events and turn with the
-        general path's."""
+        slots stored, as the flat feeds make ``ToolCallDelta`` (the history shape by
+        :func:`_history_shape`, the one place that knows ``ToolCall``'s fields). Each
+        constructor call ran an interpreted ``__init__`` (a class call and a frame,
+        about 600 instructions more an object; bench/README.md, eighth pass). The compiled
+        build's constructors are C functions and it keeps them. The same objects either
+        way: tests/wire compares this path's events and turn with the general path's."""
         request: ToolRequest = OBJECT_NEW(ToolRequest)
         request.id = id
         request.name = name
@@ -649,13 +646,7 @@ class Assembler:
         request.error = None
         request.index = index
         request.repaired = request.freeform = False
-        made: ToolCall = OBJECT_NEW(_TOOL_CALL)
-        made.id = id
-        made.name = name
-        made.arguments = arguments
-        made.kind = "tool_call"
-        made.freeform = False
-        made.caller = None
+        made = _history_shape(id, name, arguments, None)
         call: _Call = OBJECT_NEW(_Call)
         call.index = index
         call.id = id
@@ -1267,9 +1258,8 @@ def _history_shape(id: str, name: str, arguments: str, caller: dict[str, Any] | 
     without the ``__init__`` ``@dataclass`` generates: that one runs interpreted in both
     builds (messages.py is not compiled), about 2,000 instructions, where a new object
     and six slot stores cost the compiled build a few hundred and the pure build half
-    (bench/README.md, eighth pass). Every field is set here, and in ``_whole_by_slots``,
-    which writes this out: tests/wire/test_history_shape.py checks both against
-    ``dataclasses.fields(ToolCall)`` and the constructor's result."""
+    (bench/README.md, eighth pass). Every field is set here: tests/wire checks this
+    against ``dataclasses.fields(ToolCall)`` and the constructor's result."""
     made: ToolCall = OBJECT_NEW(_TOOL_CALL)
     made.id = id
     made.name = name
