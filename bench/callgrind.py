@@ -14,9 +14,13 @@ import sys
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def instructions(args: list[str]) -> int:
-    """Instructions callgrind counts for ``python ARGS`` (hash seed fixed)."""
+def instructions(args: list[str], *, collect: str | None = None) -> int:
+    """Instructions callgrind counts for ``python ARGS`` (hash seed fixed); with
+    ``collect``, only those inside that C function (``--toggle-collect``: the counting
+    scripts wrap their measured runs in ``itertools.starmap``, so ``starmap_next``)."""
     cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+    if collect is not None:
+        cmd.insert(2, f"--toggle-collect={collect}")
     env = {**os.environ, "PYTHONHASHSEED": "0"}
     done = subprocess.run(cmd + args, capture_output=True, text=True, env=env, check=True)
     match = _COLLECTED.search(done.stderr)

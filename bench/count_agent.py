@@ -30,10 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import os
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -140,30 +137,12 @@ def _inner_collected(src: str, who: str, n: int, repeats: int) -> None:
     loop.close()
 
 
-def _collected(args: list[str]) -> int:
-    """Instructions callgrind collects inside ``starmap_next`` for ``python ARGS``."""
-    cmd = [
-        "valgrind",
-        "--tool=callgrind",
-        "--toggle-collect=starmap_next",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        *args,
-    ]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-    match = re.search(r"Collected : (\d+)", done.stderr)
-    if match is None:
-        raise RuntimeError(f"no callgrind total in: {done.stderr[-500:]}")
-    return int(match.group(1))
-
-
 def per_run(src: str, who: str, n: int, repeats: int, collected: bool = False) -> float:
     """Instructions of one run: (count with ``repeats`` runs - count with none) / repeats,
     or with ``collected``, the count inside the ``repeats`` runs / repeats."""
     if collected:
         args = [__file__, "--inner-collected", src, who, str(n), str(repeats)]
-        return _collected(args) / repeats
+        return instructions(args, collect="starmap_next") / repeats
 
     def count(k: int) -> int:
         return instructions([__file__, "--inner", src, who, str(n), str(k)])

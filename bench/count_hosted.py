@@ -27,8 +27,6 @@ import argparse
 import asyncio
 import itertools
 import json
-import os
-import re
 import subprocess
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from callgrind import instructions
 
 PROVIDERS = ("openai", "responses", "anthropic")
 LABELS = {"openai": "OpenAI Chat", "responses": "OpenAI Responses", "anthropic": "Anthropic"}
@@ -182,24 +182,6 @@ def inner_build(provider: str, tools: int, repeats: int, shared: bool) -> None:
     list(itertools.starmap(lambda: [build(request) for _ in range(repeats)], [()]))
 
 
-def _collected(args: list[str]) -> int:
-    cmd = [
-        "valgrind",
-        "--tool=callgrind",
-        "--toggle-collect=starmap_next",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        __file__,
-        *args,
-    ]
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-    match = re.search(r"Collected : (\d+)", done.stderr)
-    if match is None:
-        raise RuntimeError(f"no callgrind total in: {done.stderr[-500:]}")
-    return int(match.group(1))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=10)
@@ -237,7 +219,11 @@ def main() -> None:
         print(f"building a request for {args.build} tools, {r} requests each:\n")
         for provider in args.providers:
             copied, shared = (
-                _collected(["--inner-build", provider, str(args.build), str(r), flag]) / r
+                instructions(
+                    [__file__, "--inner-build", provider, str(args.build), str(r), flag],
+                    collect="starmap_next",
+                )
+                / r
                 for flag in "01"
             )
             print(
@@ -259,7 +245,13 @@ def main() -> None:
         def count(provider: str, mode: str, extra: int, deltas: bool, own: int = 0) -> float:
             repeats = own or r
             flags = ["1" if deltas else "0", str(repeats), port, "1" if own else "0"]
-            return _collected(["--inner", provider, mode, str(extra), *flags]) / repeats
+            return (
+                instructions(
+                    [__file__, "--inner", provider, mode, str(extra), *flags],
+                    collect="starmap_next",
+                )
+                / repeats
+            )
 
         if args.own_client:
             print(f"a streamed request, the model's own client, {args.own_client} requests:\n")
