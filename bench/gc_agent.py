@@ -10,6 +10,10 @@ the default ``Agent()``, at N = 10 and 100. Per run:
 * *peak tracked objects*: the net count of GC-tracked objects (``gc.get_count()[0]``,
   collections off) when the last tool runs: a generation-0 collection comes every 700
   of them;
+* *peak bytes*: the most memory (``tracemalloc``) the run holds above what was held
+  before it: what it writes fresh, which a cold cache fetches line by line (a run after
+  another framework's pays ~100 ns a 64-byte line; bench/README.md, "where the clock
+  goes");
 * *collections* by generation and the collector's CPU time (``gc.callbacks``, thread
   time), against the run's CPU time: mean and median (a median hides the rarer, dearer
   older-generation collections).
@@ -27,6 +31,7 @@ import gc
 import statistics
 import sys
 import time
+import tracemalloc
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -74,6 +79,19 @@ async def _peak(who: str, n: int) -> int:
     return seen[1]
 
 
+async def _peak_bytes(make: Make) -> int:
+    """The most bytes one run holds at once above what was held before it."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        await make()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
 async def _timed(make: Make, runs: int) -> tuple[list[float], Counter[int], dict[int, float]]:
     """Each run's CPU time; collections and their CPU time by generation."""
     count: Counter[int] = Counter()
@@ -106,6 +124,7 @@ async def _row(who: str, n: int, runs: int) -> str:
         await make()
     cyclic = await _cyclic(make)
     peak = await _peak(who, n)
+    held = await _peak_bytes(make)
     samples, count, spent = await _timed(make, runs)
     mean = statistics.fmean(samples)
     in_gc = sum(spent.values()) / runs
@@ -113,7 +132,7 @@ async def _row(who: str, n: int, runs: int) -> str:
         f"{g}: {count[g] / runs:.2f} × {spent[g] / count[g] * 1e6:,.0f} µs" for g in sorted(count)
     )
     return (
-        f"| {who} | {n} | {cyclic:,} | {peak:,} | {generations or '-'} "
+        f"| {who} | {n} | {cyclic:,} | {peak:,} | {held / 1024:,.1f} KB | {generations or '-'} "
         f"| {in_gc * 1e3:.3f} ms ({in_gc / mean:.1%}) | {mean * 1e3:.2f} ms "
         f"| {statistics.median(samples) * 1e3:.2f} ms |"
     )
@@ -125,11 +144,11 @@ def main() -> None:
     ap.add_argument("--src", default="", help="the package to measure (default: on the path)")
     args = ap.parse_args()
     print(
-        "| run | N | cyclic garbage per run | peak tracked objects "
+        "| run | N | cyclic garbage per run | peak tracked objects | peak bytes "
         "| collections per run × CPU each, by generation | collector's CPU per run "
         "| run's CPU, mean | median |"
     )
-    print("|---|---:|---:|---:|---|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---|---:|---:|")
     for n in (10, 100):
         for who in ("floor", "default"):
             print(asyncio.run(_row(who, n, args.runs)), flush=True)
