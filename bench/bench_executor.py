@@ -1,7 +1,8 @@
 """Executor benchmarks: per-call overhead against peers, parallel sleeps, early execution.
 
 Run: ``.venv/bin/python bench/bench_executor.py`` (prints Markdown tables; add
-``--quick`` for a smoke run, ``--only agent|overhead|sleep|early`` for one part).
+``--quick`` for a smoke run, ``--only agent|overhead|sleep|early`` for one part,
+``--between shuffle|flush|alone|fixed`` for what precedes each run of the agent table).
 Offline throughout: every model is scripted.
 
 0. **The default agent against a floor.** One turn of a scripted model calls N
@@ -12,7 +13,13 @@ Offline throughout: every model is scripted.
    (:data:`CONTEXT_OFF`), pydantic-ai, the OpenAI Agents SDK and a LangGraph
    model-node + ``ToolNode`` graph, all in one process, timed interleaved (one run of
    each contestant per repetition, so load on the machine hits them alike), medians
-   of CPU time (see :func:`interleaved`).
+   of CPU time (see :func:`interleaved`). ``--between`` says what precedes each timed
+   run (:data:`BETWEEN`): the default ``shuffle`` puts the contestants in a new
+   random order each repetition, so that none always follows the same neighbour (in a
+   fixed order the first toolwire row paid, after the floor, the cold caches the
+   second then found warm); ``flush`` precedes every run with the same 64 MiB copy
+   (every contestant cold, none warmed by another); ``alone`` times each
+   contestant's runs back to back (warm); ``fixed`` is the one order of the table.
    Columns: the run's time at N, the cost per extra call ``(t(N) - t(10)) / (N - 10)``
    and the ratio to the floor at N=100. Then 16 calls to 100 ms tools: wall time.
 
@@ -43,6 +50,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import random
 import statistics
 import sys
 import time
@@ -287,10 +295,16 @@ AGENTS: list[tuple[str, str | None, Factory]] = [
 ]
 
 
+BETWEEN = ("shuffle", "flush", "alone", "fixed")
+"""What precedes each timed run of the agent table (``--between``; the module's docstring)."""
+FLUSH_BYTES = 64 << 20  # past this machine's 32 MB L3: a copy of it evicts every cache
+
+
 def interleaved(
     makes: dict[str, Callable[[], Awaitable[Any]]],
     repeat: int,
     clock: Callable[[], float] = time.process_time,
+    between: str = "fixed",
 ) -> dict[str, float]:
     """Median seconds per contestant, one run of each per repetition (one event loop).
 
@@ -298,14 +312,45 @@ def interleaved(
     descheduled for a share of its wall time that grows with its length (at a load of
     10 on 2 cores a 10 ms run took 40 ms of wall time), which says nothing about the
     code. The sleeping rows need wall time and pass ``time.perf_counter``.
+
+    ``between`` (one of :data:`BETWEEN`) says what runs before each timed run: the
+    contestant before it in this repetition's order (``fixed``: the order of
+    ``makes``; ``shuffle``: a new seeded random order each repetition), an untimed
+    copy of :data:`FLUSH_BYTES` (``flush``, in the order of ``makes``), or the same
+    contestant (``alone``: its ``repeat`` runs back to back). What ran just before a run
+    decides what it finds in the caches: a run after another framework's reads its code
+    and data from memory, one after itself from the cache.
     """
+    if between not in BETWEEN:
+        raise ValueError(f"between={between!r}: choose one of {', '.join(BETWEEN)}")
+    labels = list(makes)
+    shuffler = random.Random(30)  # seeded: the same orders on every run of the script
+    source, target = (
+        (bytearray(FLUSH_BYTES), bytearray(FLUSH_BYTES))
+        if between == "flush"
+        else (b"", bytearray())
+    )
+
+    def orders() -> list[list[str]]:
+        if between == "alone":
+            return [[label] * repeat for label in labels]
+        rounds = []
+        for _ in range(repeat):
+            order = labels.copy()
+            if between == "shuffle":
+                shuffler.shuffle(order)
+            rounds.append(order)
+        return rounds
 
     async def main() -> dict[str, list[float]]:
         samples: dict[str, list[float]] = {label: [] for label in makes}
         for make in makes.values():
             await make()  # warm up
-        for _ in range(repeat):
-            for label, make in makes.items():
+        for order in orders():
+            for label in order:
+                if source:
+                    target[:] = source
+                make = makes[label]
                 start = clock()
                 await make()
                 samples[label].append(clock() - start)
@@ -314,22 +359,28 @@ def interleaved(
     return {label: statistics.median(s) for label, s in asyncio.run(main()).items()}
 
 
-def agent_times(quick: bool) -> dict[str, dict[int, float]]:
-    """``{contestant: {N: median seconds}}`` of the no-op workload."""
+def agent_times(quick: bool, between: str = "shuffle") -> dict[str, dict[int, float]]:
+    """``{contestant: {N: median seconds}}`` of the no-op workload (``between``: see
+    :func:`interleaved`)."""
     present = [(label, f) for label, module, f in AGENTS if not module or available(module)]
     times: dict[str, dict[int, float]] = {label: {} for label, _ in present}
     for n in AGENT_SIZES:
         repeat = 3 if quick else AGENT_REPEATS[n]
-        medians = interleaved({label: f(n, noop_body) for label, f in present}, repeat)
+        makes = {label: f(n, noop_body) for label, f in present}
+        medians = interleaved(makes, repeat, between=between)
         for label, t in medians.items():
             times[label][n] = t
     return times
 
 
 def agent_table(quick: bool) -> None:
-    times = agent_times(quick)
+    between = sys.argv[sys.argv.index("--between") + 1] if "--between" in sys.argv else "shuffle"
+    times = agent_times(quick, between)
     floor = times[AGENTS[0][0]]
-    print("\n### N distinct no-op tools called in one turn: the run's CPU time (median)\n")
+    print(
+        "\n### N distinct no-op tools called in one turn: the run's CPU time (median), "
+        f"between runs: {between}\n"
+    )
     print(
         "| contestant | "
         + " | ".join(f"N={n}" for n in AGENT_SIZES)
