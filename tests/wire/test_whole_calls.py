@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire.errors import ToolwireError
-from toolwire.wire import COMPILED, OpenAIChatStream
+from toolwire.wire import COMPILED, OpenAIChatStream, assembler
 from toolwire.wire.assembler import Assembler
 from toolwire.wire.events import ToolCallDelta
 
@@ -137,6 +137,8 @@ def _run(deltas: bool, ops: list[Any], fast: bool) -> list[Any]:
             out.append(_outcome(asm.close()))
         except ToolwireError as exc:
             out.append([type(exc).__name__, str(exc)])
+    # The shared "no whole call yet" list is never the one a whole call goes into.
+    assert getattr(assembler, "_NO_WHOLES", []) == []
     return out
 
 

@@ -74,6 +74,10 @@ _TOOL_CALL: Final = ToolCall
 
 _UNSET: Any = object()  # "not parsed yet", where None is a value
 _SHAPES: Final = frozenset({ToolCall})  # the one type of a whole call's place in the order
+# An assembler's ``_wholes`` while no call came whole: shared and never appended to (a
+# turn's first whole call makes the turn's list), so that a turn of streamed calls, or
+# of none, makes no list for them (one list a turn was ~0.1% of a short turn's count).
+_NO_WHOLES: Final[list[ToolRequest]] = []
 
 
 def _finite_float(text: str) -> float:
@@ -270,8 +274,9 @@ class _Call:
         call: ToolCall | None = None,
     ) -> None:
         """A call opened at ``index``, empty; or, with its ``request`` and ``call``, one
-        whose first fragment was all of it, announced ready at once (``start_call``):
-        its state is set once here, not set empty and then again."""
+        whose first fragment was all of it, announced ready at once (``start_call``),
+        given its state when something needs it (``Assembler._open_wholes``): its state
+        is set once here, not set empty and then again."""
         self.index = index
         self.id = id
         self.name = name
@@ -335,7 +340,7 @@ class Assembler:
         # 1, 2... in turn (``_whole`` of them). Every method that reads ``calls`` for a
         # call it may hold opens them first; ``arguments`` and the flat feeds need not,
         # as they hand a fragment for an index without a call to ``tool_fragment``.
-        self._wholes: list[ToolRequest] = []
+        self._wholes = _NO_WHOLES
         # A call's own ``index`` (events, ToolRequest.index, the log) is its provider
         # index unless another call has it already; then it is the next free one.
         # Until that first happens, the two are the same for every call, so nothing
@@ -617,7 +622,10 @@ class Assembler:
                     return
                 request = ToolRequest(id, name, arguments, value, None, index)
                 made = _history_shape(id, name, arguments, None)
-                self._wholes.append(request)
+                if index:
+                    self._wholes.append(request)
+                else:  # the turn's first call (see _NO_WHOLES)
+                    self._wholes = [request]
                 self._order.append(made)
                 self._whole = index + 1
                 events = self.events
@@ -665,7 +673,10 @@ class Assembler:
         request.repaired = request.freeform = False
         made = _history_shape(id, name, arguments, None)
         # No assembly state (``_Call``) until something needs it (``_open_wholes``).
-        self._wholes.append(request)
+        if index:
+            self._wholes.append(request)
+        else:  # the turn's first call (see _NO_WHOLES)
+            self._wholes = [request]
         self._order.append(made)
         self._whole = index + 1
         events = self.events
@@ -1099,7 +1110,7 @@ class Assembler:
         for such a call, or a call that comes another way. ``close`` visits each call
         after."""
         requests = iter(self._wholes)
-        self._wholes = []
+        self._wholes = _NO_WHOLES
         self._whole = -1
         order = self._order
         for position, item in enumerate(order):
