@@ -539,7 +539,7 @@ class Assembler:
 
     # -- tool calls ------------------------------------------------------------------
 
-    def tool_fragment(  # noqa: PLR0912 — every decoder's door, flat: a helper is a call a fragment
+    def tool_fragment(  # noqa: PLR0912 — every decoder's door, flat: a function more is a call a fragment
         self, index: int | None, id: str | None, name: str | None, arguments: str | None
     ) -> None:
         """Add one fragment of the call at ``index``: any of id, name, arguments text.
