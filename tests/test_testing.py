@@ -115,3 +115,60 @@ def test_any_chunking_gives_the_agent_the_same_run(
         # Paced, every call (safe, harmless) starts while the stream still runs: early
         # execution, told by the Ready alone of a call that came whole unlistened to.
         assert log.index("end of stream") == 3
+
+
+def test_requests_record_each_request_as_it_was_made() -> None:
+    """The record is encoded when read, from what each request held when it was made: a
+    history list and settings that changed since do not show, and a request made after
+    a read is recorded by the next read, in the same list."""
+    from toolwire.history import to_openai_chat
+    from toolwire.tooldef import ToolDef
+
+    model = ScriptedModel([text_turn("one"), text_turn("two"), text_turn("three")])
+    history: list[Any] = [UserMessage("go")]
+    settings: dict[str, Any] = {"temperature": 0.5}
+    look = ToolDef("look", "Look a thing up.", {"type": "object", "properties": {}})
+
+    async def ask(tool_choice: str = "auto") -> None:
+        request = ModelRequest(
+            history, tools=[look], tool_choice=tool_choice, settings=settings, deltas=False
+        )
+        async for _ in model.stream(request):
+            pass
+
+    asyncio.run(ask())
+    history.append(UserMessage("more"))
+    settings["temperature"] = 0.9
+    asyncio.run(ask("required"))
+    first, second = model.requests
+    assert first["messages"] == [{"role": "user", "content": "go"}]
+    assert second["messages"] == to_openai_chat(history)
+    assert first["settings"] == {"temperature": 0.5}
+    assert second["settings"] == {"temperature": 0.9}
+    assert (first["tool_choice"], second["tool_choice"]) == ("auto", "required")
+    assert first["parallel_tool_calls"] is None
+    assert first["tools"] == [
+        {
+            "type": "function",
+            "function": {
+                "name": "look",
+                "description": "Look a thing up.",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
+    ]
+    records = model.requests
+    asyncio.run(ask())
+    assert records is model.requests  # one list: a read records what came since
+    assert len(records) == 3
+    assert records[2]["messages"] == to_openai_chat(history)
+
+
+def test_a_malformed_tool_definition_fails_the_request() -> None:
+    from toolwire.errors import ToolMappingError
+
+    model = ScriptedModel([text_turn("one")])
+    request = ModelRequest([UserMessage("go")], tools=[{"type": "nope"}])  # type: ignore[list-item]
+    with pytest.raises(ToolMappingError):
+        model.stream(request)
+    assert model.requests == []

@@ -23,8 +23,10 @@ from .checks import check_number
 from .errors import CallerError
 from .history import to_openai_chat
 from .history.tool_defs import shared_chat_tools, tool_defs
+from .messages import Message
 from .observe.replay import ReplayModel, assert_replays
 from .run.model import ModelEvent, ModelRequest, TurnDone
+from .tooldef import ToolChoice, ToolDef
 from .wire.openai_chat import OpenAIChatStream
 
 __all__ = ["ReplayModel", "ScriptedModel", "assert_replays", "text_turn", "tool_call_turn"]
@@ -43,7 +45,11 @@ class ScriptedModel:
     Attributes:
         requests: Every request received, as ``{"messages": [...OpenAI Chat
             messages...], "tools": [...definitions...], "tool_choice": ...,
-            "parallel_tool_calls": ..., "settings": {...}}``.
+            "parallel_tool_calls": ..., "settings": {...}}``. A request's list of
+            messages and its settings are copied when it is made, and encoded when
+            ``requests`` is next read (a message object changed in place in between
+            shows changed); each read returns the same list, with the requests made
+            since added.
     """
 
     def __init__(
@@ -62,7 +68,24 @@ class ScriptedModel:
         self._next = 0
         self.chunk_delay = float(chunk_delay)
         self._name = name
-        self.requests: list[dict[str, Any]] = []
+        self._records: list[dict[str, Any]] = []
+        self._unread: list[_Received] = []  # requests received, not encoded yet
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every request received, in order (see the class's ``requests``).
+
+        A request's messages are encoded as Chat messages here, when the record is first
+        read, not when the request is made: most runs never read it, and encoding the
+        whole history at every request was about 45 bytecodes a call of a scripted
+        100-tool run (bench/README.md, twelfth pass). Encoded from the request's own
+        list of messages, copied when it came, so a history that grew since does not
+        show (toolwire never changes a message once sent).
+        """
+        if self._unread:
+            unread, self._unread = self._unread, []
+            self._records += map(_record, unread)
+        return self._records
 
     @property
     def name(self) -> str:
@@ -79,18 +102,18 @@ class ScriptedModel:
 
         Raises:
             CallerError: No scripted turn is left (raised at the first iteration).
+            ToolMappingError: A tool definition is malformed (checked here, as sent).
         """
-        self.requests.append(
-            {
-                "messages": to_openai_chat(request.messages),
-                # Shared, not copied: a request's definitions are frozen, and a deep
-                # copy per request was a fifth of a scripted 100-tool run's cost; each
-                # definition's Chat form is made once (read these dicts, never edit them).
-                "tools": shared_chat_tools(tool_defs(request.tools)),
-                "tool_choice": request.tool_choice,
-                "parallel_tool_calls": request.parallel_tool_calls,
-                "settings": dict(request.settings),
-            }
+        # What the record needs, copied now (the history list and settings are the
+        # caller's, and may change after); encoded when read (``requests``).
+        self._unread.append(
+            (
+                tuple(request.messages),
+                tool_defs(request.tools),
+                request.tool_choice,
+                request.parallel_tool_calls,
+                dict(request.settings),
+            )
         )
         number = self._next
         self._next += 1
@@ -115,6 +138,27 @@ class ScriptedModel:
             for event in feed(chunk):
                 yield event
         yield TurnDone(decoder.close())
+
+
+# A request as received: its messages, tool definitions, tool choice, parallel calls
+# and settings, each copied or frozen when it came.
+_Received = tuple[tuple[Message, ...], list[ToolDef], ToolChoice, bool | None, dict[str, Any]]
+
+
+def _record(received: _Received) -> dict[str, Any]:
+    """A request's record (``ScriptedModel.requests``): its messages as OpenAI Chat
+    messages, its tools' Chat definitions."""
+    messages, defs, tool_choice, parallel_tool_calls, settings = received
+    return {
+        "messages": to_openai_chat(messages),
+        # Shared, not copied: a request's definitions are frozen, and a deep copy per
+        # request was a fifth of a scripted 100-tool run's cost; each definition's Chat
+        # form is made once (read these dicts, never edit them).
+        "tools": shared_chat_tools(defs),
+        "tool_choice": tool_choice,
+        "parallel_tool_calls": parallel_tool_calls,
+        "settings": settings,
+    }
 
 
 def text_turn(

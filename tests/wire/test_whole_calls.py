@@ -19,8 +19,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolwire.errors import ToolwireError
-from toolwire.wire import COMPILED, OpenAIChatStream
+from toolwire.wire import COMPILED, OpenAIChatStream, assembler
 from toolwire.wire.assembler import Assembler
+from toolwire.wire.events import ToolCallDelta
 
 from .test_start_call import apply_operation
 
@@ -95,14 +96,19 @@ def _apply(asm: Assembler, op: tuple[Any, ...], fast: bool) -> None:
     if kind == "start":
         index, id, name, text = args
         if index == "next":
-            index = len(asm.calls)
+            index = asm.call_count()
         (asm.start_call if fast else asm.tool_fragment)(index, id, name, text)
-    elif kind == "append":  # what the flat feeds do with an arguments-only fragment
-        call = asm.calls.get(args[0])
-        if call is not None and args[1]:
-            call.parts.append(args[1])
-            if not call.ready and args[1].rstrip()[-1:] == "}":
+    elif kind == "append":  # what the Chat feed does with an arguments-only fragment
+        index, text = args
+        call = asm.calls.get(index)
+        if call is not None and text:
+            call.parts.append(text)
+            if asm.deltas:
+                asm.events.append(ToolCallDelta(call.index, text))
+            if not call.ready and text.rstrip()[-1:] == "}":
                 asm.scan(call)
+        else:  # no call there (a whole call is not in ``calls`` until it must be)
+            asm.tool_fragment(index, None, None, text)
     elif kind == "finish":
         asm.finish(args[0])
     else:  # fragment, arguments, done, custom, caller, text: test_start_call's operations
@@ -131,6 +137,8 @@ def _run(deltas: bool, ops: list[Any], fast: bool) -> list[Any]:
             out.append(_outcome(asm.close()))
         except ToolwireError as exc:
             out.append([type(exc).__name__, str(exc)])
+    # The shared "no whole call yet" list is never the one a whole call goes into.
+    assert getattr(assembler, "_NO_WHOLES", []) == []
     return out
 
 
@@ -248,7 +256,38 @@ def test_a_turn_of_whole_calls_takes_the_straight_path() -> None:
         ready.append(events[0])
     stream.feed(_chunk({}, "tool_calls"))
     assert stream.assembler._whole == 3  # every call came whole: close visits none
+    assert stream.assembler.calls == {}  # and none was given assembly state
+    assert stream.assembler.call_count() == 3
     turn = stream.close()
     assert [r.input for r in turn.requests] == [{"i": 0}, {"i": 1}, {"i": 2}]
     for event, request, call in zip(ready, turn.requests, turn.tool_calls, strict=True):
         assert event.request is request and event.call is call  # type: ignore[attr-defined]
+
+
+def test_done_without_a_finish_after_whole_calls_infers_tool_calls() -> None:
+    """[DONE] with no finish reason: the calls that came whole, never given assembly
+    state, are calls of the turn all the same."""
+    stream = OpenAIChatStream(deltas=False)
+    head = {"index": 0, "id": "c0", "function": {"name": "f", "arguments": '{"i": 0}'}}
+    stream.feed(_chunk({"tool_calls": [head]}))
+    stream.feed("[DONE]")
+    turn = stream.close()
+    assert turn.finish_reason == "tool_calls"
+    assert [n.kind for n in turn.notices] == ["finish_reason_inferred"]
+    assert [r.input for r in turn.requests] == [{"i": 0}]
+
+
+def test_a_fragment_for_a_whole_call_gives_it_its_state() -> None:
+    """A later arguments fragment for a call that came whole finds no state in ``calls``
+    and goes the general way, which gives the whole calls theirs: the fragment is added
+    to its call, and the turn sees the change."""
+    stream = OpenAIChatStream(deltas=False)
+    for k in range(2):
+        head = {"index": k, "id": f"c{k}", "function": {"name": "f", "arguments": "{}"}}
+        stream.feed(_chunk({"tool_calls": [head]}))
+    stream.feed(_chunk({"tool_calls": [{"index": 0, "function": {"arguments": " "}}]}))
+    assert sorted(stream.assembler.calls) == [0, 1]
+    stream.feed(_chunk({}, "tool_calls"))
+    turn = stream.close()
+    assert [c.arguments for c in turn.tool_calls] == ["{} ", "{}"]
+    assert [n.kind for n in turn.notices] == ["changed_after_ready"]

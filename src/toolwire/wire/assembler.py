@@ -73,6 +73,11 @@ _Scanned = tuple[Any, int]
 _TOOL_CALL: Final = ToolCall
 
 _UNSET: Any = object()  # "not parsed yet", where None is a value
+_SHAPES: Final = frozenset({ToolCall})  # the one type of a whole call's place in the order
+# An assembler's ``_wholes`` while no call came whole: shared and never appended to (a
+# turn's first whole call makes the turn's list), so that a turn of streamed calls, or
+# of none, makes no list for them (one list a turn was ~0.1% of a short turn's count).
+_NO_WHOLES: Final[list[ToolRequest]] = []
 
 
 def _finite_float(text: str) -> float:
@@ -269,8 +274,9 @@ class _Call:
         call: ToolCall | None = None,
     ) -> None:
         """A call opened at ``index``, empty; or, with its ``request`` and ``call``, one
-        whose first fragment was all of it, announced ready at once (``start_call``):
-        its state is set once here, not set empty and then again."""
+        whose first fragment was all of it, announced ready at once (``start_call``),
+        given its state when something needs it (``Assembler._open_wholes``): its state
+        is set once here, not set empty and then again."""
         self.index = index
         self.id = id
         self.name = name
@@ -325,8 +331,16 @@ class Assembler:
         # The calls by provider index: the call opened there last (a server that puts
         # parallel calls all on one index opens several there, see ``_split``). Stream
         # decoders append arguments fragments to these directly on their hot path (see
-        # ``arguments``) and call ``scan``.
+        # ``arguments``) and call ``scan``; one that finds no call at an index goes to
+        # ``tool_fragment``. A call that came whole (``start_call``'s straight path) is
+        # not here until something needs its state (``_open_wholes``): until then it is
+        # its request in ``_wholes`` and its history shape in ``_order``.
         self.calls: dict[int, _Call] = {}
+        # The requests of the calls that came whole, not yet in ``calls``: at indexes 0,
+        # 1, 2... in turn (``_whole`` of them). Every method that reads ``calls`` for a
+        # call it may hold opens them first; ``arguments`` and the flat feeds need not,
+        # as they hand a fragment for an index without a call to ``tool_fragment``.
+        self._wholes = _NO_WHOLES
         # A call's own ``index`` (events, ToolRequest.index, the log) is its provider
         # index unless another call has it already; then it is the next free one.
         # Until that first happens, the two are the same for every call, so nothing
@@ -334,14 +348,16 @@ class Assembler:
         self._remapped = False  # some call's index differs from its provider index
         # How many calls came whole in their first fragment (``start_call``'s straight
         # path), at indexes 0, 1, 2... in turn, while every call so far did: then it is
-        # also the number of calls, and the index the next whole call takes. -1 once any
-        # call was opened another way (``_open`` and ``start_call``'s other path say so)
-        # or changed another way than by a fragment added to its arguments (which
-        # ``_close_whole`` sees itself). While it is above 0, ``close`` takes each call
-        # as announced without visiting it; at 0 there is no call.
+        # also the number of calls (``_wholes``), and the index the next whole call
+        # takes. -1 once any call was opened another way (``_open`` and ``start_call``'s
+        # other path say so) or the whole calls were given their state
+        # (``_open_wholes``, before any change to one). While it is above 0, ``close``
+        # takes each call as announced without visiting it; at 0 there is no call.
         self._whole = 0
         self._repeats: set[tuple[str, int]] | None = None  # (notice kind, index) said once
-        self._order: list[_Segment | _Call | ProviderPart] = []
+        # The turn's parts as they came: a whole call not yet opened (``_wholes``) holds
+        # its place by its history shape, a ``ToolCall``.
+        self._order: list[_Segment | _Call | ProviderPart | ToolCall] = []
         self._finish: str | None = None
         self._usage: Usage | None = None  # built when reported, or at the end
         # The last report made of counts (``report_counts``): its Usage is built when
@@ -424,6 +440,8 @@ class Assembler:
         """Attach Anthropic's ``caller`` object (a programmatic call) to the call at ``index``."""
         if caller.__class__ is not dict:
             _wrong("tool call caller", caller, "an object")
+        if self._wholes:
+            self._open_wholes()
         call = self.calls.get(index)
         if call is None:
             raise ProtocolError(
@@ -521,7 +539,7 @@ class Assembler:
 
     # -- tool calls ------------------------------------------------------------------
 
-    def tool_fragment(
+    def tool_fragment(  # noqa: PLR0912 — every decoder's door, flat: a function more is a call a fragment
         self, index: int | None, id: str | None, name: str | None, arguments: str | None
     ) -> None:
         """Add one fragment of the call at ``index``: any of id, name, arguments text.
@@ -539,6 +557,8 @@ class Assembler:
             _wrong("tool call name", name)
         if arguments is not None and type(arguments) is not str:
             _wrong("tool call arguments", arguments)
+        if self._wholes:
+            self._open_wholes()
         call = self.calls.get(index) if index is not None else self._unindexed(id, name)
         if call is None:
             call = self._open(index)  # type: ignore[arg-type]  # _unindexed never returns None
@@ -602,8 +622,11 @@ class Assembler:
                     return
                 request = ToolRequest(id, name, arguments, value, None, index)
                 made = _history_shape(id, name, arguments, None)
-                call = self.calls[index] = _Call(index, id, name, request, made)
-                self._order.append(call)
+                if index:
+                    self._wholes.append(request)
+                else:  # the turn's first call (see _NO_WHOLES)
+                    self._wholes = [request]
+                self._order.append(made)
                 self._whole = index + 1
                 events = self.events
                 if self.deltas:  # without deltas, the Ready alone (see _announce)
@@ -611,6 +634,8 @@ class Assembler:
                     events.append(ToolCallDelta(index, arguments))
                 events.append(ToolCallReady(index, made, request))
                 return
+        if self._wholes:
+            self._open_wholes()
         calls = self.calls
         if index in calls or index < 0 or self._remapped or not id or not name:
             self.tool_fragment(index, id, name, arguments)
@@ -630,9 +655,9 @@ class Assembler:
     def _whole_by_slots(
         self, index: int, id: str, name: str, arguments: str, value: dict[str, Any]
     ) -> None:
-        """``start_call``'s straight path in the pure build: the call's five objects (its
-        request, history shape and state, two events) made as new objects with their
-        slots stored, as the flat feeds make ``ToolCallDelta`` (the history shape by
+        """``start_call``'s straight path in the pure build: the call's objects (its
+        request, history shape and events) made as new objects with their slots
+        stored, as the flat feeds make ``ToolCallDelta`` (the history shape by
         :func:`_history_shape`, the one place that knows ``ToolCall``'s fields). Each
         constructor call ran an interpreted ``__init__`` (a class call and a frame,
         about 600 instructions more an object; bench/README.md, eighth pass). The compiled
@@ -647,20 +672,12 @@ class Assembler:
         request.index = index
         request.repaired = request.freeform = False
         made = _history_shape(id, name, arguments, None)
-        call: _Call = OBJECT_NEW(_Call)
-        call.index = index
-        call.id = id
-        call.name = name
-        call.request = request
-        call.call = made
-        call.parts = [arguments]
-        call.scanned = call.ready_parts = 1
-        call.done = call.ready = True
-        call.scanner = None
-        call.replaced = call.freeform = False
-        call.caller = None
-        self.calls[index] = call
-        self._order.append(call)
+        # No assembly state (``_Call``) until something needs it (``_open_wholes``).
+        if index:
+            self._wholes.append(request)
+        else:  # the turn's first call (see _NO_WHOLES)
+            self._wholes = [request]
+        self._order.append(made)
         self._whole = index + 1
         events = self.events
         if self.deltas:  # without deltas, the Ready alone (see _announce)
@@ -804,6 +821,8 @@ class Assembler:
         """Add a fragment of a custom call's raw input text."""
         if type(text) is not str:
             _wrong("custom tool call input", text)
+        if self._wholes:
+            self._open_wholes()
         call = self.calls.get(index) if type(index) is int else None
         if call is None:
             raise ProtocolError(
@@ -823,7 +842,7 @@ class Assembler:
         """
         call = self.calls.get(index) if type(index) is int else None
         if call is None or not text or type(text) is not str:
-            self.tool_fragment(index, None, None, text)
+            self.tool_fragment(index, None, None, text)  # opens the whole calls, if any
             return
         # The same three steps as in tool_fragment, written out: a helper call here would
         # cost ~5% of the per-fragment time (bench/bench_assembly.py). The stream
@@ -840,6 +859,8 @@ class Assembler:
             _wrong("tool call index", index, "an integer")
         if arguments is not None and type(arguments) is not str:
             _wrong("tool call arguments", arguments)
+        if self._wholes:
+            self._open_wholes()
         call = self.calls.get(index)
         if call is None:
             raise ProtocolError(
@@ -1071,7 +1092,32 @@ class Assembler:
 
     def _all_calls(self) -> list[_Call]:
         """Every call, in the order opened (``calls`` holds the last one per index)."""
+        if self._wholes:
+            self._open_wholes()
         return [item for item in self._order if type(item) is _Call]
+
+    def call_count(self) -> int:
+        """How many provider indexes hold a call: ``len(calls)`` with the calls that came
+        whole, which ``calls`` holds only once something needs their state."""
+        return len(self.calls) + len(self._wholes)
+
+    def _open_wholes(self) -> None:
+        """Give each call that came whole its assembly state, in ``calls`` and in its
+        place in ``_order``, for a fragment, a change or a question that needs it: until
+        then its request and history shape were all a turn of such calls needed
+        (``_close_whole``), where a ``_Call`` made with each was about 70 bytecodes a
+        call of the pure build (bench/README.md, twelfth pass). Rare: a later fragment
+        for such a call, or a call that comes another way. ``close`` visits each call
+        after."""
+        requests = iter(self._wholes)
+        self._wholes = _NO_WHOLES
+        self._whole = -1
+        order = self._order
+        for position, item in enumerate(order):
+            if type(item) is _TOOL_CALL:  # a whole call's shape: whole calls come in order
+                request = next(requests)
+                call = _Call(request.index, request.id, request.name, request, item)
+                order[position] = self.calls[request.index] = call
 
     @property
     def finish_reason(self) -> str | None:
@@ -1119,6 +1165,7 @@ class Assembler:
             whole = self._close_whole()
             if whole is not None:
                 return whole
+            self._open_wholes()  # the general path visits each call
         parts: list[Part] = []
         requests: list[ToolRequest] = []
         if self._remapped:  # calls split from one provider index: by their own index
@@ -1168,32 +1215,26 @@ class Assembler:
 
     def _close_whole(self) -> Turn | None:
         """``close`` for a turn without calls, or one whose calls all came whole in their
-        first fragments (``_whole``): each call's request and history shape are the ones
-        announced, taken without visiting each call in turn, or None when the general path
-        must decide (a fragment added to a call after it, text between calls, a repeated
-        id)."""
-        if not self._whole:  # no call (every run's answer): its parts, nothing to check
+        first fragments (``_wholes``): each call's request and history shape are the ones
+        announced, taken as they are, or None when the general path must decide (text
+        between or after the calls, a repeated id)."""
+        wholes = self._wholes
+        if not wholes:  # no call (every run's answer): its parts, nothing to check
             return self._turn(_plain_parts(self._order), [])
-        calls = list(self.calls.values())  # in index order: opened at 0, 1, 2...
         order = self._order
-        before = len(order) - len(calls)
-        if order[before:] != calls:  # the calls come last in the turn's order
+        before = len(order) - len(wholes)
+        shapes = order[before:]
+        # The calls come last in the turn's order, their history shapes in their places.
+        # Nothing else can have changed a whole call: each change, and each fragment
+        # added to one (a flat feed finds no call in ``calls`` for it and hands it to
+        # ``tool_fragment``), opens the whole calls first (``_open_wholes``).
+        if not _SHAPES.issuperset(map(type, shapes)):
             return None
-        # Two things left for the general path to say: a repeated id, and a fragment
-        # added to a call after it (the flat feeds append one without telling the
-        # assembler); each leaves fewer distinct ids of one-fragment calls than calls.
-        # Any other change, and any call made another way, set ``_whole`` to -1, so
-        # each call holds the request and history shape it was announced with.
-        if len({call.id for call in calls if len(call.parts) == 1}) != len(calls):
+        if len({request.id for request in wholes}) != len(wholes):  # the checker words it
             return None
         parts = _plain_parts(order[:before]) if before else []  # text before the calls
-        # One comprehension per field, its reads slot reads: a map of attrgetters per
-        # field was about 2,000 instructions a call in each build (a generic attribute
-        # lookup per read), one loop testing and appending each call's fields half
-        # that, the comprehensions less again (bench/README.md, eleventh pass).
-        parts += [call.call for call in calls]  # type: ignore[misc]  # set, see above
-        requests: list[ToolRequest] = [call.request for call in calls]  # type: ignore[misc]
-        return self._turn(parts, requests)
+        parts += shapes  # type: ignore[arg-type]  # each a ToolCall, tested above
+        return self._turn(parts, wholes.copy())
 
     def _turn(self, parts: list[Part], requests: list[ToolRequest]) -> Turn:
         self._check_finish(len(requests))
@@ -1287,7 +1328,7 @@ def _ascending(calls: list[_Call]) -> bool:
     return True
 
 
-def _plain_parts(items: list[_Segment | _Call | ProviderPart]) -> list[Part]:
+def _plain_parts(items: list[_Segment | _Call | ProviderPart | ToolCall]) -> list[Part]:
     """The parts of ``items``, a stretch of a turn's order that holds no call."""
     return [
         _segment_part(item) if type(item) is _Segment else item  # type: ignore[misc]  # no call here

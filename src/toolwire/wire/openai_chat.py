@@ -317,7 +317,7 @@ class OpenAIChatStream(StreamDecoder):
                 self._content.finish_reason(asm, None)  # flushed: the calls are known
             # [DONE] is the server's own end marker: the stream ended normally, only the
             # finish reason is missing (some OpenAI-compatible servers never send one).
-            reason = "tool_calls" if asm.calls else "stop"
+            reason = "tool_calls" if asm.call_count() else "stop"
             asm.notice(
                 "finish_reason_inferred",
                 f"the stream ended with [DONE] but no finish reason; inferred {reason!r}",
