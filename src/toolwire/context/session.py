@@ -157,7 +157,12 @@ class RunContext:
     _offers_reader: bool
     router: ToolRouter | None
     _limits: dict[Any, int | None]  # tool -> its results' cap
-    _uncut: dict[Any, int]  # tool -> its longest result never cut
+    uncut_lengths: Mapping[Any, int]
+    """Tool -> the longest result text :meth:`shape_result` returns as it is, whatever its
+    count (``sys.maxsize``: never cut), for the tools offered now: a caller can skip the
+    call for such a result. Read only; replaced when the tools change. (An attribute, not
+    a property: the loop reads it every round, and a property is a function a run starts,
+    which a cold cache charges for: bench/README.md, issue 30's twelfth pass.)"""
 
     def __init__(self, policy: ContextPolicy, toolset: Toolset, model: object = None) -> None:
         self.policy = policy
@@ -197,7 +202,7 @@ class RunContext:
             record.tokens  # noqa: B018 — counted now: the counter stays behind
         state = dict(self.__dict__)
         state["_counted"] = {}
-        state["_limits"] = state["_uncut"] = {}  # keyed by the live tools
+        state["_limits"] = state["uncut_lengths"] = {}  # keyed by the live tools
         for live in ("toolset", "model", "count", "_counter", "router", "compressor", "_view"):
             state[live] = None
         return state
@@ -226,7 +231,8 @@ class RunContext:
         self._all = view.names
         # What the policy makes of the set (counts, caps, routing), shared: read only.
         under = base.under
-        self._tool_tokens, self._limits, self._uncut = under.tokens, under.limits, under.uncut
+        self._tool_tokens, self._limits = under.tokens, under.limits
+        self.uncut_lengths = under.uncut
         self._offers_reader, self.router = under.offers_reader, under.router
 
     # -- before a request ------------------------------------------------------------------
@@ -259,7 +265,7 @@ class RunContext:
         The request's tokens are counted when first read (the record's and the
         :class:`TokensCounted` event's ``tokens``), each message once per run.
         ``listened=False`` (a run nobody streams or observes): the same request, without
-        the ``ToolsRouted`` and ``TokensCounted`` events nobody would read (routing's
+        the ``ToolsRouted``, ``TokensCounted`` and ``CacheInvalidated`` events nobody would read (routing's
         reasons, sorted, were most of a routed request's cost in the context layer).
         """
         events: list[Any] = []
@@ -269,7 +275,7 @@ class RunContext:
         names, routed = self._offer(messages, tool_choice, round_number, listened)
         if routed is not None:
             events.append(routed)
-        self._track_cache(names, round_number, events)
+        self._track_cache(names, round_number, events, listened)
         tools = self._view.definitions_of(names)
         counts = self._tool_tokens  # this request's tool set, should it change later
         # Counted from the run's counter and counts, not from self: a request's record
@@ -342,12 +348,18 @@ class RunContext:
             reasons[READ_RESULT] = "read_result"
         return ToolsRouted(round_number, offered, dict(ranked), reasons, len(self._all))
 
-    def _track_cache(self, names: Sequence[str], round_number: int, events: list[Any]) -> None:
+    def _track_cache(
+        self, names: Sequence[str], round_number: int, events: list[Any], listened: bool
+    ) -> None:
+        """The ``CacheInvalidated`` of the first request whose tools differ from the
+        previous one's (built for a listener only: nothing else reads it)."""
         current = tuple(names)
         previous, self._offered = self._offered, current
         if previous is None or previous == current or self._warned:
             return
         self._warned = True
+        if not listened:
+            return
         # Set lookups, in C: a test of each name against a tuple was a scan of the other.
         added = list(filterfalse(set(previous).__contains__, current))
         removed = list(filterfalse(set(current).__contains__, previous))
@@ -392,13 +404,6 @@ class RunContext:
         if self.requests:
             self.requests[-1].usage = usage
 
-    @property
-    def uncut_lengths(self) -> Mapping[Any, int]:
-        """Tool -> the longest result text :meth:`shape_result` returns as it is, whatever
-        its count (``sys.maxsize``: never cut), for the tools offered now: a caller can
-        skip the call for such a result. Read only; replaced when the tools change."""
-        return self._uncut
-
     @overload
     def shape_result(self, request: ToolRequest, tool: Tool, content: str, /) -> str: ...
     @overload
@@ -418,7 +423,7 @@ class RunContext:
         Raises:
             ImageError: An image the model cannot take (the call's error result).
         """
-        if content.__class__ is str and len(content) <= self._uncut.get(tool, -1):
+        if content.__class__ is str and len(content) <= self.uncut_lengths.get(tool, -1):
             return content  # short enough for its tool's cap whatever its count: not counted
         if not isinstance(content, str):
             return self._shape_parts(request, tool, content)
