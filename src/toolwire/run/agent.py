@@ -877,11 +877,8 @@ class _Run:
                 self.usage = self.usage + turn.usage
                 self.context.observe(turn.message, turn.usage)
                 run.bind(turn.requests)
-                # A forced request's calls are skipped, but the output's (asked only then).
-                await (
-                    run.finish(skip_reason=_FORCED_REASON, keep=self.output.keep(forced))
-                    if forced
-                    else run.finish()
+                await run.finish(
+                    skip_reason=_FORCED_REASON if forced else None, keep=self.output.keep(forced)
                 )
                 paused = bool(run.held)
             assert turn is not None  # set before bind(), or the block raised
