@@ -265,8 +265,9 @@ class RunContext:
         The request's tokens are counted when first read (the record's and the
         :class:`TokensCounted` event's ``tokens``), each message once per run.
         ``listened=False`` (a run nobody streams or observes): the same request, without
-        the ``ToolsRouted``, ``TokensCounted`` and ``CacheInvalidated`` events nobody would read (routing's
-        reasons, sorted, were most of a routed request's cost in the context layer).
+        the ``ToolsRouted``, ``TokensCounted`` and ``CacheInvalidated`` events nobody
+        would read (routing's reasons, sorted, were most of a routed request's cost in
+        the context layer).
         """
         events: list[Any] = []
         self._round = round_number

@@ -898,10 +898,10 @@ class _Run:
                 self.tool_calls += run.executed
         assert turn is not None and results is not None
         self.pending = pending_calls(run.held) if paused else []
-        if not called:  # an answer, or what the model wrote instead of a call
-            self._check_answer(request, turn)
         if called:
             self.rounds += 1
+        else:  # an answer, or what the model wrote instead of a call
+            self._check_answer(request, turn)
         if listening:
             self.emit(RoundEnd(number, turn, results))
         self._enforce(run, stop, validations, results)
