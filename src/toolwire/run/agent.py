@@ -601,6 +601,9 @@ class _Run:
         self.diagnostics = RunDiagnostics()
         self.budget = FailureBudget(agent.retry_policy)
         self.loops = LoopDetector(agent.loop_policy)
+        # The caps to check, decided once per run: without any (the default), no check
+        # point of the loop calls a check that cannot fail.
+        self.limits = agent.limits if agent.limits.capped else None
         self.discarded: list[Discarded] = []
         self.emit: Emit = _ignore
         # Whether anyone streams or observes the run (set with emit, in _drive): when
@@ -687,8 +690,13 @@ class _Run:
         store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
         try:
             if not self.agent.tool_sources:  # nothing to open or close around the run,
-                # and the context was made over the agent's tools: nothing to tell it
-                return await self._loop(RunTools(self.agent.executor, []))
+                # and the context was made over the agent's tools: nothing to tell it.
+                # No RunTools either (nothing to merge or refresh): only its first step,
+                # the backend's check of the tools before the first request.
+                backend = self.executor.options.backend
+                if backend is not None:
+                    backend.prepare(self.executor.toolset)
+                return await self._loop(None)
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
                 self.context.use_toolset(tools.executor.toolset)  # with the sources' tools
                 return await self._loop(tools)
@@ -700,11 +708,13 @@ class _Run:
         finally:
             CURRENT_STORE.reset(store)
 
-    async def _loop(self, tools: RunTools) -> RunResult:
-        """The run over ``tools`` (its sources opened): a resumed run's last turn
-        answered first, then rounds until one ends the run."""
-        self.tools = tools
-        self.executor = tools.executor
+    async def _loop(self, tools: RunTools | None) -> RunResult:
+        """The run over ``tools`` (its sources opened; ``None``: the agent has none, and
+        runs on its own executor): a resumed run's last turn answered first, then
+        rounds until one ends the run."""
+        if tools is not None:
+            self.tools = tools
+            self.executor = tools.executor
         if self.resumption is not None:
             ended = await answer_last_turn(self, self.resumption)
             if ended is not None:  # paused again, or the logged turn was the answer
@@ -852,7 +862,7 @@ class _Run:
             self._started(number, request, sent_at)
         run = self.executor.turn(
             early=agent.early_execution and not forced,
-            allowed=agent.limits.tool_calls_left(self.tool_calls),
+            allowed=None if self.limits is None else self.limits.tool_calls_left(self.tool_calls),
             on_call=self._on_call if listening else None,  # nobody listens: skip
             shape_result=self.context.shape_result,
             uncut=self.context.uncut_lengths,  # a result this short is not shaped
@@ -910,7 +920,8 @@ class _Run:
     async def _next_request(self, forced: bool) -> ModelRequest:
         """The round's request (within the limits, the history compressed and checked),
         once the observers have settled; counted."""
-        self.agent.limits.check_request(self.requests)
+        if self.limits is not None:
+            self.limits.check_request(self.requests)
         if self.context.compressor is not None:  # no history budget (the default): nothing to fit
             await self._compress()
         request = self._request(forced)  # checks the history (ModelRequest)
@@ -1177,18 +1188,18 @@ class _Run:
         results), then raise the first stopping rule that hit (``stop``: loop
         detection's, from :meth:`_judge`)."""
         budget_error = self._account(validations, results)
-        limits = self.agent.limits
         if run.skipped_for_limit:
             raise UsageLimitExceededError(
                 "max_tool_calls",
-                limits.max_tool_calls or 0,
+                self.agent.limits.max_tool_calls or 0,
                 self.tool_calls + run.skipped_for_limit,
             )
         if stop is not None:
             raise stop
         if budget_error is not None:
             raise budget_error
-        limits.check_tokens(self.usage)
+        if self.limits is not None:
+            self.limits.check_tokens(self.usage)
 
     def _account(
         self, validations: list[Validation], results: list[ToolResult]
