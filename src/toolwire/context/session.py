@@ -178,7 +178,7 @@ class RunContext:
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
         self.count = memoised(self._counter)  # the run's memo: it lives as long as the history
-        self.store = ResultStore()
+        self._store: ResultStore | None = None  # made at the first cut (store)
         self.requests: list[RequestRecord] = []
         self.used: set[str] = set()
         # Random hex as a run id is (run/observers.py new_run_id): no uuid.UUID object.
@@ -390,6 +390,15 @@ class RunContext:
         self.requests.append(
             RequestRecord(0, partial(account, prompt, count=self.count), usage, summary=True)
         )
+
+    @property
+    def store(self) -> ResultStore:
+        """The full text of the run's cut results (made at the first cut or read: most
+        runs cut none)."""
+        store = self._store
+        if store is None:
+            store = self._store = ResultStore()
+        return store
 
     def store_binding(self) -> tuple[ResultStore, int, Any]:
         """What the ``read_result`` tool reads: the store, the page size, the counter."""

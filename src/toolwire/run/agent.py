@@ -687,7 +687,8 @@ class _Run:
     async def _drive(self, emit: Emit) -> RunResult:
         self.emit = emit if emit is _ignore else self.output.watch(emit)  # PartialOutput
         self.listening = emit is not _ignore
-        store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
+        # For the read_result tool, which asks the context for its store when it runs.
+        store = CURRENT_STORE.set(self.context)
         try:
             if not self.agent.tool_sources:  # nothing to open or close around the run,
                 # and the context was made over the agent's tools: nothing to tell it.
