@@ -58,6 +58,7 @@ from ..errors import (
     UsageLimitExceededError,
 )
 from ..messages import (
+    IS_CALL,
     IS_PROVIDER_PART,
     Message,
     SystemMessage,
@@ -107,7 +108,7 @@ from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
-from .step import Decision, Next, decide, has_calls
+from .step import ENDING, Decision, Next, decide
 
 __all__ = [
     "Agent",
@@ -750,7 +751,7 @@ class _Run:
                 reprompted=self.reprompted,
                 judge=self.output.judge,
             )
-            if decision.next.ends:
+            if decision.next in ENDING:  # Next.ends, without a property to start
                 return self._finish(turn, forced)
             self._act(decision)
 
@@ -896,7 +897,7 @@ class _Run:
             results = run.results(keep_held=paused)
             # The round's lists are made once, for the output and for _enforce.
             self.output.observe(validations := run.validations(), results)
-            called = has_calls(turn)
+            called = any(map(IS_CALL, turn.message.parts))  # has_calls, written out
             stop = self._judge(run, results) if called else None  # no calls: no loop
         finally:
             if run.discarded:  # early starts cancelled (rare): recorded and told
