@@ -164,6 +164,11 @@ class RunContext:
     a property: the loop reads it every round, and a property is a function a run starts,
     which a cold cache charges for: bench/README.md, issue 30's twelfth pass.)"""
 
+    plain_tools: bool
+    """Whether every tool offered now is ``plain`` (:attr:`ToolView.plain`): no call
+    reads the round's ``ToolScope``, which the loop then does not make. Read only;
+    replaced when the tools change."""
+
     def __init__(self, policy: ContextPolicy, toolset: Toolset, model: object = None) -> None:
         self.policy = policy
         self.toolset = toolset
@@ -228,6 +233,7 @@ class RunContext:
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions
         self._reader = view.reader
+        self.plain_tools = view.plain
         self._all = view.names
         # What the policy makes of the set (counts, caps, routing), shared: read only.
         under = base.under

@@ -870,7 +870,8 @@ class _Run:
             uncut=self.context.uncut_lengths,  # a result this short is not shaped
             on_start=self._on_start if listening else None,  # nobody listens: skip
             before_start=self.journal,
-            scope=ToolScope(self.run_id, number, agent.deps, self.emit),
+            # Only a tool that takes a ToolContext or reports progress reads the scope.
+            scope=None if self.context.plain_tools else self.tool_scope(),
         )
         turn: Turn | None = None
         results: list[ToolResult] | None = None
