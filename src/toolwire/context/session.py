@@ -41,7 +41,8 @@ from .tokens import (
     LazyTokens,
     RequestTokens,
     account,
-    memoised,
+    count_once,
+    estimate_text_tokens,
     message_tokens,
 )
 from .toolview import ToolView, context_base, result_limit
@@ -182,7 +183,10 @@ class RunContext:
                 f"ContextPolicy.always_include names unknown tools: {', '.join(self._unknown)}",
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
-        self.count = memoised(self._counter)  # the run's memo: it lives as long as the history
+        # The run's memo (it lives as long as the history): what memoised makes, made
+        # here without a call of memoised's to start, once a run.
+        self.count: Callable[[str], int] = partial(count_once, {}, self._counter)
+        self.count.exact = self._counter is not estimate_text_tokens  # type: ignore[attr-defined]
         self._store: ResultStore | None = None  # made at the first cut (store)
         self.requests: list[RequestRecord] = []
         self.used: set[str] = set()
