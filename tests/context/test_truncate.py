@@ -179,13 +179,13 @@ def test_a_results_length_decides_only_what_its_count_would(cap: int | None) -> 
     tools = [read_log, read_log_whole, read_log_short]
     context = RunContext(ContextPolicy(max_result_tokens=cap), Toolset(tools))
     counted = RunContext(ContextPolicy(max_result_tokens=cap), Toolset(tools))
-    counted._uncut = {}  # every result through the count
-    assert set(context._uncut) == set(tools)
+    counted.uncut_lengths = {}  # every result through the count
+    assert set(context.uncut_lengths) == set(tools)
     dense = "\U0001f600" * 2000  # the most tokens a character: where the bound is tight
     for t in tools:
         limit = context._limits[t]
         edge = 10**6 if limit is None else limit // MAX_TOKENS_PER_CHAR
-        assert context._uncut[t] == (sys.maxsize if limit is None else edge)
+        assert context.uncut_lengths[t] == (sys.maxsize if limit is None else edge)
         for length in {0, 1, min(edge, 2000) - 1, min(edge, 2000), min(edge + 1, 2000)}:
             for text in (dense[:length], LOG[:length]):
                 request = ToolRequest("c1", t.name, "{}", {})

@@ -20,6 +20,8 @@ from toolwire import (
     PartialOutput,
     Permissions,
     ToolDefinitionError,
+    UsageLimitExceededError,
+    UsageLimits,
     tool,
 )
 from toolwire.history import check_history
@@ -181,6 +183,26 @@ def test_other_calls_of_the_last_turn_are_answered_too() -> None:
     statuses = [r.status for r in results(result.messages)]
     assert statuses == [ToolStatus.OK, ToolStatus.ERROR, ToolStatus.OK]
     check_history(result.messages)
+
+
+def test_the_tool_call_limit_skips_the_other_calls_but_runs_final_result() -> None:
+    """A turn past ``max_tool_calls`` runs none of its calls but the output's (the
+    structured output is kept whether or not the request was the forced one)."""
+    ran: list[str] = []
+
+    @tool
+    def note(text: str) -> str:
+        """Keep a note."""
+        ran.append(text)
+        return "noted"
+
+    model = ScriptedModel([tool_call_turn(("note", {"text": "x"}), (FINAL_RESULT, OSLO))])
+    agent = Agent(model, [note], output_type=City, limits=UsageLimits(max_tool_calls=1))
+    with pytest.raises(UsageLimitExceededError) as info:
+        agent.run_sync("Which city?")
+    assert ran == []
+    statuses = {r.name: r.status for r in results(info.value.messages)}
+    assert statuses == {"note": ToolStatus.NOT_EXECUTED, FINAL_RESULT: ToolStatus.OK}
 
 
 def test_native_mode_on_a_model_without_one_is_the_callers_error() -> None:

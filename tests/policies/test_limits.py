@@ -48,3 +48,18 @@ def test_tokens(limits: UsageLimits, name: str) -> None:
 def test_bad_values(value: object) -> None:
     with pytest.raises(CallerError):
         UsageLimits(max_requests=value)  # type: ignore[arg-type]
+
+
+def test_capped_says_whether_any_cap_is_set() -> None:
+    # The agent checks nothing for limits that are not capped: each cap must count.
+    assert not UsageLimits().capped
+    for name in (
+        "max_requests",
+        "max_tool_calls",
+        "max_input_tokens",
+        "max_output_tokens",
+        "max_total_tokens",
+    ):
+        assert UsageLimits(**{name: 0}).capped, name
+    assert UsageLimits(max_requests=1) == UsageLimits(max_requests=1)
+    assert "capped" not in repr(UsageLimits(max_requests=1))

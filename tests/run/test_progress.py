@@ -91,6 +91,41 @@ def test_the_context_carries_the_run_the_call_its_key_and_the_deps() -> None:
     assert [kind for kind, _, _ in progress_and_results(events)] == ["progress", "result"]
 
 
+@tool
+def plain_add(x: int) -> int:
+    """A plain tool (no context)."""
+    return x + 1
+
+
+def test_a_context_tool_added_after_plain_runs_gets_its_runs_scope() -> None:
+    # A round of a run whose tools are all plain makes no ToolScope; a tool that takes a
+    # ToolContext, added to the agent's tools between runs, still reads its own run's
+    # id, round and deps (not a scope of a run of its own).
+    model = ScriptedModel(
+        [
+            tool_call_turn(("plain_add", {"x": 1})),
+            text_turn("one"),
+            tool_call_turn(("plain_add", {"x": 2})),
+            text_turn("two"),
+            tool_call_turn(("plain_add", {"x": 3}), ("charge", {"amount": 7})),
+            text_turn("three"),
+        ]
+    )
+    agent = Agent(model, [plain_add], deps="d")
+    for _ in range(2):
+        asyncio.run(agent.run("go"))
+    agent.executor.toolset.add(charge)
+    result = asyncio.run(agent.run("go"))
+    added, charged = results(result.messages)
+    assert added.content == "4"
+    assert json.loads(charged.content) == {
+        "key": idempotency_key(result.run_id, 1, 1),
+        "run": result.run_id,
+        "call": charged.call_id,
+        "deps": "d",
+    }
+
+
 def test_keys_differ_for_every_other_call_even_when_the_server_repeats_call_ids() -> None:
     # Some servers number calls per turn: "call_0" in every round.
     turns = [

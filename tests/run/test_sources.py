@@ -5,14 +5,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
 import pytest
 
 from toolwire.errors import CallerError
 from toolwire.messages import ToolResult
 from toolwire.run import Agent
+from toolwire.run.execute import ExecutionOptions
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
-from toolwire.tools import Toolset, tool
+from toolwire.tools import Tool, Toolset, tool
 
 
 @tool
@@ -91,3 +93,39 @@ def test_the_source_is_closed_when_the_run_fails() -> None:
     with pytest.raises(CallerError):
         asyncio.run(Agent(model, [source]).run("go"))
     assert source.events == ["open", "close"]
+
+
+class Staging:
+    """A backend that runs nothing itself and records each ``prepare``: the names it saw,
+    and how many requests the model had before it (none: before the run's first)."""
+
+    def __init__(self, model: ScriptedModel) -> None:
+        self.model = model
+        self.prepared: list[tuple[list[str], int]] = []
+
+    def accepts(self, tool: Tool) -> bool:
+        return False
+
+    def prepare(self, tools: Toolset) -> None:
+        self.prepared.append((list(tools.names), len(self.model.requests)))
+
+    async def invoke(self, tool: Tool, value: Any, context: Any = None) -> Any:
+        raise AssertionError("accepts nothing")
+
+
+@pytest.mark.parametrize("with_source", [False, True])
+def test_a_backend_prepares_the_tools_before_each_runs_first_request(with_source: bool) -> None:
+    # An agent without sources makes no RunTools, but asks its backend as one would:
+    # once per run, before the first request, with the tools the run offers.
+    model = ScriptedModel([tool_call_turn(("local", {"x": 1})), text_turn("done")] * 2)
+    backend = Staging(model)
+    tools: list[Any] = [local, Source(Toolset([tool(name="first")(lambda: "one")]))]
+    agent = Agent(
+        model,
+        tools if with_source else tools[:1],
+        execution=ExecutionOptions(backend=backend),
+    )
+    for _ in range(2):
+        assert asyncio.run(agent.run("go")).output == "done"
+    names = ["local", "read_result", "first"] if with_source else ["local", "read_result"]
+    assert backend.prepared == [(names, 0), (names, 2)]

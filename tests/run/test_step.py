@@ -8,7 +8,7 @@ import pytest
 
 from toolwire.messages import AssistantMessage, TextPart, ToolCall
 from toolwire.output import Step
-from toolwire.run.step import Next, decide
+from toolwire.run.step import ENDING, Next, decide
 from toolwire.turn import Notice, Turn
 
 GO_ON = Step()
@@ -116,3 +116,10 @@ def test_a_member_is_found_by_itself_in_a_table_and_after_a_pickle() -> None:
     assert all(table[kind] == kind.value for kind in Next)
     assert pickle.loads(pickle.dumps(Next.ROUND)) in table
     assert len({*Next, *Next}) == len(Next)
+
+
+def test_the_run_ends_exactly_at_the_kinds_with_an_outcome() -> None:
+    # The loop tests ENDING; the events and the log read Next.outcome.
+    assert {kind for kind in Next if kind.outcome is not None} == ENDING
+    assert {kind for kind in Next if kind.ends} == ENDING
+    assert Next.ROUND not in ENDING and Next.FINAL in ENDING

@@ -41,7 +41,8 @@ from .tokens import (
     LazyTokens,
     RequestTokens,
     account,
-    memoised,
+    count_once,
+    estimate_text_tokens,
     message_tokens,
 )
 from .toolview import ToolView, context_base, result_limit
@@ -157,7 +158,17 @@ class RunContext:
     _offers_reader: bool
     router: ToolRouter | None
     _limits: dict[Any, int | None]  # tool -> its results' cap
-    _uncut: dict[Any, int]  # tool -> its longest result never cut
+    uncut_lengths: Mapping[Any, int]
+    """Tool -> the longest result text :meth:`shape_result` returns as it is, whatever its
+    count (``sys.maxsize``: never cut), for the tools offered now: a caller can skip the
+    call for such a result. Read only; replaced when the tools change. (An attribute, not
+    a property: the loop reads it every round, and a property is a function a run starts,
+    which a cold cache charges for: bench/README.md, issue 30's twelfth pass.)"""
+
+    plain_tools: bool
+    """Whether every tool offered now is ``plain`` (:attr:`ToolView.plain`): no call
+    reads the round's ``ToolScope``, which the loop then does not make. Read only;
+    replaced when the tools change."""
 
     def __init__(self, policy: ContextPolicy, toolset: Toolset, model: object = None) -> None:
         self.policy = policy
@@ -172,8 +183,11 @@ class RunContext:
                 f"ContextPolicy.always_include names unknown tools: {', '.join(self._unknown)}",
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
-        self.count = memoised(self._counter)  # the run's memo: it lives as long as the history
-        self.store = ResultStore()
+        # The run's memo (it lives as long as the history): what memoised makes, made
+        # here without a call of memoised's to start, once a run.
+        self.count: Callable[[str], int] = partial(count_once, {}, self._counter)
+        self.count.exact = self._counter is not estimate_text_tokens  # type: ignore[attr-defined]
+        self._store: ResultStore | None = None  # made at the first cut (store)
         self.requests: list[RequestRecord] = []
         self.used: set[str] = set()
         # Random hex as a run id is (run/observers.py new_run_id): no uuid.UUID object.
@@ -197,7 +211,7 @@ class RunContext:
             record.tokens  # noqa: B018 — counted now: the counter stays behind
         state = dict(self.__dict__)
         state["_counted"] = {}
-        state["_limits"] = state["_uncut"] = {}  # keyed by the live tools
+        state["_limits"] = state["uncut_lengths"] = {}  # keyed by the live tools
         for live in ("toolset", "model", "count", "_counter", "router", "compressor", "_view"):
             state[live] = None
         return state
@@ -223,10 +237,12 @@ class RunContext:
         # One definition per tool, computed once: the serialised list stays byte-identical.
         self._definitions = view.definitions
         self._reader = view.reader
+        self.plain_tools = view.plain
         self._all = view.names
         # What the policy makes of the set (counts, caps, routing), shared: read only.
         under = base.under
-        self._tool_tokens, self._limits, self._uncut = under.tokens, under.limits, under.uncut
+        self._tool_tokens, self._limits = under.tokens, under.limits
+        self.uncut_lengths = under.uncut
         self._offers_reader, self.router = under.offers_reader, under.router
 
     # -- before a request ------------------------------------------------------------------
@@ -259,8 +275,9 @@ class RunContext:
         The request's tokens are counted when first read (the record's and the
         :class:`TokensCounted` event's ``tokens``), each message once per run.
         ``listened=False`` (a run nobody streams or observes): the same request, without
-        the ``ToolsRouted`` and ``TokensCounted`` events nobody would read (routing's
-        reasons, sorted, were most of a routed request's cost in the context layer).
+        the ``ToolsRouted``, ``TokensCounted`` and ``CacheInvalidated`` events nobody
+        would read (routing's reasons, sorted, were most of a routed request's cost in
+        the context layer).
         """
         events: list[Any] = []
         self._round = round_number
@@ -269,7 +286,7 @@ class RunContext:
         names, routed = self._offer(messages, tool_choice, round_number, listened)
         if routed is not None:
             events.append(routed)
-        self._track_cache(names, round_number, events)
+        self._track_cache(names, round_number, events, listened)
         tools = self._view.definitions_of(names)
         counts = self._tool_tokens  # this request's tool set, should it change later
         # Counted from the run's counter and counts, not from self: a request's record
@@ -342,12 +359,18 @@ class RunContext:
             reasons[READ_RESULT] = "read_result"
         return ToolsRouted(round_number, offered, dict(ranked), reasons, len(self._all))
 
-    def _track_cache(self, names: Sequence[str], round_number: int, events: list[Any]) -> None:
+    def _track_cache(
+        self, names: Sequence[str], round_number: int, events: list[Any], listened: bool
+    ) -> None:
+        """The ``CacheInvalidated`` of the first request whose tools differ from the
+        previous one's (built for a listener only: nothing else reads it)."""
         current = tuple(names)
         previous, self._offered = self._offered, current
         if previous is None or previous == current or self._warned:
             return
         self._warned = True
+        if not listened:
+            return
         # Set lookups, in C: a test of each name against a tuple was a scan of the other.
         added = list(filterfalse(set(previous).__contains__, current))
         removed = list(filterfalse(set(current).__contains__, previous))
@@ -378,6 +401,15 @@ class RunContext:
             RequestRecord(0, partial(account, prompt, count=self.count), usage, summary=True)
         )
 
+    @property
+    def store(self) -> ResultStore:
+        """The full text of the run's cut results (made at the first cut or read: most
+        runs cut none)."""
+        store = self._store
+        if store is None:
+            store = self._store = ResultStore()
+        return store
+
     def store_binding(self) -> tuple[ResultStore, int, Any]:
         """What the ``read_result`` tool reads: the store, the page size, the counter."""
         return self.store, self.policy.max_result_tokens or 4000, self.count
@@ -391,13 +423,6 @@ class RunContext:
             self.used.update(filter(self._definitions.__contains__, map(_NAME, calls)))
         if self.requests:
             self.requests[-1].usage = usage
-
-    @property
-    def uncut_lengths(self) -> Mapping[Any, int]:
-        """Tool -> the longest result text :meth:`shape_result` returns as it is, whatever
-        its count (``sys.maxsize``: never cut), for the tools offered now: a caller can
-        skip the call for such a result. Read only; replaced when the tools change."""
-        return self._uncut
 
     @overload
     def shape_result(self, request: ToolRequest, tool: Tool, content: str, /) -> str: ...
@@ -418,7 +443,7 @@ class RunContext:
         Raises:
             ImageError: An image the model cannot take (the call's error result).
         """
-        if content.__class__ is str and len(content) <= self._uncut.get(tool, -1):
+        if content.__class__ is str and len(content) <= self.uncut_lengths.get(tool, -1):
             return content  # short enough for its tool's cap whatever its count: not counted
         if not isinstance(content, str):
             return self._shape_parts(request, tool, content)

@@ -20,6 +20,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import CallerError
@@ -34,6 +35,7 @@ __all__ = [
     "RequestTokens",
     "TokenCounter",
     "account",
+    "count_once",
     "definition_tokens",
     "memoised",
     "message_tokens",
@@ -142,17 +144,21 @@ def text_counter(model: object = None) -> Callable[[str], int]:
 
 
 def memoised(count: Callable[[str], int]) -> Callable[[str], int]:
-    """``count`` with a memo of its own (one per run: it lives as long as the history)."""
-    memo: dict[str, int] = {}
-
-    def counted(text: str) -> int:
-        found = memo.get(text)
-        if found is None:
-            found = memo[text] = count(text)
-        return found
-
+    """``count`` with a memo of its own (one per run: it lives as long as the history):
+    ``partial(count_once, {}, count)``, with ``exact`` set (whether ``count`` is a
+    model's own tokenizer, not the estimate)."""
+    counted = partial(count_once, {}, count)
     counted.exact = count is not estimate_text_tokens  # type: ignore[attr-defined]
     return counted
+
+
+def count_once(memo: dict[str, int], count: Callable[[str], int], text: str) -> int:
+    """``count(text)``, kept in ``memo`` (each text counted once): what a
+    :func:`memoised` counter calls."""
+    found = memo.get(text)
+    if found is None:
+        found = memo[text] = count(text)
+    return found
 
 
 @dataclass(frozen=True, slots=True)

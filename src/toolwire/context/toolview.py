@@ -125,6 +125,8 @@ class ToolView:
         reader: The name of toolwire's ``read_result`` tool, if the set has it.
         with_reader: ``names`` then ``read_result`` (``None`` when the set lacks it): what
             a request offers when nothing is routed out and a result may be cut.
+        plain: Whether every tool is ``plain`` (none takes a ``ToolContext`` or is a
+            generator): then no call of the set reads a round's ``ToolScope``.
     """
 
     __slots__ = (
@@ -140,6 +142,7 @@ class ToolView:
         "_uncut",
         "definitions",
         "names",
+        "plain",
         "reader",
         "tools",
         "with_reader",
@@ -153,6 +156,7 @@ class ToolView:
         self.definitions: dict[str, ToolDef] = {t.name: t.definition() for t in tools}
         self.names = tuple(t.name for t in self._routable)
         self.with_reader = None if reader is None else (*self.names, READ_RESULT)
+        self.plain = all(getattr(t, "plain", False) for t in tools)  # unknown: not plain
         # The definitions of the two unrouted offers, in their order.
         self._all = tuple(map(self.definitions.__getitem__, self.names))
         self._all_reader = self._all + (() if reader is None else (self.definitions[READ_RESULT],))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import CallerError
 from ..messages import ContentPart, Image, TextPart, parts_text
@@ -98,10 +98,18 @@ class ResultStore:
         return len(self._full)
 
 
-CURRENT_STORE: ContextVar[tuple[ResultStore, int, Count] | None] = ContextVar(
-    "toolwire_result_store", default=None
-)
-"""The running run's store, page size and counter (read by the ``read_result`` tool)."""
+class StoreBinding(Protocol):
+    """What a run binds for the ``read_result`` tool (its ``RunContext``)."""
+
+    def store_binding(self) -> tuple[ResultStore, int, Count]:
+        """The run's store, page size and counter."""
+        ...
+
+
+CURRENT_STORE: ContextVar[StoreBinding | None] = ContextVar("toolwire_result_store", default=None)
+"""The running run's context, asked for its store, page size and counter by the
+``read_result`` tool when it runs (not when the run starts: most runs never cut a result,
+and make no store)."""
 
 
 def truncate_middle(text: str, max_tokens: int, handle: str, count: Count) -> str | None:
@@ -216,7 +224,7 @@ async def _read_result(call_id: str, offset: int = 0) -> str:
     current = CURRENT_STORE.get()
     if current is None:
         return "no result store is active (this tool works inside an agent run)"
-    store, max_tokens, count = current
+    store, max_tokens, count = current.store_binding()
     return page(store, call_id, offset, max_tokens, count)
 
 

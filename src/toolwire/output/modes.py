@@ -90,6 +90,10 @@ class OutputRun:
     """One run's output: plain text. The structured modes override what they change."""
 
     text = True
+    format: OutputFormat | None = None
+    """The native output format each request carries (``None``: text). An attribute
+    set once per run, not a method: asking it starts no function (bench/README.md,
+    issue 30's twelfth pass)."""
 
     def choice(self, choice: ToolChoice, forced: bool) -> ToolChoice:
         """The request's ``tool_choice`` (``"none"`` when forced)."""
@@ -98,10 +102,6 @@ class OutputRun:
     def offer(self, tools: list[ToolDef], forced: bool) -> list[ToolDef]:
         """The tools the request offers (the context policy chose ``tools``)."""
         return tools
-
-    def format(self) -> OutputFormat | None:
-        """The native output format the request carries."""
-        return None
 
     def keep(self, forced: bool) -> frozenset[str]:
         """Tools whose calls still run in a forced final request."""
@@ -187,7 +187,7 @@ class _NativeRun(OutputRun):
 
     def __init__(self, spec: OutputSpec, output_format: OutputFormat) -> None:
         self.spec = spec
-        self._format = output_format
+        self.format = output_format
         self.output: Any = None
         self.watcher: PartialWatch | None = None
 
@@ -195,9 +195,6 @@ class _NativeRun(OutputRun):
         if self.watcher is not None:
             self.watcher.reset()
         return "none" if forced else choice
-
-    def format(self) -> OutputFormat | None:
-        return self._format
 
     def judge(self, turn: Turn, forced: bool) -> Step:
         if turn.tool_calls:

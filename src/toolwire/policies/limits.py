@@ -3,12 +3,13 @@
 Checked at the three points where each can be known: the request count before every
 request, the tool-call count before a turn's calls execute (a turn that would pass it
 executes none of its calls — each is answered ``not_executed`` — and the run stops),
-and the token counts after every turn (the provider reports usage at the end).
+and the token counts after every turn (the provider reports usage at the end). An
+agent without caps (``UsageLimits.capped`` is ``False``) checks none of them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..checks import check_int
 from ..errors import UsageLimitExceededError
@@ -34,8 +35,12 @@ class UsageLimits:
     max_input_tokens: int | None = None
     max_output_tokens: int | None = None
     max_total_tokens: int | None = None
+    capped: bool = field(init=False, repr=False, compare=False)
+    """Whether any cap is set (decided when made). A run of an agent without caps, the
+    default, asks none of the checks below (a function each, every round)."""
 
     def __post_init__(self) -> None:
+        capped = False
         for name in (
             "max_requests",
             "max_tool_calls",
@@ -46,6 +51,8 @@ class UsageLimits:
             value = getattr(self, name)
             if value is not None:
                 check_int(f"UsageLimits.{name}", value)
+                capped = True
+        object.__setattr__(self, "capped", capped)  # frozen: set once, here
 
     def check_request(self, made: int) -> None:
         """Raise if one more request would pass ``max_requests``."""

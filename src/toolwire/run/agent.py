@@ -58,6 +58,7 @@ from ..errors import (
     UsageLimitExceededError,
 )
 from ..messages import (
+    IS_CALL,
     IS_PROVIDER_PART,
     Message,
     SystemMessage,
@@ -77,7 +78,7 @@ from ..tools import outcomes
 from ..tools.outcomes import RunOutcome
 from ..tools.tool import Tool, Toolset
 from ..tools.validate import Validation
-from ..turn import Notice, Turn
+from ..turn import Notice, NoticeKind, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
 from ._upward import upward
@@ -107,7 +108,7 @@ from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .runner import ResultShaper
 from .sources import RunTools, ToolSource, run_tools, split_tools
-from .step import Decision, Next, decide, has_calls
+from .step import ENDING, Decision, Next, decide
 
 __all__ = [
     "Agent",
@@ -118,6 +119,7 @@ __all__ = [
 
 Emit = Callable[[RunEvent], None]
 
+_FREE_CHOICES = ("auto", "none")  # the tool_choice values that do not ask for a call
 _FORCED_REASON = "tool calls are not allowed in the final answer (max_rounds was reached)"
 _EMPTY_TURN_FEEDBACK = (
     "Your last reply ended with finish reason tool_calls but contained no tool call. "
@@ -600,6 +602,9 @@ class _Run:
         self.diagnostics = RunDiagnostics()
         self.budget = FailureBudget(agent.retry_policy)
         self.loops = LoopDetector(agent.loop_policy)
+        # The caps to check, decided once per run: without any (the default), no check
+        # point of the loop calls a check that cannot fail.
+        self.limits = agent.limits if agent.limits.capped else None
         self.discarded: list[Discarded] = []
         self.emit: Emit = _ignore
         # Whether anyone streams or observes the run (set with emit, in _drive): when
@@ -611,16 +616,23 @@ class _Run:
             saved = resumption.saved
             self.run_id, self._number = saved.run_id, saved.round
             self.rounds, self.requests, self.usage = saved.rounds, saved.requests, saved.usage
-        self.journal = call_journal(agent.store, self.run_id, lambda: self._number)
+        # A run without a log has nothing to commit before a call starts (call_journal's
+        # None, without the call).
+        self.journal = (
+            call_journal(agent.store, self.run_id, lambda: self._number)
+            if agent.store is not None
+            else None
+        )
         self._first_event_at: float | None = None
         self.tools: RunTools | None = None
-        # This run's executor: the agent's, until _with_tools has the one over the
+        # This run's executor: the agent's, until _loop has the one over the
         # tools its sources opened (an attribute, read every round: no property call).
         self.executor: Executor = agent.executor
-        self.context = RunContext(agent.context, agent.toolset, agent.model)
+        self.context = RunContext(agent.context, agent.executor.toolset, agent.model)
         self.reprompted = False  # the last turn was an empty-turn re-prompt
         self.pending: list[PendingCall] = []  # calls held for approval: the run pauses
-        self.context_events: list[RunEvent] = []  # emitted after RequestStarted
+        # The context's events, emitted after RequestStarted (collected for a listener).
+        self.context_events: list[RunEvent] = []
         self.settle: Callable[[], Awaitable[None]] = _settled  # the observers' wait
         self.output: OutputRun = agent.output.start(agent.executor.toolset)
 
@@ -676,33 +688,39 @@ class _Run:
     async def _drive(self, emit: Emit) -> RunResult:
         self.emit = emit if emit is _ignore else self.output.watch(emit)  # PartialOutput
         self.listening = emit is not _ignore
-        store = CURRENT_STORE.set(self.context.store_binding())  # for the read_result tool
+        # For the read_result tool, which asks the context for its store when it runs.
+        store = CURRENT_STORE.set(self.context)
         try:
-            if not self.agent.tool_sources:  # nothing to open or close around the run
-                return await self._with_tools(RunTools(self.agent.executor, []))
+            if not self.agent.tool_sources:  # nothing to open or close around the run,
+                # and the context was made over the agent's tools: nothing to tell it.
+                # No RunTools either (nothing to merge or refresh): only its first step,
+                # the backend's check of the tools before the first request.
+                backend = self.executor.options.backend
+                if backend is not None:
+                    backend.prepare(self.executor.toolset)
+                return await self._loop(None)
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
-                return await self._with_tools(tools)
+                self.context.use_toolset(tools.executor.toolset)  # with the sources' tools
+                return await self._loop(tools)
         except (LoopDetectedError, UsageLimitExceededError, MaxRoundsExceededError) as exc:
             exc.messages = list(self.messages)
-            if isinstance(exc, LoopDetectedError) and self._tool_choice() not in ("auto", "none"):
+            if isinstance(exc, LoopDetectedError) and self._tool_choice() not in _FREE_CHOICES:
                 exc.hint = f"{exc.hint}; {self._required_note()}".lstrip("; ")
             raise
         finally:
             CURRENT_STORE.reset(store)
 
-    async def _with_tools(self, tools: RunTools) -> RunResult:
-        """The run over ``tools`` (its sources opened): a resumed run's last turn
-        answered first, then the loop."""
-        self.tools = tools
-        self.executor = tools.executor
-        self.context.use_toolset(tools.executor.toolset)
+    async def _loop(self, tools: RunTools | None) -> RunResult:
+        """The run over ``tools`` (its sources opened; ``None``: the agent has none, and
+        runs on its own executor): a resumed run's last turn answered first, then
+        rounds until one ends the run."""
+        if tools is not None:
+            self.tools = tools
+            self.executor = tools.executor
         if self.resumption is not None:
             ended = await answer_last_turn(self, self.resumption)
             if ended is not None:  # paused again, or the logged turn was the answer
                 return self._finish(ended, False)
-        return await self._loop()
-
-    async def _loop(self) -> RunResult:
         agent = self.agent
         while True:
             forced = self.rounds >= agent.max_rounds
@@ -720,7 +738,11 @@ class _Run:
             turn = await self._round(forced)  # request, then execute
             if turn is None:  # a provider refused the latest results' images: answered
                 continue  # and sent again
-            owed = await self._answer_owed(turn, forced)
+            # Only a provider's items owe answers (owed_answers' own first test): a turn
+            # of text and calls, every round of most runs, is passed over in C.
+            owed = any(map(IS_PROVIDER_PART, turn.message.parts)) and await self._answer_owed(
+                turn, forced
+            )
             decision = decide(
                 turn,
                 forced=forced,
@@ -729,20 +751,16 @@ class _Run:
                 reprompted=self.reprompted,
                 judge=self.output.judge,
             )
-            if decision.next.ends:
+            if decision.next in ENDING:  # Next.ends, without a property to start
                 return self._finish(turn, forced)
             self._act(decision)
 
     async def _answer_owed(self, turn: Turn, forced: bool) -> bool:
         """Answer the items the turn owes an answer (a provider's approval requests, calls
         the client runs): never left hanging, never approved by default. Not for a turn
-        whose calls wait for approval, nor for a refusal (the model's last word)."""
+        whose calls wait for approval, nor for a refusal (the model's last word). Called
+        for a turn with provider items (the loop tests that)."""
         if self.pending or turn.refused:
-            return False
-        # Only a provider's items owe answers (owed_answers' own first test): a turn of
-        # text and calls, every round of most runs, is passed over in C, with no
-        # coroutine to await.
-        if not any(map(IS_PROVIDER_PART, turn.message.parts)):
             return False
         agent = self.agent  # its handlers, paired up only for a turn that owes answers
         handlers = owed_handlers(agent.builtin_handlers, agent.approve_mcp)
@@ -778,7 +796,7 @@ class _Run:
     def _max_rounds_hint(self) -> str:
         """What to do about a run stopped at ``max_rounds`` (``on_max_rounds='raise'``)."""
         hint = "raise max_rounds, or pass on_max_rounds='final_answer' to force an answer"
-        if self._tool_choice() not in ("auto", "none"):
+        if self._tool_choice() not in _FREE_CHOICES:
             hint += f"; {self._required_note()}"
         return hint
 
@@ -836,24 +854,24 @@ class _Run:
         ``None``: the request failed on images the provider refused, which were answered
         with error results (:meth:`_send`); the request is to be sent again."""
         agent = self.agent
-        request = await self._next_request(forced)
-        self.requests += 1
+        request = await self._next_request(forced)  # counted in self.requests
         number = self._number = self.rounds + 1
         sent_at = time.time()
-        self._first_event_at = None
         # A run nobody listens to builds none of its events (RequestStarted, ResponseDone,
         # RoundEnd, RunFinished): each one a dataclass for _ignore to drop.
         listening = self.listening
-        self._started(number, request, sent_at)
+        if listening:
+            self._started(number, request, sent_at)
         run = self.executor.turn(
             early=agent.early_execution and not forced,
-            allowed=agent.limits.tool_calls_left(self.tool_calls),
+            allowed=None if self.limits is None else self.limits.tool_calls_left(self.tool_calls),
             on_call=self._on_call if listening else None,  # nobody listens: skip
             shape_result=self.context.shape_result,
             uncut=self.context.uncut_lengths,  # a result this short is not shaped
             on_start=self._on_start if listening else None,  # nobody listens: skip
             before_start=self.journal,
-            scope=ToolScope(self.run_id, number, agent.deps, self.emit),
+            # Only a tool that takes a ToolContext or reports progress reads the scope.
+            scope=None if self.context.plain_tools else self.tool_scope(),
         )
         turn: Turn | None = None
         results: list[ToolResult] | None = None
@@ -880,7 +898,7 @@ class _Run:
             results = run.results(keep_held=paused)
             # The round's lists are made once, for the output and for _enforce.
             self.output.observe(validations := run.validations(), results)
-            called = has_calls(turn)
+            called = any(map(IS_CALL, turn.message.parts))  # has_calls, written out
             stop = self._judge(run, results) if called else None  # no calls: no loop
         finally:
             if run.discarded:  # early starts cancelled (rare): recorded and told
@@ -893,10 +911,10 @@ class _Run:
                 self.tool_calls += run.executed
         assert turn is not None and results is not None
         self.pending = pending_calls(run.held) if paused else []
-        self._check_tool_choice_honoured(request, turn, called)
-        self._check_call_shaped(turn, called)
         if called:
             self.rounds += 1
+        else:  # an answer, or what the model wrote instead of a call
+            self._check_answer(request, turn)
         if listening:
             self.emit(RoundEnd(number, turn, results))
         self._enforce(run, stop, validations, results)
@@ -904,21 +922,23 @@ class _Run:
 
     async def _next_request(self, forced: bool) -> ModelRequest:
         """The round's request (within the limits, the history compressed and checked),
-        once the observers have settled."""
-        self.agent.limits.check_request(self.requests)
+        once the observers have settled; counted."""
+        if self.limits is not None:
+            self.limits.check_request(self.requests)
         if self.context.compressor is not None:  # no history budget (the default): nothing to fit
             await self._compress()
         request = self._request(forced)  # checks the history (ModelRequest)
         if self.settle is not _settled:  # without observers there is nothing to wait for
             await self.settle()
+        self.requests += 1
         return request
 
     def _started(self, number: int, request: ModelRequest, sent_at: float) -> None:
-        """Emit the request's ``RequestStarted``, then the context's events about it."""
-        if self.listening:
-            self.emit(RequestStarted(number, request, sent_at))
-            for event in self.context_events:
-                self.emit(event)
+        """Emit the request's ``RequestStarted``, then the context's events about it
+        (for a listener: a run nobody listens to collects none)."""
+        self.emit(RequestStarted(number, request, sent_at))
+        for event in self.context_events:
+            self.emit(event)
         self.context_events.clear()
 
     async def _send(
@@ -928,6 +948,7 @@ class _Run:
         (:class:`RequestFailed`); a provider's 400 about the images of the latest tool
         results, before any output, answers those calls with an error result
         (:mod:`.refused_images`), and ``None`` says to send the request again."""
+        self._first_event_at = None
         try:
             return await self._stream(request, run)
         except Exception as exc:
@@ -961,11 +982,12 @@ class _Run:
         prepared = self.context.prepare(
             self.messages, choice, self.rounds + 1, listened=self.listening
         )
-        self.context_events.extend(prepared.events)
+        if self.listening:  # what is collected is emitted by _started, for a listener
+            self.context_events.extend(prepared.events)
         return ModelRequest(
             messages=prepared.messages,
             tools=self.output.offer(prepared.tools, forced),
-            output=self.output.format(),
+            output=self.output.format,
             tool_choice=choice,
             parallel_tool_calls=agent.parallel_tool_calls,
             settings=dict(agent.settings),
@@ -978,7 +1000,9 @@ class _Run:
     async def _compress(self) -> None:
         """Fit the history sent into its budget (the policy has one); a summary request
         when the policy says so."""
-        self.context_events.extend(self.context.compress(self.messages, self.rounds + 1))
+        events = self.context.compress(self.messages, self.rounds + 1)
+        if self.listening:  # emitted by _started, for a listener only
+            self.context_events.extend(events)
         prompt = self.context.summary_request(self.messages)
         if prompt is None:
             return
@@ -995,7 +1019,7 @@ class _Run:
         self.diagnostics.record("empty_turn", "(none)", _EMPTY_TURN_FEEDBACK)
         self.messages.append(UserMessage(_EMPTY_TURN_FEEDBACK))
 
-    async def _stream(self, request: ModelRequest, run: TurnRun) -> Turn:  # noqa: PLR0912 — one dispatch per item, kept flat
+    async def _stream(self, request: ModelRequest, run: TurnRun) -> Turn:  # noqa: PLR0912, PLR0915 — one dispatch per item, kept flat
         """Stream one turn, feeding calls to the executor as they complete."""
         stream = self.agent.model.stream(request)
         turn: Turn | None = None
@@ -1033,7 +1057,7 @@ class _Run:
                     if isinstance(item, TurnDone):
                         turn = item.turn
                         continue
-                    kind = _kind(item)
+                    kind = _KINDS.get(kind) or _kind(item)  # worked out once per class
                 if not stamped:
                     stamped = self._stamp_first(item)
                 if listening:
@@ -1055,8 +1079,14 @@ class _Run:
                     retracted: ToolCallRetracted = item  # type: ignore[assignment]
                     run.retract(retracted.index, retracted.reason)
         finally:
-            await _close(stream)
-        return _the_turn(turn, self.agent.model)
+            # _close, written out: a model's stream (an async generator) closed once a
+            # request, without a function of its own to start (bench/README.md).
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if turn is None:
+            raise _no_turn(self.agent.model)
+        return turn
 
     def _stamp_first(self, item: object) -> bool:
         """Take the time of the stream's first event; whether it was taken. A provider's
@@ -1084,39 +1114,38 @@ class _Run:
     def _on_call(self, call: CallRecord, result: ToolResult) -> None:
         self.emit(ToolResultReady(call.index, result, self._number, call))
 
-    def _check_tool_choice_honoured(self, request: ModelRequest, turn: Turn, called: bool) -> None:
-        """A turn without calls under ``required`` (or a named tool): a notice, not an error.
+    def _check_answer(self, request: ModelRequest, turn: Turn) -> None:
+        """Notices for a turn without calls that could be misread (not errors: the turn
+        is a usable answer, so the run goes on). One function for both: a round with
+        calls starts none, the answer's starts one (bench/README.md, issue 30).
 
-        Some served models (and servers that drop the field) ignore ``tool_choice``; the
-        turn is a usable answer, so the run goes on, but the user should know why no
-        tool ran. ``called``: the turn made calls (:func:`has_calls`, read once a round).
+        * No call under ``required`` (or a named tool): some served models (and servers
+          that drop the field) ignore ``tool_choice``; the user should know why no tool
+          ran.
+        * Text that looks like a call (:mod:`toolwire.policies.call_shaped`): no one
+          should read it as the answer.
         """
-        if called or request.tool_choice in ("auto", "none") or not request.tools:
-            return
-        notice = Notice(
-            "tool_choice_ignored",
-            f"the model {self.agent.model.name!r} answered without a tool call although "
-            f"tool_choice={request.tool_choice!r} was sent (finish reason "
-            f"{turn.finish_reason!r}); its server may not support tool_choice",
-        )
-        turn.notices.append(notice)
-        self.emit(notice)
+        if request.tool_choice not in _FREE_CHOICES and request.tools:
+            self._notice(
+                turn,
+                "tool_choice_ignored",
+                f"the model {self.agent.model.name!r} answered without a tool call although "
+                f"tool_choice={request.tool_choice!r} was sent (finish reason "
+                f"{turn.finish_reason!r}); its server may not support tool_choice",
+            )
+        text = turn.message.text  # joined from the parts on each read
+        shape = call_shape(text, self.executor.toolset) if text else None  # names by `in`
+        if shape is not None:
+            self._notice(
+                turn,
+                "call_shaped_text",
+                f"the model wrote {shape} as text, which was not read as a call: no tool ran, "
+                "and the text is shown as it was written",
+            )
 
-    def _check_call_shaped(self, turn: Turn, called: bool) -> None:
-        """Text that looks like a call, in a turn without calls (``called``: it has
-        some): a notice, so that no one reads it as the answer
-        (:mod:`toolwire.policies.call_shaped`)."""
-        text = "" if called else turn.message.text  # joined from the parts on each read
-        if not text:
-            return
-        shape = call_shape(text, self.executor.toolset)  # names tested by `in`
-        if shape is None:
-            return
-        notice = Notice(
-            "call_shaped_text",
-            f"the model wrote {shape} as text, which was not read as a call: no tool ran, "
-            "and the text is shown as it was written",
-        )
+    def _notice(self, turn: Turn, kind: NoticeKind, message: str) -> None:
+        """Add a notice to ``turn`` and tell the listeners."""
+        notice = Notice(kind, message)
         turn.notices.append(notice)
         self.emit(notice)
 
@@ -1162,18 +1191,18 @@ class _Run:
         results), then raise the first stopping rule that hit (``stop``: loop
         detection's, from :meth:`_judge`)."""
         budget_error = self._account(validations, results)
-        limits = self.agent.limits
         if run.skipped_for_limit:
             raise UsageLimitExceededError(
                 "max_tool_calls",
-                limits.max_tool_calls or 0,
+                self.agent.limits.max_tool_calls or 0,
                 self.tool_calls + run.skipped_for_limit,
             )
         if stop is not None:
             raise stop
         if budget_error is not None:
             raise budget_error
-        limits.check_tokens(self.usage)
+        if self.limits is not None:
+            self.limits.check_tokens(self.usage)
 
     def _account(
         self, validations: list[Validation], results: list[ToolResult]
@@ -1254,13 +1283,12 @@ def _all_plain(validations: list[Validation], results: list[ToolResult]) -> bool
 
 def _kind(item: object) -> type:
     """The run loop's name for a stream item: the call event class it is an instance of
-    (a subclass of one), else its own class. Worked out once per class: every turn's
-    stream ends with events of a few classes (text, finish, usage)."""
+    (a subclass of one), else its own class. Worked out once per class and kept in
+    ``_KINDS``, which the loop reads first: every turn's stream ends with events of a
+    few classes (text, finish, usage)."""
     cls = item.__class__
-    kind = _KINDS.get(cls)
-    if kind is None:
-        kinds = (ToolCallReady, ToolCallStarted, ToolCallRetracted)
-        kind = _KINDS[cls] = next((k for k in kinds if issubclass(cls, k)), cls)
+    kinds = (ToolCallReady, ToolCallStarted, ToolCallRetracted)
+    kind = _KINDS[cls] = next((k for k in kinds if issubclass(cls, k)), cls)
     return kind
 
 
@@ -1277,7 +1305,9 @@ async def _collect(model: Model, request: ModelRequest) -> Turn:
                 turn = item.turn
     finally:
         await _close(stream)
-    return _the_turn(turn, model)
+    if turn is None:
+        raise _no_turn(model)
+    return turn
 
 
 def _in_new_loop(method: str, start: Callable[[], Coroutine[Any, Any, RunResult]]) -> RunResult:
@@ -1315,14 +1345,13 @@ async def _close(stream: object) -> None:
         await aclose()
 
 
-def _the_turn(turn: Turn | None, model: Model) -> Turn:
-    """The stream's turn; a stream that ended without its ``TurnDone`` broke the protocol."""
-    if turn is None:
-        raise ProtocolError(
-            f"the stream of model {model.name!r} ended without a TurnDone",
-            hint="a Model's stream must end with exactly one TurnDone",
-        )
-    return turn
+def _no_turn(model: Model) -> ProtocolError:
+    """The error of a stream that ended without its ``TurnDone``: it broke the protocol.
+    (Called only then: a function a run starts costs it once cold, bench/README.md.)"""
+    return ProtocolError(
+        f"the stream of model {model.name!r} ended without a TurnDone",
+        hint="a Model's stream must end with exactly one TurnDone",
+    )
 
 
 def _context_policy(policy: object) -> ContextPolicy:

@@ -13,7 +13,9 @@ rounds, never during one, so a turn's calls are always validated and run against
 tools the model was offered.
 
 :func:`run_tools` builds the run's executor: the agent's own when nothing is opened or
-merged (the common case costs nothing), else a copy over the merged toolset. Two
+merged, else a copy over the merged toolset. A run whose agent has no sources (the
+common case) opens nothing and makes no :class:`RunTools`: the agent asks its
+executor's backend to ``prepare`` the tools itself, as :class:`RunTools` does. Two
 entries offering the same name are an error naming both.
 """
 

@@ -37,7 +37,15 @@ from ..output import Step
 from ..tools.outcomes import RunOutcome
 from ..turn import Turn
 
-__all__ = ["BROKEN_CALL_NOTICES", "Decision", "Next", "broken_call_feedback", "decide", "has_calls"]
+__all__ = [
+    "BROKEN_CALL_NOTICES",
+    "ENDING",
+    "Decision",
+    "Next",
+    "broken_call_feedback",
+    "decide",
+    "has_calls",
+]
 
 
 class Next(enum.Enum):
@@ -72,8 +80,8 @@ class Next(enum.Enum):
 
     @property
     def ends(self) -> bool:
-        """Whether the run returns its result here."""
-        return self in _ENDS
+        """Whether the run returns its result here (``self in ENDING``)."""
+        return self in ENDING
 
     @property
     def outcome(self) -> RunOutcome | None:
@@ -87,7 +95,9 @@ _OUTCOMES: dict[Next, RunOutcome] = {
     Next.PAUSED: "paused",
     Next.LENGTH: "length",
 }
-_ENDS = frozenset(_OUTCOMES)
+ENDING: frozenset[Next] = frozenset(_OUTCOMES)
+"""The kinds after which the run returns its result (:attr:`Next.ends`); the loop tests
+its decision's kind against this set, in C, not with a property call each round."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +150,7 @@ def decide(  # noqa: PLR0911 — one return per rule of the table, in its order
         return _DECIDED[Next.REFUSED]
     if turn.finish_reason == "length":
         return _DECIDED[Next.LENGTH]
-    calls = has_calls(turn)
+    calls = any(map(IS_CALL, turn.message.parts))  # has_calls, without a call of its own
     if owed and not calls and not forced:
         return _DECIDED[Next.ANSWER_OWED]
     if not forced and not calls and turn.notices:  # a broken call comes with a notice
