@@ -194,7 +194,10 @@ class Tool:
         """Set an attribute; a policy attribute set after construction (``tool.timeout
         = 5``) works out the call facts again, so the executor never reads stale ones."""
         object.__setattr__(self, name, value)
-        if name in _CALL_FACT_SOURCES and "_direct" in self.__dict__:  # after __init__
+        # After __init__ only (it works them out once, at its end). Asked with getattr:
+        # reading self.__dict__ would make the instance's dict an object of its own, and
+        # every attribute read of the tool slower (3.11's inline values).
+        if name in _CALL_FACT_SOURCES and getattr(self, "_direct", None) is not None:
             self._work_out_call_facts()
 
     def _work_out_call_facts(self) -> None:
