@@ -267,6 +267,23 @@ def test_a_policy_set_after_the_tool_was_made_holds_for_its_calls() -> None:
     assert not started_early  # side effects: it waited for the end of the stream
 
 
+def test_a_tool_unpickled_without_call_facts_runs_its_calls() -> None:
+    # A tool pickled by a toolwire that had no call facts (a Ray worker of a newer one
+    # unpickles it): the class's cautious values run its calls, by the general path.
+    @tool(concurrency_safe=lambda value: True, timeout=5)
+    async def read(key: str) -> str:
+        """Read."""
+        return f"value of {key}"
+
+    older = Tool.__new__(Tool)
+    older.__dict__.update(
+        {k: v for k, v in vars(read).items() if k not in {"_harmless", "_safe", "_direct"}}
+    )
+    reqs = [request("read", {"key": k}, index=n, call_id=k) for n, k in enumerate("ab")]
+    results = run(Executor([older]).execute(reqs))
+    assert [(r.status, r.content) for r in results] == [(OK, "value of a"), (OK, "value of b")]
+
+
 def test_stuck_sync_tool_is_abandoned_and_frees_its_slot() -> None:
     release, started = threading.Event(), threading.Event()
 
