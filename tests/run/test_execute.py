@@ -241,6 +241,49 @@ def test_async_timeout() -> None:
     assert "timed out after 0.05 s" in results[0].content
 
 
+def test_a_policy_set_after_the_tool_was_made_holds_for_its_calls() -> None:
+    # The executor reads a tool's call facts, worked out once per tool: setting a policy
+    # attribute later works them out again (a stale fact would skip the timeout here, and
+    # start the call with side effects while the turn streams).
+    @tool(concurrency_safe=True, side_effects=False)
+    async def hang() -> str:
+        """Returns an hour later (on the test's clock: at once)."""
+        await asyncio.sleep(3600)
+        return "late"
+
+    hang.timeout = 0.05
+    hang.side_effects = True
+
+    async def body() -> tuple[list[ToolStatus], bool]:
+        turn = Executor([hang]).turn()
+        async with turn:
+            turn.ready(ready(request("hang")))
+            started_early = turn._by_index[0].task is not None
+            await turn.finish([request("hang")])
+        return [r.status for r in turn.results()], started_early
+
+    statuses, started_early = run_fake_clock(body())
+    assert statuses == [TIMEOUT]
+    assert not started_early  # side effects: it waited for the end of the stream
+
+
+def test_a_tool_unpickled_without_call_facts_runs_its_calls() -> None:
+    # A tool pickled by a toolwire that had no call facts (a Ray worker of a newer one
+    # unpickles it): the class's cautious values run its calls, by the general path.
+    @tool(concurrency_safe=lambda value: True, timeout=5)
+    async def read(key: str) -> str:
+        """Read."""
+        return f"value of {key}"
+
+    older = Tool.__new__(Tool)
+    older.__dict__.update(
+        {k: v for k, v in vars(read).items() if k not in {"_harmless", "_safe", "_direct"}}
+    )
+    reqs = [request("read", {"key": k}, index=n, call_id=k) for n, k in enumerate("ab")]
+    results = run(Executor([older]).execute(reqs))
+    assert [(r.status, r.content) for r in results] == [(OK, "value of a"), (OK, "value of b")]
+
+
 def test_stuck_sync_tool_is_abandoned_and_frees_its_slot() -> None:
     release, started = threading.Event(), threading.Event()
 

@@ -189,11 +189,12 @@ class TurnCall:
         self.state = WAITING
         self.result: ToolResult | None = None  # set on DONE (or DISCARDED)
         # Concurrency-safe: it may share a batch. Asked once, of a runnable call only; a
-        # policy that is a bool (the common tool) needs no call to say so.
-        policy = tool.concurrency_safe if runnable else False  # type: ignore[union-attr]
-        self.safe = policy if policy.__class__ is bool else is_safe(tool, validation.input)
+        # policy that is a bool (the common tool) needs no call to say so. This and
+        # harmless are the tool's call facts, worked out once per tool (Tool's).
+        safe = tool._safe if runnable else False  # type: ignore[union-attr]
+        self.safe = is_safe(tool, validation.input) if safe is None else safe
         # Running it and then discarding it is harmless: no side effects, or idempotent.
-        self.harmless = tool is not None and (not tool.side_effects or tool.idempotent)
+        self.harmless = tool is not None and tool._harmless
         # The task running it, once launched; a call that ended as its task started (an
         # eager start) has the turn's done future instead (TurnRun._launch).
         self.task: asyncio.Future[None] | None = None

@@ -812,8 +812,10 @@ class TurnRun:
         try:
             tool = runner.direct(call)
             if tool is not None:  # the common call's one attempt, in this coroutine
+                args = call.validation.input
                 try:
-                    value = await tool.invoke(call.validation.input)
+                    # Tool.invoke of a plain tool, written out: its frame, once per call
+                    value = await (tool.fn(args) if tool._signature is None else tool.fn(**args))
                 except Exception as exc:
                     result = outcomes.raised_result(call.request.id, tool, exc)
                 else:

@@ -130,13 +130,10 @@ class CallRunner:
         tool = call.tool
         assert tool is not None
         if (
-            call.state is WAITING
+            tool._direct  # plain, async, no timeout, no retries (the tool's call facts)
+            and call.state is WAITING
             and self._bare
             and (self.before_start is None or call.harmless)
-            and tool.plain
-            and tool.is_async
-            and tool.timeout is None
-            and (not tool.retries or not tool.idempotent)
             and not self._executor.overrunning
         ):
             # WAITING -> ALLOWED -> RUNNING are both moves of TRANSITIONS, and the state

@@ -86,6 +86,11 @@ __all__ = ["ConcurrencyPolicy", "Tool", "Toolset", "tool"]
 
 ConcurrencyPolicy: TypeAlias = bool | Callable[[Any], bool]
 
+# The attributes Tool._work_out_call_facts reads: setting one works them out again.
+_CALL_FACT_SOURCES = frozenset(
+    {"concurrency_safe", "side_effects", "idempotent", "plain", "is_async", "timeout", "retries"}
+)
+
 # OpenAI and Anthropic both accept tool names matching this pattern.
 _NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _REPAIR_POLICIES = ("no_side_effects", "always", "never")
@@ -120,6 +125,14 @@ class Tool:
             values report progress, the last one is the result); ``None`` otherwise.
         plain: Neither takes a ``ToolContext`` nor is a generator.
     """
+
+    # Worked out from the policy by _work_out_call_facts, for the executor's reads. The
+    # class's values serve a tool whose state has none (one pickled by an older toolwire
+    # and unpickled here, in a Ray worker): no shortest path, not harmless to discard,
+    # the concurrency policy asked per call; each the cautious answer.
+    _harmless: bool = False
+    _safe: bool | None = None
+    _direct: bool | None = None
 
     def __init__(  # noqa: PLR0913 — a tool's keyword-only policy options, each documented
         self,
@@ -178,6 +191,43 @@ class Tool:
                 f"{len(signature.params)}",
                 function=name,
             )
+        self._work_out_call_facts()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set an attribute; a policy attribute set after construction (``tool.timeout
+        = 5``) works out the call facts again, so the executor never reads stale ones."""
+        object.__setattr__(self, name, value)
+        # After __init__ only (it works them out once, at its end; until then _direct is
+        # the class's None). Not asked of self.__dict__: reading it would make the
+        # instance's dict an object of its own, and every attribute read of the tool
+        # ~3x slower (3.11's inline values).
+        if name in _CALL_FACT_SOURCES and self._direct is not None:
+            self._work_out_call_facts()
+
+    def _work_out_call_facts(self) -> None:
+        """What every call of this tool asks of its policy, worked out once per tool.
+
+        The executor reads these per call (:class:`~toolwire.run.calls.TurnCall`,
+        :meth:`~toolwire.run.runner.CallRunner.direct`): one attribute each, where
+        working them out read up to five policy attributes and tested each, for every
+        call.
+
+        ``_harmless``: running a call and then discarding it is harmless (no side
+        effects, or idempotent). ``_safe``: the concurrency policy when it is a bool,
+        ``None`` when a function of the call's input decides. ``_direct``: a call may
+        take the executor's shortest path (a plain async tool without a timeout, and
+        without retries to make: a tool retries only when idempotent).
+        """
+        policy = self.concurrency_safe
+        object.__setattr__(self, "_harmless", not self.side_effects or self.idempotent)
+        object.__setattr__(self, "_safe", policy if policy.__class__ is bool else None)
+        direct = (
+            self.plain
+            and self.is_async
+            and self.timeout is None
+            and (not self.retries or not self.idempotent)
+        )
+        object.__setattr__(self, "_direct", direct)
 
     # --- construction -----------------------------------------------------------
 
