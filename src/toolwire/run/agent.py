@@ -78,7 +78,7 @@ from ..tools import outcomes
 from ..tools.outcomes import RunOutcome
 from ..tools.tool import Tool, Toolset
 from ..tools.validate import Validation
-from ..turn import Notice, NoticeKind, Turn
+from ..turn import Notice, Turn
 from ..wire.events import ToolCallReady, ToolCallRetracted, ToolCallStarted
 from ._scope import TaskScope
 from ._upward import upward
@@ -1126,26 +1126,25 @@ class _Run:
           should read it as the answer.
         """
         if request.tool_choice not in _FREE_CHOICES and request.tools:
-            self._notice(
-                turn,
+            notice = Notice(
                 "tool_choice_ignored",
                 f"the model {self.agent.model.name!r} answered without a tool call although "
                 f"tool_choice={request.tool_choice!r} was sent (finish reason "
                 f"{turn.finish_reason!r}); its server may not support tool_choice",
             )
+            self._tell(turn, notice)
         text = turn.message.text  # joined from the parts on each read
         shape = call_shape(text, self.executor.toolset) if text else None  # names by `in`
         if shape is not None:
-            self._notice(
-                turn,
+            notice = Notice(
                 "call_shaped_text",
                 f"the model wrote {shape} as text, which was not read as a call: no tool ran, "
                 "and the text is shown as it was written",
             )
+            self._tell(turn, notice)
 
-    def _notice(self, turn: Turn, kind: NoticeKind, message: str) -> None:
-        """Add a notice to ``turn`` and tell the listeners."""
-        notice = Notice(kind, message)
+    def _tell(self, turn: Turn, notice: Notice) -> None:
+        """Add ``notice`` to ``turn`` and tell the listeners."""
         turn.notices.append(notice)
         self.emit(notice)
 
