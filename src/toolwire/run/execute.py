@@ -487,7 +487,16 @@ class TurnRun:
         if index in by_index:  # closed again: nothing new to prepare or to place
             self._early.advance(by_index, may_launch, self._launch)
             return
-        call = by_index[index] = self._prepare(event.request, validation)
+        # _prepare, written out (once per call): a streamed call's big arguments were
+        # validated by ready_off_loop, so there is no off-loop validation to look up.
+        request, toolset = event.request, self._executor.toolset
+        if validation is None:
+            tool, validation = toolset.check(request)  # one lookup of the tool
+        else:
+            tool = toolset.get(request.name)
+        call = by_index[index] = TurnCall(request, validation, tool)
+        if not call.runnable:
+            self._settle(call, outcomes.error_result(request.id, validation))
         start = self._early.ready(index, by_index, may_launch)
         if start:
             self._launch(call)
@@ -761,10 +770,12 @@ class TurnRun:
                 validate = self._executor.toolset.validate
                 self._off_loop[id(request)] = await asyncio.to_thread(validate, request)
 
-    def _prepare(self, request: ToolRequest, validation: Validation | None = None) -> TurnCall:
+    def _prepare(self, request: ToolRequest) -> TurnCall:
+        """A final call the stream did not close: validated (off the loop, if its
+        arguments are big: :meth:`_validate_off_loop`), answered now if it cannot run.
+        (:meth:`ready` does the same for a streamed call, written out.)"""
         toolset = self._executor.toolset
-        if validation is None and self._off_loop:
-            validation = self._off_loop.pop(id(request), None)
+        validation = self._off_loop.pop(id(request), None) if self._off_loop else None
         if validation is None:
             tool, validation = toolset.check(request)  # one lookup of the tool
         else:
