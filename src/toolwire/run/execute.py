@@ -80,6 +80,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -97,7 +98,7 @@ from ..wire.events import ToolCallReady, ToolCallStarted
 from ._scope import TaskScope
 from ._threads import Job, WorkerPool, shared_pool
 from .backend import ExecutionBackend
-from .calls import DISCARDED, DONE, HELD, CallRecord, Discarded, TurnCall
+from .calls import DISCARDED, DONE, HELD, RUNNING, WAITING, CallRecord, Discarded, TurnCall
 from .early import EarlyStarts
 from .gate import CallGate
 from .plan import plan_batches
@@ -487,7 +488,16 @@ class TurnRun:
         if index in by_index:  # closed again: nothing new to prepare or to place
             self._early.advance(by_index, may_launch, self._launch)
             return
-        call = by_index[index] = self._prepare(event.request, validation)
+        # _prepare, written out (once per call): a streamed call's big arguments were
+        # validated by ready_off_loop, so there is no off-loop validation to look up.
+        request, toolset = event.request, self._executor.toolset
+        if validation is None:
+            tool, validation = toolset.check(request)  # one lookup of the tool
+        else:
+            tool = toolset.get(request.name)
+        call = by_index[index] = TurnCall(request, validation, tool)
+        if not call.runnable:
+            self._settle(call, outcomes.error_result(request.id, validation))
         start = self._early.ready(index, by_index, may_launch)
         if start:
             self._launch(call)
@@ -761,10 +771,12 @@ class TurnRun:
                 validate = self._executor.toolset.validate
                 self._off_loop[id(request)] = await asyncio.to_thread(validate, request)
 
-    def _prepare(self, request: ToolRequest, validation: Validation | None = None) -> TurnCall:
+    def _prepare(self, request: ToolRequest) -> TurnCall:
+        """A final call the stream did not close: validated (off the loop, if its
+        arguments are big: :meth:`_validate_off_loop`), answered now if it cannot run.
+        (:meth:`ready` does the same for a streamed call, written out.)"""
         toolset = self._executor.toolset
-        if validation is None and self._off_loop:
-            validation = self._off_loop.pop(id(request), None)
+        validation = self._off_loop.pop(id(request), None) if self._off_loop else None
         if validation is None:
             tool, validation = toolset.check(request)  # one lookup of the tool
         else:
@@ -808,10 +820,27 @@ class TurnRun:
 
     async def _guarded(self, call: TurnCall) -> None:
         """Run one call to exactly one result; never raises but cancellation."""
-        runner = self._runner
+        runner, tool = self._runner, call.tool
+        assert tool is not None  # only a runnable call runs
         try:
-            tool = runner.direct(call)
-            if tool is not None:  # the common call's one attempt, in this coroutine
+            # The common call: a plain async tool without a timeout or retries (the
+            # tool's call facts), nothing to ask, no start row, nothing abandoned to wait
+            # for. Begun and awaited here, in one frame; any other goes to the runner.
+            if (
+                tool._direct
+                and call.state is WAITING
+                and runner.bare
+                and (runner.before_start is None or call.harmless)
+                and not self._executor.overrunning
+            ):
+                runner.executed += 1
+                call.attempts += 1
+                # WAITING -> ALLOWED -> RUNNING are both moves of TRANSITIONS, and the
+                # state was tested above: set, not advanced twice.
+                call.state = RUNNING
+                call.started_at = time.time()
+                if runner.on_start is not None:  # nobody listens in the common case
+                    runner.notify_start(call)
                 args = call.validation.input
                 try:
                     # Tool.invoke of a plain tool, written out: its frame, once per call

@@ -10,8 +10,10 @@ context policy, the one place results are cut). Every result is built by :mod:`t
 A tool that takes a ``ToolContext`` or is a generator (not ``Tool.plain``) leaves the
 common path at one attribute test, for :mod:`toolwire.run.progress`'s additions.
 The common call (nothing to ask, an async plain tool without a timeout, retries or a
-backend) is begun by :meth:`CallRunner.direct` and awaited in the turn's own coroutine
-for the call, its result made by :meth:`CallRunner.success`.
+backend) does not come here to run: the turn's own coroutine for the call
+(:meth:`~toolwire.run.execute.TurnRun._guarded`) tells it apart, begins it (counted in
+:attr:`CallRunner.executed`, told to :attr:`CallRunner.on_start`) and awaits it, and
+:meth:`CallRunner.success` makes its result.
 
 It raises only cancellation (and what a tool raised that is not an ``Exception``);
 :class:`~toolwire.run.execute.TurnRun` decides what a stopped call is answered.
@@ -115,37 +117,9 @@ class CallRunner:
         # For tools that take a ToolContext or are generators (given by the turn).
         self.scope = scope
         self.position_of = position_of
-        # No permission gate and no backend: tested once for the turn, not per call.
-        self._bare = executor.gate is None and executor.options.backend is None
-
-    def direct(self, call: TurnCall) -> Tool | None:
-        """The call's tool if it is the common call, now ``RUNNING``: its one attempt is
-        the caller's to await (``tool.invoke``, then :meth:`success`, or
-        ``outcomes.raised_result`` for what it raised); ``None``: :meth:`run` it.
-
-        The common call: nothing to ask, no start row, an async tool without a timeout,
-        a retry, a context or a backend, nothing abandoned to wait for. The caller awaits
-        it in its own coroutine, without :meth:`run`'s, ``_attempts``' and ``_once``'s.
-        """
-        tool = call.tool
-        assert tool is not None
-        if (
-            tool._direct  # plain, async, no timeout, no retries (the tool's call facts)
-            and call.state is WAITING
-            and self._bare
-            and (self.before_start is None or call.harmless)
-            and not self._executor.overrunning
-        ):
-            # WAITING -> ALLOWED -> RUNNING are both moves of TRANSITIONS, and the state
-            # was tested above: set, not advanced twice.
-            call.state = RUNNING
-            call.started_at = time.time()
-            self.executed += 1
-            call.attempts += 1
-            if self.on_start is not None:  # nobody listens in the common case
-                self._notify_start(call)
-            return tool
-        return None
+        # No permission gate and no backend: tested once for the turn, not per call (by
+        # the turn's test for the common call, TurnRun._guarded).
+        self.bare = executor.gate is None and executor.options.backend is None
 
     async def run(self, call: TurnCall) -> ToolResult | None:
         """The call's result: ``denied``, or how its tool ran (``None``: the gate held
@@ -235,7 +209,7 @@ class CallRunner:
         if call.state is ALLOWED:  # began() written out: once per call
             call.advance(RUNNING)
         if self.on_start is not None:  # nobody listens in the common case
-            self._notify_start(call)
+            self.notify_start(call)
         if tool.timeout is None:
             return await tool.invoke(call.validation.input)
         async with deadline(tool.timeout):
@@ -270,7 +244,7 @@ class CallRunner:
             finally:
                 stop.set()  # an abandoned generator stops at its next yield
         call.began()
-        self._notify_start(call)
+        self.notify_start(call)
         async with deadline(tool.timeout):
             if tool.generator == "async":
                 return await drive_async(tool, tool.invoke(value, context), report)
@@ -280,7 +254,7 @@ class CallRunner:
         """Run a sync tool's ``job_fn`` in a worker thread, under the loop's thread cap."""
         executor = self._executor
         async with executor.thread_limit():
-            self._notify_start(call)
+            self.notify_start(call)
             job = executor.pool.submit(job_fn)
             try:
                 if tool.timeout is None:
@@ -291,7 +265,7 @@ class CallRunner:
                 if _release(call, job):
                     executor.overran(job, unsafe=not call.safe)
 
-    def _notify_start(self, call: TurnCall) -> None:
+    def notify_start(self, call: TurnCall) -> None:
         """Tell ``on_start`` the call's tool begins (once per call, retries included)."""
         if self.on_start is not None and call not in self._told:
             self._told.add(call)

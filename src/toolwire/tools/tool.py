@@ -208,7 +208,7 @@ class Tool:
         """What every call of this tool asks of its policy, worked out once per tool.
 
         The executor reads these per call (:class:`~toolwire.run.calls.TurnCall`,
-        :meth:`~toolwire.run.runner.CallRunner.direct`): one attribute each, where
+        :meth:`~toolwire.run.execute.TurnRun._guarded`): one attribute each, where
         working them out read up to five policy attributes and tested each, for every
         call.
 
