@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from toolwire.errors import CallerError, UsageLimitExceededError
@@ -51,15 +53,12 @@ def test_bad_values(value: object) -> None:
 
 
 def test_capped_says_whether_any_cap_is_set() -> None:
-    # The agent checks nothing for limits that are not capped: each cap must count.
+    # The agent checks nothing for limits that are not capped: each cap must count,
+    # a cap added later too (every field the constructor takes is a cap).
     assert not UsageLimits().capped
-    for name in (
-        "max_requests",
-        "max_tool_calls",
-        "max_input_tokens",
-        "max_output_tokens",
-        "max_total_tokens",
-    ):
+    caps = [f.name for f in dataclasses.fields(UsageLimits) if f.init]
+    assert len(caps) == 5
+    for name in caps:
         assert UsageLimits(**{name: 0}).capped, name
     assert UsageLimits(max_requests=1) == UsageLimits(max_requests=1)
     assert "capped" not in repr(UsageLimits(max_requests=1))
