@@ -41,8 +41,7 @@ from .tokens import (
     LazyTokens,
     RequestTokens,
     account,
-    count_once,
-    estimate_text_tokens,
+    memoised,
     message_tokens,
 )
 from .toolview import ToolView, context_base, result_limit
@@ -183,10 +182,7 @@ class RunContext:
                 f"ContextPolicy.always_include names unknown tools: {', '.join(self._unknown)}",
                 hint=f"tools: {', '.join(toolset.names) or 'none'}",
             )
-        # The run's memo (it lives as long as the history): what memoised makes, made
-        # here without a call of memoised's to start, once a run.
-        self.count: Callable[[str], int] = partial(count_once, {}, self._counter)
-        self.count.exact = self._counter is not estimate_text_tokens  # type: ignore[attr-defined]
+        self.count = memoised(self._counter)  # the run's memo: it lives as long as the history
         self._store: ResultStore | None = None  # made at the first cut (store)
         self.requests: list[RequestRecord] = []
         self.used: set[str] = set()

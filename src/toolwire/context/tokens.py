@@ -35,7 +35,6 @@ __all__ = [
     "RequestTokens",
     "TokenCounter",
     "account",
-    "count_once",
     "definition_tokens",
     "memoised",
     "message_tokens",
@@ -145,14 +144,14 @@ def text_counter(model: object = None) -> Callable[[str], int]:
 
 def memoised(count: Callable[[str], int]) -> Callable[[str], int]:
     """``count`` with a memo of its own (one per run: it lives as long as the history):
-    ``partial(count_once, {}, count)``, with ``exact`` set (whether ``count`` is a
+    ``partial(_count_once, {}, count)``, with ``exact`` set (whether ``count`` is a
     model's own tokenizer, not the estimate)."""
-    counted = partial(count_once, {}, count)
+    counted = partial(_count_once, {}, count)
     counted.exact = count is not estimate_text_tokens  # type: ignore[attr-defined]
     return counted
 
 
-def count_once(memo: dict[str, int], count: Callable[[str], int], text: str) -> int:
+def _count_once(memo: dict[str, int], count: Callable[[str], int], text: str) -> int:
     """``count(text)``, kept in ``memo`` (each text counted once): what a
     :func:`memoised` counter calls."""
     found = memo.get(text)

@@ -58,7 +58,6 @@ from ..errors import (
     UsageLimitExceededError,
 )
 from ..messages import (
-    IS_CALL,
     IS_PROVIDER_PART,
     Message,
     SystemMessage,
@@ -107,8 +106,8 @@ from .refused_images import answer_refused_images
 from .resume import answer_missing
 from .resuming import Resumption, answer_last_turn, call_journal, prepare_resume, store_of
 from .runner import ResultShaper
-from .sources import RunTools, ToolSource, run_tools, split_tools
-from .step import ENDING, Decision, Next, decide
+from .sources import RunTools, ToolSource, prepare_tools, run_tools, split_tools
+from .step import ENDING, Decision, Next, decide, has_calls
 
 __all__ = [
     "Agent",
@@ -695,9 +694,7 @@ class _Run:
                 # and the context was made over the agent's tools: nothing to tell it.
                 # No RunTools either (nothing to merge or refresh): only its first step,
                 # the backend's check of the tools before the first request.
-                backend = self.executor.options.backend
-                if backend is not None:
-                    backend.prepare(self.executor.toolset)
+                prepare_tools(self.executor)
                 return await self._loop(None)
             async with run_tools(self.agent.executor, self.agent.tool_sources) as tools:
                 self.context.use_toolset(tools.executor.toolset)  # with the sources' tools
@@ -898,7 +895,7 @@ class _Run:
             results = run.results(keep_held=paused)
             # The round's lists are made once, for the output and for _enforce.
             self.output.observe(validations := run.validations(), results)
-            called = any(map(IS_CALL, turn.message.parts))  # has_calls, written out
+            called = has_calls(turn)
             stop = self._judge(run, results) if called else None  # no calls: no loop
         finally:
             if run.discarded:  # early starts cancelled (rare): recorded and told
@@ -1079,11 +1076,7 @@ class _Run:
                     retracted: ToolCallRetracted = item  # type: ignore[assignment]
                     run.retract(retracted.index, retracted.reason)
         finally:
-            # _close, written out: a model's stream (an async generator) closed once a
-            # request, without a function of its own to start (bench/README.md).
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await _close(stream)
         if turn is None:
             raise _no_turn(self.agent.model)
         return turn

@@ -15,7 +15,7 @@ tools the model was offered.
 :func:`run_tools` builds the run's executor: the agent's own when nothing is opened or
 merged, else a copy over the merged toolset. A run whose agent has no sources (the
 common case) opens nothing and makes no :class:`RunTools`: the agent asks its
-executor's backend to ``prepare`` the tools itself, as :class:`RunTools` does. Two
+executor's backend to ``prepare`` the tools itself, by :func:`prepare_tools`, as :class:`RunTools` does. Two
 entries offering the same name are an error naming both.
 """
 
@@ -72,7 +72,7 @@ class RunTools:
         self.executor = base if not parts else copy.copy(base)
         if parts:
             self.executor.toolset = _merge(base.toolset, parts)
-        self._prepare()
+        prepare_tools(self.executor)
 
     async def refresh(self) -> None:
         """Reload live toolsets that changed; rebuild the merged toolset if needed."""
@@ -83,12 +83,15 @@ class RunTools:
         if merged_changed:
             self.executor.toolset = _merge(self._base.toolset, self._parts)
         if changed or merged_changed:
-            self._prepare()
+            prepare_tools(self.executor)
 
-    def _prepare(self) -> None:
-        backend = self.executor.options.backend
-        if backend is not None:
-            backend.prepare(self.executor.toolset)
+
+def prepare_tools(executor: Executor) -> None:
+    """Ask ``executor``'s backend (if any) to prepare its tools: before a run's first
+    request, and again whenever the run's tools change."""
+    backend = executor.options.backend
+    if backend is not None:
+        backend.prepare(executor.toolset)
 
 
 @contextlib.asynccontextmanager

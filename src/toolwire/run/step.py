@@ -150,7 +150,7 @@ def decide(  # noqa: PLR0911 — one return per rule of the table, in its order
         return _DECIDED[Next.REFUSED]
     if turn.finish_reason == "length":
         return _DECIDED[Next.LENGTH]
-    calls = any(map(IS_CALL, turn.message.parts))  # has_calls, without a call of its own
+    calls = has_calls(turn)
     if owed and not calls and not forced:
         return _DECIDED[Next.ANSWER_OWED]
     if not forced and not calls and turn.notices:  # a broken call comes with a notice
