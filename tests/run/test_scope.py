@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolwire.run._scope import TaskScope, deadline, task_maker
+from toolwire.run._scope import TaskScope, all_done, deadline, task_maker
 
 from .helpers import run
 
@@ -150,3 +150,123 @@ def test_tasks_are_made_as_the_loop_would_make_them() -> None:
     assert run(body("debug")) == (True, False)
     assert run(body("factory")) == (True, False)
     assert [c for c in made if getattr(c, "__name__", "") == "child"]  # the factory made it
+
+
+class _WatchedTask(asyncio.Task):  # type: ignore[type-arg]
+    """A real task that counts the done callbacks put on it (asyncio.wait puts one on
+    every task it waits for, and each one that ends then schedules a loop handle)."""
+
+    callbacks = 0
+
+    def add_done_callback(self, fn: Any, *, context: Any = None) -> None:
+        type(self).callbacks += 1
+        super().add_done_callback(fn, context=context)
+
+
+def _watch(loop: asyncio.AbstractEventLoop, coro: Any) -> asyncio.Task[Any]:
+    return _WatchedTask(coro, loop=loop)
+
+
+def test_a_drain_waits_once_for_children_that_end_together() -> None:
+    """Cancelled at once, ten children end in one loop pass: the drain waits for the
+    first and finds the others done, one done callback in all (asyncio.wait of the ten
+    put one on each). None is left running when the exit returns."""
+
+    async def body() -> tuple[int, list[bool]]:
+        asyncio.get_running_loop().set_task_factory(_watch)
+        _WatchedTask.callbacks = 0
+        scope = TaskScope()
+        tasks = [scope.start(asyncio.Event().wait()) for _ in range(10)]
+        await asyncio.sleep(0)  # each child waits on its event
+        await scope.__aexit__(KeyError, KeyError("body"), None)
+        return _WatchedTask.callbacks, [t.cancelled() for t in tasks]
+
+    callbacks, cancelled = run(body())
+    assert cancelled == [True] * 10
+    assert callbacks == 1
+
+
+def test_a_task_done_when_the_wait_reaches_it_costs_no_wait() -> None:
+    async def body() -> int:
+        asyncio.get_running_loop().set_task_factory(_watch)
+        _WatchedTask.callbacks = 0
+
+        async def quick() -> None:
+            return None
+
+        tasks = [asyncio.get_running_loop().create_task(quick()) for _ in range(5)]
+        await asyncio.sleep(0)  # every one ran to its end
+        assert all(t.done() for t in tasks)
+        await all_done(tasks)
+        return _WatchedTask.callbacks
+
+    assert run(body()) == 0
+
+
+def test_a_cancelled_child_is_not_the_drains_own_cancellation() -> None:
+    """A child cancelled by someone else while the scope waits for it ends that wait
+    like a finished one: the owner is not cancelled, and the drain goes on to the
+    children still running."""
+
+    async def body() -> list[str]:
+        log: list[str] = []
+        go_on = asyncio.Event()
+
+        async def stuck() -> None:
+            await asyncio.Event().wait()
+
+        async def later() -> None:
+            await go_on.wait()
+            log.append("later done")
+
+        async def owner() -> None:
+            async with TaskScope() as scope:
+                first = scope.start(stuck())
+                scope.start(later())
+                asyncio.get_running_loop().call_soon(first.cancel)
+            log.append("owner went on")
+
+        owning = asyncio.create_task(owner())
+        for _ in range(5):
+            await asyncio.sleep(0)
+        log.append("first cancelled")
+        go_on.set()
+        await owning
+        return log
+
+    assert run(body()) == ["first cancelled", "later done", "owner went on"]
+
+
+def test_a_cancelled_drain_cancels_every_child_and_raises_once_they_are_gone() -> None:
+    """The owner is cancelled while the drain waits for the first of three children:
+    all three are cancelled, and the cancellation reaches the owner only after the
+    slowest (it takes a few loop passes to clean up) is gone."""
+
+    async def body() -> list[str]:
+        log: list[str] = []
+
+        async def child(name: str, cleanup: int) -> None:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                for _ in range(cleanup):
+                    await asyncio.sleep(0)
+                log.append(f"{name} gone")
+                raise
+
+        async def owner() -> None:
+            async with TaskScope() as scope:
+                for name, cleanup in (("a", 0), ("b", 5), ("c", 1)):
+                    scope.start(child(name, cleanup))
+            log.append("unreachable")
+
+        owning = asyncio.create_task(owner())
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        owning.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await owning
+        log.append("owner cancelled")
+        return log
+
+    assert run(body()) == ["a gone", "c gone", "b gone", "owner cancelled"]

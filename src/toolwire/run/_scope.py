@@ -8,7 +8,9 @@ times the per-task cost of a bare ``asyncio`` task (bench/bench_executor.py's
 overhead table is where that matters).
 
 This is the one cancel-and-drain loop of the package: the executor's turn runs in one,
-and ``AgentStream`` owns its producer task through one (``aclose``).
+and ``AgentStream`` owns its producer task through one (``aclose``). Its wait,
+:func:`all_done`, is the package's one wait for a set of tasks without a time limit
+(the executor waits for a batch with it too).
 
 The executor's tasks are *total*: each one catches its tool's failures and records a
 result, so a child never has an error to propagate. That leaves a scope with one job,
@@ -29,7 +31,7 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Protocol
 
-__all__ = ["TaskMaker", "TaskScope", "deadline", "task_maker"]
+__all__ = ["TaskMaker", "TaskScope", "all_done", "deadline", "task_maker"]
 
 
 class TaskMaker(Protocol):
@@ -139,20 +141,46 @@ class TaskScope:
     @staticmethod
     async def _wait(tasks: set[asyncio.Future[None]]) -> None:
         """Wait until ``tasks`` (a live set) is done; a cancellation meanwhile cancels
-        them, and is re-raised once none is left."""
+        them, and is re-raised once none is left.
+
+        Each round waits for the tasks running when it began, one at a time
+        (:func:`all_done`), then looks again for tasks started meanwhile. A cancelled
+        child ends its wait like any other (``asyncio.wait`` returns, where ``await
+        task`` would raise the child's ``CancelledError`` here, as if the waiter were
+        cancelled): only the waiter's own cancellation is caught below.
+        """
         interrupted: BaseException | None = None
         while True:
             running = [task for task in tasks if not task.done()]
             if not running:
                 break
             try:
-                await asyncio.wait(running)
+                await all_done(running)
             except asyncio.CancelledError as exc:  # re-raised below, once nothing is left
                 interrupted = exc
                 for task in running:
                     task.cancel()
         if interrupted is not None:
             raise interrupted
+
+
+async def all_done(tasks: Iterable[asyncio.Future[Any]]) -> None:
+    """Wait until every task of ``tasks`` is done, one at a time, in their order.
+
+    A task already done when the wait reaches it costs a ``done()`` test, nothing more;
+    a task still running costs one ``asyncio.wait`` of it alone. Tasks that end together
+    (a batch of calls, the children of a scope cancelled at once) are mostly done by the
+    time the first wait returns, so this is a wait or two, where ``asyncio.wait`` of
+    them all put a done callback on every task, and every one that ended then scheduled
+    an event-loop handle to run it (bench/README.md, issue 30's thirteenth pass).
+
+    A cancelled task ends its wait as a finished one does (nothing is raised for it). A
+    cancellation of the waiter is raised here and does not reach the tasks: the caller
+    decides what it means for them (:class:`TaskScope` cancels them and waits again).
+    """
+    for task in tasks:
+        if not task.done():
+            await asyncio.wait((task,))
 
 
 def task_maker(loop: asyncio.AbstractEventLoop, *, eager: bool = False) -> TaskMaker:

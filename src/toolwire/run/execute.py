@@ -95,7 +95,7 @@ from ..tools.tool import Tool, Toolset
 from ..tools.validate import Validation
 from ..turn import ToolRequest
 from ..wire.events import ToolCallReady, ToolCallStarted
-from ._scope import TaskScope
+from ._scope import TaskScope, all_done
 from ._threads import Job, WorkerPool, shared_pool
 from .backend import ExecutionBackend
 from .calls import DISCARDED, DONE, HELD, RUNNING, WAITING, CallRecord, Discarded, TurnCall
@@ -645,7 +645,7 @@ class TurnRun:
         at once.
         """
         if self._interrupt is None:
-            await _all_done(tasks)
+            await all_done(tasks)
         if self._interrupt is not None:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
@@ -737,7 +737,7 @@ class TurnRun:
         tasks = [c.task for c in batch if c.task is not None]
         budget = self._executor.options.batch_budget
         if budget is None:
-            await _all_done(tasks)
+            await all_done(tasks)
             return
         _, pending = await asyncio.wait(tasks, timeout=budget)
         if pending:
@@ -909,20 +909,6 @@ class TurnRun:
     def _discard_all(self, reason: str) -> None:
         for call in self._by_index.values():
             self._discard(call, reason)
-
-
-async def _all_done(tasks: list[asyncio.Future[None]]) -> None:
-    """Wait until every task is done (a batch without a time budget).
-
-    One wait for the first task still running, then for the next one still running
-    after that: the calls of a batch mostly end together, so this is a wait or two a
-    batch, where ``asyncio.wait`` of them all put a done callback (an event-loop
-    handle and a Python call when it fires) on every task. Like ``asyncio.wait``, a
-    cancellation of the waiter does not reach the tasks (the turn's scope cancels them).
-    """
-    for task in tasks:
-        if not task.done():
-            await asyncio.wait((task,))
 
 
 def _stop_reason(exc: BaseException | None) -> str:
