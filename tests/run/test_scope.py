@@ -270,3 +270,35 @@ def test_a_cancelled_drain_cancels_every_child_and_raises_once_they_are_gone() -
         return log
 
     assert run(body()) == ["a gone", "c gone", "b gone", "owner cancelled"]
+
+
+def test_join_waits_for_every_task_and_its_cancellation_reaches_none() -> None:
+    """``join`` waits without owning the outcome: cancelled, it leaves the tasks to the
+    scope's exit, which still waits for them."""
+
+    async def body() -> list[str]:
+        log: list[str] = []
+        go_on = asyncio.Event()
+
+        async def child(name: str) -> None:
+            await go_on.wait()
+            log.append(f"{name} done")
+
+        scope = TaskScope()
+        scope.start(child("a"))
+        scope.start(child("b"))
+        joining = asyncio.create_task(scope.join())
+        await asyncio.sleep(0)
+        joining.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await joining
+        log.append("join cancelled")
+        joined = asyncio.create_task(scope.join())
+        await asyncio.sleep(0)
+        go_on.set()
+        await joined
+        log.append("joined")
+        await scope.__aexit__(None, None, None)
+        return log
+
+    assert run(body()) == ["join cancelled", "a done", "b done", "joined"]

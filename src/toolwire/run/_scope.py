@@ -95,9 +95,9 @@ class TaskScope:
     def start(self, coro: Coroutine[Any, Any, None], name: str | None = None) -> asyncio.Task[None]:
         """Run ``coro`` as a task owned by this scope.
 
-        A finished task stays in the scope's set until the scope ends (every wait skips
-        done tasks): a done callback to drop it would cost one more event-loop handle
-        per task, and a scope lives one turn. A task that ended before this returned (an
+        A finished task stays in the scope's set until the scope ends or :meth:`join`
+        sees it done (every wait skips done tasks): a done callback to drop it would
+        cost one more event-loop handle per task, and a scope lives one turn. A task that ended before this returned (an
         eager start whose coroutine never suspended) is not kept at all: there is
         nothing to cancel or wait for, and the set would keep it, with its context,
         alive until the scope ends.
@@ -119,6 +119,20 @@ class TaskScope:
         if not task.done():  # started eagerly, it may have ended already: nothing to keep
             self._tasks.add(task)
         return task
+
+    async def join(self) -> None:
+        """Wait until every task of the scope is done, cancelling none.
+
+        A cancellation of the waiter is raised at once and reaches no task: the owner's
+        exit cancels and drains them. The tasks seen to end are forgotten, so that an
+        owner who waits for all its tasks and then exits (the executor's turn) looks at
+        each task once, not once here and again in the exit's drain.
+        """
+        tasks = self._tasks
+        while tasks:  # again if a task started while this waited
+            waited = list(tasks)
+            await all_done(waited)
+            tasks.difference_update(waited)
 
     def _find_maker(self) -> TaskMaker:
         """The running loop's way to make a task (:func:`task_maker`), once per scope."""

@@ -85,7 +85,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 from ..checks import check_int, check_number
 from ..errors import CallerError, ResultError
@@ -615,11 +615,13 @@ class TurnRun:
         if skip_reason is not None:
             self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
             runnable = [c for c in runnable if c.request.name in keep]
-        if skip_reason is None and self._executor.options.batch_budget is None:
-            tasks = [c.task for c in runnable]
-            if None not in tasks:  # every call started early: its batch is already running
-                await self._all_started(cast("list[asyncio.Future[None]]", tasks))
-                return
+        if (
+            skip_reason is None
+            and self._executor.options.batch_budget is None
+            and None not in [c.task for c in runnable]
+        ):  # every call started early: its batch is already running
+            await self._all_started()
+            return
         deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
@@ -635,17 +637,19 @@ class TurnRun:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
 
-    async def _all_started(self, tasks: list[asyncio.Future[None]]) -> None:
+    async def _all_started(self) -> None:
         """Wait for a turn whose calls all started while it streamed.
 
         Planning its batches would run none: each batch's calls already run, and a call
         held by the gate defers only calls not started yet. Without a batch budget a
-        batch is a wait for its tasks, so the turn is one wait for all of them; an
-        interrupt (a tool raised ``KeyboardInterrupt``) cancelled the rest, which end
-        at once.
+        batch is a wait for its tasks, so the turn is one wait for all of them: the
+        scope's (:meth:`~toolwire.run._scope.TaskScope.join`; it holds every running
+        call's task, and early starts the final turn discarded, cancelled, which end at
+        once), after which the turn's exit has no task left to look at. An interrupt (a
+        tool raised ``KeyboardInterrupt``) cancelled the rest, which end at once.
         """
         if self._interrupt is None:
-            await all_done(tasks)
+            await self._scope.join()
         if self._interrupt is not None:
             self._stop_reason = "the run was interrupted before this call ran"
             raise self._interrupt
