@@ -160,7 +160,7 @@ def _replay(
             call.safe = call.runnable and names[index] != "change"
             ready[index] = call
             if fast:
-                start = early.ready(index, ready, may_launch)
+                start = early.ready(call, may_launch)
                 if start:
                     launched.append(index)
                 if start is not None:

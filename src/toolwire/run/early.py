@@ -60,14 +60,9 @@ class EarlyStarts:
             self.open = False
         self._known.insert(position, index)
 
-    def ready(
-        self,
-        index: int,
-        ready: Mapping[int, TurnCall],
-        may_launch: Callable[[], bool] | None,
-    ) -> bool | None:
-        """The call with ``index`` closed for the first time (it is in ``ready`` now):
-        :meth:`know` it and, in the stream's common order, decide it.
+    def ready(self, call: TurnCall, may_launch: Callable[[], bool] | None) -> bool | None:
+        """``call`` closed for the first time (it is in the ready calls now): :meth:`know`
+        its index and, in the stream's common order, decide it.
 
         In the common order every earlier call has passed and this one is the last known
         (its start was told) or new past them all (it was not: the run loop tells a
@@ -81,7 +76,7 @@ class EarlyStarts:
             order, so nothing was decided: :meth:`advance` decides it and any call
             it was holding up.
         """
-        known, frontier = self._known, self._frontier
+        index, known, frontier = call.index, self._known, self._frontier
         count = len(known)
         if frontier == count and (not count or index > known[-1]):
             known.append(index)  # the next call, past every known one
@@ -93,8 +88,7 @@ class EarlyStarts:
             return None
         if not self.open:
             return False
-        # _pass(ready[index], ...), written out: once per call.
-        call = ready[index]
+        # _pass(call, ...), written out: once per call.
         if call.runnable and (not call.safe or (may_launch is not None and not may_launch())):
             self.open = False
             return False

@@ -498,7 +498,7 @@ class TurnRun:
         call = by_index[index] = TurnCall(request, validation, tool)
         if not call.runnable:
             self._settle(call, outcomes.error_result(request.id, validation))
-        start = self._early.ready(index, by_index, may_launch)
+        start = self._early.ready(call, may_launch)
         if start:
             self._launch(call)
         elif start is None:  # not the stream's common order: the general path decides
