@@ -80,29 +80,38 @@ def test_a_scope_made_without_entering_it_is_open_and_its_exit_ends_its_tasks() 
 
 
 def test_cancellation_while_draining_cancels_children_first() -> None:
+    """The owner is cancelled while the drain waits for the first of three children:
+    all three are cancelled, and the cancellation reaches the owner only after the
+    slowest (it takes a few loop passes to clean up) is gone."""
+
     async def body() -> list[str]:
         log: list[str] = []
 
-        async def child() -> None:
+        async def child(name: str, cleanup: int) -> None:
             try:
                 await asyncio.Event().wait()
-            finally:
-                log.append("child gone")
+            except asyncio.CancelledError:
+                for _ in range(cleanup):
+                    await asyncio.sleep(0)
+                log.append(f"{name} gone")
+                raise
 
         async def owner() -> None:
             async with TaskScope() as scope:
-                scope.start(child())
+                for name, cleanup in (("a", 0), ("b", 5), ("c", 1)):
+                    scope.start(child(name, cleanup))
             log.append("unreachable")
 
-        task = asyncio.create_task(owner())
+        owning = asyncio.create_task(owner())
         await asyncio.sleep(0)
         await asyncio.sleep(0)
-        task.cancel()
+        owning.cancel()
         with pytest.raises(asyncio.CancelledError):
-            await task
+            await owning
+        log.append("owner cancelled")
         return log
 
-    assert run(body()) == ["child gone"]
+    assert run(body()) == ["a gone", "c gone", "b gone", "owner cancelled"]
 
 
 def test_deadline() -> None:
@@ -235,41 +244,6 @@ def test_a_cancelled_child_is_not_the_drains_own_cancellation() -> None:
         return log
 
     assert run(body()) == ["first cancelled", "later done", "owner went on"]
-
-
-def test_a_cancelled_drain_cancels_every_child_and_raises_once_they_are_gone() -> None:
-    """The owner is cancelled while the drain waits for the first of three children:
-    all three are cancelled, and the cancellation reaches the owner only after the
-    slowest (it takes a few loop passes to clean up) is gone."""
-
-    async def body() -> list[str]:
-        log: list[str] = []
-
-        async def child(name: str, cleanup: int) -> None:
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                for _ in range(cleanup):
-                    await asyncio.sleep(0)
-                log.append(f"{name} gone")
-                raise
-
-        async def owner() -> None:
-            async with TaskScope() as scope:
-                for name, cleanup in (("a", 0), ("b", 5), ("c", 1)):
-                    scope.start(child(name, cleanup))
-            log.append("unreachable")
-
-        owning = asyncio.create_task(owner())
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
-        owning.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await owning
-        log.append("owner cancelled")
-        return log
-
-    assert run(body()) == ["a gone", "c gone", "b gone", "owner cancelled"]
 
 
 def test_join_waits_for_every_task_and_its_cancellation_reaches_none() -> None:
