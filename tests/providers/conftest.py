@@ -44,13 +44,15 @@ def sleeps() -> SleepRecorder:
     return SleepRecorder()
 
 
-def demo_request(**kwargs: Any) -> ModelRequest:
-    """A small request with the demo tools' definitions."""
+def demo_request(*, only: str | None = None, **kwargs: Any) -> ModelRequest:
+    """A small request with the demo tools' definitions (``only``: that one tool's, a
+    shorter prompt where a test needs no choice between tools)."""
     from toolwire.demo.tools import DEMO_TOOLS
 
+    tools = [tool.definition() for tool in DEMO_TOOLS]
     return ModelRequest(
         [SystemMessage("Be brief."), UserMessage('Search "login" and "session".')],
-        tools=[tool.definition() for tool in DEMO_TOOLS],
+        tools=[tool for tool in tools if only in (None, tool.name)],
         **kwargs,
     )
 

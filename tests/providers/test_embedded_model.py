@@ -184,6 +184,7 @@ class _BriefFinalAnswer(LocalModel):
 @pytest.mark.local
 @pytest.mark.slow
 def test_the_default_model_calls_the_right_tool_for_the_code_search() -> None:
+    from toolwire.context import ContextPolicy
     from toolwire.demo.tools import DEMO_TOOLS
     from toolwire.demo.verdict import DEMO_CASES, first_calls, judge
     from toolwire.run import Agent
@@ -195,8 +196,14 @@ def test_the_default_model_calls_the_right_tool_for_the_code_search() -> None:
     # at 128 it still ran to the limit (call markup written as text), ~11 s of ~48, so
     # it stops at 16: text streams as it comes, so an answer that is there within 128
     # tokens starts within the first few (this one at its first).
+    # The results here are never cut (a few hundred tokens, under max_result_tokens'
+    # 4,000), so the run cuts none: read_result, which a run that may cut offers in its
+    # answer round but not in a forced one, is not added, and the answer's prompt begins
+    # with the whole first prompt, which the model still holds: 534 of its 924 tokens
+    # evaluated, not 740 of 1,047 (the first turn's prompt, calls and verdict the same).
     model = _BriefFinalAnswer(settings={"max_tokens": 128})
-    agent = Agent(model, DEMO_TOOLS, max_rounds=1, tool_choice="required")
+    never_cut = ContextPolicy(max_result_tokens=None)
+    agent = Agent(model, DEMO_TOOLS, max_rounds=1, tool_choice="required", context=never_cut)
     result = agent.run_sync(case.prompt)
     calls, text = first_calls(result.messages)
     verdict = judge(case, calls, text)
@@ -211,8 +218,11 @@ def test_the_default_model_calls_the_right_tool_for_the_code_search() -> None:
 def test_the_gguf_template_is_adopted_on_request() -> None:
     from .conftest import demo_request, run
 
+    # One tool offered: the template's system turn with three took 386 prompt tokens,
+    # with one 260, and the prompt is most of this test's CPU; a call under the GGUF's
+    # template is what it checks (the same explore_code call either way).
     model = LocalModel(template="gguf", settings={"max_tokens": 60})
-    _, turn = run(model, demo_request(tool_choice="required"))
+    _, turn = run(model, demo_request(only="explore_code", tool_choice="required"))
     assert isinstance(model.template, ChatTemplate)
     assert turn.tool_calls
 

@@ -168,6 +168,24 @@ def test_choice_none_answers_in_text() -> None:
 
 @local
 @pytest.mark.local
+def test_an_agent_runs_the_weather_demo_to_a_valid_history() -> None:
+    from toolwire.demo.tools import DEMO_TOOLS
+    from toolwire.run import Agent
+
+    # Measured: SmolLM2 answers this in text (no calls) until the repetition guard stops
+    # it, 310 tokens under the default 384; the history is as valid at 128, room enough
+    # for two weather calls were it to make them, and generation is most of the CPU.
+    # Its prompt begins as the weather tests' above do, up to the tools the run adds
+    # (read_result): placed right after them, it evaluates only the rest, ~240 of its
+    # ~540 tokens (a process keeps the last prompt's tokens, providers/local.py).
+    agent = Agent(LocalModel("smollm2", settings={"max_tokens": 128}), DEMO_TOOLS, max_rounds=2)
+    result = agent.run_sync("What's tomorrow's weather in Beijing and Shanghai?")
+    check_history(result.messages)
+    assert result.requests >= 1
+
+
+@local
+@pytest.mark.local
 def test_stopping_early_releases_the_model() -> None:
     model = LocalModel("smollm2", settings={"max_tokens": 64})
 
@@ -176,25 +194,13 @@ def test_stopping_early_releases_the_model() -> None:
         async for _ in stream:
             break
         await stream.aclose()  # type: ignore[attr-defined]
-        items = [item async for item in model.stream(ModelRequest([UserMessage("Hi.")]))]
+        # the next turn runs to its end: that the lock was released, not what it says
+        # (a few tokens; it ran ~60 at the model's 64)
+        after = ModelRequest([UserMessage("Hi.")], settings={"max_tokens": 4})
+        items = [item async for item in model.stream(after)]
         assert isinstance(items[-1], TurnDone)
 
     anyio.run(first_event_then_stop)
-
-
-@local
-@pytest.mark.local
-def test_an_agent_runs_the_weather_demo_to_a_valid_history() -> None:
-    from toolwire.demo.tools import DEMO_TOOLS
-    from toolwire.run import Agent
-
-    # Measured: SmolLM2 answers this in text (no calls) until the repetition guard stops
-    # it, 310 tokens under the default 384; the history is as valid at 128, room enough
-    # for two weather calls were it to make them, and generation is most of the CPU.
-    agent = Agent(LocalModel("smollm2", settings={"max_tokens": 128}), DEMO_TOOLS, max_rounds=2)
-    result = agent.run_sync("What's tomorrow's weather in Beijing and Shanghai?")
-    check_history(result.messages)
-    assert result.requests >= 1
 
 
 @local
