@@ -97,10 +97,10 @@ class TaskScope:
 
         A finished task stays in the scope's set until the scope ends or :meth:`join`
         sees it done (every wait skips done tasks): a done callback to drop it would
-        cost one more event-loop handle per task, and a scope lives one turn. A task that ended before this returned (an
-        eager start whose coroutine never suspended) is not kept at all: there is
-        nothing to cancel or wait for, and the set would keep it, with its context,
-        alive until the scope ends.
+        cost one more event-loop handle per task, and a scope lives one turn. A task
+        that ended before this returned (an eager start whose coroutine never
+        suspended) is not kept at all: there is nothing to cancel or wait for, and the
+        set would keep it, with its context, alive until the scope ends.
 
         ``name``: the task's name (``None``: asyncio's ``Task-N``). A name given is
         taken as it is, where asyncio formats ``Task-N`` for every unnamed task (on
