@@ -11,6 +11,7 @@
 # background job's CPU reaches this shell's count when bash reaps it, whichever stage is
 # running then: that stage's row leaves it out (it is the job's own row), so no CPU is
 # counted twice (it was: mypyc's 162 s also showed in the pure run's row).
+# `worker_ends TIMINGS` says when each xdist worker of a stage ended its last test.
 # shellcheck shell=bash
 _STAGE_NAMES=()
 _STAGE_SECONDS=()
@@ -140,4 +141,13 @@ the start, $(_stage_load) at the end)"
     echo "== failed in stage: $failed (exit $status)"
   fi
   return "$status"
+}
+
+# worker_ends TIMINGS: when each xdist worker of a stage ended its last test (the
+# --timings file's worker and end columns, seconds after the stage's first test began),
+# in one line: the gap between them is the time a core sat idle at the stage's end.
+worker_ends() {
+  echo "each worker's last test ended (s after the first began): $(awk -F'\t' \
+    'NR > 1 && $7 > end[$6] { end[$6] = $7 } END { for (w in end) printf "%s %.1f\n", w, end[w] }' \
+    "$1" | sort | paste -sd ' ')"
 }
