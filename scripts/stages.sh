@@ -4,7 +4,7 @@
 # seconds its processes used, so a long run says where the time went (and, when it
 # failed, in which stage). On a shared machine the wall clock grows with the others'
 # load, the CPU seconds do not: the table says the load average at the start and end.
-# `stage_background NAME WHAT COMMAND...` starts a one-core job beside the stages that
+# `stage_background NAME WHAT COMMAND...` starts a job beside the stages that
 # follow (its output kept in build/stages/NAME.log) and `stage_wait NAME` waits for it
 # between two stages, prints its output and adds its own wall and CPU seconds to the
 # table; the table's total is then the elapsed time, less than the sum of its rows. A
