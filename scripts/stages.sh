@@ -4,13 +4,14 @@
 # seconds its processes used, so a long run says where the time went (and, when it
 # failed, in which stage). On a shared machine the wall clock grows with the others'
 # load, the CPU seconds do not: the table says the load average at the start and end.
-# `stage_background NAME WHAT COMMAND...` starts a one-core job beside the stages that
+# `stage_background NAME WHAT COMMAND...` starts a job beside the stages that
 # follow (its output kept in build/stages/NAME.log) and `stage_wait NAME` waits for it
 # between two stages, prints its output and adds its own wall and CPU seconds to the
 # table; the table's total is then the elapsed time, less than the sum of its rows. A
 # background job's CPU reaches this shell's count when bash reaps it, whichever stage is
 # running then: that stage's row leaves it out (it is the job's own row), so no CPU is
 # counted twice (it was: mypyc's 162 s also showed in the pure run's row).
+# `worker_ends TIMINGS` says when each xdist worker of a stage ended its last test.
 # shellcheck shell=bash
 _STAGE_NAMES=()
 _STAGE_SECONDS=()
@@ -140,4 +141,13 @@ the start, $(_stage_load) at the end)"
     echo "== failed in stage: $failed (exit $status)"
   fi
   return "$status"
+}
+
+# worker_ends TIMINGS: when each xdist worker of a stage ended its last test (the
+# --timings file's worker and end columns, seconds after the stage's first test began),
+# in one line: the gap between them is the time a core sat idle at the stage's end.
+worker_ends() {
+  echo "each worker's last test ended (s after the first began): $(awk -F'\t' \
+    'NR > 1 && $7 > end[$6] { end[$6] = $7 } END { for (w in end) printf "%s %.1f\n", w, end[w] }' \
+    "$1" | sort | paste -sd ' ')"
 }

@@ -85,8 +85,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         default=None,
         help="write each test's wall and CPU seconds (its own process's and its waited-for "
-        "subprocesses', setup + call + teardown) to PATH as tab-separated lines, slowest "
-        "CPU first: what scripts/test uses to size the slow tests by measurement",
+        "subprocesses', setup + call + teardown), its xdist worker and when it ended to PATH "
+        "as tab-separated lines, slowest CPU first: what scripts/test uses to size the slow "
+        "tests and see each worker's end by measurement",
     )
 
 
@@ -103,7 +104,7 @@ def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
         return
     wall, cpu = time.perf_counter(), time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    item.user_properties.append(("timing_start", (wall, cpu, _child_cpu(children))))
+    item.user_properties.append(("timing_start", (wall, cpu, _child_cpu(children), time.time())))
     yield
 
 
@@ -113,20 +114,25 @@ def _child_cpu(usage: resource.struct_rusage) -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, None, None]:
-    """Close the ``--timings`` measurement on the teardown report."""
+    """Close the ``--timings`` measurement on the teardown report.
+
+    Besides the seconds, the xdist worker that ran the test and when it started (the
+    clock every process shares): the file then says when each worker ended its last test,
+    so a stage's idle core at its end is measured, not estimated.
+    """
     outcome = yield
     report = outcome.get_result()
     start = dict(item.user_properties).get("timing_start")
     if report.when != "teardown" or start is None:
         return
-    wall, cpu, children = start
+    wall, cpu, children, started = start
     now = _child_cpu(resource.getrusage(resource.RUSAGE_CHILDREN))
-    report.user_properties.append(
-        ("timing", (time.perf_counter() - wall, time.process_time() - cpu, now - children))
-    )
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
+    seconds = (time.perf_counter() - wall, time.process_time() - cpu, now - children)
+    report.user_properties.append(("timing", (*seconds, worker, started)))
 
 
-_TIMINGS: dict[str, tuple[float, float, float]] = {}
+_TIMINGS: dict[str, tuple[float, float, float, str, float]] = {}
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
@@ -137,15 +143,23 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """Write the ``--timings`` file, slowest CPU (own + subprocesses) first."""
+    """Write the ``--timings`` file, slowest CPU (own + subprocesses) first.
+
+    ``end`` is when the test ended, in seconds after the first test of the run started;
+    ``worker`` is xdist's name for its process (``-`` without xdist).
+    """
     path = session.config.getoption("timings")
     if path is None or hasattr(session.config, "workerinput"):
         return
     rows = sorted(_TIMINGS.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))
+    first = min((started for *_, started in _TIMINGS.values()), default=0.0)
     with open(path, "w", encoding="utf-8") as file:
-        file.write("cpu\twall\tcpu_own\tcpu_children\ttest\n")
-        for nodeid, (wall, cpu, children) in rows:
-            file.write(f"{cpu + children:.3f}\t{wall:.3f}\t{cpu:.3f}\t{children:.3f}\t{nodeid}\n")
+        file.write("cpu\twall\tcpu_own\tcpu_children\ttest\tworker\tend\n")
+        for nodeid, (wall, cpu, children, worker, started) in rows:
+            file.write(
+                f"{cpu + children:.3f}\t{wall:.3f}\t{cpu:.3f}\t{children:.3f}\t{nodeid}"
+                f"\t{worker}\t{started - first + wall:.3f}\n"
+            )
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 STAGES = Path(__file__).parents[1] / "scripts" / "stages.sh"
@@ -111,6 +112,44 @@ def test_a_failed_background_stage_fails_the_run_where_it_is_waited_for(
 def test_no_stage_prints_no_table() -> None:
     result = _bash("echo nothing\n")
     assert result.returncode == 0 and result.stdout == "nothing\n"
+
+
+def test_worker_ends_says_when_each_worker_ended_its_last_test(tmp_path: Path) -> None:
+    timings = tmp_path / "timings.tsv"
+    timings.write_text(
+        "cpu\twall\tcpu_own\tcpu_children\ttest\tworker\tend\n"
+        "2.0\t2.0\t2.0\t0.0\tt.py::slow\tgw1\t7.5\n"
+        "1.0\t1.0\t1.0\t0.0\tt.py::late\tgw0\t9.3\n"
+        "0.5\t0.5\t0.5\t0.0\tt.py::early\tgw1\t4.0\n"
+    )
+    result = _bash(f"worker_ends {timings}\n")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "each worker's last test ended (s after the first began): gw0 9.3 gw1 7.5"
+    ]
+
+
+def test_timings_name_each_tests_worker_and_when_it_ended(tmp_path: Path) -> None:
+    # One process (-n 0, worker "-": a run with xdist names its workers gw0, gw1...):
+    # what scripts/test's stages write, for two quick tests of this file.
+    timings = tmp_path / "timings.tsv"
+    tests = ["test_no_stage_prints_no_table", "test_a_failing_stage_is_named_and_keeps_its_status"]
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0",
+         f"--timings={timings}", *(f"tests/test_scripts.py::{name}" for name in tests)],
+        cwd=STAGES.parents[1], capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    header, *rows = [line.split("\t") for line in timings.read_text().splitlines()]
+    assert header == ["cpu", "wall", "cpu_own", "cpu_children", "test", "worker", "end"]
+    assert sorted(row[4].split("::")[1] for row in rows) == sorted(tests)
+    ends = []
+    for cpu, wall, _, _, _, worker, end in rows:
+        assert worker == "-" and float(cpu) >= 0
+        assert float(end) >= float(wall) >= 0
+        ends.append(float(end))
+    # The two ran one after the other: the later one ended at least its own wall later.
+    assert max(ends) >= min(ends) + min(float(row[1]) for row in rows)
 
 
 # -- scripts/demo: never silent while it installs ------------------------------------------
