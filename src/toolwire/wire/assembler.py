@@ -624,8 +624,8 @@ class Assembler:
                 # The compiled build's constructors are C functions and it keeps them.
                 # Either way the same objects (tests/wire compares this path's events
                 # and turn with the general path's), and one frame: the pure build's
-                # own method for this path was a Python call more a call (thirteenth
-                # pass).
+                # own method for this path was a Python call more a call
+                # (bench/README.md, thirteenth pass).
                 request: ToolRequest
                 if NEW_BY_SLOTS:  # the pure build (events.py)
                     request = OBJECT_NEW(ToolRequest)

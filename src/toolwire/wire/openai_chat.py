@@ -142,7 +142,8 @@ class OpenAIChatStream(StreamDecoder):
                                     text: str = args
                                     call.parts.append(text)
                                     # The flag read here, not once a chunk: a chunk that
-                                    # opens a call never needs it (thirteenth pass).
+                                    # opens a call never needs it (bench/README.md,
+                                    # thirteenth pass).
                                     if self._deltas:
                                         ev: ToolCallDelta
                                         if NEW_BY_SLOTS:  # the pure build (events.py)
