@@ -580,7 +580,7 @@ class Assembler:
         elif call.done and not call.ready and (id or name):
             self._emit_ready(call)
 
-    def start_call(self, index: int, id: str, name: str, arguments: str) -> None:
+    def start_call(self, index: int, id: str, name: str, arguments: str) -> None:  # noqa: PLR0912, PLR0915 — every whole call's one frame (bench/README.md, thirteenth pass)
         """``tool_fragment(index, id, name, arguments)`` for a decoder that has checked
         the four types itself (the Chat decoder, on its hot path): a call's first fragment.
 
@@ -617,22 +617,46 @@ class Assembler:
             except (StopIteration, ValueError, RecursionError, FloatingPointError):
                 value = None  # the general path below says why
             if type(value) is dict and end == len(arguments):
+                # The pure build makes the call's request and Ready as new objects with
+                # their slots stored, as the flat feeds make ToolCallDelta: a constructor
+                # call runs an interpreted ``__init__`` there (a class call and a frame,
+                # about 600 instructions more an object; bench/README.md, eighth pass).
+                # The compiled build's constructors are C functions and it keeps them.
+                # Either way the same objects (tests/wire compares this path's events
+                # and turn with the general path's), and one frame: the pure build's
+                # own method for this path was a Python call more a call
+                # (bench/README.md, thirteenth pass).
+                request: ToolRequest
                 if NEW_BY_SLOTS:  # the pure build (events.py)
-                    self._whole_by_slots(index, id, name, arguments, value)
-                    return
-                request = ToolRequest(id, name, arguments, value, None, index)
+                    request = OBJECT_NEW(ToolRequest)
+                    request.id = id
+                    request.name = name
+                    request.raw_arguments = arguments
+                    request.input = value
+                    request.error = None
+                    request.index = index
+                    request.repaired = request.freeform = False
+                else:
+                    request = ToolRequest(id, name, arguments, value, None, index)
                 made = _history_shape(id, name, arguments, None)
+                # No assembly state (``_Call``) until something needs it (``_open_wholes``).
                 if index:
                     self._wholes.append(request)
                 else:  # the turn's first call (see _NO_WHOLES)
                     self._wholes = [request]
                 self._order.append(made)
                 self._whole = index + 1
-                events = self.events
                 if self.deltas:  # without deltas, the Ready alone (see _announce)
-                    events.append(ToolCallStarted(index, id, name))
-                    events.append(ToolCallDelta(index, arguments))
-                events.append(ToolCallReady(index, made, request))
+                    self._whole_started(index, id, name, arguments)
+                ready: ToolCallReady
+                if NEW_BY_SLOTS:
+                    ready = OBJECT_NEW(ToolCallReady)
+                    ready.index = index
+                    ready.call = made
+                    ready.request = request
+                else:
+                    ready = ToolCallReady(index, made, request)
+                self.events.append(ready)
                 return
         if self._wholes:
             self._open_wholes()
@@ -652,35 +676,12 @@ class Assembler:
             if "}" in arguments and arguments.rstrip()[-1] == "}":
                 self.scan(call)
 
-    def _whole_by_slots(
-        self, index: int, id: str, name: str, arguments: str, value: dict[str, Any]
-    ) -> None:
-        """``start_call``'s straight path in the pure build: the call's objects (its
-        request, history shape and events) made as new objects with their slots
-        stored, as the flat feeds make ``ToolCallDelta`` (the history shape by
-        :func:`_history_shape`, the one place that knows ``ToolCall``'s fields). Each
-        constructor call ran an interpreted ``__init__`` (a class call and a frame,
-        about 600 instructions more an object; bench/README.md, eighth pass). The compiled
-        build's constructors are C functions and it keeps them. The same objects either
-        way: tests/wire compares this path's events and turn with the general path's."""
-        request: ToolRequest = OBJECT_NEW(ToolRequest)
-        request.id = id
-        request.name = name
-        request.raw_arguments = arguments
-        request.input = value
-        request.error = None
-        request.index = index
-        request.repaired = request.freeform = False
-        made = _history_shape(id, name, arguments, None)
-        # No assembly state (``_Call``) until something needs it (``_open_wholes``).
-        if index:
-            self._wholes.append(request)
-        else:  # the turn's first call (see _NO_WHOLES)
-            self._wholes = [request]
-        self._order.append(made)
-        self._whole = index + 1
+    def _whole_started(self, index: int, id: str, name: str, arguments: str) -> None:
+        """The ``ToolCallStarted`` and ``ToolCallDelta`` of a call whole in its first
+        fragment, for a reader of deltas (``start_call``'s straight path; without
+        deltas its Ready alone goes out): by slots in the pure build, as there."""
         events = self.events
-        if self.deltas:  # without deltas, the Ready alone (see _announce)
+        if NEW_BY_SLOTS:
             started: ToolCallStarted = OBJECT_NEW(ToolCallStarted)
             started.index = index
             started.id = id
@@ -690,11 +691,9 @@ class Assembler:
             delta.index = index
             delta.arguments = arguments
             events.append(delta)
-        ready: ToolCallReady = OBJECT_NEW(ToolCallReady)
-        ready.index = index
-        ready.call = made
-        ready.request = request
-        events.append(ready)
+        else:
+            events.append(ToolCallStarted(index, id, name))
+            events.append(ToolCallDelta(index, arguments))
 
     def _identify(
         self,

@@ -85,7 +85,6 @@ class OpenAIChatStream(StreamDecoder):
             self._check_open()
         asm = self._assembler
         out = asm.events  # the assembler's own list: the flat path appends to it too
-        deltas = self._deltas
         self._items += 1
         # The locals are typed so that the compiled build (hatch_build.py) uses dict
         # operations directly; every value's type is tested before it reaches one, so a
@@ -142,7 +141,10 @@ class OpenAIChatStream(StreamDecoder):
                                     # Assembler.arguments, written out (see its comment).
                                     text: str = args
                                     call.parts.append(text)
-                                    if deltas:
+                                    # The flag read here, not once a chunk: a chunk that
+                                    # opens a call never needs it (bench/README.md,
+                                    # thirteenth pass).
+                                    if self._deltas:
                                         ev: ToolCallDelta
                                         if NEW_BY_SLOTS:  # the pure build (events.py)
                                             ev = OBJECT_NEW(ToolCallDelta)
