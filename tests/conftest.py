@@ -127,7 +127,9 @@ def pytest_runtest_makereport(item: pytest.Item) -> Generator[None, None, None]:
         return
     wall, cpu, children, started = start
     now = _child_cpu(resource.getrusage(resource.RUSAGE_CHILDREN))
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "-")
+    # xdist's name for this process from its own config, not PYTEST_XDIST_WORKER: a
+    # pytest run started by a test inherits that variable from the worker running it.
+    worker = getattr(item.config, "workerinput", {}).get("workerid", "-")
     seconds = (time.perf_counter() - wall, time.process_time() - cpu, now - children)
     report.user_properties.append(("timing", (*seconds, worker, started)))
 
