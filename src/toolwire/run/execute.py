@@ -386,6 +386,11 @@ class TurnRun:
         self._by_index: dict[int, TurnCall] = {}  # the calls that closed while streaming
         self._off_loop: dict[int, Validation] = {}  # by id(request): see _validate_off_loop
         self._launched = 0
+        self._dropped = 0  # early starts discarded: launched, not part of the final turn
+        # The final calls' requests, in call order, where _reconcile matched the calls
+        # that closed while streaming as they were (None: not known without a pass)
+        self._requests: list[ToolRequest] | None = None
+        self._all_answered = False  # results() found every final call answered
         self._order: list[TurnCall] | None = None  # the final calls, once bind() ran
         self._stop_reason = "the run stopped before this call ran"
         self._interrupt: BaseException | None = None
@@ -573,6 +578,9 @@ class TurnRun:
 
     def answered_requests(self) -> list[ToolRequest]:
         """The request of each answered call of the bound turn, in call order."""
+        if self._all_answered and self._requests is not None:
+            # The common round: the list _reconcile compared is this one (a copy in C).
+            return list(self._requests)
         return [c.request for c in self._order or () if c.result is not None]
 
     async def finish(
@@ -605,6 +613,16 @@ class TurnRun:
             raise CallerError("TurnRun.finish() needs the turn's requests")
         if not self._opened:  # a turn without calls
             return
+        # Every final call started while the turn streamed: counted, not looked at (a call
+        # is launched once; the early starts the final turn did not keep are _dropped).
+        # Such a turn is within its call limit (an early start asks _may_launch first).
+        if (
+            skip_reason is None
+            and self._executor.options.batch_budget is None
+            and self._launched - self._dropped == len(self._order)
+        ):
+            await self._all_started()
+            return
         runnable = [c for c in self._order if c.runnable]
         if skip_reason is None and self._allowed is not None and len(runnable) > self._allowed:
             self.skipped_for_limit = len(runnable)
@@ -615,13 +633,6 @@ class TurnRun:
         if skip_reason is not None:
             self._skip([c for c in runnable if c.request.name not in keep], skip_reason)
             runnable = [c for c in runnable if c.request.name in keep]
-        if (
-            skip_reason is None
-            and self._executor.options.batch_budget is None
-            and None not in [c.task for c in runnable]
-        ):  # every call started early: its batch is already running
-            await self._all_started()
-            return
         deferring = False  # an earlier batch held a call: this one waits, in call order
         for batch in plan_batches([c.safe for c in runnable]):
             if self._interrupt is not None:
@@ -681,6 +692,7 @@ class TurnRun:
         # instructions an item on 3.11; bench/README.md, tenth pass).
         answered = [c.result for c in self._order if c.result is not None]
         if len(answered) == len(self._order):  # every call has its result: nothing to settle
+            self._all_answered = True  # for answered_requests (results stay once set)
             return answered
         waiting = set(self.held).union(self.deferred) if keep_held else ()
         for call in self._order:
@@ -697,7 +709,9 @@ class TurnRun:
             # so the very requests compare without a call) where a lookup per call
             # matched them; an equal copy matches as the general path below would.
             announced = list(by_index.values())
-            if [c.request for c in announced] == requests:
+            announced_requests = [c.request for c in announced]
+            if announced_requests == requests:
+                self._requests = announced_requests  # the round's answered requests
                 return announced
         final_indices = {r.index for r in requests}
         if len(final_indices) != len(requests):  # indices must tell calls apart to match
@@ -907,6 +921,7 @@ class TurnRun:
         call.task.cancel()
         item = Discarded(call.index, request.id, request.name, reason, ran, call=call.record())
         self.discarded.append(item)
+        self._dropped += 1
         if ran:
             self._ran_before[call.index] = item
 
