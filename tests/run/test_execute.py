@@ -813,7 +813,9 @@ def test_answered_requests_are_the_answered_calls_requests_in_call_order() -> No
     the calls that have a result, in call order, in a list of the caller's own."""
     log: list[str] = []
     executor = Executor(_early_tools(log))
-    reqs = [request("read", {"key": key}, index=i) for i, key in enumerate("abc")]
+    # Calls with side effects: none starts before the turn is final (an eager start
+    # would answer a read-only one as it closes), so none has a result before finish.
+    reqs = [request("write", {"key": key}, index=i) for i, key in enumerate("abc")]
 
     async def body() -> tuple[TurnRun, list[Any]]:
         turn = executor.turn()
@@ -831,7 +833,7 @@ def test_answered_requests_are_the_answered_calls_requests_in_call_order() -> No
     assert before == [] and after == reqs
     after.clear()  # the caller's own list: the next one is whole
     assert turn.answered_requests() == reqs
-    assert log == ["read a", "read b", "read c"]
+    assert log == ["write a", "write b", "write c"]
 
 
 def test_failed_turn_cancels_started_calls_and_keeps_the_error() -> None:
