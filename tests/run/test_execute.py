@@ -808,9 +808,8 @@ def test_a_final_turn_as_long_as_its_early_starts_runs_the_one_it_replaced() -> 
 
 
 def test_answered_requests_are_the_answered_calls_requests_in_call_order() -> None:
-    """Read before the results (the calls' own requests, no shortcut) and after them
-    (every call answered: the list the final turn was matched with): the requests of
-    the calls that have a result, in call order, in a list of the caller's own."""
+    """Read before the results and after them: the requests of the calls that have a
+    result, in call order, in a list of the caller's own."""
     log: list[str] = []
     executor = Executor(_early_tools(log))
     # Calls with side effects: none starts before the turn is final (an eager start

@@ -387,10 +387,6 @@ class TurnRun:
         self._off_loop: dict[int, Validation] = {}  # by id(request): see _validate_off_loop
         self._launched = 0
         self._dropped = 0  # early starts discarded: launched, not part of the final turn
-        # The final calls' requests, in call order, where _reconcile matched the calls
-        # that closed while streaming as they were (None: not known without a pass)
-        self._requests: list[ToolRequest] | None = None
-        self._all_answered = False  # results() found every final call answered
         self._order: list[TurnCall] | None = None  # the final calls, once bind() ran
         self._stop_reason = "the run stopped before this call ran"
         self._interrupt: BaseException | None = None
@@ -578,9 +574,6 @@ class TurnRun:
 
     def answered_requests(self) -> list[ToolRequest]:
         """The request of each answered call of the bound turn, in call order."""
-        if self._all_answered and self._requests is not None:
-            # The common round: the list _reconcile compared is this one (a copy in C).
-            return list(self._requests)
         return [c.request for c in self._order or () if c.result is not None]
 
     async def finish(
@@ -692,7 +685,6 @@ class TurnRun:
         # instructions an item on 3.11; bench/README.md, tenth pass).
         answered = [c.result for c in self._order if c.result is not None]
         if len(answered) == len(self._order):  # every call has its result: nothing to settle
-            self._all_answered = True  # for answered_requests (results stay once set)
             return answered
         waiting = set(self.held).union(self.deferred) if keep_held else ()
         for call in self._order:
@@ -709,9 +701,7 @@ class TurnRun:
             # so the very requests compare without a call) where a lookup per call
             # matched them; an equal copy matches as the general path below would.
             announced = list(by_index.values())
-            announced_requests = [c.request for c in announced]
-            if announced_requests == requests:
-                self._requests = announced_requests  # the round's answered requests
+            if [c.request for c in announced] == requests:
                 return announced
         final_indices = {r.index for r in requests}
         if len(final_indices) != len(requests):  # indices must tell calls apart to match
