@@ -779,6 +779,62 @@ def test_a_final_turn_of_equal_copies_keeps_the_calls_started_early() -> None:
     assert [(r.status, r.content) for r in turn.results()] == [(OK, "a"), (OK, "b")]
 
 
+def test_a_final_turn_as_long_as_its_early_starts_runs_the_one_it_replaced() -> None:
+    """Two calls start while streaming; the final turn keeps the second and replaces the
+    first (other arguments): as many final calls as early starts, yet one final call
+    has not started, and it runs. ``answered_requests`` names the final requests."""
+    log: list[str] = []
+    executor = Executor(_early_tools(log))
+    streamed = [request("read", {"key": key}, index=i) for i, key in enumerate("ab")]
+    final = [request("read", {"key": "x"}, index=0), streamed[1]]
+
+    async def body() -> TurnRun:
+        turn = executor.turn()
+        async with turn:
+            for req in streamed:
+                turn.ready(ready(req))
+            await asyncio.sleep(0)
+            await turn.finish(final)
+        return turn
+
+    turn = run(body())
+    assert sorted(log) == ["read a", "read b", "read x"]
+    assert [(r.status, r.content.split(" ")[0]) for r in turn.results()] == [
+        (OK, "x"),
+        (OK, "b"),
+    ]
+    assert turn.answered_requests() == final
+    assert [d.call_id for d in turn.discarded] == ["call_0"]
+
+
+def test_answered_requests_are_the_answered_calls_requests_in_call_order() -> None:
+    """Read before the results and after them: the requests of the calls that have a
+    result, in call order, in a list of the caller's own."""
+    log: list[str] = []
+    executor = Executor(_early_tools(log))
+    # Calls with side effects: none starts before the turn is final (an eager start
+    # would answer a read-only one as it closes), so none has a result before finish.
+    reqs = [request("write", {"key": key}, index=i) for i, key in enumerate("abc")]
+
+    async def body() -> tuple[TurnRun, list[Any]]:
+        turn = executor.turn()
+        async with turn:
+            for req in reqs:
+                turn.ready(ready(req))
+            turn.bind(reqs)
+            before = turn.answered_requests()
+            await turn.finish()
+        turn.results()
+        return turn, before
+
+    turn, before = run(body())
+    after = turn.answered_requests()
+    assert before == [] and after == reqs
+    after.clear()  # the caller's own list: the next one is whole
+    assert turn.answered_requests() == reqs
+    assert log == ["write a", "write b", "write c"]
+
+
 def test_failed_turn_cancels_started_calls_and_keeps_the_error() -> None:
     async def body() -> TurnRun:
         @tool(concurrency_safe=True, side_effects=False)
