@@ -571,6 +571,12 @@ class TurnRun:
         """The validation of each answered call of the bound turn, in call order."""
         return [c.validation for c in self._order or () if c.result is not None]
 
+    def verdicts(self) -> list[Validation | None]:
+        """:meth:`validations` without making the ones not yet made: ``None`` for a call
+        admitted without one (:meth:`Toolset.admit <toolwire.tools.tool.Toolset.admit>`:
+        valid, not repaired)."""
+        return [c.verdict for c in self._order or () if c.result is not None]
+
     def answered_requests(self) -> list[ToolRequest]:
         """The request of each answered call of the bound turn, in call order."""
         return [c.request for c in self._order or () if c.result is not None]
