@@ -191,8 +191,8 @@ class TurnCall:
         one (``None``), its valid input ``value``."""
         self.index = request.index
         self.request = request
-        # The tool's input. The common call's Validation is made only when read
-        # (validation): running the call needs its input alone.
+        # Its verdict (None: admitted as the common call, whose Validation is made only
+        # when read: the validation property) and the input its tool runs with.
         self.verdict = validation
         self.input = value if validation is None else validation.input
         self.tool = tool

@@ -491,7 +491,7 @@ class TurnRun:
         # _prepare, written out (once per call): a streamed call's big arguments were
         # validated by ready_off_loop, so there is no off-loop validation to look up.
         request, toolset = event.request, self._executor.toolset
-        if validation is None:  # the common call is admitted without one: its input
+        if validation is None:  # the common call is admitted with its input alone
             tool, value, validation = toolset.admit(request)  # one lookup of the tool
         else:
             tool, value = toolset.get(request.name), None
@@ -787,7 +787,7 @@ class TurnRun:
         (:meth:`ready` does the same for a streamed call, written out.)"""
         toolset = self._executor.toolset
         validation = self._off_loop.pop(id(request), None) if self._off_loop else None
-        if validation is None:  # the common call is admitted without one: its input
+        if validation is None:  # the common call is admitted with its input alone
             tool, value, validation = toolset.admit(request)  # one lookup of the tool
         else:
             tool, value = toolset.get(request.name), None
