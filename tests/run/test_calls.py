@@ -37,6 +37,30 @@ def _call(name: str, index: int) -> TurnCall:
     return call
 
 
+def test_an_admitted_call_makes_its_validation_when_first_read() -> None:
+    """The common call comes without a Validation; read, it is check's verdict, made
+    once: every read gets the same object."""
+    req = request("look", {"q": "x"})
+    found, value, verdict = TOOLS.admit(req)
+    assert verdict is None and found is look
+    call = TurnCall(req, verdict, found, value)
+    assert call.runnable and call.input == {"q": "x"} and call.verdict is None
+    made = call.validation
+    assert made == TOOLS.check(req)[1] and call.validation is made and call.verdict is made
+    assert call.record().validation_kind is None and not call.record().repaired
+
+
+def test_a_call_not_admitted_comes_with_its_verdict() -> None:
+    """An unknown tool or arguments that are not JSON: the verdict is made at once, and
+    the call holds its input (none) and that verdict."""
+    for req in (request("nowhere", {"q": "x"}), request("look", "{not json")):
+        found, value, verdict = TOOLS.admit(req)
+        assert verdict is not None and not verdict.ok and value is None
+        call = TurnCall(req, verdict, found, value)
+        assert not call.runnable and call.validation is verdict and call.input is None
+        assert call.record().validation_kind == verdict.kind
+
+
 def test_a_call_moves_only_along_the_table() -> None:
     call = _call("look", 0)
     assert call.state is CallState.WAITING and call.needs_permission and not call.started

@@ -179,6 +179,12 @@ def test_a_sent_calls_verdict_is_the_general_paths(t: Tool, value: dict[str, Any
     assert _sent(t, value) == general
     if value:
         assert t._check_sent(value, "{}") == general
+    found, admitted, verdict = Toolset([t]).admit(ToolRequest("c1", t.name, "{}", value))
+    assert found is t
+    if verdict is None:  # admitted without one: check's would be valid(name, input)
+        assert general.ok and not general.repaired and admitted == general.input
+    else:
+        assert verdict == general and admitted is verdict.input
 
 
 def f_nothing() -> str:

@@ -90,6 +90,9 @@ class OutputRun:
     """One run's output: plain text. The structured modes override what they change."""
 
     text = True
+    observes = False
+    """Whether :meth:`observe` reads the round (the agent makes its calls' validations
+    only for a mode that does)."""
     format: OutputFormat | None = None
     """The native output format each request carries (``None``: text). An attribute
     set once per run, not a method: asking it starts no function (bench/README.md,
@@ -130,6 +133,7 @@ class _ToolRun(OutputRun):
     """Tool mode: the output is the first valid ``final_result`` call."""
 
     text = False
+    observes = True
 
     def __init__(self, spec: OutputSpec, definition: ToolDef, force: ToolChoice | None) -> None:
         self.spec = spec

@@ -893,8 +893,10 @@ class _Run:
                 paused = bool(run.held)
             assert turn is not None  # set before bind(), or the block raised
             results = run.results(keep_held=paused)
-            # The round's lists are made once, for the output and for _enforce.
-            self.output.observe(validations := run.validations(), results)
+            # The round's Validations are made only where read: by the output (tool
+            # mode) and by a round that is not all plain (_account).
+            if self.output.observes:
+                self.output.observe(run.validations(), results)
             called = has_calls(turn)
             stop = self._judge(run, results) if called else None  # no calls: no loop
         finally:
@@ -914,7 +916,7 @@ class _Run:
             self._check_answer(request, turn)
         if listening:
             self.emit(RoundEnd(number, turn, results))
-        self._enforce(run, stop, validations, results)
+        self._enforce(run, stop, results)
         return turn
 
     async def _next_request(self, forced: bool) -> ModelRequest:
@@ -1176,13 +1178,12 @@ class _Run:
         self,
         run: TurnRun,
         stop: LoopDetectedError | None,
-        validations: list[Validation],
         results: list[ToolResult],
     ) -> None:
-        """Account for the round's failures (its answered calls' validations and
-        results), then raise the first stopping rule that hit (``stop``: loop
-        detection's, from :meth:`_judge`)."""
-        budget_error = self._account(validations, results)
+        """Account for the round's failures (its answered calls' verdicts and results),
+        then raise the first stopping rule that hit (``stop``: loop detection's, from
+        :meth:`_judge`)."""
+        budget_error = self._account(run, results)
         if run.skipped_for_limit:
             raise UsageLimitExceededError(
                 "max_tool_calls",
@@ -1196,18 +1197,17 @@ class _Run:
         if self.limits is not None:
             self.limits.check_tokens(self.usage)
 
-    def _account(
-        self, validations: list[Validation], results: list[ToolResult]
-    ) -> BudgetExceededError | None:
+    def _account(self, run: TurnRun, results: list[ToolResult]) -> BudgetExceededError | None:
         """Feed diagnostics and the failure budget; return the first budget stop."""
         # A round counts at most once per failure class: four failing parallel siblings
         # are one retry, and the model sees their errors before the budget can stop it.
         self.budget.begin_round()
         if not results:  # a round without calls (the answer's): nothing to record
             return None
-        if _all_plain(validations, results):  # the common round: each call valid and ran
+        if _all_plain(run.verdicts(), results):  # the common round: each call valid and ran
             _account_plain(self.diagnostics, self.budget, results)
             return None
+        validations = run.validations()
         return _account_each(self.diagnostics, self.budget, validations, results, self.requests)
 
 
@@ -1258,17 +1258,18 @@ def _account_plain(
 _NAME = attrgetter("name")  # lazy: record_successes reads the names only after a failure
 
 
-def _all_plain(validations: list[Validation], results: list[ToolResult]) -> bool:
+def _all_plain(verdicts: Sequence[Validation | None], results: list[ToolResult]) -> bool:
     """Whether every call of the round was valid, not repaired, and ran to ``ok``:
-    what ``_account``'s loop would record as plain successes.
+    what ``_account``'s loop would record as plain successes. A verdict ``None`` is a
+    call admitted without one (:meth:`TurnRun.verdicts`): valid, not repaired.
 
     Two comprehensions, not three ``map(attrgetter(...))``: a comprehension's
     ``LOAD_ATTR`` reads a slot at a fixed offset, ``attrgetter`` looks the name up for
     every item (bench/README.md, issue 30's tenth pass)."""
     count, ok = len(results), ToolStatus.OK  # the member read once: an enum class's lookup
     return (
-        len(validations) == count
-        and len([v for v in validations if v.ok and not v.repaired]) == count
+        len(verdicts) == count
+        and len([v for v in verdicts if v is None or (v.ok and not v.repaired)]) == count
         and len([r for r in results if r.status is ok]) == count
     )
 

@@ -20,7 +20,7 @@ from ..messages import ToolResult
 from ..tools import outcomes
 from ..tools.outcomes import FailureClass
 from ..tools.tool import Tool
-from ..tools.validate import Validation
+from ..tools.validate import Validation, valid
 from ..turn import ToolRequest
 
 __all__ = ["TRANSITIONS", "CallRecord", "CallState", "Discarded", "TurnCall"]
@@ -166,6 +166,7 @@ class TurnCall:
         "full_result",
         "harmless",
         "index",
+        "input",
         "request",
         "result",
         "retried",
@@ -175,24 +176,36 @@ class TurnCall:
         "state",
         "task",
         "tool",
-        "validation",
+        "verdict",
     )
 
-    def __init__(self, request: ToolRequest, validation: Validation, tool: Tool | None) -> None:
+    def __init__(
+        self,
+        request: ToolRequest,
+        validation: Validation | None,
+        tool: Tool | None,
+        value: Any = None,
+    ) -> None:
+        """A call of ``tool`` (``None``: no such tool) with its ``validation``, or, for a
+        call :meth:`Toolset.admit <toolwire.tools.tool.Toolset.admit>` admitted without
+        one (``None``), its valid input ``value``."""
         self.index = request.index
         self.request = request
-        self.validation = validation
+        # Its verdict (None: admitted as the common call, whose Validation is made only
+        # when read: the validation property) and the input its tool runs with.
+        self.verdict = validation
+        self.input = value if validation is None else validation.input
         self.tool = tool
         # Valid and naming a known tool: it may be executed. What a call is does not
         # change, so this is worked out once, not by a property read three times a call.
-        self.runnable = runnable = validation.ok and tool is not None
+        self.runnable = runnable = tool is not None and (validation is None or validation.ok)
         self.state = WAITING
         self.result: ToolResult | None = None  # set on DONE (or DISCARDED)
         # Concurrency-safe: it may share a batch. Asked once, of a runnable call only; a
         # policy that is a bool (the common tool) needs no call to say so. This and
         # harmless are the tool's call facts, worked out once per tool (Tool's).
         safe = tool._safe if runnable else False  # type: ignore[union-attr]
-        self.safe = is_safe(tool, validation.input) if safe is None else safe
+        self.safe = is_safe(tool, self.input) if safe is None else safe
         # Running it and then discarding it is harmless: no side effects, or idempotent.
         self.harmless = tool is not None and tool._harmless
         # The task running it, once launched; a call that ended as its task started (an
@@ -204,6 +217,17 @@ class TurnCall:
         self.attempts = 0
         self.retried: tuple[tuple[float, float], ...] = ()  # (failed at, next began at)
         self.full_result: str | None = None
+
+    @property
+    def validation(self) -> Validation:
+        """Its verdict: the one it came with, or, for an admitted call, ``valid(tool.name,
+        input)``, made at the first read (a call record, the round's validations) and
+        kept, so every read gets the same object."""
+        verdict = self.verdict
+        if verdict is None:
+            assert self.tool is not None  # admitted: a call of a known tool
+            verdict = self.verdict = valid(self.tool.name, self.input)
+        return verdict
 
     def advance(self, state: CallState) -> None:
         """Move to ``state``, along :data:`TRANSITIONS` only.

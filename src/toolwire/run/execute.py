@@ -496,13 +496,13 @@ class TurnRun:
         # _prepare, written out (once per call): a streamed call's big arguments were
         # validated by ready_off_loop, so there is no off-loop validation to look up.
         request, toolset = event.request, self._executor.toolset
-        if validation is None:
-            tool, validation = toolset.check(request)  # one lookup of the tool
+        if validation is None:  # the common call is admitted with its input alone
+            tool, value, validation = toolset.admit(request)  # one lookup of the tool
         else:
-            tool = toolset.get(request.name)
-        call = by_index[index] = TurnCall(request, validation, tool)
+            tool, value = toolset.get(request.name), None
+        call = by_index[index] = TurnCall(request, validation, tool, value)
         if not call.runnable:
-            self._settle(call, outcomes.error_result(request.id, validation))
+            self._settle(call, outcomes.error_result(request.id, call.validation))
         start = self._early.ready(call, may_launch)
         if start:
             self._launch(call)
@@ -575,6 +575,12 @@ class TurnRun:
     def validations(self) -> list[Validation]:
         """The validation of each answered call of the bound turn, in call order."""
         return [c.validation for c in self._order or () if c.result is not None]
+
+    def verdicts(self) -> list[Validation | None]:
+        """:meth:`validations` without making the ones not yet made: ``None`` for a call
+        admitted without one (:meth:`Toolset.admit <toolwire.tools.tool.Toolset.admit>`:
+        valid, not repaired)."""
+        return [c.verdict for c in self._order or () if c.result is not None]
 
     def answered_requests(self) -> list[ToolRequest]:
         """The request of each answered call of the bound turn, in call order."""
@@ -789,13 +795,13 @@ class TurnRun:
         (:meth:`ready` does the same for a streamed call, written out.)"""
         toolset = self._executor.toolset
         validation = self._off_loop.pop(id(request), None) if self._off_loop else None
-        if validation is None:
-            tool, validation = toolset.check(request)  # one lookup of the tool
+        if validation is None:  # the common call is admitted with its input alone
+            tool, value, validation = toolset.admit(request)  # one lookup of the tool
         else:
-            tool = toolset.get(request.name)
-        call = TurnCall(request, validation, tool)  # asks its tool's concurrency policy
+            tool, value = toolset.get(request.name), None
+        call = TurnCall(request, validation, tool, value)  # asks its tool's concurrency policy
         if not call.runnable:
-            self._settle(call, outcomes.error_result(request.id, validation))
+            self._settle(call, outcomes.error_result(request.id, call.validation))
         return call
 
     def _launch(self, call: TurnCall) -> None:
@@ -853,7 +859,7 @@ class TurnRun:
                 call.started_at = time.time()
                 if runner.on_start is not None:  # nobody listens in the common case
                     runner.notify_start(call)
-                args = call.validation.input
+                args = call.input
                 try:
                     # Tool.invoke of a plain tool, written out: its frame, once per call
                     value = await (tool.fn(args) if tool._signature is None else tool.fn(**args))

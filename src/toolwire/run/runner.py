@@ -204,25 +204,25 @@ class CallRunner:
         if not tool.plain:
             return await self._extended(call, tool)
         if not tool.is_async:
-            job = functools.partial(tool.invoke, call.validation.input)
+            job = functools.partial(tool.invoke, call.input)
             return await self._in_thread(call, tool, job)
         if call.state is ALLOWED:  # began() written out: once per call
             call.advance(RUNNING)
         if self.on_start is not None:  # nobody listens in the common case
             self.notify_start(call)
         if tool.timeout is None:
-            return await tool.invoke(call.validation.input)
+            return await tool.invoke(call.input)
         async with deadline(tool.timeout):
-            return await tool.invoke(call.validation.input)
+            return await tool.invoke(call.input)
 
     async def _on_backend(self, call: TurnCall, tool: Tool, backend: ExecutionBackend) -> Any:
         """Run the call on the backend; the deadline's cancellation reaches the remote call."""
         call.began()
         async with deadline(tool.timeout):
             if tool.plain:
-                return await backend.invoke(tool, call.validation.input)
+                return await backend.invoke(tool, call.input)
             _, context = self._context(call)
-            return await backend.invoke(tool, call.validation.input, context=context)
+            return await backend.invoke(tool, call.input, context=context)
 
     def _context(self, call: TurnCall) -> tuple[CallProgress, ToolContext]:
         """The call's progress reporter and its ``ToolContext`` (made for a generator
@@ -235,7 +235,7 @@ class CallRunner:
     async def _extended(self, call: TurnCall, tool: Tool) -> Any:
         """A tool that takes a ``ToolContext`` or is a generator (:mod:`.progress`)."""
         report, context = self._context(call)
-        value = call.validation.input
+        value = call.input
         if tool.generator == "sync" or (tool.generator is None and not tool.is_async):
             stop = threading.Event()
             try:

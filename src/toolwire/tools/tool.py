@@ -640,9 +640,26 @@ class Toolset:
     def check(self, request: ToolRequest) -> tuple[Tool | None, Validation]:
         """The tool ``request`` names (``None``: no such tool) and :meth:`validate`'s
         verdict, with one lookup (the executor needs both for every call)."""
+        found, value, verdict = self.admit(request)
+        if verdict is None:
+            assert found is not None  # admitted: a call of a known tool
+            return found, valid(found.name, value)
+        return found, verdict
+
+    def admit(self, request: ToolRequest) -> tuple[Tool | None, Any, Validation | None]:
+        """:meth:`check` without making the common call's verdict: the tool, the call's
+        input, and its :class:`Validation`, or ``None`` for the common call.
+
+        The common call (sent whole and well-formed, for a typed, non-strict JSON tool,
+        and valid) is admitted with its coerced input and no verdict: its verdict would be
+        ``valid(tool.name, input)``, an object of eight fields that the executor needs
+        only when something reads it (a call record, the round's validations), not to
+        run the call. Any other call has its verdict made here (its input is the
+        verdict's).
+        """
         found = self._tools.get(request.name)
         if found is None:
-            return None, self.unknown(request.name)
+            return None, None, self.unknown(request.name)
         value = request.input
         validate = found._validate_kwargs  # None unless a typed, non-strict JSON tool
         if (
@@ -652,14 +669,15 @@ class Toolset:
             and not request.repaired
             and not request.freeform
         ):
-            # The common call (sent whole and well-formed, for a typed tool), without
-            # _check_sent's call. An empty one it passes has nothing required: _check's
-            # empty_call is for a tool with required parameters, which it rejects.
+            # The common call, without _check_sent's call. An empty one it passes has
+            # nothing required: _check's empty_call is for a tool with required
+            # parameters, which it rejects.
             try:
-                return found, valid(found.name, validate(value))
+                return found, validate(value), None
             except pydantic.ValidationError:
                 pass  # the model validates it again and words what is wrong
-        return found, self._verdict(found, request)
+        verdict = self._verdict(found, request)
+        return found, verdict.input, verdict
 
     def _verdict(self, found: Tool, request: ToolRequest) -> Validation:
         """:meth:`check`'s verdict on a call of ``found`` that is not the common one."""
