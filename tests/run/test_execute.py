@@ -15,6 +15,7 @@ from toolwire.messages import ToolCall, ToolStatus
 from toolwire.run._threads import WorkerPool
 from toolwire.run.execute import ExecutionOptions, Executor, TurnRun
 from toolwire.tools import Tool, tool
+from toolwire.turn import ToolRequest
 from toolwire.wire.events import ToolCallReady, ToolCallStarted
 
 from .helpers import request, run, run_fake_clock
@@ -755,6 +756,20 @@ def test_started_call_whose_final_request_differs_is_cancelled_and_rerun() -> No
     assert discarded.call_id == "call_0" and "differ" in discarded.reason and discarded.ran
 
 
+async def _stream_then_finish(
+    executor: Executor, streamed: list[ToolRequest], final: list[ToolRequest]
+) -> TurnRun:
+    """A turn whose ``streamed`` calls close while it streams (each may start early),
+    then finished with the ``final`` requests."""
+    turn = executor.turn()
+    async with turn:
+        for req in streamed:
+            turn.ready(ready(req))
+        await asyncio.sleep(0)
+        await turn.finish(final)
+    return turn
+
+
 def test_a_final_turn_of_equal_copies_keeps_the_calls_started_early() -> None:
     """Final requests equal to the announced ones but not the very objects (a provider
     that rebuilt them at the end) keep the calls started while streaming: each runs once,
@@ -765,16 +780,7 @@ def test_a_final_turn_of_equal_copies_keeps_the_calls_started_early() -> None:
     copies = [request("read", {"key": key}, index=i) for i, key in enumerate("ab")]
     assert copies == reqs and copies[0] is not reqs[0]
 
-    async def body() -> TurnRun:
-        turn = executor.turn()
-        async with turn:
-            for req in reqs:
-                turn.ready(ready(req))
-            await asyncio.sleep(0)
-            await turn.finish(copies)
-        return turn
-
-    turn = run(body())
+    turn = run(_stream_then_finish(executor, reqs, copies))
     assert log == ["read a", "read b"] and not turn.discarded
     assert [(r.status, r.content) for r in turn.results()] == [(OK, "a"), (OK, "b")]
 
@@ -788,16 +794,7 @@ def test_a_final_turn_as_long_as_its_early_starts_runs_the_one_it_replaced() -> 
     streamed = [request("read", {"key": key}, index=i) for i, key in enumerate("ab")]
     final = [request("read", {"key": "x"}, index=0), streamed[1]]
 
-    async def body() -> TurnRun:
-        turn = executor.turn()
-        async with turn:
-            for req in streamed:
-                turn.ready(ready(req))
-            await asyncio.sleep(0)
-            await turn.finish(final)
-        return turn
-
-    turn = run(body())
+    turn = run(_stream_then_finish(executor, streamed, final))
     assert sorted(log) == ["read a", "read b", "read x"]
     assert [(r.status, r.content.split(" ")[0]) for r in turn.results()] == [
         (OK, "x"),
