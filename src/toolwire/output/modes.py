@@ -91,12 +91,16 @@ class OutputRun:
 
     text = True
     observes = False
-    """Whether :meth:`observe` reads the round (the agent makes its calls' validations
-    only for a mode that does)."""
+    """Whether the mode has an :meth:`observe` of its own (the agent makes the round's
+    validations only for one that does): set for each subclass from that, not by hand."""
     format: OutputFormat | None = None
     """The native output format each request carries (``None``: text). An attribute
     set once per run, not a method: asking it starts no function (bench/README.md,
     issue 30's twelfth pass)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.observes = cls.observe is not OutputRun.observe
 
     def choice(self, choice: ToolChoice, forced: bool) -> ToolChoice:
         """The request's ``tool_choice`` (``"none"`` when forced)."""
@@ -133,7 +137,6 @@ class _ToolRun(OutputRun):
     """Tool mode: the output is the first valid ``final_result`` call."""
 
     text = False
-    observes = True
 
     def __init__(self, spec: OutputSpec, definition: ToolDef, force: ToolChoice | None) -> None:
         self.spec = spec
