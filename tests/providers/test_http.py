@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import email.utils
 import random
+import ssl
 import time
 
 import certifi
@@ -287,11 +288,8 @@ def test_a_json_response_without_deltas_announces_each_call_by_its_ready_alone(
     assert events_from_turn(turn, deltas=False) == quiet
 
 
-def test_the_clients_a_model_makes_share_one_tls_context(
-    sleeps: SleepRecorder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Each turn without a client of the caller's makes its own client; loading the CA
-    # bundle for each was most of a turn's CPU.
+def _count_ca_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every CA-bundle TLS context httpx makes from here on, each recorded."""
     import httpx
 
     made: list[object] = []
@@ -303,14 +301,39 @@ def test_the_clients_a_model_makes_share_one_tls_context(
 
     monkeypatch.setattr(http, "_TLS_CONTEXTS", {})
     monkeypatch.setattr(httpx, "create_ssl_context", create)
-    with FaultServer(sse(STREAM)) as server:
-        chat = model(server, sleeps, api_key="k")
-        run(chat, demo_request())
-        _, turn = run(chat, demo_request())
-    assert turn.text and len(made) == 1
+    return made
+
+
+def test_the_clients_a_model_makes_share_one_tls_context(
+    sleeps: SleepRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each turn without a client of the caller's makes its own client; loading the CA
+    # bundle for each was most of a turn's CPU. Nothing listens on the discard port:
+    # each turn fails to connect after making its client.
+    made = _count_ca_loads(monkeypatch)
+    chat = OpenAIChatModel("gpt-4.1-mini", base_url="https://127.0.0.1:9/v1", api_key="k")
+    chat.options.sleep = sleeps
+    for _ in range(2):
+        with pytest.raises(ProviderConnectionError):
+            run(chat, demo_request())
+    assert len(made) == 1
     assert tls_context() is made[0]
     monkeypatch.setenv("SSL_CERT_FILE", certifi.where())  # honoured as httpx honours it
     assert tls_context() is not made[0] and len(made) == 2
+
+
+def test_a_plain_http_endpoint_loads_no_ca_bundle(
+    sleeps: SleepRecorder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A local server (llama.cpp, Ollama, a loopback) is spoken to without TLS: its
+    # client's TLS context trusts nothing, and making it reads no CA bundle.
+    made = _count_ca_loads(monkeypatch)
+    with FaultServer(sse(STREAM)) as server:
+        _, turn = run(model(server, sleeps, api_key="k"), demo_request())
+    assert len(turn.tool_calls) == 2 and made == []
+    context = http._trust_nothing()
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.get_ca_certs() == []
 
 
 # -- pure helpers --------------------------------------------------------------------

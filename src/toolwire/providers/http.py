@@ -426,7 +426,7 @@ async def _attempt(
     client = options.client
     own = client is None
     if client is None:
-        client = _own_client(options.timeouts)
+        client = _own_client(options.timeouts, request.url)
     try:
         response = await _send(client, request, options, deadline)
         try:
@@ -449,11 +449,16 @@ async def _attempt(
             await client.aclose()
 
 
-def _own_client(timeouts: Timeouts) -> httpx.AsyncClient:
-    """A client for one try, when the caller gave none, with the process's TLS context."""
+def _own_client(timeouts: Timeouts, url: str) -> httpx.AsyncClient:
+    """A client for one try, when the caller gave none: with the process's TLS context
+    for an ``https`` endpoint, and with one that trusts nothing for a plain ``http`` one
+    (a local server: llama.cpp, Ollama, vLLM, a test's loopback), which never uses TLS —
+    loading the CA bundle cost ~0.1 s of CPU, most of a short process's first turn."""
     import httpx
 
-    return httpx.AsyncClient(timeout=_httpx_timeout(timeouts), verify=tls_context())
+    secure = url[:8].lower() == "https://"
+    verify = tls_context() if secure else _trust_nothing()
+    return httpx.AsyncClient(timeout=_httpx_timeout(timeouts), verify=verify)
 
 
 _TLS_CONTEXTS: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
@@ -473,6 +478,16 @@ def tls_context() -> ssl.SSLContext:
 
         context = _TLS_CONTEXTS[key] = httpx.create_ssl_context()
     return context
+
+
+@functools.cache
+def _trust_nothing() -> ssl.SSLContext:
+    """A client TLS context with no certificate authority: it verifies every peer and
+    hostname as the default does, so a TLS connection made with it fails (safe: no
+    ``https`` URL is given it), and making it loads no CA bundle."""
+    import ssl
+
+    return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
 
 @functools.lru_cache(maxsize=64)
