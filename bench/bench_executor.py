@@ -347,7 +347,7 @@ def _git(repo: Path, *args: str) -> bytes:
     try:
         done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
     except FileNotFoundError as error:
-        raise TreeUnavailable(f"git is not installed: {error}") from error
+        raise TreeUnavailable(f"git {args[0]}: git is not installed ({error})") from error
     if done.returncode:
         raise TreeUnavailable(f"git {args[0]}: {done.stderr.decode(errors='replace').strip()}")
     return done.stdout
