@@ -2,7 +2,8 @@
 
 Run: ``.venv/bin/python bench/bench_executor.py`` (prints Markdown tables; add
 ``--quick`` for a smoke run, ``--only agent|overhead|sleep|early`` for one part,
-``--between shuffle|flush|alone|fixed`` for what precedes each run of the agent table).
+``--between shuffle|flush|alone|fixed`` for what precedes each run of the agent table,
+``--calibrate`` for older trees of toolwire beside it).
 Offline throughout: every model is scripted.
 
 0. **The default agent against a floor.** One turn of a scripted model calls N
@@ -22,6 +23,16 @@ Offline throughout: every model is scripted.
    contestant's runs back to back (warm); ``fixed`` is the one order of the table.
    Columns: the run's time at N, the cost per extra call ``(t(N) - t(10)) / (N - 10)``
    and the ratio to the floor at N=100. Then 16 calls to 100 ms tools: wall time.
+
+   ``--calibrate [REV[=µs] ...]`` adds older trees of toolwire as rows after this
+   one's: each revision's ``src/toolwire`` exported from git into a temporary
+   directory, the package renamed ``toolwire_<commit>`` (absolute imports rewritten;
+   pure Python), timed in the same process and order as the rest
+   (:func:`export_tree`). A revision given with its cost per extra call measured on
+   another machine (µs) scales this toolwire's rows to that machine's units, as does
+   the pydantic-ai row against :data:`ISSUE_PEER`; the flag alone adds
+   :data:`ISSUE_TREES`, the two trees issue 30 timed (its target: ≤ 20 µs per extra
+   call on its machine).
 
 1. **Overhead per call.** One turn with N calls (1, 10, 100) to an async no-op tool.
    Two measurements, because the peers expose different layers:
@@ -49,13 +60,21 @@ Offline throughout: every model is scripted.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import importlib.util
+import io
+import itertools
 import random
+import re
 import statistics
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 import warnings
 from collections.abc import Awaitable, Callable
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from toolwire import ContextPolicy
@@ -158,15 +177,26 @@ def floor_run(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
     return run
 
 
-def toolwire_agent(policy: ContextPolicy | None) -> Factory:
+def toolwire_agent(policy: ContextPolicy | None, package: str = "toolwire") -> Factory:
+    """The ``Agent`` of ``package`` with ``policy`` as its context policy (``None``: its
+    default). ``package`` is this toolwire or an older tree that :func:`export_tree`
+    renamed; a tree older than ``ContextPolicy`` takes no ``context`` (pass ``None``)."""
+    run, testing, tools = (
+        importlib.import_module(f"{package}.{name}") for name in ("run", "testing", "tools")
+    )
+    options = {} if policy is None else {"context": policy}
+    scripted = testing.ScriptedModel
+
     def factory(n: int, body: Body) -> Callable[[], Awaitable[Any]]:
-        tools = [tool(named(body, k), concurrency_safe=True, side_effects=False) for k in range(n)]
+        made = [
+            tools.tool(named(body, k), concurrency_safe=True, side_effects=False) for k in range(n)
+        ]
         calls = [(f"noop_{k}", {"i": k}, f"c{k}") for k in range(n)]
-        script = [*([tool_call_turn(*calls)] if n else []), text_turn("done")]
-        agent = Agent(ScriptedModel([]), tools, context=policy)
+        script = [*([testing.tool_call_turn(*calls)] if n else []), testing.text_turn("done")]
+        agent = run.Agent(scripted([]), made, **options)
 
         def make() -> Awaitable[Any]:
-            agent.model = ScriptedModel(script)
+            agent.model = scripted(script)
             return agent.run("go")
 
         return make
@@ -295,6 +325,119 @@ AGENTS: list[tuple[str, str | None, Factory]] = [
 ]
 
 
+# -- 0b. older trees of toolwire in the same process: another machine's units -------------
+
+REPO = Path(__file__).resolve().parents[1]
+ISSUE_TREES: dict[str, float] = {"cc122c2^": 18e-6, "fed50f2": 44e-6}
+"""The trees issue 30 timed on its own machine, and the default agent's cost per extra
+call there (seconds): before the context work, and the issue's own tree."""
+ISSUE_PEER = ("pydantic-ai `Agent` + `FunctionModel`", 20.5e-3)
+"""The peer row issue 30 timed on its machine, and its run at N=100 there (seconds)."""
+SCALED = (AGENTS[1][0], AGENTS[2][0])  # the rows read in another machine's units
+# ``from toolwire ...`` / ``import toolwire...`` (the package's own modules import each
+# other relatively; the few absolute imports and their docstrings' examples follow).
+ABSOLUTE_IMPORT = re.compile(rb"\b(from|import)(\s+)toolwire\b")
+
+
+class TreeUnavailable(RuntimeError):
+    """git cannot give the tree asked for: no git, a shallow clone, an unknown revision."""
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+    except FileNotFoundError as error:
+        raise TreeUnavailable(f"git {args[0]}: git is not installed ({error})") from error
+    if done.returncode:
+        raise TreeUnavailable(f"git {args[0]}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
+def export_tree(rev: str, into: Path, repo: Path = REPO) -> str:
+    """Write ``rev``'s ``src/toolwire`` (pure Python) into ``into`` as the package
+    ``toolwire_<commit>``, its absolute imports of ``toolwire`` renamed; return the
+    package's name (import it with ``into`` on ``sys.path``).
+
+    Renamed, an old tree imports beside this toolwire in one process, so the two are
+    timed interleaved, under the same load (:func:`interleaved`).
+
+    Raises:
+        TreeUnavailable: git cannot resolve or archive ``rev`` here.
+    """
+    commit = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}").decode().strip()
+    package = f"toolwire_{commit[:7]}"
+    archive = _git(repo, "archive", "--format=tar", commit, "src/toolwire")
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        for member in tar.getmembers():
+            source = tar.extractfile(member) if member.isfile() else None
+            if source is None:
+                continue
+            data = source.read()
+            relative = PurePosixPath(member.name).relative_to("src/toolwire")
+            if relative.suffix == ".py":
+                data = ABSOLUTE_IMPORT.sub(rb"\1\2" + package.encode(), data)
+            target = into / package / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+    return package
+
+
+def old_agents(trees: dict[str, float | None], into: Path) -> list[tuple[str, str | None, Factory]]:
+    """The default agent of each tree in ``trees`` (revisions; see :func:`export_tree`)
+    as a row of :data:`AGENTS`, the trees exported into ``into`` and put on ``sys.path``."""
+    if str(into) not in sys.path:
+        sys.path.insert(0, str(into))
+    rows: list[tuple[str, str | None, Factory]] = []
+    for rev in trees:
+        package = export_tree(rev, into)
+        rows.append(
+            (f"toolwire at `{rev}` (`{package}`, pure)", None, toolwire_agent(None, package))
+        )
+    return rows
+
+
+def per_extra_call(by_n: dict[int, float]) -> float:
+    """Seconds per extra call: ``(t(100) - t(10)) / 90``."""
+    return (by_n[100] - by_n[10]) / 90
+
+
+def in_units(
+    times: dict[str, dict[int, float]], references: list[tuple[str, str, float]]
+) -> list[tuple[str, str, float, float, dict[str, float]]]:
+    """The :data:`SCALED` rows' cost per extra call in another machine's units.
+
+    Each reference is ``(row, measure, value there)``: ``measure`` is ``"per extra
+    call"`` or ``"N=100"``; the scale is the value there over the row's value here, in
+    ``times`` (:func:`agent_times`). A reference whose row is absent from ``times`` is
+    left out. Returns ``(row, measure, there, here, {scaled row: seconds there})``.
+    """
+    scaled = []
+    for row, measure, there in references:
+        if row not in times:
+            continue
+        here = per_extra_call(times[row]) if measure == "per extra call" else times[row][100]
+        costs = {label: per_extra_call(times[label]) * there / here for label in SCALED}
+        scaled.append((row, measure, there, here, costs))
+    return scaled
+
+
+def calibrate_args(argv: list[str]) -> dict[str, float | None] | None:
+    """``--calibrate [REV[=µs] ...]``: the trees to add as rows, each with its cost per
+    extra call measured elsewhere (µs) where given; the flag alone: :data:`ISSUE_TREES`.
+    ``None`` without the flag."""
+    if "--calibrate" not in argv:
+        return None
+    after = argv[argv.index("--calibrate") + 1 :]
+    values = list(itertools.takewhile(lambda arg: not arg.startswith("--"), after))
+    if not values:
+        return dict(ISSUE_TREES)
+    trees: dict[str, float | None] = {}
+    for value in values:
+        rev, _, micros = value.partition("=")
+        trees[rev] = float(micros) * 1e-6 if micros else None
+    return trees
+
+
 BETWEEN = ("shuffle", "flush", "alone", "fixed")
 """What precedes each timed run of the agent table (``--between``; the module's docstring)."""
 FLUSH_BYTES = 64 << 20  # past this machine's 32 MB L3: a copy of it evicts every cache
@@ -359,14 +502,21 @@ def interleaved(
     return {label: statistics.median(s) for label, s in asyncio.run(main()).items()}
 
 
-def agent_times(quick: bool, between: str = "shuffle") -> dict[str, dict[int, float]]:
+def present(agents: list[tuple[str, str | None, Factory]]) -> list[tuple[str, Factory]]:
+    """The rows of ``agents`` whose library is installed."""
+    return [(label, f) for label, module, f in agents if not module or available(module)]
+
+
+def agent_times(
+    quick: bool, between: str = "shuffle", agents: list[tuple[str, str | None, Factory]] = AGENTS
+) -> dict[str, dict[int, float]]:
     """``{contestant: {N: median seconds}}`` of the no-op workload (``between``: see
     :func:`interleaved`)."""
-    present = [(label, f) for label, module, f in AGENTS if not module or available(module)]
-    times: dict[str, dict[int, float]] = {label: {} for label, _ in present}
+    rows = present(agents)
+    times: dict[str, dict[int, float]] = {label: {} for label, _ in rows}
     for n in AGENT_SIZES:
         repeat = 3 if quick else AGENT_REPEATS[n]
-        makes = {label: f(n, noop_body) for label, f in present}
+        makes = {label: f(n, noop_body) for label, f in rows}
         medians = interleaved(makes, repeat, between=between)
         for label, t in medians.items():
             times[label][n] = t
@@ -375,31 +525,59 @@ def agent_times(quick: bool, between: str = "shuffle") -> dict[str, dict[int, fl
 
 def agent_table(quick: bool) -> None:
     between = sys.argv[sys.argv.index("--between") + 1] if "--between" in sys.argv else "shuffle"
-    times = agent_times(quick, between)
-    floor = times[AGENTS[0][0]]
-    print(
-        "\n### N distinct no-op tools called in one turn: the run's CPU time (median), "
-        f"between runs: {between}\n"
-    )
-    print(
-        "| contestant | "
-        + " | ".join(f"N={n}" for n in AGENT_SIZES)
-        + " | per extra call | × floor at N=100 |"
-    )
-    print("|---|" + "---:|" * (len(AGENT_SIZES) + 2))
-    for label, by_n in times.items():
-        extra = (by_n[100] - by_n[10]) / 90 * 1e6
-        cells = " | ".join(f"{by_n[n] * 1e3:.2f} ms" for n in AGENT_SIZES)
-        print(f"| {label} | {cells} | {extra:.1f} µs | {by_n[100] / floor[100]:.2f}x |")
-    for label, module, _ in AGENTS:
-        if module and not available(module):
-            print(f"| {label} | not installed |")
-    slow_table(quick)
+    trees = calibrate_args(sys.argv)
+    with tempfile.TemporaryDirectory(prefix="toolwire-trees-") as into:
+        # The old trees' rows run right after this toolwire's, under the same load.
+        old = old_agents(trees or {}, Path(into))
+        agents = [*AGENTS[:3], *old, *AGENTS[3:]]
+        times = agent_times(quick, between, agents)
+        floor = times[AGENTS[0][0]]
+        print(
+            "\n### N distinct no-op tools called in one turn: the run's CPU time (median), "
+            f"between runs: {between}\n"
+        )
+        print(
+            "| contestant | "
+            + " | ".join(f"N={n}" for n in AGENT_SIZES)
+            + " | per extra call | × floor at N=100 |"
+        )
+        print("|---|" + "---:|" * (len(AGENT_SIZES) + 2))
+        for label, by_n in times.items():
+            extra = per_extra_call(by_n) * 1e6
+            cells = " | ".join(f"{by_n[n] * 1e3:.2f} ms" for n in AGENT_SIZES)
+            print(f"| {label} | {cells} | {extra:.1f} µs | {by_n[100] / floor[100]:.2f}x |")
+        for label, module, _ in agents:
+            if module and not available(module):
+                print(f"| {label} | not installed |")
+        if trees is not None:
+            references = [
+                (label, "per extra call", there)
+                for (label, _, _), there in zip(old, trees.values(), strict=True)
+                if there is not None
+            ]
+            units_table(times, [*references, (ISSUE_PEER[0], "N=100", ISSUE_PEER[1])])
+        slow_table(quick, agents)
 
 
-def slow_table(quick: bool) -> None:
-    present = [(label, f) for label, module, f in AGENTS if not module or available(module)]
-    makes = {label: f(16, slow_body) for label, f in present}
+def units_table(
+    times: dict[str, dict[int, float]], references: list[tuple[str, str, float]]
+) -> None:
+    """This toolwire's cost per extra call in the units of the machine where each
+    reference was measured (:func:`in_units`)."""
+    print("\n### Cost per extra call in the reference machine's units\n")
+    print("| scaled by | there | here | " + " | ".join(f"{row} there" for row in SCALED) + " |")
+    print("|---|---:|---:|" + "---:|" * len(SCALED))
+    for row, measure, there, here, costs in in_units(times, references):
+        unit, factor = ("µs", 1e6) if measure == "per extra call" else ("ms", 1e3)
+        cells = " | ".join(f"{costs[label] * 1e6:.1f} µs" for label in SCALED)
+        print(
+            f"| {row}, {measure} | {there * factor:.1f} {unit} | {here * factor:.1f} {unit} "
+            f"| {cells} |"
+        )
+
+
+def slow_table(quick: bool, agents: list[tuple[str, str | None, Factory]] = AGENTS) -> None:
+    makes = {label: f(16, slow_body) for label, f in present(agents)}
     medians = interleaved(makes, 3 if quick else 15, time.perf_counter)
     print(f"\n### 16 parallel calls to {SLOW * 1000:.0f} ms tools: the run's wall time (median)\n")
     print("| contestant | wall time |")
