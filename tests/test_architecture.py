@@ -195,8 +195,9 @@ def test_no_module_is_only_a_second_path(path: Path) -> None:
 # The packages whose __init__ loads its names on first use (toolwire/_lazy.py): the
 # top level and providers/ keep `import toolwire` and the CLI's start light,
 # integrations/ its extras optional, wire/ and history/ keep the agent's import from
-# bringing every provider's codec and stream decoder, and formats/ a hosted model's from
-# bringing the parsers of open-weight formats.
+# bringing every provider's codec and stream decoder, formats/ a hosted model's from
+# bringing the parsers of open-weight formats, and safety/ a file tool's from bringing
+# the sandbox.
 LAZY_PACKAGES = {
     "__init__.py",
     "providers/__init__.py",
@@ -204,6 +205,7 @@ LAZY_PACKAGES = {
     "wire/__init__.py",
     "history/__init__.py",
     "formats/__init__.py",
+    "safety/__init__.py",
 }
 
 
