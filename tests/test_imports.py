@@ -94,3 +94,26 @@ def test_importing_the_agent_loads_no_provider_codec_nor_json_repair(
 
 def test_the_command_line_keeps_httpx_from_importing_its_own(loaded: dict[str, Any]) -> None:
     assert loaded["client"] and loaded["cli"] == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "toolwire.wire",
+        "toolwire.history",
+        "toolwire.formats",
+        "toolwire.safety",
+        "toolwire.providers",
+        "toolwire.integrations",
+    ],
+)
+def test_a_lazy_package_names_each_export_in_all_and_resolves_it(name: str) -> None:
+    # A name its table maps to the wrong module, or one left out of __all__, would
+    # fail only where it is first read.
+    package = importlib.import_module(name)
+    table = getattr(package, "_EXPORTS", None) or package._LAZY
+    assert set(table) <= set(package.__all__)
+    for export in table:
+        assert getattr(package, export) is getattr(
+            importlib.import_module(f"{name}.{table[export]}"), export
+        )
