@@ -11,7 +11,12 @@ reported, with the peers measured in the same run on the same machine:
   disabled (``socket`` connect and DNS raise): import + build time, against twice the
   import time;
 * the core install: the distributions ``toolwire`` pulls without extras (its requirement
-  closure in this environment, toolwire included): budget 15.
+  closure in this environment, toolwire included): budget 15;
+* CPU, not wall time (on a loaded machine the clock counts other processes' turns): the
+  user + system seconds of a whole fresh interpreter that runs ``from toolwire.run import
+  Agent``, and of ``python -m toolwire run`` against a closed loopback port (every
+  import up to the first request, httpx's included, then a refused connection and its
+  retries): what each test or script that starts the agent or the command pays first.
 
 Run: ``python bench/bench_footprint.py [--repeat N] [--json]``. Exit status 1 when a
 budget is missed.
@@ -23,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -106,6 +112,24 @@ def agent_time(repeat: int) -> float:
     return _median(AGENT, repeat, env)
 
 
+AGENT_IMPORT = "from toolwire.run import Agent"
+# A model on the discard port: nothing listens, so the run ends at its first request.
+CLI_RUN = ["run", "hi", "-m", "openai:m", "--base-url", "http://127.0.0.1:9/v1", "--no-log"]
+
+
+def cpu_seconds(argv: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+    """Median user + system CPU seconds of ``python ARGV`` in a fresh interpreter."""
+    times = []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(
+            [sys.executable, *argv], capture_output=True, check=False, env=env, timeout=120
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        times.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(times)
+
+
 def core_distributions(name: str = "toolwire") -> list[str]:
     """The distributions a no-extras install of ``name`` pulls (closure of its requirements)."""
     seen: dict[str, None] = {}
@@ -151,6 +175,9 @@ def measure(repeat: int) -> dict[str, object]:
     help_seconds, help_modules = help_time(repeat)
     agent_seconds = agent_time(repeat)
     distributions = core_distributions()
+    key = {**os.environ, "OPENAI_API_KEY": "sk-footprint-dummy"}
+    agent_cpu = cpu_seconds(["-c", AGENT_IMPORT], repeat)
+    cli_cpu = cpu_seconds(["-m", "toolwire", *CLI_RUN], repeat, key)
     checks = {
         "import_le_half_openai": openai_import is None or toolwire_import <= openai_import / 2,
         "help_loads_no_provider": not help_modules,
@@ -168,6 +195,8 @@ def measure(repeat: int) -> dict[str, object]:
         "help_heavy_modules": help_modules,
         "agent_build_s": agent_seconds,
         "core_distributions": distributions,
+        "agent_import_cpu_s": agent_cpu,
+        "cli_run_cpu_s": cli_cpu,
         "checks": checks,
     }
 
@@ -187,6 +216,8 @@ def report(numbers: dict[str, object]) -> str:
         f"import + hosted Agent       {_ms(numbers['agent_build_s'])}  (network disabled)",
         f"core install                {len(numbers['core_distributions'])} distributions: "  # type: ignore[arg-type]
         + ", ".join(numbers["core_distributions"]),  # type: ignore[arg-type]
+        f"CPU, import the agent       {_ms(numbers['agent_import_cpu_s'])}  (a whole fresh interpreter)",
+        f"CPU, toolwire run           {_ms(numbers['cli_run_cpu_s'])}  (the same, to a closed port)",
     ]
     for name, ok in numbers["checks"].items():  # type: ignore[attr-defined]
         lines.append(f"  {'PASS' if ok else 'FAIL'}  {name}")

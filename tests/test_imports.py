@@ -9,7 +9,11 @@ or a class-definition-time typing construct that one version lacks fails here.
 from __future__ import annotations
 
 import importlib
+import json
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,3 +41,79 @@ def test_the_package_has_its_modules() -> None:
 def test_the_module_imports(name: str) -> None:
     module = importlib.import_module(name)
     assert module.__name__ == name
+
+
+# What one fresh interpreter loads: importing the agent; then a command run by the command
+# line, then httpx (as `toolwire run -m openai:...` imports it for its first request).
+PROBE = """
+import json, sys
+import toolwire.run
+agent = sorted(m for m in sys.modules if m.startswith("toolwire.") or m == "json_repair")
+from toolwire.cli import main
+try:
+    main(["formats"])
+except SystemExit:
+    pass
+import httpx
+cli = sorted(m for m in sys.modules if m.split(".")[0] in ("click", "pygments", "rich"))
+print(json.dumps({"agent": agent, "cli": cli, "client": hasattr(httpx, "AsyncClient")}))
+"""
+# Each provider's request codec and stream or body decoder: the agent loop reads none.
+PROVIDER_MODULES = {
+    "toolwire.history.anthropic",
+    "toolwire.history.openai_chat",
+    "toolwire.history.openai_responses",
+    "toolwire.history.openai_responses_decode",
+    "toolwire.wire.anthropic",
+    "toolwire.wire.anthropic_body",
+    "toolwire.wire.openai_chat",
+    "toolwire.wire.openai_chat_body",
+    "toolwire.wire.openai_responses_body",
+}
+
+
+@pytest.fixture(scope="module")
+def loaded() -> dict[str, Any]:
+    """The modules the probe found loaded, in one fresh interpreter for both tests."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    result: dict[str, Any] = json.loads(out.splitlines()[-1])  # after the command's own lines
+    return result
+
+
+def test_importing_the_agent_loads_no_provider_codec_nor_json_repair(
+    loaded: dict[str, Any],
+) -> None:
+    # wire/ and history/ load their names on first use (toolwire/_lazy.py), and
+    # json_repair is imported by the repair fallback that needs it.
+    assert "toolwire.run.agent" in loaded["agent"]
+    assert not PROVIDER_MODULES & set(loaded["agent"])
+    assert "json_repair" not in loaded["agent"]
+
+
+def test_the_command_line_keeps_httpx_from_importing_its_own(loaded: dict[str, Any]) -> None:
+    assert loaded["client"] and loaded["cli"] == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "toolwire.wire",
+        "toolwire.history",
+        "toolwire.formats",
+        "toolwire.safety",
+        "toolwire.providers",
+        "toolwire.integrations",
+    ],
+)
+def test_a_lazy_package_names_each_export_in_all_and_resolves_it(name: str) -> None:
+    # A name its table maps to the wrong module, or one left out of __all__, would
+    # fail only where it is first read.
+    package = importlib.import_module(name)
+    table = getattr(package, "_EXPORTS", None) or package._LAZY
+    assert set(table) <= set(package.__all__)
+    for export in table:
+        assert getattr(package, export) is getattr(
+            importlib.import_module(f"{name}.{table[export]}"), export
+        )

@@ -70,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0
+    _without_httpx_command_line()
     try:
         code = int(handler(args) or 0)
         sys.stdout.flush()  # a closed pipe shows here, not at exit as "Exception ignored"
@@ -88,6 +89,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(printable(f"toolwire: error: {exc}"), file=sys.stderr)
         return 2
+
+
+def _without_httpx_command_line() -> None:
+    """Keep ``import httpx`` from importing httpx's own command line into this process.
+
+    httpx's ``__init__`` imports its CLI (click, rich's console, pygments) whenever click
+    is installed: ~0.2 G instructions, ~0.1 s of CPU, more than a third of what importing
+    httpx costs (bench/README.md, "Footprint"), at the start of every command that talks
+    to a hosted model or serves. This process never runs httpx's command line: with its
+    module marked absent, httpx defines its stand-in ``main`` instead. Marked once a
+    command runs (``--help`` and a bad line end before), and an httpx already imported
+    (``main`` called in a process that had imported it) is left as it is.
+    """
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 
 def _reader_went_away() -> int:

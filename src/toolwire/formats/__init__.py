@@ -31,13 +31,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._lazy import lazy_exports
 from ..tooldef import ToolDef
-from .base import Format, FormatStream
-from .decode import TextTurnDecoder
 from .registry import FAMILIES, make_format, resolve_model
-from .results import ParsedCall, ParseResult, to_openai_delta
+
+# Loaded on first use (toolwire/_lazy.py): a hosted model asks the registry only whether
+# its model id names a family (``text_calls="auto"``), and the parsers' shared stream,
+# decoder and results come with the first format it makes.
+_EXPORTS = {
+    "Format": "base",
+    "FormatStream": "base",
+    "TextTurnDecoder": "decode",
+    "ParsedCall": "results",
+    "ParseResult": "results",
+    "to_openai_delta": "results",
+}
+
+__getattr__ = lazy_exports(globals(), _EXPORTS)
+
+if TYPE_CHECKING:
+    from .base import Format, FormatStream
+    from .decode import TextTurnDecoder
+    from .results import ParsedCall, ParseResult, to_openai_delta
 
 __all__ = [
     "FamilySummary",

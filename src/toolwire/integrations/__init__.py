@@ -14,8 +14,9 @@ Nothing here imports ``mcp`` or ``ray`` until it is used.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
 
 __all__ = ["MCPTools", "MCPToolset", "RayBackend", "arun_many", "iter_run_many", "run_many"]
 
@@ -29,13 +30,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolwire.integrations' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(globals(), _EXPORTS)
 
 
 if TYPE_CHECKING:

@@ -17,9 +17,7 @@ Classes are imported on first use, so ``import toolwire.providers`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from .._lazy import lazy_exports
 from .spec import DEFAULT_SPEC, resolve
 
 __all__ = [
@@ -49,8 +47,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(globals(), _LAZY)

@@ -39,8 +39,6 @@ import re
 import sys
 from typing import Any
 
-import json_repair
-
 from ..errors import RepairError
 
 __all__ = ["MAX_REPAIR_CHARS", "loads_lenient", "repair_json"]
@@ -178,6 +176,11 @@ def _repair(text: str) -> Any:
             f"({_preview(text)})",
             hint="send valid JSON: escape quotes, backslashes and newlines inside strings",
         )
+    # Imported here, not at the top: only text both parsers before it refused gets this
+    # far, and importing json_repair cost every process that imports the agent ~10 ms of
+    # CPU (argparse, pathlib and urllib with it: bench/README.md, "Footprint").
+    import json_repair
+
     try:
         value = json_repair.loads(body)
     except ValueError as exc:  # json_repair's own refusal, e.g. "nesting exceeds"
