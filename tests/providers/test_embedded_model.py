@@ -215,6 +215,29 @@ def test_the_default_model_calls_the_right_tool_for_the_code_search() -> None:
 @needs_parts
 @pytest.mark.local
 @pytest.mark.slow
+def test_the_default_model_calls_the_same_way() -> None:
+    """The lazy grammar check gives the grammar-first greedy chunks on the default model
+    too (test_local_sampling.py's comparison), whose vocabulary is 151,936 tokens
+    (SmolLM2's 49,152)."""
+    from toolwire.demo.tools import DEMO_TOOLS
+    from toolwire.demo.verdict import DEMO_CASES
+
+    from .test_local_sampling import _both
+
+    # The code search's first request, the same prompt text: run right after it in one
+    # process, the model still holds that prompt (providers/local.py keeps the last
+    # one's tokens, the answer round's, which begins with it), so the comparison
+    # evaluates one of its 390 tokens where a request of its own evaluated all (232
+    # for the weather question this compared before).
+    tools = [tool.definition() for tool in DEMO_TOOLS]
+    request = ModelRequest([UserMessage(DEMO_CASES[0].prompt)], tools=tools, tool_choice="required")
+    first, lazy, _ = _both(LocalModel(), request, max_tokens=32)
+    assert lazy == first and "".join(text for text, _ in lazy).startswith("<tool_call>")
+
+
+@needs_parts
+@pytest.mark.local
+@pytest.mark.slow
 def test_the_gguf_template_is_adopted_on_request() -> None:
     from .conftest import demo_request, run
 

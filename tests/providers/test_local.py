@@ -132,6 +132,39 @@ def test_plain_turn_streams_text() -> None:
 
 @local
 @pytest.mark.local
+def test_stopping_early_releases_the_model() -> None:
+    model = LocalModel("smollm2", settings={"max_tokens": 64})
+
+    async def first_event_then_stop() -> None:
+        stream = model.stream(ModelRequest([UserMessage("Count to twenty.")]))
+        async for _ in stream:
+            break
+        await stream.aclose()  # type: ignore[attr-defined]
+        # the next turn runs to its end: that the lock was released, not what it says
+        # (a few tokens; it ran ~60 at the model's 64)
+        after = ModelRequest([UserMessage("Hi.")], settings={"max_tokens": 4})
+        items = [item async for item in model.stream(after)]
+        assert isinstance(items[-1], TurnDone)
+
+    anyio.run(first_event_then_stop)
+
+
+@local
+@pytest.mark.local
+def test_a_repeating_generation_is_stopped_early_as_length() -> None:
+    # Measured: SmolLM2 continues this list with the same line until max_tokens; the
+    # guard stops it after about 19 copies (256 characters) with finish reason length.
+    prompt = "Continue this list to 100 items:\n" + "- hello world\n" * 5
+    model = LocalModel("smollm2", settings={"max_tokens": 300})
+    events, turn = run(model, ModelRequest([UserMessage(prompt.strip())]))
+    assert turn.finish_reason == "length"
+    assert [n.kind for n in turn.notices] == ["repetition_stopped"]
+    assert turn.usage.output_tokens < 300
+    assert any(getattr(e, "kind", None) == "repetition_stopped" for e in events)
+
+
+@local
+@pytest.mark.local
 @pytest.mark.parametrize("seed", range(6))
 def test_required_calls_are_always_well_formed(seed: int) -> None:
     model = LocalModel("smollm2", settings={"temperature": 1.2, "seed": seed, "max_tokens": 200})
@@ -177,44 +210,14 @@ def test_an_agent_runs_the_weather_demo_to_a_valid_history() -> None:
     # for two weather calls were it to make them, and generation is most of the CPU.
     # Its prompt begins as the weather tests' above do, up to the tools the run adds
     # (read_result): placed right after them, it evaluates only the rest, ~240 of its
-    # ~540 tokens (a process keeps the last prompt's tokens, providers/local.py).
+    # ~540 tokens (a process keeps the last prompt's tokens, providers/local.py). It
+    # is this file's last model test: test_local_sampling.py's first prompt (after
+    # test_local_repeat.py, which loads no model) shares its first 193 tokens, the
+    # system turn up to explore_code's definition, and evaluates 89 of its 282.
     agent = Agent(LocalModel("smollm2", settings={"max_tokens": 128}), DEMO_TOOLS, max_rounds=2)
     result = agent.run_sync("What's tomorrow's weather in Beijing and Shanghai?")
     check_history(result.messages)
     assert result.requests >= 1
-
-
-@local
-@pytest.mark.local
-def test_stopping_early_releases_the_model() -> None:
-    model = LocalModel("smollm2", settings={"max_tokens": 64})
-
-    async def first_event_then_stop() -> None:
-        stream = model.stream(ModelRequest([UserMessage("Count to twenty.")]))
-        async for _ in stream:
-            break
-        await stream.aclose()  # type: ignore[attr-defined]
-        # the next turn runs to its end: that the lock was released, not what it says
-        # (a few tokens; it ran ~60 at the model's 64)
-        after = ModelRequest([UserMessage("Hi.")], settings={"max_tokens": 4})
-        items = [item async for item in model.stream(after)]
-        assert isinstance(items[-1], TurnDone)
-
-    anyio.run(first_event_then_stop)
-
-
-@local
-@pytest.mark.local
-def test_a_repeating_generation_is_stopped_early_as_length() -> None:
-    # Measured: SmolLM2 continues this list with the same line until max_tokens; the
-    # guard stops it after about 19 copies (256 characters) with finish reason length.
-    prompt = "Continue this list to 100 items:\n" + "- hello world\n" * 5
-    model = LocalModel("smollm2", settings={"max_tokens": 300})
-    events, turn = run(model, ModelRequest([UserMessage(prompt.strip())]))
-    assert turn.finish_reason == "length"
-    assert [n.kind for n in turn.notices] == ["repetition_stopped"]
-    assert turn.usage.output_tokens < 300
-    assert any(getattr(e, "kind", None) == "repetition_stopped" for e in events)
 
 
 def _completion_chunks(text: str) -> list[dict[str, object]]:

