@@ -1,5 +1,6 @@
-"""Keep what every clean checkout builds again: mypy's incremental cache and the
-mypyc-compiled wheel (scripts/build-compiled), in a per-user cache, keyed by content.
+"""Keep what every clean checkout builds again: mypy's incremental cache, the
+mypyc-compiled wheel (scripts/build-compiled) and the bytecode of the fresh venvs'
+libraries, in a per-user cache, keyed by content.
 
 A clean clone has no ``.mypy_cache`` and no ``build/``, so CI redid both on every run
 (~35 s of CPU each) for sources that mostly had not changed. Both are kept under
@@ -16,9 +17,17 @@ folder, ``TOOLWIRE_BUILD_CACHE=0`` turns the cache off: every run builds):
   change gives a new key and a build. An entry is written to a temporary folder and
   renamed into place: a reader sees a whole entry or none, and of two runs that build
   the same key the second keeps the first's.
+- ``pycache/``: ``PYTHONPYCACHEPREFIX`` for scripts/test, so the bytecode Python writes
+  for every module it imports lands there (under the source's absolute path) instead of
+  beside the source. A clean clone's ``.venv`` is new, but uv hard-links each library's
+  files from its own cache, so their mtimes and sizes, which Python checks a ``.pyc``
+  against, are those of the last run's: the bytecode written then is read, not compiled
+  again (~15 s of CPU for each process that collects the suite). Python writes each
+  ``.pyc`` to a temporary name and renames it.
 
 Usage (with the checkout's ``.venv/bin/python``, which has the build tools):
   python scripts/build_cache.py mypy-dir            the folder for MYPY_CACHE_DIR
+  python scripts/build_cache.py pycache-dir         the folder for PYTHONPYCACHEPREFIX
   python scripts/build_cache.py key                 the compiled wheel's key
   python scripts/build_cache.py fetch KEY DIR       copy its kept wheel into DIR
   python scripts/build_cache.py store KEY WHEEL     keep WHEEL under KEY
@@ -198,6 +207,8 @@ def main(argv: list[str]) -> int:
         return 1 if command == "fetch" else 0
     if command == "mypy-dir":
         print(mypy_dir(root))
+    elif command == "pycache-dir":
+        print(root / "pycache")
     elif command == "key":
         print(compiled_key(CHECKOUT))
     elif command == "fetch":
