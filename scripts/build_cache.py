@@ -23,11 +23,14 @@ folder, ``TOOLWIRE_BUILD_CACHE=0`` turns the cache off: every run builds):
   files from its own cache, so their mtimes and sizes, which Python checks a ``.pyc``
   against, are those of the last run's: the bytecode written then is read, not compiled
   again (~15 s of CPU for each process that collects the suite). Python writes each
-  ``.pyc`` to a temporary name and renames it.
+  ``.pyc`` to a temporary name and renames it. ``prune-pycache``, at the end of a run
+  (when its venvs exist: at its start a clean clone has none yet), removes what
+  mirrors a folder that is gone.
 
 Usage (with the checkout's ``.venv/bin/python``, which has the build tools):
   python scripts/build_cache.py mypy-dir            the folder for MYPY_CACHE_DIR
   python scripts/build_cache.py pycache-dir         the folder for PYTHONPYCACHEPREFIX
+  python scripts/build_cache.py prune-pycache       drop the bytecode of folders gone
   python scripts/build_cache.py key                 the compiled wheel's key
   python scripts/build_cache.py fetch KEY DIR       copy its kept wheel into DIR
   python scripts/build_cache.py store KEY WHEEL     keep WHEEL under KEY
@@ -199,6 +202,17 @@ def prune(folder: Path, keep: int = KEEP) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def prune_pycache(folder: Path) -> None:
+    """Remove the bytecode of folders that are gone (a test's temporary files, a removed
+    checkout): the folder mirrors the sources' absolute paths, and would only grow."""
+    for here, dirs, _ in os.walk(folder):
+        source = Path("/", Path(here).relative_to(folder))
+        gone = [name for name in dirs if not (source / name).is_dir()]
+        for name in gone:
+            shutil.rmtree(Path(here, name), ignore_errors=True)
+        dirs[:] = [name for name in dirs if name not in gone]  # not walked into
+
+
 def main(argv: list[str]) -> int:
     """Run one command (the module's docstring lists them)."""
     root = cache_root()
@@ -209,6 +223,8 @@ def main(argv: list[str]) -> int:
         print(mypy_dir(root))
     elif command == "pycache-dir":
         print(root / "pycache")
+    elif command == "prune-pycache":
+        prune_pycache(root / "pycache")
     elif command == "key":
         print(compiled_key(CHECKOUT))
     elif command == "fetch":

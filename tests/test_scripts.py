@@ -338,6 +338,21 @@ def test_the_cache_is_off_with_toolwire_build_cache_0(tmp_path: Path) -> None:
     assert run("fetch", "k", str(tmp_path), setting="0").returncode == 1  # never a hit
 
 
+def test_the_bytecode_of_a_folder_that_is_gone_is_removed(
+    build_cache: ModuleType, tmp_path: Path
+) -> None:
+    prefix, kept, gone = tmp_path / "pycache", tmp_path / "kept", tmp_path / "gone"
+    kept.mkdir()
+    for folder in (kept, gone, kept / "sub"):
+        mirror = prefix / folder.relative_to("/")
+        mirror.mkdir(parents=True)
+        (mirror / "m.cpython-311.pyc").write_bytes(b"")
+    build_cache.prune_pycache(prefix)
+    assert (prefix / kept.relative_to("/") / "m.cpython-311.pyc").exists()
+    assert not (prefix / gone.relative_to("/")).exists()
+    assert not (prefix / kept.relative_to("/") / "sub").exists()  # kept/sub is gone too
+
+
 def test_a_kept_build_of_this_tree_is_used_and_runs_compiled(
     build_cache: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
