@@ -1,12 +1,19 @@
 """The stage bookkeeping of ``scripts/test`` (scripts/stages.sh), run by real bash: each
-stage is announced before it starts, and the end says how long each one took."""
+stage is announced before it starts, and the end says how long each one took. And the
+build cache (scripts/build_cache.py): the compiled wheel kept under its inputs' content."""
 
 from __future__ import annotations
 
+import importlib
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 STAGES = Path(__file__).parents[1] / "scripts" / "stages.sh"
 
@@ -232,3 +239,154 @@ def test_demo_installs_once_and_knows_a_built_runtime(tmp_path: Path) -> None:
     assert any("llama.cpp is already built" in line for line in lines)
     assert not any("building llama.cpp" in line for line in lines)
     assert _lines(_demo(checkout)) == ["STUB toolwire run --demo --events"]  # no install
+
+
+# scripts/build_cache.py: the compiled wheel kept across clean checkouts, by content.
+ROOT = Path(__file__).parents[1]
+
+
+@pytest.fixture
+def build_cache(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """scripts/build_cache.py, imported (scripts/ is no package), with the C settings unset."""
+    monkeypatch.syspath_prepend(str(ROOT / "scripts"))
+    for name in ("TOOLWIRE_COMPILE_OPT", "CC", "CFLAGS", "CPPFLAGS", "LDFLAGS"):
+        monkeypatch.delenv(name, raising=False)
+    return importlib.import_module("build_cache")
+
+
+def _checkout_copy(build_cache: ModuleType, to: Path) -> Path:
+    """A copy of the files that go into the compiled build, using this checkout's .venv."""
+    for path in build_cache.input_files(ROOT):
+        target = to / path.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)  # new mtimes, as in a clean clone
+    (to / ".venv").symlink_to(ROOT / ".venv")
+    return to
+
+
+def test_the_compiled_builds_key_is_its_inputs_content(
+    build_cache: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy = _checkout_copy(build_cache, tmp_path / "copy")
+    key = build_cache.compiled_key(copy)
+    # Not the path, the mtimes or the bytecode Python writes beside the sources.
+    assert build_cache.compiled_key(ROOT) == key
+    source = copy / "src" / "toolwire" / "wire" / "sse.py"
+    os.utime(source, (0, 0))
+    (source.parent / "__pycache__").mkdir(exist_ok=True)
+    (source.parent / "__pycache__" / "sse.cpython-311.pyc").write_bytes(b"stale")
+    assert build_cache.compiled_key(copy) == key
+    # Any source, new file or recipe file changes it, and the content is the key.
+    text = source.read_text()
+    source.write_text(text + "\n# edited\n")
+    assert build_cache.compiled_key(copy) != key
+    source.write_text(text)
+    assert build_cache.compiled_key(copy) == key
+    (copy / "src" / "toolwire" / "new.py").write_text("")
+    added = build_cache.compiled_key(copy)
+    (copy / "hatch_build.py").write_text((copy / "hatch_build.py").read_text() + "\n")
+    assert len({key, added, build_cache.compiled_key(copy)}) == 3
+    (copy / "src" / "toolwire" / "new.py").unlink()
+    (copy / "hatch_build.py").write_text((ROOT / "hatch_build.py").read_text())
+    # So do the C compiler's settings: the optimisation level (unset is 3), the flags.
+    monkeypatch.setenv("TOOLWIRE_COMPILE_OPT", "3")
+    assert build_cache.compiled_key(copy) == key
+    monkeypatch.setenv("TOOLWIRE_COMPILE_OPT", "1")
+    opt1 = build_cache.compiled_key(copy)
+    monkeypatch.setenv("CFLAGS", "-march=native")
+    assert len({key, opt1, build_cache.compiled_key(copy)}) == 3
+    assert any(s.startswith("mypy ") for s in build_cache.build_settings())  # the tools
+
+
+def test_a_kept_build_is_whole_and_the_first_of_two_stays(
+    build_cache: ModuleType, tmp_path: Path
+) -> None:
+    root, built = tmp_path / "cache", tmp_path / "built"
+    built.mkdir()
+    first, second = built / "toolwire-1-a.whl", built / "toolwire-1-b.whl"
+    first.write_bytes(b"first")
+    second.write_bytes(b"second")
+    assert not build_cache.fetch(root, "k", tmp_path / "out")  # a miss
+    build_cache.store(root, "k", first)
+    build_cache.store(root, "k", second)  # a run that built the same key at once
+    assert [p.name for p in (root / "compiled").iterdir()] == ["k"]  # no temporary left
+    assert build_cache.fetch(root, "k", tmp_path / "out")
+    assert [p.read_bytes() for p in (tmp_path / "out").iterdir()] == [b"first"]
+    # The newest entries by last use stay.
+    for n in range(build_cache.KEEP + 1):
+        build_cache.store(root, f"old{n}", first)
+        os.utime(root / "compiled" / f"old{n}", (n, n))
+    build_cache.store(root, "new", first)
+    kept = {p.name for p in (root / "compiled").iterdir()}
+    assert len(kept) == build_cache.KEEP and {"k", "new"} <= kept and "old0" not in kept
+
+
+def test_the_cache_is_off_with_toolwire_build_cache_0(tmp_path: Path) -> None:
+    script = str(ROOT / "scripts" / "build_cache.py")
+
+    def run(*args: str, setting: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "TOOLWIRE_BUILD_CACHE": setting}
+        return subprocess.run(
+            [sys.executable, script, *args], capture_output=True, text=True, env=env, check=False
+        )
+
+    assert run("mypy-dir", setting=str(tmp_path)).stdout.startswith(str(tmp_path / "mypy"))
+    assert run("pycache-dir", setting=str(tmp_path)).stdout == f"{tmp_path / 'pycache'}\n"
+    assert run("mypy-dir", setting="0").stdout == ""
+    assert run("pycache-dir", setting="0").stdout == ""
+    assert run("key", setting="0").stdout == ""
+    assert run("fetch", "k", str(tmp_path), setting="0").returncode == 1  # never a hit
+
+
+def test_the_bytecode_of_a_folder_that_is_gone_is_removed(
+    build_cache: ModuleType, tmp_path: Path
+) -> None:
+    prefix, kept, gone = tmp_path / "pycache", tmp_path / "kept", tmp_path / "gone"
+    kept.mkdir()
+    for folder in (kept, gone, kept / "sub"):
+        mirror = prefix / folder.relative_to("/")
+        mirror.mkdir(parents=True)
+        (mirror / "m.cpython-311.pyc").write_bytes(b"")
+    build_cache.prune_pycache(prefix)
+    assert (prefix / kept.relative_to("/") / "m.cpython-311.pyc").exists()
+    assert not (prefix / gone.relative_to("/")).exists()
+    assert not (prefix / kept.relative_to("/") / "sub").exists()  # kept/sub is gone too
+
+
+def test_a_kept_build_of_this_tree_is_used_and_runs_compiled(
+    build_cache: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The build scripts/test's mypyc stage kept (at -O1) or scripts/build-compiled's (-O3):
+    # a clean copy of the tree unpacks it, compiles nothing, and imports it compiled.
+    root = build_cache.cache_root()
+    copy = _checkout_copy(build_cache, tmp_path / "copy")
+    for opt in ("1", "3"):
+        monkeypatch.setenv("TOOLWIRE_COMPILE_OPT", opt)
+        key = build_cache.compiled_key(copy)
+        if root is not None and (root / "compiled" / key).is_dir():
+            break
+    else:
+        pytest.skip("no kept compiled build of this tree here (bash scripts/build-compiled)")
+    done = subprocess.run(
+        ["bash", str(copy / "scripts" / "build-compiled")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"compiled wire layer in build/compiled (kept build {key})"]
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import toolwire.wire as w; print(w.COMPILED, w.assembler.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(copy / "build" / "compiled")},
+    )
+    assert ran.returncode == 0, ran.stderr
+    compiled, where = ran.stdout.split()
+    assert compiled == "True" and Path(where).is_relative_to(copy / "build" / "compiled")
