@@ -4,8 +4,8 @@
 and Vertex ones too) and ``import openai.types.chat`` the whole ``openai`` one: about
 half of what a pytest process spent importing while it collected the suite. At the top
 of a test module, every process paid it, also the xdist worker and the later stages that
-run none of that module's tests; as session fixtures (tests/conftest.py registers this
-module as a plugin) only a process that runs such a test does, once. Each fixture skips
+run none of that module's tests. As fixtures (tests/conftest.py registers this module as
+a plugin) they are imported once, by a process that runs such a test. Each fixture skips
 its test where its SDK is not installed, as the modules' ``importorskip`` did.
 """
 
