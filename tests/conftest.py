@@ -23,6 +23,9 @@ from hypothesis.errors import HypothesisSideeffectWarning
 import toolwire.wire
 from tests.subsets import SUBSETS, in_subset, is_a_test_of_compiled_code
 
+pytest_plugins = ("tests.helpers.sdk",)
+"""Fixtures every area's tests take: the official SDKs' types, imported on first use."""
+
 FAST_EXAMPLES = 20
 """The most examples a property runs under the ``fast`` profile."""
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from typing import Any
@@ -20,10 +19,8 @@ from toolwire.providers.openai_responses import OpenAIResponsesModel
 from toolwire.run.model import ModelRequest
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
+from ..helpers import sdk
 from ..history.strategies import WILD, histories
-
-pydantic: Any = pytest.importorskip("pydantic")
-anthropic_types: Any = pytest.importorskip("anthropic.types")
 
 TOOLS = [
     {
@@ -38,24 +35,9 @@ TOOLS = [
 ]
 
 
-@functools.cache
-def _adapter(kind: Any) -> Any:
-    return pydantic.TypeAdapter(kind)
-
-
 def conforms(kind: Any, data: Any) -> None:
-    value = _adapter(kind).validate_python(data)
+    sdk.conforms(kind, data)
     json.dumps(data)  # and stays plain JSON
-    _force(value)
-
-
-def _force(value: Any) -> None:
-    if isinstance(value, dict):
-        for item in value.values():
-            _force(item)
-    elif isinstance(value, (list, tuple)) or type(value).__name__ == "ValidatorIterator":
-        for item in value:
-            _force(item)
 
 
 def marks(body: dict[str, Any]) -> int:
@@ -64,7 +46,9 @@ def marks(body: dict[str, Any]) -> int:
 
 @settings(max_examples=150, deadline=None)
 @given(histories(WILD))
-def test_breakpoints_stay_within_four_and_the_body_stays_valid(history: list[Message]) -> None:
+def test_breakpoints_stay_within_four_and_the_body_stays_valid(
+    anthropic_types: Any, history: list[Message]
+) -> None:
     system, messages = to_anthropic([SystemMessage("Be brief."), *history])
     body: dict[str, Any] = {
         "system": system,

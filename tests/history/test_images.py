@@ -34,7 +34,7 @@ from toolwire.messages import (
     UserMessage,
 )
 
-from .test_sdk_conformance import anthropic_types, chat_types, conforms, responses_types
+from ..helpers.sdk import conforms
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
@@ -56,7 +56,7 @@ def _history() -> list[Message]:
     ]
 
 
-def test_anthropic_image_blocks_inside_tool_results() -> None:
+def test_anthropic_image_blocks_inside_tool_results(anthropic_types: Any) -> None:
     _, turns = to_anthropic(_history())
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": B64}}
     assert turns[0] == {
@@ -77,7 +77,7 @@ def test_anthropic_image_blocks_inside_tool_results() -> None:
     conforms(list[anthropic_types.MessageParam], turns)
 
 
-def test_responses_input_image_in_the_call_output() -> None:
+def test_responses_input_image_in_the_call_output(responses_types: Any) -> None:
     _, items = to_responses_input(_history())
     assert items[0] == {
         "type": "message",
@@ -99,7 +99,7 @@ def test_responses_input_image_in_the_call_output() -> None:
     conforms(list[responses_types.ResponseInputItemParam], items)
 
 
-def test_chat_tool_messages_then_one_user_message_with_the_images() -> None:
+def test_chat_tool_messages_then_one_user_message_with_the_images(chat_types: Any) -> None:
     messages = to_openai_chat(_history())
     assert [m["role"] for m in messages] == ["user", "assistant", "tool", "tool", "user", "user"]
     assert messages[0]["content"] == [

@@ -3,13 +3,13 @@
 The ``openai`` and ``anthropic`` packages describe request parameters as TypedDicts,
 generated from the providers' OpenAPI specs; pydantic can validate data against them.
 Content lists are typed ``Iterable`` there, which pydantic validates lazily, so the
-validated result is walked to force every nested iterator. Skipped where the SDKs are
-not installed.
+validated result is walked to force every nested iterator (tests/helpers/sdk.py). The
+SDKs' types come from fixtures, imported only by a process that runs these tests; each
+test is skipped where its SDK is not installed.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
@@ -28,38 +28,13 @@ from toolwire.history import (
 )
 from toolwire.messages import Message
 
+from ..helpers.sdk import conforms
 from .strategies import WILD, histories
 
 pydantic: Any = pytest.importorskip("pydantic")
-anthropic_types: Any = pytest.importorskip("anthropic.types")
-chat_types: Any = pytest.importorskip("openai.types.chat")
-responses_types: Any = pytest.importorskip("openai.types.responses")
 
 
-@functools.cache
-def _adapter(kind: Any) -> Any:
-    return pydantic.TypeAdapter(kind)
-
-
-def conforms(kind: Any, data: Any) -> None:
-    """Validate ``data`` as ``kind``, forcing the lazily validated iterables.
-
-    The adapter must outlive the iteration (pydantic-core panics when the schema of a
-    lazy iterator is freed first), hence the cache.
-    """
-    _force(_adapter(kind).validate_python(data))
-
-
-def _force(value: Any) -> None:
-    if isinstance(value, dict):
-        for item in value.values():
-            _force(item)
-    elif isinstance(value, (list, tuple)) or type(value).__name__ == "ValidatorIterator":
-        for item in value:
-            _force(item)
-
-
-def test_a_broken_block_is_caught_by_the_check_itself() -> None:
+def test_a_broken_block_is_caught_by_the_check_itself(anthropic_types: Any) -> None:
     with pytest.raises(pydantic.ValidationError):
         conforms(
             list[anthropic_types.MessageParam],
@@ -69,20 +44,20 @@ def test_a_broken_block_is_caught_by_the_check_itself() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(histories(WILD))
-def test_openai_chat_messages_conform(history: list[Message]) -> None:
+def test_openai_chat_messages_conform(chat_types: Any, history: list[Message]) -> None:
     conforms(list[chat_types.ChatCompletionMessageParam], to_openai_chat(history))
 
 
 @settings(max_examples=200, deadline=None)
 @given(histories(WILD))
-def test_responses_input_conforms(history: list[Message]) -> None:
+def test_responses_input_conforms(responses_types: Any, history: list[Message]) -> None:
     _, items = to_responses_input(history)
     conforms(list[responses_types.ResponseInputItemParam], items)
 
 
 @settings(max_examples=200, deadline=None)
 @given(histories(WILD))
-def test_anthropic_messages_conform(history: list[Message]) -> None:
+def test_anthropic_messages_conform(anthropic_types: Any, history: list[Message]) -> None:
     _, turns = to_anthropic(history)
     conforms(list[anthropic_types.MessageParam], turns)
 
@@ -101,7 +76,9 @@ TOOLS = [
 ]
 
 
-def test_tool_definitions_conform() -> None:
+def test_tool_definitions_conform(
+    anthropic_types: Any, chat_types: Any, responses_types: Any
+) -> None:
     conforms(list[chat_types.ChatCompletionToolParam], to_openai_chat_tools(TOOLS))
     conforms(list[responses_types.FunctionToolParam], to_responses_tools(TOOLS))
     conforms(list[anthropic_types.ToolParam], to_anthropic_tools(TOOLS))
@@ -111,7 +88,9 @@ def test_tool_definitions_conform() -> None:
     "choice",
     ["auto", "required", "none", "get_weather"],
 )
-def test_tool_choices_conform(choice: Any) -> None:
+def test_tool_choices_conform(
+    choice: Any, anthropic_types: Any, chat_types: Any, responses_types: Any
+) -> None:
     conforms(chat_types.ChatCompletionToolChoiceOptionParam, to_openai_chat_tool_choice(choice))
     conforms(responses_types.response_create_params.ToolChoice, to_responses_tool_choice(choice))
     conforms(

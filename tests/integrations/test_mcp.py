@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import os
 import re
@@ -14,14 +15,18 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp")
-
 from toolwire import Agent, ExecutionOptions, MCPToolset, Permissions
 from toolwire.errors import CallerError, MCPServerError
 from toolwire.messages import ToolResult, ToolStatus
 from toolwire.testing import ScriptedModel, text_turn, tool_call_turn
 
 from .conftest import RAW_SERVER, tool_server_command, wait_for
+
+# Whether the SDK is installed, not an import of it: the tests import it where they run
+# (MCPToolset, the servers), and a process that runs none of them does not pay for it.
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("mcp") is None, reason="the mcp SDK is not installed"
+)
 
 OK, ERROR, TIMEOUT, CANCELLED = (
     ToolStatus.OK,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -10,8 +11,6 @@ from hypothesis import strategies as st
 
 from toolwire.errors import MCPToolError
 from toolwire.integrations.mcp_tools import policy_of, result_text, sanitize_name
-
-types = pytest.importorskip("mcp.types")
 
 VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -38,19 +37,28 @@ def test_valid_names_are_kept_and_others_cleaned() -> None:
     assert sanitize_name("search", "web") == "web_search"
 
 
+@pytest.fixture(scope="module")
+def types() -> Any:
+    """``mcp.types``, imported by a process that runs these tests, not by every one."""
+    return pytest.importorskip("mcp.types")
+
+
 @pytest.mark.parametrize(
     ("annotations", "expected"),
     [
         (None, (False, True, False)),
-        (types.ToolAnnotations(read_only_hint=True), (True, False, True)),
-        (types.ToolAnnotations(destructive_hint=True), (False, True, False)),
-        (types.ToolAnnotations(destructive_hint=False, idempotent_hint=True), (False, True, True)),
+        ({"read_only_hint": True}, (True, False, True)),
+        ({"destructive_hint": True}, (False, True, False)),
+        ({"destructive_hint": False, "idempotent_hint": True}, (False, True, True)),
     ],
 )
-def test_annotations_map_to_policy(annotations: object, expected: tuple[bool, ...]) -> None:
-    policy = policy_of(annotations, trusted=True)
+def test_annotations_map_to_policy(
+    types: Any, annotations: dict[str, bool] | None, expected: tuple[bool, ...]
+) -> None:
+    tool_annotations = None if annotations is None else types.ToolAnnotations(**annotations)
+    policy = policy_of(tool_annotations, trusted=True)
     assert (policy["concurrency_safe"], policy["side_effects"], policy["idempotent"]) == expected
-    untrusted = policy_of(annotations, trusted=False)
+    untrusted = policy_of(tool_annotations, trusted=False)
     assert (untrusted["concurrency_safe"], untrusted["side_effects"], untrusted["idempotent"]) == (
         False,
         True,
@@ -58,14 +66,14 @@ def test_annotations_map_to_policy(annotations: object, expected: tuple[bool, ..
     )
 
 
-def test_the_callers_policy_goes_over_the_annotations() -> None:
+def test_the_callers_policy_goes_over_the_annotations(types: Any) -> None:
     read_only = types.ToolAnnotations(read_only_hint=True)
     over = {"side_effects": True}
     assert policy_of(read_only, trusted=True, override=over)["side_effects"] is True
     assert policy_of(None, trusted=False, override={"idempotent": True})["idempotent"] is True
 
 
-def test_results_become_text() -> None:
+def test_results_become_text(types: Any) -> None:
     result = types.CallToolResult(
         content=[
             types.TextContent(type="text", text="hello"),
@@ -81,7 +89,7 @@ def test_results_become_text() -> None:
     assert result_text(structured, server="s", tool="t") == '{"a": 1}'
 
 
-def test_is_error_raises_with_the_tools_text() -> None:
+def test_is_error_raises_with_the_tools_text(types: Any) -> None:
     result = types.CallToolResult(
         content=[types.TextContent(type="text", text="nope")], is_error=True
     )

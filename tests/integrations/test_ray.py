@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import importlib.util
 import json
 import os
 import secrets
@@ -37,9 +38,14 @@ from .conftest import wait_for
 # imported: set it first. The token is this test session's own (nothing in ~/.ray).
 os.environ.setdefault("RAY_AUTH_MODE", "token")
 os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
-ray = pytest.importorskip("ray")
 
-pytestmark = [pytest.mark.ray, pytest.mark.slow]
+# Whether Ray is installed, not an import of it (~0.6 s of CPU): every stage but the Ray
+# one collects this file and deselects all of its tests; local_ray imports it.
+pytestmark = [
+    pytest.mark.ray,
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray is not installed"),
+]
 
 OK, ERROR, TIMEOUT = ToolStatus.OK, ToolStatus.ERROR, ToolStatus.TIMEOUT
 
@@ -47,6 +53,7 @@ OK, ERROR, TIMEOUT = ToolStatus.OK, ToolStatus.ERROR, ToolStatus.TIMEOUT
 @pytest.fixture(scope="session")
 def local_ray() -> Iterator[Any]:
     """A local Ray instance: 2 CPUs, no dashboard, token auth; stopped after the session."""
+    ray = pytest.importorskip("ray")
     lock_path = Path(tempfile.gettempdir()) / "toolwire-ray-tests.lock"
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # never two heads from parallel test processes
