@@ -281,6 +281,7 @@ class _NotStarted(Exception):
 _SPACE = re.compile(r"[ \t\n\r]+")
 _PLAIN = re.compile(r'[^"\\]+')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_LOOSE = json.JSONDecoder(strict=False)  # what json.loads(..., strict=False) builds per call
 
 
 def _reference_partial(prefix: str) -> tuple[object, bool]:
@@ -295,7 +296,8 @@ def _reference_partial(prefix: str) -> tuple[object, bool]:
 
     The properties call it after every delta, on every prefix of each text, so it skips
     whitespace and a string's plain characters with a regular expression (``_SPACE``,
-    ``_PLAIN``) instead of a step of the loop per character.
+    ``_PLAIN``) instead of a step of the loop per character, and decodes strings with one
+    decoder (``_LOOSE``).
     """
     s = prefix
     i = 0
@@ -322,9 +324,9 @@ def _reference_partial(prefix: str) -> tuple[object, bool]:
             j += width
         if j < len(s) and s[j] == '"':
             i = j + 1
-            return json.loads(s[start - 1 : i], strict=False), True
+            return _LOOSE.decode(s[start - 1 : i]), True
         i = len(s)
-        text = json.loads('"' + s[start:j] + '"', strict=False)
+        text = _LOOSE.decode('"' + s[start:j] + '"')
         unit = s[last_unit:j]
         if text and len(unit) == 6 and unit[:2] == "\\u" and 0xD800 <= int(unit[2:], 16) <= 0xDBFF:
             text = text[:-1]  # half a surrogate pair: its other half may follow
