@@ -274,8 +274,9 @@ def compile_bytecode(modules: list[Path]) -> list[Path]:
                 doraise=True,
                 invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
             )
-        except py_compile.PyCompileError:
-            # A module that does not compile is the run's to report, where it is imported.
+        except (py_compile.PyCompileError, OSError):
+            # Left to the import, as before: a module that does not compile is the run's
+            # to report there, and bytecode that cannot be written is compiled there.
             continue
     return stale
 
