@@ -335,6 +335,7 @@ def test_the_cache_is_off_with_toolwire_build_cache_0(tmp_path: Path) -> None:
     assert run("mypy-dir", setting="0").stdout == ""
     assert run("pycache-dir", setting="0").stdout == ""
     assert run("key", setting="0").stdout == ""
+    assert run("compile-bytecode", setting="0").stdout == ""  # nothing compiled
     assert run("fetch", "k", str(tmp_path), setting="0").returncode == 1  # never a hit
 
 
