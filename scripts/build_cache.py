@@ -27,10 +27,20 @@ folder, ``TOOLWIRE_BUILD_CACHE=0`` turns the cache off: every run builds):
   (when its venvs exist: at its start a clean clone has none yet), removes what
   mirrors a folder that is gone.
 
+  The checkout's own modules are new files in every clean clone, so their timestamp
+  ``.pyc`` never matched, and every process that imported them first compiled them
+  (the pure stage's two workers at once). ``compile-bytecode``, before the stages,
+  writes them as checked-hash bytecode (PEP 552: valid while the source's hash
+  matches, whatever its mtime): once per run for all processes, and, where the next
+  clone has the same path, not at all. Only what is missing or changed is compiled.
+  The test files are left to pytest, which imports them rewritten, from checked-hash
+  bytecode of its own (pytest 9.2+).
+
 Usage (with the checkout's ``.venv/bin/python``, which has the build tools):
   python scripts/build_cache.py mypy-dir            the folder for MYPY_CACHE_DIR
   python scripts/build_cache.py pycache-dir         the folder for PYTHONPYCACHEPREFIX
   python scripts/build_cache.py prune-pycache       drop the bytecode of folders gone
+  python scripts/build_cache.py compile-bytecode    compile the checkout's changed modules
   python scripts/build_cache.py key                 the compiled wheel's key
   python scripts/build_cache.py fetch KEY DIR       copy its kept wheel into DIR
   python scripts/build_cache.py store KEY WHEEL     keep WHEEL under KEY
@@ -41,7 +51,10 @@ Each prints nothing when the cache is off; ``fetch`` exits 1 on a miss (or when 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
+import py_compile
+import re
 import shutil
 import subprocess
 import sys
@@ -213,6 +226,61 @@ def prune_pycache(folder: Path) -> None:
         dirs[:] = [name for name in dirs if name not in gone]  # not walked into
 
 
+# The checkout's folders of Python modules that processes of a run import.
+OWN_MODULES = ("src", "tests", "bench")
+
+# Files pytest imports itself, rewriting their asserts (its default ``python_files`` and
+# conftest.py): their bytecode is pytest's own, so compiling them here would be wasted.
+_REWRITTEN_BY_PYTEST = re.compile(r"(test_.*|.*_test|conftest)\.py")
+
+# A PEP 552 header's flags: hash-based (bit 0), checked against the source (bit 1).
+_CHECKED_HASH = (0b11).to_bytes(4, "little")
+
+
+def own_modules(checkout: Path) -> list[Path]:
+    """The checkout's modules that Python (not pytest's rewriting) compiles on import."""
+    found: list[Path] = []
+    for top in OWN_MODULES:
+        for folder, dirs, names in os.walk(checkout / top):
+            dirs[:] = [name for name in dirs if name not in _NOT_INPUTS]  # not walked into
+            found += [
+                Path(folder, name)
+                for name in names
+                if name.endswith(".py") and not _REWRITTEN_BY_PYTEST.fullmatch(name)
+            ]
+    return sorted(found)
+
+
+def bytecode_is_current(source: Path) -> bool:
+    """Whether ``source``'s bytecode (where this Python looks for it) is checked-hash
+    bytecode of its present content: what an import would read without compiling."""
+    try:
+        with open(importlib.util.cache_from_source(str(source)), "rb") as pyc:
+            header = pyc.read(16)
+    except OSError:
+        return False
+    expected = importlib.util.MAGIC_NUMBER + _CHECKED_HASH
+    return header == expected + importlib.util.source_hash(source.read_bytes())
+
+
+def compile_bytecode(modules: list[Path]) -> list[Path]:
+    """Compile each module whose checked-hash bytecode is missing or out of date
+    (py_compile writes it to a temporary name and renames it); return them."""
+    stale = [path for path in modules if not bytecode_is_current(path)]
+    for path in stale:
+        try:
+            py_compile.compile(
+                str(path),
+                doraise=True,
+                invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH,
+            )
+        except (py_compile.PyCompileError, OSError):
+            # Left to the import, as before: a module that does not compile is the run's
+            # to report there, and bytecode that cannot be written is compiled there.
+            continue
+    return stale
+
+
 def main(argv: list[str]) -> int:
     """Run one command (the module's docstring lists them)."""
     root = cache_root()
@@ -225,6 +293,9 @@ def main(argv: list[str]) -> int:
         print(root / "pycache")
     elif command == "prune-pycache":
         prune_pycache(root / "pycache")
+    elif command == "compile-bytecode":
+        modules = own_modules(CHECKOUT)
+        print(f"{len(compile_bytecode(modules))} of {len(modules)} modules compiled")
     elif command == "key":
         print(compiled_key(CHECKOUT))
     elif command == "fetch":

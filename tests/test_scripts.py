@@ -335,6 +335,7 @@ def test_the_cache_is_off_with_toolwire_build_cache_0(tmp_path: Path) -> None:
     assert run("mypy-dir", setting="0").stdout == ""
     assert run("pycache-dir", setting="0").stdout == ""
     assert run("key", setting="0").stdout == ""
+    assert run("compile-bytecode", setting="0").stdout == ""  # nothing compiled
     assert run("fetch", "k", str(tmp_path), setting="0").returncode == 1  # never a hit
 
 
@@ -351,6 +352,49 @@ def test_the_bytecode_of_a_folder_that_is_gone_is_removed(
     assert (prefix / kept.relative_to("/") / "m.cpython-311.pyc").exists()
     assert not (prefix / gone.relative_to("/")).exists()
     assert not (prefix / kept.relative_to("/") / "sub").exists()  # kept/sub is gone too
+
+
+def test_the_checkouts_modules_are_compiled_once_and_read_whatever_their_mtime(
+    build_cache: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checkout, prefix = tmp_path / "checkout", tmp_path / "pycache"
+    module, helper = checkout / "src" / "pkg" / "mod.py", checkout / "tests" / "helper.py"
+    for path in (module, helper, checkout / "tests" / "test_x.py", checkout / "conftest.py"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("VALUE = 1\n")
+    modules = build_cache.own_modules(checkout)
+    assert modules == [module, helper]  # the test files are pytest's to compile
+    monkeypatch.setattr(sys, "pycache_prefix", str(prefix))  # as PYTHONPYCACHEPREFIX
+    assert build_cache.compile_bytecode(modules) == modules
+    assert build_cache.compile_bytecode(modules) == []
+    os.utime(module, (1, 1))  # a clean clone's new mtime: still current
+    assert build_cache.compile_bytecode(modules) == []
+
+    def import_it() -> subprocess.CompletedProcess[str]:
+        """Import the module in a new Python as a run would, telling where its code came from."""
+        env = {
+            **os.environ,
+            "PYTHONPYCACHEPREFIX": str(prefix),
+            "PYTHONPATH": str(module.parents[1]),
+        }
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        return subprocess.run(
+            [sys.executable, "-v", "-c", "import pkg.mod; print(pkg.mod.VALUE)"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+
+    read = import_it()
+    assert read.stdout == "1\n" and f"matches {module}" in read.stderr  # not compiled
+    module.write_text("VALUE = 2\n")  # edited: compiled again
+    assert build_cache.compile_bytecode(modules) == [module]
+    read = import_it()
+    assert read.stdout == "2\n" and f"matches {module}" in read.stderr
+    module.write_text("VALUE = 3\n")  # edited and not compiled: Python sees the new hash
+    assert import_it().stdout == "3\n"
+    assert build_cache.compile_bytecode(modules) == []  # and wrote it hash-checked again
 
 
 def test_a_kept_build_of_this_tree_is_used_and_runs_compiled(
