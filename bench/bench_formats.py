@@ -13,6 +13,10 @@ is the ratio of the two ``parse`` throughputs; near 1.0 is linear). Times are CP
 time of the benchmark process, best of several runs, so other load on the machine
 does not skew the ratio.
 
+A second table gives each variant's cost of a stream's start (``fmt.stream()`` and
+``close()`` of an empty output, µs of CPU): the property tests open thousands of
+streams of short outputs, where the start, not the throughput, is what they pay.
+
 Run: ``.venv/bin/python bench/bench_formats.py [--quick]`` (``--quick``: 10 KB and
 100 KB, for a smoke run). Prints a Markdown table.
 
@@ -125,6 +129,49 @@ def stream_by(fmt: Format, text: str, step: int) -> None:
     stream.close()
 
 
+def start_us(fmt: Format, starts: int = 2000) -> float:
+    """CPU µs per stream start (``fmt.stream()``, then ``close()`` with no input)."""
+    open_stream = fmt.stream
+    begin = time.process_time()
+    for _ in range(starts):
+        open_stream().close()
+    return (time.process_time() - begin) / starts * 1e6
+
+
+def variant_formats(get_format: Callable[..., Format]) -> list[tuple[str, Format]]:
+    """Every variant of every family that imports, as ``family/variant``."""
+    out: list[tuple[str, Format]] = []
+    for info in FAMILIES:
+        for variant in info.variants:
+            try:
+                out.append((f"{info.name}/{variant}", get_format(info.name, variant)))
+            except ToolwireError:  # a family module that is not available
+                break
+    return out
+
+
+def print_starts(rounds: int, get_other: Callable[..., Format] | None = None) -> None:
+    """The stream-start table: best of ``rounds`` (alternating with ``get_other``)."""
+    if get_other is None:
+        print("\n| format | µs per stream start |\n|---|---:|")
+    else:
+        print("\n| format | µs per stream start: before / now |\n|---|---:|")
+    for label, fmt in variant_formats(get):
+        other = get_other(fmt.family, fmt.variant) if get_other is not None else None
+        best_before = best_now = float("inf")
+        for _ in range(rounds):
+            if other is not None:
+                best_before = min(best_before, start_us(other))
+            best_now = min(best_now, start_us(fmt))
+        if other is None:
+            print(f"| {label} | {best_now:.1f} |")
+        else:
+            print(
+                f"| {label} | {best_before:.1f} / {best_now:.1f} ({best_now / best_before:.2f}) |"
+            )
+        sys.stdout.flush()
+
+
 def mb_per_s(run: Callable[[], object], size: int, repeats: int) -> float:
     """Best-of-``repeats`` throughput of ``run`` over ``size`` characters.
 
@@ -221,9 +268,17 @@ def main(argv: list[str] | None = None) -> int:
         "--against", type=Path, help="another copy of the toolwire package to compare with"
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternations (--against)")
+    parser.add_argument(
+        "--starts-only", action="store_true", help="only the stream-start table (with --against)"
+    )
     args = parser.parse_args(argv)
     if args.against is not None:
-        compare(args.against, 100 * KB, args.rounds)
+        if not args.starts_only:
+            compare(args.against, 100 * KB, args.rounds)
+        print_starts(args.rounds, load_other(args.against))
+        return 0
+    if args.starts_only:
+        print_starts(args.rounds)
         return 0
     small, large = 10 * KB, (100 * KB if args.quick else 1024 * KB)
     large_label = "100 KB" if args.quick else "1 MB"
@@ -259,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         print(row(label, "10 KB", small_m, ""))
         print(row(label, large_label, large_m, f"{large_m['parse'] / small_m['parse']:.2f}"))
         sys.stdout.flush()
+    print_starts(args.rounds)
     return 0
 
 
