@@ -14,8 +14,9 @@ time of the benchmark process, best of several runs, so other load on the machin
 does not skew the ratio.
 
 A second table gives each variant's cost of a stream's start (``fmt.stream()`` and
-``close()`` of an empty output, µs of CPU): the property tests open thousands of
-streams of short outputs, where the start, not the throughput, is what they pay.
+``close()`` of an empty output) and of a format's construction (``get``), µs of CPU:
+the property tests open thousands of streams of short outputs, where the start, not
+the throughput, is what they pay.
 
 Run: ``.venv/bin/python bench/bench_formats.py [--quick]`` (``--quick``: 10 KB and
 100 KB, for a smoke run). Prints a Markdown table.
@@ -138,37 +139,54 @@ def start_us(fmt: Format, starts: int = 2000) -> float:
     return (time.process_time() - begin) / starts * 1e6
 
 
-def variant_formats(get_format: Callable[..., Format]) -> list[tuple[str, Format]]:
+def format_us(get_format: Callable[..., Format], fmt: Format, builds: int = 500) -> float:
+    """CPU µs per ``get(family, variant)``: a format's construction."""
+    family, variant = fmt.family, fmt.variant
+    begin = time.process_time()
+    for _ in range(builds):
+        get_format(family, variant)
+    return (time.process_time() - begin) / builds * 1e6
+
+
+def variant_formats() -> list[tuple[str, Format]]:
     """Every variant of every family that imports, as ``family/variant``."""
     out: list[tuple[str, Format]] = []
     for info in FAMILIES:
         for variant in info.variants:
             try:
-                out.append((f"{info.name}/{variant}", get_format(info.name, variant)))
+                out.append((f"{info.name}/{variant}", get(info.name, variant)))
             except ToolwireError:  # a family module that is not available
                 break
     return out
 
 
+def cell(rounds: int, now: Callable[[], float], before: Callable[[], float] | None) -> str:
+    """Best of ``rounds`` of ``now`` (and of ``before``, alternating): one table cell."""
+    best_before = best_now = float("inf")
+    for _ in range(rounds):
+        if before is not None:
+            best_before = min(best_before, before())
+        best_now = min(best_now, now())
+    if before is None:
+        return f"{best_now:.1f}"
+    return f"{best_before:.1f} / {best_now:.1f} ({best_now / best_before:.2f})"
+
+
 def print_starts(rounds: int, get_other: Callable[..., Format] | None = None) -> None:
-    """The stream-start table: best of ``rounds`` (alternating with ``get_other``)."""
-    if get_other is None:
-        print("\n| format | µs per stream start |\n|---|---:|")
-    else:
-        print("\n| format | µs per stream start: before / now |\n|---|---:|")
-    for label, fmt in variant_formats(get):
-        other = get_other(fmt.family, fmt.variant) if get_other is not None else None
-        best_before = best_now = float("inf")
-        for _ in range(rounds):
-            if other is not None:
-                best_before = min(best_before, start_us(other))
-            best_now = min(best_now, start_us(fmt))
-        if other is None:
-            print(f"| {label} | {best_now:.1f} |")
-        else:
-            print(
-                f"| {label} | {best_before:.1f} / {best_now:.1f} ({best_now / best_before:.2f}) |"
-            )
+    """The start table, each cell alternating with ``get_other``'s when it is given."""
+    then = "" if get_other is None else ": before / now"
+    print(f"\n| format | µs per stream start{then} | µs per format (`get`){then} |")
+    print("|---|---:|---:|")
+    for label, fmt in variant_formats():
+        start_before: Callable[[], float] | None = None
+        build_before: Callable[[], float] | None = None
+        if get_other is not None:
+            other, get_old = get_other(fmt.family, fmt.variant), get_other
+            start_before = lambda: start_us(other)  # noqa: E731
+            build_before = lambda: format_us(get_old, fmt)  # noqa: E731
+        starts = cell(rounds, lambda: start_us(fmt), start_before)
+        builds = cell(rounds, lambda: format_us(get, fmt), build_before)
+        print(f"| {label} | {starts} | {builds} |")
         sys.stdout.flush()
 
 
