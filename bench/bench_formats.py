@@ -13,6 +13,11 @@ is the ratio of the two ``parse`` throughputs; near 1.0 is linear). Times are CP
 time of the benchmark process, best of several runs, so other load on the machine
 does not skew the ratio.
 
+A second table gives each variant's cost of a stream's start (``fmt.stream()`` and
+``close()`` of an empty output) and of a format's construction (``get``), µs of CPU:
+the property tests open thousands of streams of short outputs, where the start, not
+the throughput, is what they pay.
+
 Run: ``.venv/bin/python bench/bench_formats.py [--quick]`` (``--quick``: 10 KB and
 100 KB, for a smoke run). Prints a Markdown table.
 
@@ -125,6 +130,66 @@ def stream_by(fmt: Format, text: str, step: int) -> None:
     stream.close()
 
 
+def start_us(fmt: Format, starts: int = 2000) -> float:
+    """CPU µs per stream start (``fmt.stream()``, then ``close()`` with no input)."""
+    open_stream = fmt.stream
+    begin = time.process_time()
+    for _ in range(starts):
+        open_stream().close()
+    return (time.process_time() - begin) / starts * 1e6
+
+
+def format_us(get_format: Callable[..., Format], fmt: Format, builds: int = 500) -> float:
+    """CPU µs per ``get(family, variant)``: a format's construction."""
+    family, variant = fmt.family, fmt.variant
+    begin = time.process_time()
+    for _ in range(builds):
+        get_format(family, variant)
+    return (time.process_time() - begin) / builds * 1e6
+
+
+def variant_formats() -> list[tuple[str, Format]]:
+    """Every variant of every family that imports, as ``family/variant``."""
+    out: list[tuple[str, Format]] = []
+    for info in FAMILIES:
+        for variant in info.variants:
+            try:
+                out.append((f"{info.name}/{variant}", get(info.name, variant)))
+            except ToolwireError:  # a family module that is not available
+                break
+    return out
+
+
+def cell(rounds: int, now: Callable[[], float], before: Callable[[], float] | None) -> str:
+    """Best of ``rounds`` of ``now`` (and of ``before``, alternating): one table cell."""
+    best_before = best_now = float("inf")
+    for _ in range(rounds):
+        if before is not None:
+            best_before = min(best_before, before())
+        best_now = min(best_now, now())
+    if before is None:
+        return f"{best_now:.1f}"
+    return f"{best_before:.1f} / {best_now:.1f} ({best_now / best_before:.2f})"
+
+
+def print_starts(rounds: int, get_other: Callable[..., Format] | None = None) -> None:
+    """The start table, each cell alternating with ``get_other``'s when it is given."""
+    then = "" if get_other is None else ": before / now"
+    print(f"\n| format | µs per stream start{then} | µs per format (`get`){then} |")
+    print("|---|---:|---:|")
+    for label, fmt in variant_formats():
+        start_before: Callable[[], float] | None = None
+        build_before: Callable[[], float] | None = None
+        if get_other is not None:
+            other, get_old = get_other(fmt.family, fmt.variant), get_other
+            start_before = lambda: start_us(other)  # noqa: E731
+            build_before = lambda: format_us(get_old, fmt)  # noqa: E731
+        starts = cell(rounds, lambda: start_us(fmt), start_before)
+        builds = cell(rounds, lambda: format_us(get, fmt), build_before)
+        print(f"| {label} | {starts} | {builds} |")
+        sys.stdout.flush()
+
+
 def mb_per_s(run: Callable[[], object], size: int, repeats: int) -> float:
     """Best-of-``repeats`` throughput of ``run`` over ``size`` characters.
 
@@ -221,9 +286,17 @@ def main(argv: list[str] | None = None) -> int:
         "--against", type=Path, help="another copy of the toolwire package to compare with"
     )
     parser.add_argument("--rounds", type=int, default=5, help="alternations (--against)")
+    parser.add_argument(
+        "--starts-only", action="store_true", help="only the stream-start table (with --against)"
+    )
     args = parser.parse_args(argv)
     if args.against is not None:
-        compare(args.against, 100 * KB, args.rounds)
+        if not args.starts_only:
+            compare(args.against, 100 * KB, args.rounds)
+        print_starts(args.rounds, load_other(args.against))
+        return 0
+    if args.starts_only:
+        print_starts(args.rounds)
         return 0
     small, large = 10 * KB, (100 * KB if args.quick else 1024 * KB)
     large_label = "100 KB" if args.quick else "1 MB"
@@ -259,6 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         print(row(label, "10 KB", small_m, ""))
         print(row(label, large_label, large_m, f"{large_m['parse'] / small_m['parse']:.2f}"))
         sys.stdout.flush()
+    print_starts(args.rounds)
     return 0
 
 

@@ -57,7 +57,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from .base import Format, FormatStream
-from .markers import MarkerSet, opens_reasoning
+from .markers import MarkerSet, marker_set, opens_reasoning
 from .markup import THINK_CLOSE, THINK_OPEN, ArgumentWriter, ThinkStream
 from .values import value_end
 
@@ -89,6 +89,12 @@ _DSML_PARAM = re.compile(r'\s*name="(.*?)"\s+string="(true|false)"\s*', re.DOTAL
 
 # --------------------------------------------------------------------------- V3 / R1 / V3.1
 
+# Shared by every stream (a stream's start builds no marker set).
+_CONTENT_MARKERS = MarkerSet([CALLS_BEGIN, CALLS_MERGED, CALL_BEGIN, EOS])
+_HEAD_MARKERS = MarkerSet([SEP, CALL_END, CALLS_END, CALL_BEGIN])
+_NAME_MARKERS = MarkerSet(["\n", SEP, CALL_END, CALLS_END, CALL_BEGIN])
+_TAIL_MARKERS = MarkerSet([CALL_END, CALLS_END, CALL_BEGIN, SEP])
+
 
 class _MarkerStream(ThinkStream):
     """``<｜tool▁calls▁begin｜>`` sections (V3, R1, V3.1)."""
@@ -97,10 +103,10 @@ class _MarkerStream(ThinkStream):
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
         self._typed = fmt.variant in ("v3", "r1")
         # A bare CALL_BEGIN (no section opener) also starts a call.
-        self._content_markers = MarkerSet([CALLS_BEGIN, CALLS_MERGED, CALL_BEGIN, EOS])
-        self._head_markers = MarkerSet([SEP, CALL_END, CALLS_END, CALL_BEGIN])
-        self._name_markers = MarkerSet(["\n", SEP, CALL_END, CALLS_END, CALL_BEGIN])
-        self._tail_markers = MarkerSet([CALL_END, CALLS_END, CALL_BEGIN, SEP])
+        self._content_markers = _CONTENT_MARKERS
+        self._head_markers = _HEAD_MARKERS
+        self._name_markers = _NAME_MARKERS
+        self._tail_markers = _TAIL_MARKERS
         self._head: list[str] = []
         self._section_calls = 0
 
@@ -211,7 +217,7 @@ class _DsmlStream(ThinkStream):
         # table below), and a bare invoke without its block (sgl-project/sglang#40236).
         self._content_markers = _DSML_CONTENT
         self._bare = False
-        self._header_end = MarkerSet([">"])
+        self._header_end = _HEADER_END
         self._dsml = ""
         self._spell(DSML)
         self._head: list[str] = []
@@ -236,15 +242,15 @@ class _DsmlStream(ThinkStream):
 
     def _spell(self, dsml: str) -> None:
         """Use the tags of one spelling of the DSML token."""
-        # Every block names its spelling, nearly always the one before: building the
-        # value's MarkerSet again per block was about 8% of a parse.
+        # Every block names its spelling, nearly always the one before: this returns
+        # before even the shared set's look-up.
         if dsml == self._dsml:
             return
         self._dsml = dsml
         self._invoke_open = f"<{dsml}invoke"
         self._invoke_close = f"</{dsml}invoke>"
         self._param_open = f"<{dsml}parameter"
-        self._value_end = MarkerSet([f"</{dsml}parameter>"])
+        self._value_end = marker_set(f"</{dsml}parameter>")
         # What may follow a value's closing tag (built once per spelling, not per value).
         self._after_value = (self._param_open, self._invoke_close)
 
@@ -366,6 +372,7 @@ _DSML_OPENERS = tuple(
 
 # Built once: every opener of every spelling is a few hundred marker prefixes.
 _DSML_CONTENT = MarkerSet([*_DSML_OPENERS, EOS])
+_HEADER_END = MarkerSet([">"])
 
 
 def _spelling(marker: str) -> str:

@@ -57,7 +57,7 @@ from typing import Any
 
 from .base import Format, FormatStream, state_steps
 from .coerce import coerce_value, json_string, json_text, schema_types
-from .markers import MarkerSet, opens_reasoning, skip_whitespace
+from .markers import marker_set, opens_reasoning, skip_whitespace
 
 __all__ = ["GemmaFormat", "GemmaMarkers", "GemmaStream", "make"]
 
@@ -384,7 +384,7 @@ class GemmaStream(FormatStream):
     def __init__(self, fmt: GemmaFormat, *, id_prefix: str | None = None) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self.markers = fmt.gemma_markers
-        self._marker_set = MarkerSet(self.markers.all())
+        self._marker_set = marker_set(*self.markers.all())
         self._buf = ""
         self._pos = 0
         self._state: Callable[[], bool] = self._st_text

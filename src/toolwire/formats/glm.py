@@ -62,6 +62,13 @@ _BETWEEN_WHAT = f"{KEY_OPEN} or {CALL_CLOSE}"
 _AFTER_VALUE = (KEY_OPEN, CALL_CLOSE, CALL_OPEN, *END_OF_TURN)
 
 
+# Shared by every stream (a stream's start builds no marker set).
+_CONTENT_MARKERS = MarkerSet([CALL_OPEN, THINK_OPEN, *END_OF_TURN])
+_NAME_MARKERS = MarkerSet([KEY_OPEN, CALL_CLOSE, VALUE_OPEN, CALL_OPEN, KEY_CLOSE])
+_KEY_MARKERS = MarkerSet([KEY_CLOSE, KEY_OPEN, VALUE_OPEN, CALL_CLOSE])
+_VALUE_END = MarkerSet([VALUE_CLOSE])
+
+
 class _GlmStream(ThinkStream):
     after_think: ClassVar[str] = "\n"
 
@@ -74,10 +81,10 @@ class _GlmStream(ThinkStream):
         # A <think> later in the content opens reasoning again: GLM thinks between its
         # answers and calls (interleaved thinking; llama.cpp's GLM 4.5 parser tests read
         # "A\n<think>R2</think>B" as content A B and reasoning R2).
-        self._content_markers = MarkerSet([CALL_OPEN, THINK_OPEN, *END_OF_TURN])
-        self._name_markers = MarkerSet([KEY_OPEN, CALL_CLOSE, VALUE_OPEN, CALL_OPEN, KEY_CLOSE])
-        self._key_markers = MarkerSet([KEY_CLOSE, KEY_OPEN, VALUE_OPEN, CALL_CLOSE])
-        self._value_end = MarkerSet([VALUE_CLOSE])
+        self._content_markers = _CONTENT_MARKERS
+        self._name_markers = _NAME_MARKERS
+        self._key_markers = _KEY_MARKERS
+        self._value_end = _VALUE_END
         self._head: list[str] = []
         self._name = ""
         self._key = ""

@@ -62,7 +62,7 @@ from typing import Any
 from ..wire.jsonscan import ClosureScanner
 from .base import Format, FormatStream
 from .callobject import CallObjectReader, raw_elements, raw_members
-from .markers import MarkerSet, opens_reasoning, skip_whitespace
+from .markers import MarkerSet, marker_set, opens_reasoning, skip_whitespace
 
 __all__ = ["HermesFormat", "HermesStream", "make"]
 
@@ -121,8 +121,10 @@ class HermesFormat(Format):
         # name an offered tool (a fence is no marker: answers show JSON in fences).
         self.fenced_calls = bool(self.tools.names)
         content = (CALL_OPEN, THINK_OPEN, IM_END) if self.has_reasoning else (CALL_OPEN, IM_END)
-        self.content_markers = MarkerSet((*content, FENCE) if self.fenced_calls else content)
-        self.reasoning_markers = MarkerSet((THINK_CLOSE,))
+        self.content_markers = (
+            marker_set(*content, FENCE) if self.fenced_calls else marker_set(*content)
+        )
+        self.reasoning_markers = marker_set(THINK_CLOSE)
 
     def _open_stream(self, id_prefix: str | None) -> HermesStream:
         """Start an incremental parse of one output (the family's parser)."""

@@ -106,14 +106,20 @@ _ATTR = re.compile(r'(\w+)="([^"]*)"')
 
 # --------------------------------------------------------------------------- K2
 
+# Shared by every stream (a stream's start builds no marker set).
+_K2_CONTENT = MarkerSet([SECTION_BEGIN, IM_END, *_STRAY])
+_K2_HEAD = MarkerSet([ARGS_BEGIN, CALL_END, SECTION_END, CALL_BEGIN])
+_K2_TAIL = MarkerSet([CALL_END, SECTION_END, CALL_BEGIN, ARGS_BEGIN])
+_K2_SECTION = MarkerSet([CALL_BEGIN, SECTION_END, IM_END])
+
 
 class _K2Stream(ThinkStream):
     def __init__(self, fmt: KimiFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix, reasoning_open=reasoning_open)
-        self._content_markers = MarkerSet([SECTION_BEGIN, IM_END, *_STRAY])
-        self._head_markers = MarkerSet([ARGS_BEGIN, CALL_END, SECTION_END, CALL_BEGIN])
-        self._tail_markers = MarkerSet([CALL_END, SECTION_END, CALL_BEGIN, ARGS_BEGIN])
-        self._section_markers = MarkerSet([CALL_BEGIN, SECTION_END, IM_END])
+        self._content_markers = _K2_CONTENT
+        self._head_markers = _K2_HEAD
+        self._tail_markers = _K2_TAIL
+        self._section_markers = _K2_SECTION
         self._head: list[str] = []
         self._section_calls = 0
 
@@ -177,27 +183,33 @@ class _K2Stream(ThinkStream):
 
 # --------------------------------------------------------------------------- K3
 
+_K3_TOP = MarkerSet(
+    [
+        K3_THINK_OPEN,
+        K3_THINK_CLOSE,
+        RESPONSE_OPEN,
+        RESPONSE_CLOSE,
+        TOOLS_OPEN,
+        TOOLS_CLOSE,
+        MESSAGE_CLOSE,
+        END_OF_MSG,
+    ]
+)
+_K3_THINK_END = MarkerSet([K3_THINK_CLOSE])
+_K3_HEADER_END = MarkerSet([XTML_SEP])
+_K3_VALUE_END = MarkerSet([ARG_CLOSE])
+_K3_JSON_END = MarkerSet([JSON_CLOSE, K3_CALL_CLOSE, ARG_OPEN, JSON_OPEN])
+
 
 class _K3Stream(MarkupStream):
     def __init__(self, fmt: KimiFormat, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
         self._tools = fmt.tools
-        self._top_markers = MarkerSet(
-            [
-                K3_THINK_OPEN,
-                K3_THINK_CLOSE,
-                RESPONSE_OPEN,
-                RESPONSE_CLOSE,
-                TOOLS_OPEN,
-                TOOLS_CLOSE,
-                MESSAGE_CLOSE,
-                END_OF_MSG,
-            ]
-        )
-        self._think_end = MarkerSet([K3_THINK_CLOSE])
-        self._header_end = MarkerSet([XTML_SEP])
-        self._value_end = MarkerSet([ARG_CLOSE])
-        self._json_end = MarkerSet([JSON_CLOSE, K3_CALL_CLOSE, ARG_OPEN, JSON_OPEN])
+        self._top_markers = _K3_TOP
+        self._think_end = _K3_THINK_END
+        self._header_end = _K3_HEADER_END
+        self._value_end = _K3_VALUE_END
+        self._json_end = _K3_JSON_END
         self._head: list[str] = []
         self._name = ""
         self._writer = ArgumentWriter(self._arguments)

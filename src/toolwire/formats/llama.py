@@ -47,7 +47,7 @@ from typing import Any
 from .base import Format, FormatStream
 from .callobject import CallObjectReader
 from .coerce import json_text
-from .markers import MarkerSet, skip_whitespace
+from .markers import marker_set, skip_whitespace
 
 __all__ = ["LlamaFormat", "LlamaJsonStream", "PythonicStream", "make"]
 
@@ -78,10 +78,10 @@ class LlamaFormat(Format):
         self.pythonic = variant != "llama3-json"
         if self.pythonic:
             self.markers = (PYTHON_START, PYTHON_END, *END_TOKENS)
-            self.content_markers = MarkerSet(("[", PYTHON_START, PYTHON_END, *END_TOKENS))
+            self.content_markers = marker_set("[", PYTHON_START, PYTHON_END, *END_TOKENS)
         else:
             self.markers = (PYTHON_TAG, *END_TOKENS)
-            self.content_markers = MarkerSet(("{", PYTHON_TAG, *END_TOKENS))
+            self.content_markers = marker_set("{", PYTHON_TAG, *END_TOKENS)
 
     def _open_stream(self, id_prefix: str | None) -> FormatStream:
         """Start an incremental parse of one output (the family's parser)."""

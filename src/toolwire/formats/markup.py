@@ -21,7 +21,7 @@ from ..wire.events import ToolCallDelta
 from ..wire.jsonscan import ClosureScanner
 from .base import Format, FormatStream
 from .coerce import json_string, schema_types, value_to_json
-from .markers import MarkerSet, continues
+from .markers import MarkerSet, continues, marker_set
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "ArgumentWriter", "MarkupStream", "ThinkStream"]
 
@@ -240,7 +240,7 @@ class ThinkStream(MarkupStream):
 
     def __init__(self, fmt: Format, *, id_prefix: str | None, reasoning_open: bool) -> None:
         super().__init__(fmt, id_prefix=id_prefix)
-        self._think_end = MarkerSet([self.think_close])
+        self._think_end = marker_set(self.think_close)
         self._state = self._st_reasoning if reasoning_open else self._st_start
 
     @abstractmethod

@@ -42,7 +42,7 @@ from typing import Any
 
 from .base import Format, FormatStream
 from .coerce import json_string, schema_types, value_to_json
-from .markers import MarkerSet, continues, opens_reasoning, skip_whitespace
+from .markers import MarkerSet, continues, marker_set, opens_reasoning, skip_whitespace
 
 __all__ = ["Qwen3CoderFormat", "Qwen3CoderStream", "make"]
 
@@ -57,6 +57,7 @@ PARAM_OPEN = "<parameter="
 PARAM_CLOSE = "</parameter>"
 
 _VALUE_END = MarkerSet((PARAM_CLOSE, FUNCTION_CLOSE))
+_REASONING_MARKERS = MarkerSet((THINK_CLOSE, CALL_OPEN))
 # What may follow a </parameter> that really closes (anything else: part of the value).
 _AFTER_PARAM = (PARAM_OPEN, FUNCTION_CLOSE)
 # Inside <tool_call>, </tool_call> may follow too (</function> missing: recovered).
@@ -87,9 +88,11 @@ class Qwen3CoderFormat(Format):
             else True
         )
         opening = (CALL_OPEN, FUNCTION_OPEN)
-        self.content_markers = MarkerSet((*opening, THINK_OPEN) if self.has_reasoning else opening)
+        self.content_markers = (
+            marker_set(*opening, THINK_OPEN) if self.has_reasoning else marker_set(*opening)
+        )
         # Inside reasoning a call opener is searched for too (see the module docstring).
-        self.reasoning_markers = MarkerSet((THINK_CLOSE, CALL_OPEN))
+        self.reasoning_markers = _REASONING_MARKERS
 
     def _open_stream(self, id_prefix: str | None) -> Qwen3CoderStream:
         """Start an incremental parse of one output (the family's parser)."""
