@@ -111,7 +111,7 @@ def test_a_lazy_package_names_each_export_in_all_and_resolves_it(name: str) -> N
     # A name its table maps to the wrong module, or one left out of __all__, would
     # fail only where it is first read.
     package = importlib.import_module(name)
-    table = getattr(package, "_EXPORTS", None) or package._LAZY
+    table = package._EXPORTS
     assert set(table) <= set(package.__all__)
     for export in table:
         assert getattr(package, export) is getattr(

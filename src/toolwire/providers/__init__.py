@@ -34,7 +34,7 @@ __all__ = [
     "resolve",
 ]
 
-_LAZY = {
+_EXPORTS = {
     "AnthropicModel": "anthropic",
     "CompletionsModel": "completions",
     "FallbackModel": "fallback",
@@ -47,4 +47,4 @@ _LAZY = {
 }
 
 
-__getattr__ = lazy_exports(globals(), _LAZY)
+__getattr__ = lazy_exports(globals(), _EXPORTS)
