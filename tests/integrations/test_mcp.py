@@ -171,7 +171,11 @@ def test_the_agent_opens_and_closes_the_server_around_each_run() -> None:
 
 
 def test_a_timeout_cancels_the_call_on_the_server(server: Any, marks: Path) -> None:
-    _, result = run_agent(server(timeout=3.0), tool_call_turn(("hang", {"tag": "t"})))
+    # One attempt: hang is read-only, so idempotent, and with the default two retries the
+    # test waited for three timeouts (9 s of its 10; test_an_idempotent_tool_is_retried
+    # tests the retries). A second is ample for the call to reach the server's handler.
+    source = server(timeout=1.0, retries=0)
+    _, result = run_agent(source, tool_call_turn(("hang", {"tag": "t"})))
     (answer,) = results(result.messages)
     assert answer.status is TIMEOUT
     wait_for(marks / "cancelled-t")  # notifications/cancelled reached the server
