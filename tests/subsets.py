@@ -41,7 +41,10 @@ stages run only what they can change (``pytest --subset=NAME``, tests/conftest.p
     help and error text, the signatures and type hints a tool's schema is read from
     (``get_type_hints`` changed in 3.11), the SQLite library behind the audit log,
     subprocesses and signals behind the sandbox and MCP's stdio servers;
-  - or it is ``tests/test_imports.py``, which imports every module of the package.
+  - or it is ``tests/test_imports.py``, which imports every module of the package;
+
+  and it is not a test of the benchmark harness (tests/bench/): bench/ runs in the main
+  venv only, where its peers are installed.
 
   Not ``importlib`` (tests use it to look for optional packages) nor ``pickle`` (its
   protocols are the same on every declared version): with them, and with "reaches
@@ -102,6 +105,11 @@ sandbox's and MCP's child processes)."""
 
 EVERY_MODULE = TESTS / "test_imports.py"
 """The file that imports every module of the package: on every version."""
+
+MAIN_PYTHON_ONLY = TESTS / "bench"
+"""The benchmark harness's tests: bench/ runs in the main venv only (its peers are
+installed there, bench/README.md), so no other version runs what they check; they were
+~11 s of CPU on each other version (the Anthropic SDK's contestant alone 4-5 s)."""
 
 
 @cache
@@ -255,7 +263,7 @@ def in_subset(subset: str, path: Path) -> bool:
         return names_compiled(imports(path), compiled_modules())
     modules = set().union(*(imports(p) for p in closure(path)))
     if subset == "versions":
-        return (
+        return not path.is_relative_to(MAIN_PYTHON_ONLY) and (
             path == EVERY_MODULE
             or uses_version_sensitive(modules, VERSION_SENSITIVE)
             or uses_version_sensitive(one_step(modules), SENSITIVE_THROUGH)

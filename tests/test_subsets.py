@@ -37,6 +37,8 @@ def test_the_compiled_modules_are_the_build_configs() -> None:
         ("test_errors.py", False, False),
         # threads and subprocesses of its own
         ("cli/test_conventions.py", False, True),
+        # asyncio and subprocesses, but the benchmark harness runs on the main Python only
+        ("bench/test_bench_smoke.py", False, False),
     ],
 )
 def test_a_file_is_placed_by_its_imports(path: str, compiled: bool, versions: bool) -> None:
