@@ -412,7 +412,10 @@ class LocalModel:
             reason ``length`` and a ``repetition_stopped`` notice
             (:mod:`.local_repeat`). ``False`` generates to ``max_tokens``.
         settings: Default generation settings (``max_tokens``, ``temperature``,
-            ``top_p``, ``seed``, ...), overlaid by each request's.
+            ``top_p``, ``seed``, ...), overlaid by each request's. A request with a
+            ``seed`` gives the same output every time: its prompt is evaluated whole,
+            not continued from the prefix the model last evaluated (unseeded requests
+            reuse it: a run's requests extend each other).
 
     Raises:
         CallerError: llama-cpp-python is missing (with the install hint), or the model
@@ -604,6 +607,15 @@ def _generate(
     options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
     compiled = grammars.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
     with lock:
+        if "seed" in options:
+            # A seed promises the same output for the same request, whatever ran on the
+            # model before. llama.cpp continues from the longest prefix of the prompt it
+            # last evaluated, and the logits of a prompt evaluated in one batch differ in
+            # their last bits from those of its last token replayed alone (llama.cpp's
+            # server says the same of its cache_prompt): at a temperature, that changes
+            # the tokens drawn (seen: the same seeded request, run twice in a row, called
+            # for other cities). So a seeded request starts from an empty state.
+            llama.reset()
         yield from llama.create_completion(
             prompt.text, stop=list(prompt.stop), grammar=compiled, stream=True, **options
         )
