@@ -84,6 +84,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "marked ray (tests/subsets.py says how each is chosen)",
     )
     parser.addoption(
+        "--compiled-stage-follows",
+        action="store_true",
+        help="scripts/test's pure stage: the compiled stage that follows runs the properties "
+        "of the compiled code's own tests (tests/wire/, tests/test_turn_classes.py) at full "
+        "counts, so this run caps them at the fast profile's count",
+    )
+    parser.addoption(
         "--timings",
         metavar="PATH",
         default=None,
@@ -180,7 +187,12 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Cap the properties whose ``@settings`` ask for more than ``FAST_EXAMPLES`` examples.
 
-    Under ``fast``, every property. Under ``ci`` with ``--subset=compiled``, the
+    Under ``fast``, every property. Under ``ci`` with ``--compiled-stage-follows``
+    (scripts/test's pure stage), the properties of the files that test the compiled code
+    itself (``is_a_test_of_compiled_code``): the compiled stage that follows runs them at
+    full counts on the same source, where what mypyc changes is the data handling their
+    examples vary; the pure build has no behaviour of its own to add examples for, and
+    its 20 examples still run every property on it. Under ``ci`` with ``--subset=compiled``, the
     properties of the files whose subject is not compiled (``is_a_test_of_compiled_code``,
     tests/subsets.py) but those of ``FULL_WHEN_COMPILED``: the pure stage ran them at
     full counts on the same source, and the compiled paths their full counts take, the
@@ -191,6 +203,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     if settings.get_current_profile_name() == "fast":
         capped = items
+    elif config.getoption("compiled_stage_follows"):
+        capped = [item for item in items if is_a_test_of_compiled_code(item.path)]
     elif config.getoption("subset") == "compiled":
         capped = [
             item

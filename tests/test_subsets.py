@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.subsets import TESTS, compiled_modules, in_subset, is_a_test_of_compiled_code
 
@@ -95,3 +99,47 @@ def test_the_ray_subset_is_the_files_that_mark_ray(path: str, ray: bool) -> None
 def test_an_unknown_subset_is_refused() -> None:
     with pytest.raises(ValueError, match="compiled, versions, ray"):
         in_subset("quick", TESTS / Path("test_imports.py"))
+
+
+def _property() -> Any:
+    """A property asking for more examples than the fast profile's count."""
+
+    @settings(max_examples=500)
+    @given(st.integers())
+    def prop(x: int) -> None:
+        assert isinstance(x, int)
+
+    return prop
+
+
+@pytest.mark.parametrize(
+    ("options", "capped_files"),
+    [
+        # scripts/test's pure stage: the compiled stage runs the compiled code's own
+        # properties at full counts, so this run caps them, and only them
+        ({"compiled_stage_follows": True, "subset": None}, {"wire/test_jsonscan.py"}),
+        # the compiled stage: the properties of the files whose subject is not compiled
+        ({"compiled_stage_follows": False, "subset": "compiled"}, {"formats/test_hermes.py"}),
+        # a whole run on its own: every property at its own count
+        ({"compiled_stage_follows": False, "subset": None}, set()),
+    ],
+)
+def test_the_ci_profile_caps_the_properties_another_stage_runs_at_full_counts(
+    options: dict[str, Any], capped_files: set[str]
+) -> None:
+    from tests.conftest import FAST_EXAMPLES, pytest_collection_modifyitems
+
+    paths = ["wire/test_jsonscan.py", "formats/test_hermes.py"]
+    items = [SimpleNamespace(path=TESTS / p, obj=_property(), name="prop") for p in paths]
+    config = SimpleNamespace(getoption=options.__getitem__)
+    before = settings.get_current_profile_name()
+    settings.load_profile("ci")
+    try:
+        pytest_collection_modifyitems(config, items)  # type: ignore[arg-type]
+    finally:
+        settings.load_profile(before)
+    counts = {
+        path: item.obj._hypothesis_internal_use_settings.max_examples
+        for path, item in zip(paths, items, strict=True)
+    }
+    assert counts == {p: FAST_EXAMPLES if p in capped_files else 500 for p in paths}
