@@ -135,8 +135,9 @@ def test_a_temperature_keeps_to_the_grammar_and_its_seed() -> None:
     settings = {"temperature": 1.5, "seed": 7, "max_tokens": 200}
     # The model first holds another prompt with the same beginning, so that the first
     # seeded run could continue from part of its prompt and the second from all of it:
-    # before seeded requests started from an empty state, the second called for other
-    # cities (the logits of a replayed last token differ in their last bits).
+    # before a seeded prompt was always evaluated one way (local.py's _seeded_prompt),
+    # the second called for other cities (a last token replayed alone gets logits that
+    # differ in their last bits from those it gets in a batch with the prompt).
     other = _request("What's the weather in Paris?", "auto", only="get_weather")
     run(LocalModel("smollm2", settings={"max_tokens": 1}), other)
     turns = [run(LocalModel("smollm2", settings=settings), request)[1] for _ in range(2)]

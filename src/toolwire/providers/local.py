@@ -34,6 +34,7 @@ import importlib
 import importlib.util
 import os
 import threading
+import weakref
 from collections.abc import AsyncIterator, Generator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -413,9 +414,12 @@ class LocalModel:
             (:mod:`.local_repeat`). ``False`` generates to ``max_tokens``.
         settings: Default generation settings (``max_tokens``, ``temperature``,
             ``top_p``, ``seed``, ...), overlaid by each request's. A request with a
-            ``seed`` gives the same output every time: its prompt is evaluated whole,
-            not continued from the prefix the model last evaluated (unseeded requests
-            reuse it: a run's requests extend each other).
+            ``seed`` gives the same output every time, whatever ran on the model
+            before: its prompt is evaluated the same way each time (all but the last
+            token from an empty state, then the last), not continued from whatever
+            prefix the model holds; the same prompt again, with any seed, reuses that
+            evaluation. Unseeded requests continue from the longest prefix the model
+            holds: a run's requests extend each other.
 
     Raises:
         CallerError: llama-cpp-python is missing (with the install hint), or the model
@@ -607,15 +611,40 @@ def _generate(
     options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
     compiled = grammars.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
     with lock:
+        source: str | list[int] = prompt.text
         if "seed" in options:
-            # A seed promises the same output for the same request, whatever ran on the
-            # model before. llama.cpp continues from the longest prefix of the prompt it
-            # last evaluated, and the logits of a prompt evaluated in one batch differ in
-            # their last bits from those of its last token replayed alone (llama.cpp's
-            # server says the same of its cache_prompt): at a temperature, that changes
-            # the tokens drawn (seen: the same seeded request, run twice in a row, called
-            # for other cities). So a seeded request starts from an empty state.
-            llama.reset()
+            source = _seeded_prompt(llama, prompt.text)
+        else:
+            _SEEDED.pop(llama, None)
         yield from llama.create_completion(
-            prompt.text, stop=list(prompt.stop), grammar=compiled, stream=True, **options
+            source, stop=list(prompt.stop), grammar=compiled, stream=True, **options
         )
+
+
+_SEEDED: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
+"""Per loaded model, the tokens of the seeded prompt whose all but last it holds as
+:func:`_seeded_prompt` evaluated them (until an unseeded request changes its state)."""
+
+
+def _seeded_prompt(llama: Any, text: str) -> list[int]:
+    """The prompt's tokens, the model's state made the same as for any earlier request of them.
+
+    A seed promises the same output for the same request, whatever ran on the model
+    before. llama.cpp continues from the longest prefix of the prompt it last evaluated,
+    and the logits of a last token evaluated in one batch with the prompt differ in their
+    last bits from those of the same token replayed alone (llama.cpp's server says the
+    same of its ``cache_prompt``): at a temperature, that changes the tokens drawn (seen:
+    the same seeded request, run twice in a row, called for other cities). So a seeded
+    prompt is always evaluated one way: all but its last token from an empty state, then
+    the last alone. A model that still holds that evaluation of the same tokens (the
+    same request again, another seed) continues from it, which is that same way: only
+    the last token is evaluated again. The tokens are given to llama.cpp as they are, so
+    what it evaluates is what was compared.
+    """
+    tokens: list[int] = llama.tokenize(text.encode("utf-8"), add_bos=True, special=True)
+    if _SEEDED.get(llama) != tokens:
+        llama.reset()
+        if len(tokens) > 1:
+            llama.eval(tokens[:-1])
+        _SEEDED[llama] = tokens
+    return tokens
