@@ -29,6 +29,21 @@ pytest_plugins = ("tests.helpers.sdk",)
 FAST_EXAMPLES = 20
 """The most examples a property runs under the ``fast`` profile."""
 
+_CAPPED: set[str] = set()
+"""The node ids of the tests whose properties this run caps (pytest_collection_modifyitems)."""
+
+
+def capped_examples(asked: int) -> int:
+    """``asked``, or ``FAST_EXAMPLES`` if fewer and this run caps the running test's properties.
+
+    For a property that a test builds while it runs (a helper's own ``@given``, such as
+    tests/formats/conftest.py's split check), which the cap applied at collection cannot
+    reach: it reads the running test from ``PYTEST_CURRENT_TEST``.
+    """
+    current = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
+    return min(asked, FAST_EXAMPLES) if current in _CAPPED else asked
+
+
 FULL_WHEN_COMPILED = frozenset({"test_fuzzed_data_raises_only_toolwire_errors"})
 """Properties kept at their full counts in the compiled stage though their files test code
 that is not compiled: the history codecs' fuzz, whose malformed provider data alone take
@@ -214,6 +229,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         ]
     else:
         return
+    _CAPPED.update(item.nodeid for item in capped)
     for item in capped:
         test = getattr(item, "obj", None)
         own = getattr(test, "_hypothesis_internal_use_settings", None)

@@ -125,12 +125,18 @@ def _property() -> Any:
     ],
 )
 def test_the_ci_profile_caps_the_properties_another_stage_runs_at_full_counts(
-    options: dict[str, Any], capped_files: set[str]
+    options: dict[str, Any], capped_files: set[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from tests.conftest import FAST_EXAMPLES, pytest_collection_modifyitems
+    from tests import conftest
+    from tests.conftest import FAST_EXAMPLES, capped_examples, pytest_collection_modifyitems
+
+    monkeypatch.setattr(conftest, "_CAPPED", set())  # this run's own caps left as they are
 
     paths = ["wire/test_jsonscan.py", "formats/test_hermes.py"]
-    items = [SimpleNamespace(path=TESTS / p, obj=_property(), name="prop") for p in paths]
+    items = [
+        SimpleNamespace(path=TESTS / p, obj=_property(), name="prop", nodeid=f"{p}::prop")
+        for p in paths
+    ]
     config = SimpleNamespace(getoption=options.__getitem__)
     before = settings.get_current_profile_name()
     settings.load_profile("ci")
@@ -143,3 +149,7 @@ def test_the_ci_profile_caps_the_properties_another_stage_runs_at_full_counts(
         for path, item in zip(paths, items, strict=True)
     }
     assert counts == {p: FAST_EXAMPLES if p in capped_files else 500 for p in paths}
+    # and a property built while the test runs (a helper's own @given) is capped alike
+    for path in paths:
+        monkeypatch.setenv("PYTEST_CURRENT_TEST", f"{path}::prop (call)")
+        assert capped_examples(50) == (FAST_EXAMPLES if path in capped_files else 50)

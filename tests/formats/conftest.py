@@ -34,6 +34,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import capped_examples
 from toolwire.errors import FormatError, ToolwireError
 from toolwire.formats import Format, ParseResult
 from toolwire.formats.results import EventCollector
@@ -223,7 +224,8 @@ def assert_split_invariant(
     check_pieces(fmt, list(text), expected, strict)
 
     @settings(
-        max_examples=-(-max_examples // SPLITS_PER_EXAMPLE),
+        # capped where the run caps the calling test's properties (tests/conftest.py)
+        max_examples=capped_examples(-(-max_examples // SPLITS_PER_EXAMPLE)),
         deadline=None,
         database=None,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
