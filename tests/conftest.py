@@ -207,8 +207,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     itself (``is_a_test_of_compiled_code``): the compiled stage that follows runs them at
     full counts on the same source, where what mypyc changes is the data handling their
     examples vary; the pure build has no behaviour of its own to add examples for, and
-    its 20 examples still run every property on it. Under ``ci`` with ``--subset=compiled``, the
-    properties of the files whose subject is not compiled (``is_a_test_of_compiled_code``,
+    its 20 examples still run every property on it. Under ``ci`` with
+    ``--subset=compiled``, the properties of the files whose subject is not compiled (``is_a_test_of_compiled_code``,
     tests/subsets.py) but those of ``FULL_WHEN_COMPILED``: the pure stage ran them at
     full counts on the same source, and the compiled paths their full counts take, the
     stage's other tests take too (traced: docs/contributing.md, "The compiled stage's

@@ -261,9 +261,11 @@ def in_subset(subset: str, path: Path) -> bool:
         return marks_ray(path) or (path == SNIPPETS and a_page_marks_ray())
     if subset == "compiled":
         return names_compiled(imports(path), compiled_modules())
-    modules = set().union(*(imports(p) for p in closure(path)))
     if subset == "versions":
-        return not path.is_relative_to(MAIN_PYTHON_ONLY) and (
+        if path.is_relative_to(MAIN_PYTHON_ONLY):
+            return False
+        modules = set().union(*(imports(p) for p in closure(path)))
+        return (
             path == EVERY_MODULE
             or uses_version_sensitive(modules, VERSION_SENSITIVE)
             or uses_version_sensitive(one_step(modules), SENSITIVE_THROUGH)

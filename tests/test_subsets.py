@@ -128,9 +128,9 @@ def test_the_ci_profile_caps_the_properties_another_stage_runs_at_full_counts(
     options: dict[str, Any], capped_files: set[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from tests import conftest
-    from tests.conftest import FAST_EXAMPLES, capped_examples, pytest_collection_modifyitems
 
     monkeypatch.setattr(conftest, "_CAPPED", set())  # this run's own caps left as they are
+    fast = conftest.FAST_EXAMPLES
 
     paths = ["wire/test_jsonscan.py", "formats/test_hermes.py"]
     items = [
@@ -141,15 +141,15 @@ def test_the_ci_profile_caps_the_properties_another_stage_runs_at_full_counts(
     before = settings.get_current_profile_name()
     settings.load_profile("ci")
     try:
-        pytest_collection_modifyitems(config, items)  # type: ignore[arg-type]
+        conftest.pytest_collection_modifyitems(config, items)  # type: ignore[arg-type]
     finally:
         settings.load_profile(before)
     counts = {
         path: item.obj._hypothesis_internal_use_settings.max_examples
         for path, item in zip(paths, items, strict=True)
     }
-    assert counts == {p: FAST_EXAMPLES if p in capped_files else 500 for p in paths}
+    assert counts == {p: fast if p in capped_files else 500 for p in paths}
     # and a property built while the test runs (a helper's own @given) is capped alike
     for path in paths:
         monkeypatch.setenv("PYTEST_CURRENT_TEST", f"{path}::prop (call)")
-        assert capped_examples(50) == (FAST_EXAMPLES if path in capped_files else 50)
+        assert conftest.capped_examples(50) == (fast if path in capped_files else 50)

@@ -598,29 +598,6 @@ _GENERATION_KEYS = (
 )
 
 
-def _generate(
-    llama: Any,
-    lock: threading.Lock,
-    prompt: Prompt,
-    grammar: str | None,
-    settings: Mapping[str, Any],
-) -> Generator[dict[str, Any], None, None]:
-    """llama.cpp's streamed completion, holding the model's lock while it runs."""
-    grammars: Any = import_llama_cpp("llama_cpp.llama_grammar")
-
-    options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
-    compiled = grammars.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
-    with lock:
-        source: str | list[int] = prompt.text
-        if "seed" in options:
-            source = _seeded_prompt(llama, prompt.text)
-        else:
-            _SEEDED.pop(llama, None)
-        yield from llama.create_completion(
-            source, stop=list(prompt.stop), grammar=compiled, stream=True, **options
-        )
-
-
 _SEEDED: weakref.WeakKeyDictionary[Any, list[int]] = weakref.WeakKeyDictionary()
 """Per loaded model, the tokens of the seeded prompt whose all but last it holds as
 :func:`_seeded_prompt` evaluated them (until an unseeded request changes its state)."""
@@ -648,3 +625,26 @@ def _seeded_prompt(llama: Any, text: str) -> list[int]:
             llama.eval(tokens[:-1])
         _SEEDED[llama] = tokens
     return tokens
+
+
+def _generate(
+    llama: Any,
+    lock: threading.Lock,
+    prompt: Prompt,
+    grammar: str | None,
+    settings: Mapping[str, Any],
+) -> Generator[dict[str, Any], None, None]:
+    """llama.cpp's streamed completion, holding the model's lock while it runs."""
+    grammars: Any = import_llama_cpp("llama_cpp.llama_grammar")
+
+    options = {key: settings[key] for key in _GENERATION_KEYS if key in settings}
+    compiled = grammars.LlamaGrammar.from_string(grammar, verbose=False) if grammar else None
+    with lock:
+        source: str | list[int] = prompt.text
+        if "seed" in options:
+            source = _seeded_prompt(llama, prompt.text)
+        else:
+            _SEEDED.pop(llama, None)
+        yield from llama.create_completion(
+            source, stop=list(prompt.stop), grammar=compiled, stream=True, **options
+        )
